@@ -1,0 +1,40 @@
+"""The one composition root: builds the store, the event dispatcher and (later) the
+queue and capture services. The CLI, the worker, the GUI and the tests all start here;
+tests pass their own parts instead of patching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from labrig.events.dispatcher import Dispatcher, DispatcherThread
+from labrig.store import Store, open_store
+
+
+@dataclass
+class Services:
+    """Everything a front end (GUI, CLI, worker) talks to."""
+
+    store: Store
+    dispatcher: Dispatcher
+    dispatcher_thread: DispatcherThread
+
+    def start(self) -> None:
+        self.dispatcher_thread.start()
+
+    def close(self) -> None:
+        """Stop background threads, then release the database."""
+        self.dispatcher_thread.stop()
+        self.store.close()
+
+
+def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
+              poll_seconds: float = 1.0) -> Services:
+    """Build the services over ``store`` (or the store opened at ``store_root``).
+
+    Nothing is started: call :meth:`Services.start` to run background delivery.
+    """
+    store = store or open_store(store_root)
+    dispatcher = Dispatcher(store)
+    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds))

@@ -1,0 +1,1 @@
+"""Domain rules: pure Python, no Qt, no SQLAlchemy (checked by import-linter)."""

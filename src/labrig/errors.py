@@ -1,0 +1,75 @@
+"""Typed errors with stable codes.
+
+Every refusal Labrig makes is a :class:`LabrigError` whose ``code`` never changes
+between releases (scripts and the UI match on it) and whose message says, in
+words a technician understands, what went wrong and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class LabrigError(Exception):
+    """Base of every Labrig refusal: a stable ``code`` plus an actionable message."""
+
+    code = "LABRIG_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class InvalidTransitionError(LabrigError):
+    """A job state change that seed 000 does not allow."""
+
+    code = "LABRIG_INVALID_TRANSITION"
+
+
+class TerminalStateError(LabrigError):
+    """Any change attempted on a job that is already in a terminal state."""
+
+    code = "LABRIG_TERMINAL_STATE"
+
+
+class InvalidEventPayloadError(LabrigError):
+    """A catalogued event whose payload does not match its schema."""
+
+    code = "LABRIG_INVALID_EVENT_PAYLOAD"
+
+
+class StoreError(LabrigError):
+    """The data root or its database cannot be used; nothing was modified."""
+
+    code = "LABRIG_STORE_ERROR"
+
+
+class StoreUnwritableError(StoreError):
+    code = "LABRIG_STORE_UNWRITABLE"
+
+
+class DatabaseCorruptError(StoreError):
+    code = "LABRIG_DB_CORRUPT"
+
+
+class ForeignDatabaseError(StoreError):
+    code = "LABRIG_DB_FOREIGN"
+
+
+class SchemaTooNewError(StoreError):
+    code = "LABRIG_SCHEMA_TOO_NEW"
+
+
+class ReadOnlySessionError(StoreError):
+    """A write attempted through a session opened for reading."""
+
+    code = "LABRIG_READ_ONLY_SESSION"
+
+
+class UsageError(LabrigError):
+    """A command-line invocation that cannot be carried out as typed."""
+
+    code = "LABRIG_USAGE"

@@ -1,0 +1,132 @@
+"""Opening the catalog: refuse what is not ours, migrate, hand out sessions.
+
+Threading: a :class:`Store` is shared; each thread opens its own sessions
+(``with store.write() as s:``), never sharing one across threads.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, event, select
+from sqlalchemy.exc import DatabaseError
+from sqlalchemy.orm import Session, sessionmaker
+
+from labrig.errors import DatabaseCorruptError, ReadOnlySessionError
+from labrig.store import migrate, paths
+from labrig.store.dialects import sqlite as sqlite_dialect
+from labrig.store.models import Meta
+from labrig.store.types import utcnow
+
+APP_MARKER = "labrig"
+# session.info key counting events recorded in the open transaction
+EVENTS_IN_TRANSACTION = "labrig_events_recorded"
+
+
+@dataclass
+class Store:
+    """The data root and its catalog database."""
+
+    root: Path
+    engine: Engine
+    _writer: sessionmaker[Session]
+    _reader: sessionmaker[Session]
+    _commit_listeners: list[Callable[[], None]] = field(default_factory=list)
+
+    def on_events_committed(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after each commit that recorded events (in the committing thread)."""
+        self._commit_listeners.append(listener)
+
+    def _after_commit(self, session: Session) -> None:
+        if session.info.pop(EVENTS_IN_TRANSACTION, 0):
+            for listener in list(self._commit_listeners):
+                listener()
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / paths.DB_FILENAME
+
+    @property
+    def media_dir(self) -> Path:
+        return self.root / paths.MEDIA_DIRNAME
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A session in a write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on exit."""
+        with self._writer() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only session (plain ``BEGIN``); any flush in it raises :class:`ReadOnlySessionError`."""
+        with self._reader() as session:
+            try:
+                yield session
+            finally:
+                session.rollback()
+
+    def meta(self, key: str) -> str | None:
+        with self.read() as session:
+            return session.scalar(select(Meta.value).where(Meta.key == key))
+
+    def revision(self) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
+    if session.new or session.dirty or session.deleted:
+        raise ReadOnlySessionError("a change was made through a read-only session; open it with store.write()")
+
+
+def open_store(root: str | Path | None = None) -> Store:
+    """Open (creating and migrating if needed) the store at ``root``.
+
+    Refuses, with a typed error and without modifying anything, an unwritable
+    root, a corrupt or foreign database file, or a schema newer than this build.
+    """
+    resolved = paths.resolve_root(root)
+    paths.ensure_writable(resolved)
+    db_path = resolved / paths.DB_FILENAME
+    facts = sqlite_dialect.inspect_file(db_path)
+    migrate.refuse_unknown_revision(facts.revision, str(db_path))
+    engine = sqlite_dialect.create_sqlite_engine(db_path)
+    try:
+        migrate.upgrade(engine)
+        store = _make_store(resolved, engine)
+        _ensure_meta(store)
+    except DatabaseError as exc:
+        engine.dispose()
+        raise DatabaseCorruptError(f"{db_path} could not be opened ({exc.orig}); restore it from a backup") from exc
+    except BaseException:
+        engine.dispose()
+        raise
+    store.media_dir.mkdir(exist_ok=True)
+    return store
+
+
+def _make_store(root: Path, engine: Engine) -> Store:
+    writer = sessionmaker(engine, expire_on_commit=False)
+    reader = sessionmaker(
+        engine.execution_options(**{sqlite_dialect.READ_ONLY_OPTION: True}), expire_on_commit=False
+    )
+    event.listen(reader, "before_flush", _refuse_flush)
+    store = Store(root, engine, writer, reader)
+    event.listen(writer, "after_commit", store._after_commit)
+    event.listen(writer, "after_rollback", lambda s: s.info.pop(EVENTS_IN_TRANSACTION, None))
+    return store
+
+
+def _ensure_meta(store: Store) -> None:
+    with store.write() as session:
+        existing = {m.key for m in session.scalars(select(Meta))}
+        defaults = {"app": APP_MARKER, "store_id": str(uuid.uuid4()), "created_at": utcnow().isoformat()}
+        session.add_all(Meta(key=k, value=v) for k, v in defaults.items() if k not in existing)

@@ -1,0 +1,1 @@
+"""Dialect-specific behaviour, one module per database: nothing else may speak a dialect."""

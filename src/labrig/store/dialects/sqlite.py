@@ -1,0 +1,103 @@
+"""Everything SQLite-specific: file inspection, pragmas, transaction control.
+
+Python 3.11's sqlite3 driver opens deferred transactions on its own; a deferred
+transaction that later writes fails with "database is locked" at once,
+ignoring the busy timeout. So the driver's transaction handling is switched
+off and every transaction is begun here: ``BEGIN IMMEDIATE`` for sessions that
+may write, plain ``BEGIN`` for read-only ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+
+from labrig.errors import DatabaseCorruptError, ForeignDatabaseError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 15_000
+READ_ONLY_OPTION = "labrig_read_only"
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What a read-only look at an existing database file found."""
+
+    exists: bool
+    tables: frozenset[str]
+    revision: str | None
+
+
+def inspect_file(path: Path) -> FileFacts:
+    """Look at ``path`` without modifying it; raise a typed error if it is not ours.
+
+    Opened read-only (``mode=ro``) and before any pragma, so a foreign or
+    corrupt file is refused byte-for-byte unchanged.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return FileFacts(False, frozenset(), None)
+    with path.open("rb") as fh:
+        header = fh.read(len(SQLITE_HEADER))
+    if header != SQLITE_HEADER:
+        raise DatabaseCorruptError(
+            f"{path} is not an SQLite database (its header is wrong). Restore it from a "
+            "backup, or start Labrig with --store pointing at an empty folder; the file was not touched"
+        )
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+            tables = frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+            revision = None
+            if "alembic_version" in tables:
+                row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+                revision = row[0] if row else None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseCorruptError(
+            f"{path} is damaged ({exc}). Restore it from a backup or move it aside; "
+            "Labrig did not modify it"
+        ) from exc
+    if tables and "labrig_meta" not in tables:
+        raise ForeignDatabaseError(
+            f"{path} is an SQLite database of another program (tables: "
+            f"{', '.join(sorted(tables)[:5])}). Point --store at a Labrig data folder or an "
+            "empty one; the file was not touched"
+        )
+    return FileFacts(True, tables, revision)
+
+
+def create_sqlite_engine(path: Path, **kwargs: Any) -> Engine:
+    """An engine on ``path`` in WAL mode with synchronous=FULL, foreign keys and a busy timeout."""
+    engine = create_engine(f"sqlite:///{path}", **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        dbapi_conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        dbapi_conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL may roll back a committed transaction on power loss; FULL does not.
+        dbapi_conn.execute("PRAGMA synchronous = FULL")
+        dbapi_conn.execute("PRAGMA foreign_keys = ON")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+def set_foreign_keys(dbapi_conn: sqlite3.Connection, on: bool) -> None:
+    """Switch foreign keys (only effective outside a transaction)."""
+    dbapi_conn.execute(f"PRAGMA foreign_keys = {'ON' if on else 'OFF'}")
+
+
+def foreign_key_violations(dbapi_conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    return list(dbapi_conn.execute("PRAGMA foreign_key_check").fetchall())

@@ -1,0 +1,72 @@
+"""SQLAlchemy 2 models of the catalog.
+
+Portable across SQLite and PostgreSQL: no dialect-specific types or SQL here;
+dialect behaviour lives in ``labrig.store.dialects``. Schema changes go
+through an Alembic migration in ``migrations/versions``, never ``create_all``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from labrig.store.types import UTCDateTime
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Meta(Base):
+    """Key/value facts about the catalog itself (its application marker, its id)."""
+
+    __tablename__ = "labrig_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class OutboxEvent(Base):
+    """One event, written in the transaction of the change that caused it.
+
+    ``seq`` is the global order of recording; ``event_id`` is the identity a
+    consumer remembers. ``known`` is false for names outside the seed-000 catalog.
+    """
+
+    __tablename__ = "outbox_events"
+
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    event_id: Mapped[str] = mapped_column(String(36), unique=True)
+    name: Mapped[str] = mapped_column(String(128), index=True)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    known: Mapped[bool] = mapped_column(Boolean)
+    payload: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class InboxEntry(Base):
+    """A consumer's memory that it processed an event: redelivery then changes nothing."""
+
+    __tablename__ = "consumer_inbox"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    event_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("outbox_events.event_id"), primary_key=True
+    )
+    processed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class DeliveryFailure(Base):
+    """A delivery that raised: retried after ``next_attempt_at`` without blocking other consumers."""
+
+    __tablename__ = "delivery_failures"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    event_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("outbox_events.event_id"), primary_key=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer)
+    last_error: Mapped[str] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -6,11 +6,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from labrig.store import Store, open_store  # noqa: E402
+from labrig.store import Store, open_store
 
 
 @pytest.fixture(autouse=True)

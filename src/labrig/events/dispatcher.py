@@ -107,7 +107,7 @@ class Dispatcher:
                     session.delete(failure)
         except IntegrityError:
             return Outcome.DUPLICATE  # another dispatcher recorded it first
-        except Exception as exc:  # a consumer's bug must not stop the others
+        except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the others
             log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
             self._record_failure(consumer, event, exc)
             return Outcome.FAILED

@@ -1,0 +1,42 @@
+"""The ``labrig`` command: the GUI by default, sub-commands for headless work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from labrig import __version__
+from labrig.cli import doctor, events_cmd
+from labrig.errors import LabrigError
+
+SUBCOMMANDS = (doctor, events_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="labrig",
+        description="Labrig capture-and-analysis workstation. With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"labrig {__version__}")
+    parser.add_argument("--store", metavar="DIR", help="data folder (database and media); "
+                        "default: $LABRIG_STORE, else the per-user data folder")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command is None:
+            from labrig.cli.gui import launch
+
+            return launch(args.store)
+        return int(args.run(args))
+    except LabrigError as exc:
+        print(f"labrig: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,101 @@
+"""The pages of the main window, declared as data.
+
+Each page is built by a factory that receives the services it shows, so a page
+gets its collaborators in ``__init__`` like every other widget. Pages of
+features not built yet say so plainly instead of showing fake controls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
+
+from labrig.bootstrap import Services
+
+PageFactory = Callable[[Services], QWidget]
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One navigation entry: a stable key, the title shown, and how to build its page."""
+
+    key: str
+    title: str
+    factory: PageFactory
+
+
+class PlaceholderPage(QWidget):
+    """An honest stand-in: the page's title and one sentence on what it will hold."""
+
+    def __init__(self, title: str, promise: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        heading = QLabel(f"<h2>{title}</h2>")
+        heading.setObjectName("pageTitle")
+        body = QLabel(promise)
+        body.setObjectName("pagePromise")
+        body.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addWidget(body)
+        layout.addStretch(1)
+
+
+class SettingsPage(QWidget):
+    """Facts about the open store, read once when the page is built."""
+
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        store = services.store
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Settings</h2>"))
+        form = QFormLayout()
+        rows = (
+            ("Data folder", "dataFolder", str(store.root)),
+            ("Database file", "databaseFile", str(store.db_path)),
+            ("Schema revision", "schemaRevision", store.revision() or "none (not migrated)"),
+            ("Store id", "storeId", store.meta("store_id") or "unknown"),
+        )
+        for caption, name, value in rows:
+            label = QLabel(value)
+            label.setObjectName(name)
+            # technicians copy these into support requests
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            form.addRow(caption, label)
+        layout.addLayout(form)
+        layout.addStretch(1)
+
+
+def placeholder(title: str, promise: str) -> PageFactory:
+    """A factory for a :class:`PlaceholderPage`; it needs no services."""
+    return lambda _services: PlaceholderPage(title, promise)
+
+
+def _spec(key: str, title: str, promise: str) -> PageSpec:
+    return PageSpec(key, title, placeholder(title, promise))
+
+
+PAGES: tuple[PageSpec, ...] = (
+    _spec("capture", "Capture", "Live preview and recording arrive with the capture feature."),
+    _spec(
+        "calibration",
+        "Calibration",
+        "Board captures, their solved intrinsics and validity arrive with the calibration feature.",
+    ),
+    _spec("results", "Results", "Published analysis results with their provenance arrive with the analysis feature."),
+    _spec(
+        "review", "Review", "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
+    ),
+    _spec("queue", "Queue", "Analysis jobs, their states and progress arrive with the job queue."),
+    _spec(
+        "devices", "Devices", "Connected cameras and instruments and their verification arrive with the device feature."
+    ),
+    _spec(
+        "releases",
+        "Releases",
+        "Analysis releases, their health checks and rollbacks arrive with the deployment feature.",
+    ),
+    PageSpec("settings", "Settings", SettingsPage),
+)

@@ -1,0 +1,69 @@
+"""``run_gui`` shows the window, runs the loop and closes the services when the app quits."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+from labrig.bootstrap import Services
+from labrig.ui.app import run_gui
+from labrig.ui.main_window import MainWindow
+
+
+def _dispatcher_running() -> bool:
+    return any(t.name == "labrig-dispatcher" and t.is_alive() for t in threading.enumerate())
+
+
+class _QuitCatcher(QObject):
+    """Counts Quit events reaching the application and swallows them, so none can end a loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.caught = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Quit:
+            self.caught += 1
+            return True
+        return False
+
+
+def _pending_quits(app: QApplication) -> int:
+    """How many Quit events are queued for ``app`` (delivered now, into a catcher that drops them)."""
+    catcher = _QuitCatcher()
+    app.installEventFilter(catcher)
+    try:
+        QCoreApplication.sendPostedEvents(app, QEvent.Type.Quit)
+    finally:
+        app.removeEventFilter(catcher)
+    return catcher.caught
+
+
+def test_run_gui_shows_the_window_and_closes_services_on_quit(qapp: QApplication, services: Services) -> None:
+    during: dict[str, object] = {}
+
+    def look_then_quit() -> None:
+        windows = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        during["titles"] = [w.windowTitle() for w in windows]
+        during["dispatching"] = _dispatcher_running()
+        qapp.quit()
+
+    QTimer.singleShot(0, look_then_quit)
+    code = run_gui(services, ["labrig"])
+
+    assert code == 0
+    assert during == {"titles": ["Labrig"], "dispatching": True}
+    assert not _dispatcher_running()
+    assert services.dispatcher_thread.listeners == []
+
+
+def test_run_gui_leaves_no_quit_event_behind(qapp: QApplication, services: Services) -> None:
+    # Regression: closing the last window during quit() posts a second Quit that
+    # exec() returns before handling; left queued, it ended the next event loop on
+    # this application at once (every later QEventLoop.exec() returned -1).
+    QTimer.singleShot(0, qapp.quit)
+    run_gui(services, ["labrig"])
+
+    assert _pending_quits(qapp) == 0

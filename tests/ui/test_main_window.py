@@ -1,0 +1,99 @@
+"""The main window opens offscreen, navigates between its pages and shows real store facts."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QListWidget, QStackedWidget
+from pytestqt.qtbot import QtBot
+
+from labrig.bootstrap import Services
+from labrig.store import migrate
+from labrig.ui.bridge import EventBridge
+from labrig.ui.main_window import MainWindow, human_bytes
+from labrig.ui.pages import PAGES
+
+TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Releases", "Settings"]
+
+
+def _shown(qtbot: QtBot, window: MainWindow) -> MainWindow:
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_window_lists_every_page_in_order(ui: tuple[MainWindow, EventBridge]) -> None:
+    window, _ = ui
+    navigation = window.findChild(QListWidget, "navigation")
+    pages = window.findChild(QStackedWidget, "pages")
+
+    assert window.windowTitle() == "Labrig"
+    assert [navigation.item(i).text() for i in range(navigation.count())] == TITLES
+    assert [spec.title for spec in PAGES] == TITLES
+    assert pages.count() == len(TITLES)
+    assert pages.currentIndex() == navigation.currentRow() == 0
+
+
+def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: tuple[MainWindow, EventBridge]) -> None:
+    window = _shown(qtbot, ui[0])
+    navigation = window.findChild(QListWidget, "navigation")
+    pages = window.findChild(QStackedWidget, "pages")
+
+    for row in (4, 1, 7):
+        rect = navigation.visualItemRect(navigation.item(row))
+        qtbot.mouseClick(navigation.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        assert pages.currentIndex() == row
+        assert pages.currentWidget().objectName() == f"page_{PAGES[row].key}"
+
+    window.show_page("review")
+    assert navigation.currentRow() == pages.currentIndex() == TITLES.index("Review")
+
+
+def test_placeholder_pages_say_what_they_will_hold(ui: tuple[MainWindow, EventBridge]) -> None:
+    window, _ = ui
+    capture = window.findChild(QStackedWidget, "pages").widget(0)
+
+    assert "Capture" in capture.findChild(QLabel, "pageTitle").text()
+    assert capture.findChild(QLabel, "pagePromise").text() == (
+        "Live preview and recording arrive with the capture feature."
+    )
+
+
+def test_settings_page_shows_the_real_store(services: Services, ui: tuple[MainWindow, EventBridge]) -> None:
+    window, _ = ui
+    window.show_page("settings")
+    page = window.findChild(QStackedWidget, "pages").currentWidget()
+    store = services.store
+
+    def text(name: str) -> str:
+        return page.findChild(QLabel, name).text()
+
+    assert text("dataFolder") == str(store.root)
+    assert text("databaseFile") == str(store.db_path)
+    assert store.db_path.is_file()
+    # a fresh store is migrated to the newest revision; the foundation is always below it
+    assert text("schemaRevision") == store.revision() == migrate.head_revision()
+    assert "0001_foundation" in migrate.known_revisions()
+    assert text("storeId") == store.meta("store_id")
+    assert text("storeId")
+
+
+def test_status_bar_starts_with_honest_placeholders(ui: tuple[MainWindow, EventBridge]) -> None:
+    window, _ = ui
+
+    assert window.findChild(QLabel, "storageStatus").text() == "Storage: —"
+    assert window.findChild(QLabel, "queueStatus").text() == "Queue: —"
+    assert window.findChild(QLabel, "lastEvent").text() == "Last event: —"
+
+
+def test_grab_renders_the_whole_window(qtbot: QtBot, ui: tuple[MainWindow, EventBridge]) -> None:
+    window = _shown(qtbot, ui[0])
+    pixmap = window.grab()
+
+    assert not pixmap.isNull()
+    assert pixmap.size() == window.size()
+
+
+def test_human_bytes_uses_decimal_units() -> None:
+    assert human_bytes(999) == "999 B"
+    assert human_bytes(12_300_000_000) == "12.3 GB"
+    assert human_bytes(4_500_000_000_000) == "4.5 TB"

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labrig.events.dispatcher import Dispatcher, DispatcherThread
+from labrig.jobs.builtin import BUILTIN_STAGES
+from labrig.jobs.lease import Clock, LeaseTerms
+from labrig.jobs.queue import JobQueue
+from labrig.jobs.stages import StageRegistry
 from labrig.store import Store, open_store
 
 
@@ -19,6 +23,7 @@ class Services:
     store: Store
     dispatcher: Dispatcher
     dispatcher_thread: DispatcherThread
+    queue: JobQueue
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -29,12 +34,19 @@ class Services:
         self.store.close()
 
 
+def default_registry() -> StageRegistry:
+    """Every stage this build can run."""
+    return StageRegistry(BUILTIN_STAGES)
+
+
 def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
-              poll_seconds: float = 1.0) -> Services:
+              poll_seconds: float = 1.0, registry: StageRegistry | None = None,
+              clock: Clock | None = None, lease: LeaseTerms | None = None) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
     Nothing is started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)
-    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds))
+    queue = JobQueue(store, registry or default_registry(), clock or Clock(), lease or LeaseTerms())
+    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue)

@@ -73,3 +73,51 @@ class UsageError(LabrigError):
     """A command-line invocation that cannot be carried out as typed."""
 
     code = "LABRIG_USAGE"
+
+
+class UnknownJobError(LabrigError):
+    code = "LABRIG_UNKNOWN_JOB"
+
+
+class UnknownStageError(LabrigError):
+    code = "LABRIG_UNKNOWN_STAGE"
+
+
+class LeaseLostError(LabrigError):
+    """The worker's lease was taken over or expired: it must stop and discard its result."""
+
+    code = "LABRIG_LEASE_LOST"
+
+
+class StageFailure(LabrigError):
+    """Raised by a stage to end its run with a typed failure."""
+
+    code = "LABRIG_STAGE_FAILED"
+
+
+class TransientStageError(StageFailure):
+    """Worth retrying (a device busy, a file still being written): RetryWaiting with backoff."""
+
+    code = "LABRIG_STAGE_TRANSIENT"
+
+
+class PermanentStageError(StageFailure):
+    """Retrying cannot help (bad input, unsupported media): PermanentFailure with this code."""
+
+    code = "LABRIG_STAGE_PERMANENT"
+
+
+class QualityBlockedError(StageFailure):
+    """A quality gate forbids publication: BlockedByQuality until new evidence or configuration."""
+
+    code = "LABRIG_QUALITY_BLOCKED"
+
+    def __init__(self, reasons: list[str], *, code: str | None = None) -> None:
+        super().__init__("; ".join(reasons) or "blocked by a quality gate", code=code)
+        self.reasons = list(reasons)
+
+
+class JobCancelledError(LabrigError):
+    """Raised inside a stage by ``ctx.check_cancelled()`` once a cancel was requested."""
+
+    code = "LABRIG_CANCELLED"

@@ -1,0 +1,152 @@
+"""``labrig jobs`` and ``labrig worker``: the queue from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from typing import Any
+
+from labrig.bootstrap import Services, bootstrap
+from labrig.cli.output import print_json, print_json_line
+from labrig.domain.jobs import JobState
+from labrig.errors import UsageError
+from labrig.jobs.executor import ThreadExecutor
+from labrig.jobs.lease import LeaseTerms
+from labrig.jobs.views import JobView
+
+
+def add_parser(commands: Any) -> None:
+    jobs = commands.add_parser("jobs", help="list, cancel, reprocess jobs; show reproducibility incidents")
+    jobs.add_argument("--json", action="store_true", help="machine-readable output")
+    jobs.add_argument("--state", action="append", choices=[s.value for s in JobState], help="only these states")
+    jobs.set_defaults(run=run_list)
+    sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
+    for name, func, text in (("cancel", run_cancel, "cancel a job (a running one stops at its next check)"),
+                             ("reprocess", run_reprocess, "run a job again as a new job that supersedes it")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(run=func)
+    incidents = sub.add_parser("incidents", help="reproducibility incidents: same inputs, different output")
+    incidents.add_argument("--json", action="store_true")
+    incidents.set_defaults(run=run_incidents)
+    enqueue = sub.add_parser("enqueue", help="enqueue a job for a registered stage")
+    enqueue.add_argument("stage_id", metavar="STAGE")
+    enqueue.add_argument("--input", action="append", default=[], metavar="SHA256", help="input digest, in order")
+    enqueue.add_argument("--config", default="{}", metavar="JSON", help="stage configuration as a JSON object")
+    enqueue.add_argument("--after", action="append", default=[], metavar="ID", help="wait for this job's output")
+    enqueue.add_argument("--priority", type=int, default=0)
+    enqueue.add_argument("--json", action="store_true")
+    enqueue.set_defaults(run=run_enqueue)
+
+    worker = commands.add_parser("worker", help="run queued jobs in this process until Ctrl-C")
+    worker.add_argument("--drain", action="store_true", help="exit when no job is left to run")
+    worker.add_argument("--workers", type=int, default=2, help="jobs run at once (default 2)")
+    worker.add_argument("--lease", type=float, default=None, help=argparse.SUPPRESS)
+    worker.set_defaults(run=run_worker)
+
+
+def _services(args: argparse.Namespace) -> Services:
+    return bootstrap(args.store)
+
+
+def _show(view: JobView, as_json: bool) -> None:
+    if as_json:
+        print_json(view.to_json())
+        return
+    extra = f"  {view.error_code}: {view.error_message}" if view.error_code else ""
+    print(f"{view.id}  {view.stage_id:<22} {view.state.value:<17} attempt {view.attempts}/{view.max_attempts}"
+          f"  {view.progress:>4.0%}{extra}")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    services = _services(args)
+    try:
+        views = services.queue.jobs([JobState(s) for s in args.state] if args.state else None)
+    finally:
+        services.close()
+    if args.json:
+        for view in views:
+            print_json_line(view.to_json())
+    elif not views:
+        print("No jobs.")
+    for view in views if not args.json else ():
+        _show(view, False)
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    services = _services(args)
+    try:
+        view = services.queue.cancel(args.job_id)
+    finally:
+        services.close()
+    _show(view, args.json)
+    if view.cancel_requested and not args.json:
+        print("A worker is running it: it stops at its next check and ends Cancelled.")
+    return 0
+
+
+def run_reprocess(args: argparse.Namespace) -> int:
+    services = _services(args)
+    try:
+        view = services.queue.reprocess(args.job_id)
+    finally:
+        services.close()
+    _show(view, args.json)
+    return 0
+
+
+def run_incidents(args: argparse.Namespace) -> int:
+    services = _services(args)
+    try:
+        incidents = services.queue.incidents()
+    finally:
+        services.close()
+    if args.json:
+        print_json([i.to_json() for i in incidents])
+        return 0
+    if not incidents:
+        print("No reproducibility incidents.")
+    for i in incidents:
+        print(f"#{i.id} {i.recorded_at:%Y-%m-%d %H:%M:%S} stage {i.stage_id} key {i.idempotency_key[:12]}…\n"
+              f"    first  job {i.first_job_id} output {i.first_digest}\n"
+              f"    second job {i.second_job_id} output {i.second_digest}  (not committed; the first stands)")
+    return 0
+
+
+def run_enqueue(args: argparse.Namespace) -> int:
+    try:
+        config = json.loads(args.config)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--config is not valid JSON ({exc.msg} at position {exc.pos})") from exc
+    if not isinstance(config, dict):
+        raise UsageError("--config must be a JSON object, like '{\"steps\": 3}'")
+    services = _services(args)
+    try:
+        view = services.queue.enqueue(args.stage_id, args.input, config, depends_on=args.after,
+                                      priority=args.priority)
+    finally:
+        services.close()
+    _show(view, args.json)
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    services = _services(args)
+    if args.lease:
+        services.queue.terms = LeaseTerms(args.lease)
+    executor = ThreadExecutor(services.queue, workers=args.workers)
+    # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: executor.stop())
+    try:
+        stats = executor.run(drain=args.drain)
+    finally:
+        services.close()
+    states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
+    print(f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease.")
+    return 0

@@ -1,0 +1,31 @@
+"""Stages that ship with the queue itself.
+
+``labrig.selftest`` exercises the whole path (progress, checkpoints, cancel,
+output commit) so an operator can check a worker end to end:
+``labrig jobs enqueue labrig.selftest --config '{"steps": 5, "step_seconds": 0.2}'``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from labrig.jobs.stages import Stage, StageContext, StageOutput
+
+
+def _selftest(ctx: StageContext) -> StageOutput:
+    steps = int(ctx.config.get("steps", 0))
+    start = int((ctx.checkpoint or {}).get("step", 0))
+    for step in range(start, steps):
+        ctx.check_cancelled()
+        time.sleep(float(ctx.config.get("step_seconds", 0.0)))
+        if ctx.config.get("checkpoint_every") and (step + 1) % int(ctx.config["checkpoint_every"]) == 0:
+            ctx.save_checkpoint({"step": step + 1})
+        ctx.progress((step + 1) / steps, f"step {step + 1} of {steps}")
+    return StageOutput({"stage": ctx.stage_id, "inputs": ctx.input_digests, "config": ctx.config})
+
+
+SELFTEST = Stage("labrig.selftest", schema_version=1, deterministic=True, run=_selftest,
+                 config_defaults={"steps": 0, "step_seconds": 0.0}, max_attempts=3,
+                 description="checks the queue end to end; output depends only on inputs and config")
+
+BUILTIN_STAGES = (SELFTEST,)

@@ -1,0 +1,293 @@
+"""The durable job queue over the store (Qt-free).
+
+Three kinds of callers share it: producers (``enqueue``), workers (``claim`` and
+the fenced writes of :mod:`labrig.jobs.fenced`), and operators (``cancel``,
+``reprocess``, listings). Every state change goes through
+:func:`labrig.domain.jobs.check_transition` and commits with its outbox events.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from labrig.domain.events import EventName
+from labrig.domain.idempotency import canonical_json, config_digest, idempotency_key
+from labrig.domain.jobs import TERMINAL, JobState, check_transition
+from labrig.errors import UnknownJobError
+from labrig.events.outbox import record_event
+from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
+from labrig.jobs.policy import RetryPolicy
+from labrig.jobs.stages import StageRegistry
+from labrig.jobs.views import Claim, IncidentView, JobView
+from labrig.store.database import Store
+from labrig.store.models import Job, JobDependency, ReproducibilityIncident
+
+S = JobState
+SUCCESS = (S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value)
+LEASE_HELD = (S.LEASED.value, S.RUNNING.value, S.CHECKPOINTED.value)
+WORKER_LOST = "LABRIG_WORKER_LOST"
+WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
+INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
+CANCELLED = "LABRIG_CANCELLED"
+
+
+@dataclass
+class JobQueue:
+    store: Store
+    registry: StageRegistry
+    clock: Clock = field(default_factory=Clock)
+    terms: LeaseTerms = field(default_factory=LeaseTerms)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    # -- transitions and events shared by every caller ------------------------------------------
+
+    def move(self, session: Session, job: Job, target: JobState) -> None:
+        check_transition(JobState(job.state), target)
+        job.state = target.value
+        job.updated_at = self.clock.now()
+
+    def emit_failed(self, session: Session, job: Job, code: str, retryable: bool) -> None:
+        if job.idempotency_key is not None:
+            record_event(session, EventName.STAGE_FAILED, {
+                "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,
+                "error_code": code, "retryable": retryable})
+
+    def end_failed(self, session: Session, job: Job, target: JobState, code: str, message: str) -> None:
+        """Move ``job`` to a failure state, record why, and fail the jobs waiting for its output."""
+        self.move(session, job, target)
+        job.error_code, job.error_message = code, message
+        self.clear_lease(job)
+        self.emit_failed(session, job, code, retryable=target is S.RETRY_WAITING)
+        if target.value in {s.value for s in TERMINAL}:
+            self._fail_dependents(session, job)
+
+    @staticmethod
+    def clear_lease(job: Job) -> None:
+        job.owner = job.lease_host = job.lease_boot_id = None
+        job.lease_deadline_mono = None
+        job.lease_expires_at = None
+
+    def schedule_retry(self, session: Session, job: Job, code: str, message: str) -> None:
+        """Running/Checkpointed → RetryWaiting with a jittered delay, or PermanentFailure when attempts are spent."""
+        if job.state == S.CHECKPOINTED.value:
+            self.move(session, job, S.RETRY_WAITING)
+        if job.attempts >= job.max_attempts:
+            self.end_failed(session, job, S.PERMANENT_FAILURE, code,
+                            f"{message} (gave up after {job.attempts} attempts)")
+            return
+        self.end_failed(session, job, S.RETRY_WAITING, code, message)
+        job.next_attempt_at = self.clock.now() + timedelta(seconds=self.retry.delay(job.attempts))
+
+    # -- producers -----------------------------------------------------------------------------
+
+    def enqueue(self, stage_id: str, input_digests: Sequence[str] = (), config: Mapping[str, Any] | None = None,
+                *, attempt_id: str | None = None, priority: int = 0, depends_on: Sequence[str] = (),
+                supersedes_job_id: str | None = None) -> JobView:
+        """Create a job; it is Ready at once, or InputsPending until ``depends_on`` jobs commit."""
+        with self.store.write() as session:
+            job = self.add_job(session, stage_id, input_digests, config, attempt_id=attempt_id,
+                               priority=priority, depends_on=depends_on, supersedes_job_id=supersedes_job_id)
+            return JobView.of(job)
+
+    def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
+                config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,
+                depends_on: Sequence[str] = (), supersedes_job_id: str | None = None) -> Job:
+        """Enqueue inside the caller's transaction (so an attempt and its jobs commit together)."""
+        stage = self.registry.get(stage_id)
+        merged = {**stage.config_defaults, **(config or {})}
+        now = self.clock.now()
+        job = Job(id=str(uuid.uuid4()), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
+                  priority=priority, created_at=now, updated_at=now, input_digests=json.dumps(list(input_digests)),
+                  config=canonical_json(merged).decode(), config_digest=config_digest(merged),
+                  model_manifest_digest=stage.model_manifest_digest, schema_version=stage.schema_version,
+                  deterministic=stage.deterministic, supersedes_job_id=supersedes_job_id, fencing_token=0,
+                  attempts=0, max_attempts=stage.max_attempts, progress=0.0, progress_message="",
+                  cancel_requested=False)
+        session.add(job)
+        for upstream in depends_on:
+            if session.get(Job, upstream) is None:
+                raise UnknownJobError(f"job {stage_id} cannot depend on {upstream}: no such job")
+            session.add(JobDependency(job_id=job.id, depends_on_job_id=upstream))
+        session.flush()
+        self._advance_created(session, job)
+        return job
+
+    def _advance_created(self, session: Session, job: Job) -> None:
+        upstream = self._upstream_jobs(session, job.id)
+        if any(u.state in {s.value for s in TERMINAL} - set(SUCCESS) for u in upstream):
+            self.move(session, job, S.INPUTS_PENDING)
+            self.end_failed(session, job, S.PERMANENT_FAILURE, INPUT_UNAVAILABLE, "an input job ended without output")
+        elif all(u.output_digest is not None and u.state in SUCCESS for u in upstream):
+            self._make_ready(session, job, [u.output_digest for u in upstream if u.output_digest])
+        else:
+            self.move(session, job, S.INPUTS_PENDING)
+
+    def _upstream_jobs(self, session: Session, job_id: str) -> list[Job]:
+        ids = session.scalars(select(JobDependency.depends_on_job_id).where(JobDependency.job_id == job_id)
+                              .order_by(JobDependency.depends_on_job_id))
+        return [j for j in (session.get(Job, i) for i in ids) if j is not None]
+
+    def _make_ready(self, session: Session, job: Job, upstream_digests: list[str]) -> None:
+        """Fix the inputs (own digests, then upstream outputs) and the idempotency key; → Ready."""
+        inputs = json.loads(job.input_digests) + upstream_digests
+        job.input_digests = json.dumps(inputs)
+        job.idempotency_key = idempotency_key(job.stage_id, inputs, job.model_manifest_digest,
+                                              job.config_digest, job.schema_version)
+        self.move(session, job, S.READY)
+        record_event(session, EventName.STAGE_REQUESTED, {
+            "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,
+            "attempt_id": job.attempt_id})
+
+    def release_dependents(self, session: Session, job: Job) -> None:
+        """InputsPending jobs that waited for ``job`` become Ready once all their inputs are committed."""
+        for dependent in self._dependents(session, job.id):
+            if dependent.state != S.INPUTS_PENDING.value:
+                continue
+            upstream = self._upstream_jobs(session, dependent.id)
+            if all(u.state in SUCCESS and u.output_digest for u in upstream):
+                self._make_ready(session, dependent, [u.output_digest for u in upstream if u.output_digest])
+
+    def _fail_dependents(self, session: Session, job: Job) -> None:
+        for dependent in self._dependents(session, job.id):
+            if dependent.state == S.INPUTS_PENDING.value:
+                self.end_failed(session, dependent, S.PERMANENT_FAILURE, INPUT_UNAVAILABLE,
+                                f"input job {job.id} ended {job.state} without output")
+
+    def _dependents(self, session: Session, job_id: str) -> list[Job]:
+        ids = session.scalars(select(JobDependency.job_id).where(JobDependency.depends_on_job_id == job_id))
+        return [j for j in (session.get(Job, i) for i in ids) if j is not None]
+
+    # -- workers: claiming ----------------------------------------------------------------------
+
+    def claim(self, slots: int) -> list[Claim]:
+        """In one short write transaction: reap lost leases, wake due retries, lease up to ``slots`` jobs.
+
+        Claims only as many jobs as the caller has free worker slots, so no claimed
+        job waits for a thread while its lease runs out.
+        """
+        if slots <= 0:
+            return []
+        with self.store.write() as session:
+            self._reap_expired(session)
+            self._wake_due_retries(session)
+            ready = session.scalars(
+                select(Job).where(Job.state == S.READY.value)
+                .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(slots)
+                .with_for_update(skip_locked=True))
+            return [self._lease(session, job) for job in list(ready)]
+
+    def _lease(self, session: Session, job: Job) -> Claim:
+        self.move(session, job, S.LEASED)
+        job.fencing_token += 1
+        job.attempts += 1
+        job.owner, job.lease_host, job.lease_boot_id = self.clock.owner, self.clock.host, self.clock.boot_id
+        job.lease_deadline_mono, job.lease_expires_at = deadlines(self.clock, self.terms)
+        job.next_attempt_at = None
+        return Claim(job.id, job.stage_id, job.fencing_token, job.owner, job.attempts,
+                     json.loads(job.input_digests), json.loads(job.config),
+                     json.loads(job.checkpoint) if job.checkpoint else None)
+
+    def lease_lapsed(self, job: Job) -> bool:
+        return lease_expired(self.clock, job.lease_host, job.lease_boot_id, job.owner,
+                             job.lease_deadline_mono, job.lease_expires_at)
+
+    def _reap_expired(self, session: Session) -> None:
+        held = session.scalars(select(Job).where(Job.state.in_(LEASE_HELD)).with_for_update())
+        for job in [j for j in held if self.lease_lapsed(j)]:
+            if job.state == S.LEASED.value:
+                self.move(session, job, S.READY)
+                self.clear_lease(job)
+            else:  # the worker died or stalled mid-run: the attempt it used counts
+                self.schedule_retry(session, job, WORKER_LOST, f"worker {job.owner} stopped renewing its lease")
+
+    def _wake_due_retries(self, session: Session) -> None:
+        due = session.scalars(select(Job).where(Job.state == S.RETRY_WAITING.value,
+                                                Job.next_attempt_at <= self.clock.now()))
+        for job in list(due):
+            self.move(session, job, S.READY)
+
+    # -- operators -----------------------------------------------------------------------------
+
+    def cancel(self, job_id: str) -> JobView:
+        """Cancel now if no worker holds the job; otherwise ask its worker to stop (cooperative)."""
+        with self.store.write() as session:
+            job = self._get(session, job_id)
+            if job.state in LEASE_HELD:
+                job.cancel_requested = True
+                job.updated_at = self.clock.now()
+            else:
+                self.end_failed(session, job, S.CANCELLED, CANCELLED, "cancelled by an operator")
+            return JobView.of(job)
+
+    def reprocess(self, job_id: str) -> JobView:
+        """A new job over the same inputs and config, linked by ``supersedes_job_id``.
+
+        The old job moves to Superseded where the seed allows it (from Ready or
+        BlockedByQuality); terminal jobs never change.
+        """
+        with self.store.write() as session:
+            old = self._get(session, job_id)
+            upstream = [u.id for u in self._upstream_jobs(session, old.id)]
+            own_inputs = json.loads(old.input_digests)[: len(json.loads(old.input_digests)) - len(upstream)] \
+                if old.idempotency_key else json.loads(old.input_digests)
+            new = self.add_job(session, old.stage_id, own_inputs, json.loads(old.config), attempt_id=old.attempt_id,
+                               priority=old.priority, depends_on=upstream, supersedes_job_id=old.id)
+            if old.state in (S.READY.value, S.BLOCKED_BY_QUALITY.value):
+                self.move(session, old, S.SUPERSEDED)
+            return JobView.of(new)
+
+    def release_blocked(self, job_id: str) -> JobView:
+        """BlockedByQuality → Ready after new evidence (e.g. a new calibration) was provided."""
+        with self.store.write() as session:
+            job = self._get(session, job_id)
+            self.move(session, job, S.READY)
+            job.error_code = job.error_message = None
+            job.attempts = 0
+            return JobView.of(job)
+
+    def _get(self, session: Session, job_id: str) -> Job:
+        job = session.get(Job, job_id, with_for_update=True)
+        if job is None:
+            matches = list(session.scalars(select(Job).where(Job.id.startswith(job_id)).limit(2)))
+            if len(matches) != 1:
+                raise UnknownJobError(f"no job matches '{job_id}'; list them with 'labrig jobs'")
+            job = matches[0]
+        return job
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> JobView:
+        with self.store.read() as session:
+            return JobView.of(self._get(session, job_id))
+
+    def jobs(self, states: Sequence[JobState] | None = None, limit: int | None = None) -> list[JobView]:
+        query = select(Job).order_by(Job.created_at, Job.id)
+        if states:
+            query = query.where(Job.state.in_([s.value for s in states]))
+        with self.store.read() as session:
+            return [JobView.of(j) for j in session.scalars(query.limit(limit))]
+
+    def counts(self) -> dict[JobState, int]:
+        with self.store.read() as session:
+            rows = session.execute(select(Job.state, func.count()).group_by(Job.state)).all()
+        found = {JobState(state): int(n) for state, n in rows}
+        return {state: found.get(state, 0) for state in JobState}
+
+    def incidents(self) -> list[IncidentView]:
+        with self.store.read() as session:
+            rows = session.scalars(select(ReproducibilityIncident).order_by(ReproducibilityIncident.id))
+            return [IncidentView.of(r) for r in rows]
+
+    def idle(self) -> bool:
+        """True when no job can run now or later without an operator (drain is complete)."""
+        waiting = (S.CREATED, S.INPUTS_PENDING, S.READY, S.LEASED, S.RUNNING, S.CHECKPOINTED, S.RETRY_WAITING)
+        counts = self.counts()
+        return not any(counts[s] for s in waiting)

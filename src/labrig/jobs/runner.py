@@ -1,0 +1,113 @@
+"""Running one claimed job: start, call the stage, renew the lease, end it with a typed outcome.
+
+Everything here runs on the worker's own thread. The lease is renewed from that
+thread, at most every third of the lease, whenever the stage reports progress
+or asks whether it was cancelled; a stage that does neither for a whole lease
+loses the job, which is what should happen to a stuck stage.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from labrig.errors import (
+    JobCancelledError,
+    LeaseLostError,
+    PermanentStageError,
+    StageFailure,
+    TransientStageError,
+)
+from labrig.jobs.fenced import FencedWrites
+from labrig.jobs.stages import StageRegistry
+from labrig.jobs.views import Claim, JobView
+
+ProgressCallback = Callable[[str, float, str], None]
+STAGE_CRASHED = "LABRIG_STAGE_CRASHED"
+
+
+class WorkerStoppingError(Exception):
+    """Raised inside a stage when its worker shuts down; the job is handed back, not failed."""
+
+
+class RunContext:
+    """The :class:`~labrig.jobs.stages.StageContext` of one run."""
+
+    def __init__(self, writes: FencedWrites, claim: Claim, upstream: dict[str, Mapping[str, Any]],
+                 on_progress: ProgressCallback | None, stopping: threading.Event) -> None:
+        self.job_id, self.stage_id = claim.job_id, claim.stage_id
+        self.input_digests, self.config, self.checkpoint = claim.input_digests, claim.config, claim.checkpoint
+        self.upstream = upstream
+        self._writes, self._claim = writes, claim
+        self._on_progress, self._stopping = on_progress, stopping
+        self._renew_every = writes.queue.terms.renew_every
+        self._last_renewal = time.monotonic()
+        self._cancel_requested = False
+        self._fraction, self._message = 0.0, ""
+
+    def _renew_if_due(self) -> None:
+        if time.monotonic() - self._last_renewal >= self._renew_every:
+            self._cancel_requested |= self._writes.renew(self._claim, self._fraction, self._message)
+            self._last_renewal = time.monotonic()
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self._fraction, self._message = fraction, message
+        if self._on_progress is not None:
+            self._on_progress(self.job_id, fraction, message)
+        self._renew_if_due()
+
+    def save_checkpoint(self, state: Mapping[str, Any]) -> None:
+        self._writes.checkpoint(self._claim, state)
+        self.checkpoint = dict(state)
+        self._last_renewal = time.monotonic()
+
+    @property
+    def cancelled(self) -> bool:
+        self._renew_if_due()
+        return self._cancel_requested
+
+    def check_cancelled(self) -> None:
+        if self._stopping.is_set():
+            raise WorkerStoppingError
+        if self.cancelled:
+            raise JobCancelledError("cancelled by an operator")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    job_id: str
+    view: JobView | None  # None when the lease was lost and the result discarded
+    lease_lost: bool = False
+
+
+def run_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
+              on_progress: ProgressCallback | None = None, stopping: threading.Event | None = None) -> RunResult:
+    """Run ``claim`` to its end. Never raises for the stage's sake: outcomes are written to the job."""
+    try:
+        writes.start(claim)
+        ctx = RunContext(writes, claim, writes.upstream_outputs(claim), on_progress, stopping or threading.Event())
+        return RunResult(claim.job_id, _run_stage(writes, registry, claim, ctx))
+    except LeaseLostError:
+        return RunResult(claim.job_id, None, lease_lost=True)
+
+
+def _run_stage(writes: FencedWrites, registry: StageRegistry, claim: Claim, ctx: RunContext) -> JobView:
+    try:
+        output = registry.get(claim.stage_id).run(ctx)
+    except JobCancelledError:
+        return writes.acknowledge_cancel(claim)
+    except WorkerStoppingError:
+        return writes.release(claim)
+    except StageFailure as failure:
+        return writes.fail(claim, failure)
+    except LeaseLostError:
+        raise
+    except OSError as exc:  # files and devices: usually worth another attempt
+        return writes.fail(claim, TransientStageError(f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # noqa: BLE001 - a stage's bug becomes a typed permanent failure
+        return writes.fail(claim, PermanentStageError(f"the stage crashed: {type(exc).__name__}: {exc}",
+                                                      code=STAGE_CRASHED))
+    return writes.complete(claim, output)

@@ -1,0 +1,85 @@
+"""Frozen snapshots of jobs for front ends (CLI, GUI); never live ORM objects."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from labrig.domain.jobs import JobState
+from labrig.store.models import Job, ReproducibilityIncident
+
+
+@dataclass(frozen=True)
+class JobView:
+    id: str
+    stage_id: str
+    state: JobState
+    attempt_id: str | None
+    priority: int
+    attempts: int
+    max_attempts: int
+    progress: float
+    progress_message: str
+    idempotency_key: str | None
+    input_digests: list[str]
+    supersedes_job_id: str | None
+    owner: str | None
+    lease_expires_at: datetime | None
+    next_attempt_at: datetime | None
+    error_code: str | None
+    error_message: str | None
+    output_digest: str | None
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, job: Job) -> JobView:
+        return cls(job.id, job.stage_id, JobState(job.state), job.attempt_id, job.priority, job.attempts,
+                   job.max_attempts, job.progress, job.progress_message, job.idempotency_key,
+                   json.loads(job.input_digests), job.supersedes_job_id, job.owner, job.lease_expires_at,
+                   job.next_attempt_at, job.error_code, job.error_message, job.output_digest,
+                   job.cancel_requested, job.created_at, job.updated_at)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state"] = self.state.value
+        return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
+
+
+@dataclass(frozen=True)
+class IncidentView:
+    id: int
+    idempotency_key: str
+    stage_id: str
+    first_job_id: str
+    first_digest: str
+    second_job_id: str
+    second_digest: str
+    recorded_at: datetime
+
+    @classmethod
+    def of(cls, row: ReproducibilityIncident) -> IncidentView:
+        return cls(row.id, row.idempotency_key, row.stage_id, row.first_job_id, row.first_digest,
+                   row.second_job_id, row.second_digest, row.recorded_at)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["recorded_at"] = self.recorded_at.isoformat()
+        return data
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job a worker holds: valid only while ``token`` is the job's fencing token."""
+
+    job_id: str
+    stage_id: str
+    token: int
+    owner: str
+    attempt: int
+    input_digests: list[str]
+    config: dict[str, Any]
+    checkpoint: dict[str, Any] | None

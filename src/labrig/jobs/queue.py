@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, config_digest, idempotency_key
-from labrig.domain.jobs import TERMINAL, JobState, check_transition
-from labrig.errors import UnknownJobError
+from labrig.domain.jobs import TERMINAL, JobState, check_transition, is_terminal
+from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
 from labrig.jobs.policy import RetryPolicy
@@ -113,9 +113,7 @@ class JobQueue:
                   cancel_requested=False)
         session.add(job)
         for upstream in depends_on:
-            if session.get(Job, upstream) is None:
-                raise UnknownJobError(f"job {stage_id} cannot depend on {upstream}: no such job")
-            session.add(JobDependency(job_id=job.id, depends_on_job_id=upstream))
+            session.add(JobDependency(job_id=job.id, depends_on_job_id=self._get(session, upstream).id))
         session.flush()
         self._advance_created(session, job)
         return job
@@ -179,10 +177,16 @@ class JobQueue:
             self._reap_expired(session)
             self._wake_due_retries(session)
             ready = session.scalars(
-                select(Job).where(Job.state == S.READY.value)
+                select(Job).where(Job.state == S.READY.value, Job.stage_id.in_(self.registry.ids()))
                 .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(slots)
                 .with_for_update(skip_locked=True))
             return [self._lease(session, job) for job in list(ready)]
+
+    def reap(self) -> None:
+        """Reap lapsed leases and wake due retries now (claim does this too, on every call)."""
+        with self.store.write() as session:
+            self._reap_expired(session)
+            self._wake_due_retries(session)
 
     def _lease(self, session: Session, job: Job) -> Claim:
         self.move(session, job, S.LEASED)
@@ -248,6 +252,12 @@ class JobQueue:
         """BlockedByQuality → Ready after new evidence (e.g. a new calibration) was provided."""
         with self.store.write() as session:
             job = self._get(session, job_id)
+            state = JobState(job.state)
+            if state is not S.BLOCKED_BY_QUALITY:
+                if is_terminal(state):
+                    check_transition(state, S.READY)  # raises LABRIG_TERMINAL_STATE
+                raise InvalidTransitionError(
+                    f"job {job.id} is {job.state}, not BlockedByQuality: only a blocked job can be released")
             self.move(session, job, S.READY)
             job.error_code = job.error_message = None
             job.attempts = 0

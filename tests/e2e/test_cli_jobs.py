@@ -1,0 +1,66 @@
+"""``labrig jobs`` and ``labrig worker`` as an operator runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def labrig(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+
+
+def _enqueue(store: Path, *args: str) -> dict[str, object]:
+    result = labrig(store, "jobs", "enqueue", "labrig.selftest", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_enqueue_work_list_and_events(tmp_path: Path) -> None:
+    first = _enqueue(tmp_path, "--input", "ab" * 32, "--config", '{"steps": 2}')
+    second = _enqueue(tmp_path, "--after", str(first["id"])[:8])
+    assert (first["state"], second["state"]) == ("Ready", "InputsPending")
+    worker = labrig(tmp_path, "worker", "--drain")
+    assert worker.returncode == 0, worker.stderr
+    assert "2 jobs finished (2 Succeeded)" in worker.stdout
+    jobs = [json.loads(line) for line in labrig(tmp_path, "jobs", "--json").stdout.splitlines()]
+    assert [j["state"] for j in jobs] == ["Succeeded", "Succeeded"]
+    assert jobs[1]["input_digests"] == [jobs[0]["output_digest"]]
+    names = [json.loads(line)["name"] for line in labrig(tmp_path, "events", "--json").stdout.splitlines()]
+    assert names.count("analysis.stage.requested") == 2 and names.count("analysis.stage.completed") == 2
+    text = labrig(tmp_path, "jobs", "--state", "Succeeded").stdout
+    assert text.count("Succeeded") == 2
+
+
+def test_cancel_and_reprocess(tmp_path: Path) -> None:
+    job = _enqueue(tmp_path)
+    cancelled = labrig(tmp_path, "jobs", "cancel", str(job["id"]))
+    assert cancelled.returncode == 0 and "Cancelled" in cancelled.stdout
+    again = labrig(tmp_path, "jobs", "cancel", str(job["id"]))
+    assert again.returncode == 2 and "LABRIG_TERMINAL_STATE" in again.stderr
+    new = labrig(tmp_path, "jobs", "reprocess", str(job["id"]), "--json")
+    assert json.loads(new.stdout)["supersedes_job_id"] == job["id"]
+
+
+def test_incidents_listing_when_there_are_none(tmp_path: Path) -> None:
+    result = labrig(tmp_path, "jobs", "incidents")
+    assert result.returncode == 0 and "No reproducibility incidents." in result.stdout
+    assert json.loads(labrig(tmp_path, "jobs", "incidents", "--json").stdout) == []
+
+
+def test_bad_input_is_refused_with_a_code_and_nothing_stored(tmp_path: Path) -> None:
+    bad_json = labrig(tmp_path, "jobs", "enqueue", "labrig.selftest", "--config", "{steps: 2")
+    assert bad_json.returncode == 2 and "LABRIG_USAGE" in bad_json.stderr and "not valid JSON" in bad_json.stderr
+    not_object = labrig(tmp_path, "jobs", "enqueue", "labrig.selftest", "--config", "[1]")
+    assert not_object.returncode == 2 and "JSON object" in not_object.stderr
+    unknown = labrig(tmp_path, "jobs", "enqueue", "no.such.stage")
+    assert unknown.returncode == 2 and "LABRIG_UNKNOWN_STAGE" in unknown.stderr
+    missing = labrig(tmp_path, "jobs", "cancel", "deadbeef")
+    assert missing.returncode == 2 and "LABRIG_UNKNOWN_JOB" in missing.stderr
+    assert labrig(tmp_path, "jobs").stdout.strip() == "No jobs."

@@ -1,0 +1,42 @@
+"""The plain-thread executor drains the queue, reports progress and hands jobs back on stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from labrig.bootstrap import bootstrap
+from labrig.domain.jobs import JobState
+from labrig.jobs.executor import ThreadExecutor
+from labrig.store import Store
+
+
+def test_drain_runs_every_job_including_dependents(store: Store) -> None:
+    services = bootstrap(store=store)
+    q = services.queue
+    first = q.enqueue("labrig.selftest", ["a"], {"steps": 3})
+    q.enqueue("labrig.selftest", ["b"], depends_on=[first.id])
+    q.enqueue("labrig.selftest", ["c"])
+    progress: list[tuple[str, float]] = []
+    stats = ThreadExecutor(q, workers=2, on_progress=lambda j, f, m: progress.append((j, f))).run(drain=True)
+    assert stats.finished == 3 and stats.by_state == {"Succeeded": 3}
+    assert {v.state for v in q.jobs()} == {JobState.SUCCEEDED}
+    assert (first.id, 1.0) in progress
+
+
+def test_stop_hands_running_jobs_back_for_later(store: Store) -> None:
+    services = bootstrap(store=store)
+    q = services.queue
+    job = q.enqueue("labrig.selftest", config={"steps": 200, "step_seconds": 0.02})
+    executor = ThreadExecutor(q, workers=1)
+    runner = threading.Thread(target=executor.run)
+    runner.start()
+    deadline = time.monotonic() + 10
+    while q.get(job.id).state is not JobState.RUNNING and time.monotonic() < deadline:
+        time.sleep(0.02)
+    executor.stop()
+    runner.join(10)
+    assert not runner.is_alive()
+    view = q.get(job.id)
+    assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
+    assert view.attempts == 0

@@ -58,8 +58,8 @@ class QueueMachine(RuleBasedStateMachine):
     def _job_ids(self) -> list[str]:
         return [v.id for v in self.queue.jobs()]
 
-    @rule(stage=st.sampled_from(["t.echo", "t.degraded", "t.loose"]), inputs=st.lists(st.sampled_from("xyz"), max_size=2),
-          priority=st.integers(0, 2), after=st.booleans())
+    @rule(stage=st.sampled_from(["t.echo", "t.degraded", "t.loose"]),
+          inputs=st.lists(st.sampled_from("xyz"), max_size=2), priority=st.integers(0, 2), after=st.booleans())
     def enqueue(self, stage: str, inputs: list[str], priority: int, after: bool) -> None:
         ids = self._job_ids()
         self.queue.enqueue(stage, inputs, priority=priority, depends_on=ids[-1:] if after and ids else ())

@@ -22,6 +22,7 @@ from labrig.errors import (
     TransientStageError,
 )
 from labrig.jobs.fenced import FencedWrites
+from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, JobView
 
@@ -95,8 +96,9 @@ def run_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
 
 
 def _run_stage(writes: FencedWrites, registry: StageRegistry, claim: Claim, ctx: RunContext) -> JobView:
+    stage = registry.get(claim.stage_id)
     try:
-        output = registry.get(claim.stage_id).run(ctx)
+        output = run_isolated(stage.run, ctx) if stage.isolated else stage.run(ctx)
     except JobCancelledError:
         return writes.acknowledge_cancel(claim)
     except WorkerStoppingError:

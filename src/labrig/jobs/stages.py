@@ -63,6 +63,8 @@ class Stage:
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
     max_attempts: int = 3
     description: str = ""
+    #: run in a child process (for stages that hold the GIL for long); ``run`` must be importable
+    isolated: bool = False
 
 
 class StageRegistry:

@@ -1,0 +1,75 @@
+"""Stages declared ``isolated`` run in a child process with the same outcomes as in-thread stages."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+from labrig.domain.jobs import JobState
+from labrig.jobs.fenced import FencedWrites
+from labrig.jobs.lease import Clock, LeaseTerms
+from labrig.jobs.queue import JobQueue
+from labrig.jobs.runner import run_claim
+from labrig.jobs.stages import Stage, StageRegistry
+from labrig.store import Store
+from labrig.store.models import JobOutput
+from tests.integration.queue import isolated_stages as fn
+
+REGISTRY = StageRegistry((
+    Stage("iso.pid", 1, True, fn.report_pid, isolated=True),
+    Stage("iso.blocked", 1, True, fn.blocked, isolated=True),
+    Stage("iso.dies", 1, True, fn.dies, isolated=True, max_attempts=2),
+    Stage("iso.wait", 1, True, fn.waits_for_cancel, isolated=True),
+))
+
+
+def _rig(store: Store) -> tuple[JobQueue, FencedWrites]:
+    q = JobQueue(store, REGISTRY, Clock(), LeaseTerms(0.6))  # short lease: renewals must flow from the relay
+    return q, FencedWrites(q)
+
+
+def test_output_progress_and_checkpoint_come_back_from_the_child(store: Store) -> None:
+    q, w = _rig(store)
+    job = q.enqueue("iso.pid", ["in"])
+    progress: list[float] = []
+    [claim] = q.claim(1)
+    view = run_claim(w, REGISTRY, claim, on_progress=lambda j, f, m: progress.append(f)).view
+    assert view is not None and view.state is JobState.SUCCEEDED_DEGRADED
+    with store.read() as s:
+        body = json.loads(s.get(JobOutput, view.idempotency_key).body)  # type: ignore[union-attr]
+    assert body["pid"] != os.getpid() and body["inputs"] == ["in"]
+    assert progress == [1 / 3, 2 / 3, 1.0]
+    assert q.get(job.id).output_digest == view.output_digest
+
+
+def test_typed_failures_cross_the_process_boundary(store: Store) -> None:
+    q, w = _rig(store)
+    job = q.enqueue("iso.blocked")
+    [claim] = q.claim(1)
+    run_claim(w, REGISTRY, claim)
+    view = q.get(job.id)
+    assert view.state is JobState.BLOCKED_BY_QUALITY and view.error_code == "LABRIG_TOO_FEW_MARKERS"
+
+
+def test_a_child_that_dies_is_a_transient_failure(store: Store) -> None:
+    q, w = _rig(store)
+    job = q.enqueue("iso.dies")
+    [claim] = q.claim(1)
+    run_claim(w, REGISTRY, claim)
+    view = q.get(job.id)
+    assert view.state is JobState.RETRY_WAITING and "exit code 3" in (view.error_message or "")
+
+
+def test_cancel_reaches_the_child_and_the_lease_is_renewed_meanwhile(store: Store) -> None:
+    q, w = _rig(store)
+    job = q.enqueue("iso.wait")
+    [claim] = q.claim(1)
+    runner = threading.Thread(target=run_claim, args=(w, REGISTRY, claim))
+    runner.start()
+    time.sleep(2.0)  # > 3 leases of 0.6 s: only renewals keep the job
+    assert q.get(job.id).state is JobState.RUNNING
+    q.cancel(job.id)
+    runner.join(20)
+    assert q.get(job.id).state is JobState.CANCELLED

@@ -66,13 +66,10 @@ def run_list(args: argparse.Namespace) -> int:
         views = services.queue.jobs([JobState(s) for s in args.state] if args.state else None)
     finally:
         services.close()
-    if args.json:
-        for view in views:
-            print_json_line(view.to_json())
-    elif not views:
+    if not views and not args.json:
         print("No jobs.")
-    for view in views if not args.json else ():
-        _show(view, False)
+    for view in views:
+        print_json_line(view.to_json()) if args.json else _show(view, False)
     return 0
 
 

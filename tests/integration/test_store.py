@@ -190,3 +190,23 @@ def test_meta_is_queryable_with_sqlalchemy_2_style(store: Store) -> None:
     with store.read() as session:
         keys = set(session.scalars(select(Meta.key)))
     assert {"app", "store_id", "created_at"} <= keys
+
+
+def test_an_older_store_is_migrated_forward_keeping_its_data(tmp_path: Path) -> None:
+    from labrig.events import record_event
+    from labrig.store import migrate
+    from labrig.store.dialects.sqlite import create_sqlite_engine
+
+    root = tmp_path / "old"
+    root.mkdir()
+    engine = create_sqlite_engine(root / paths.DB_FILENAME)
+    migrate.upgrade(engine, "0001_foundation")  # as an earlier Labrig left it
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO labrig_meta (key, value) VALUES ('app', 'labrig'), ('note', 'old')"))
+    engine.dispose()
+    store = open_store(root)
+    assert store.revision() == head_revision() != "0001_foundation"
+    assert store.meta("note") == "old"
+    with store.write() as session:
+        record_event(session, "plugin.after_upgrade", {})
+    store.close()

@@ -47,8 +47,8 @@ def refuse_unknown_revision(revision: str | None, where: str) -> None:
         )
 
 
-def upgrade(engine: Engine) -> None:
-    """Bring the schema at ``engine`` to head, in one transaction."""
+def upgrade(engine: Engine, target: str = "head") -> None:
+    """Bring the schema at ``engine`` to ``target`` (normally head), in one transaction."""
     cfg = _config()
     with engine.connect() as conn:
         is_sqlite = engine.dialect.name == "sqlite"
@@ -57,7 +57,7 @@ def upgrade(engine: Engine) -> None:
             sqlite_dialect.set_foreign_keys(raw, False)  # type: ignore[arg-type]
         try:
             cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+            command.upgrade(cfg, target)
             if is_sqlite:
                 violations = sqlite_dialect.foreign_key_violations(raw)  # type: ignore[arg-type]
                 if violations:

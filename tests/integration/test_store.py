@@ -210,3 +210,16 @@ def test_an_older_store_is_migrated_forward_keeping_its_data(tmp_path: Path) -> 
     with store.write() as session:
         record_event(session, "plugin.after_upgrade", {})
     store.close()
+
+
+def test_many_processes_can_open_the_same_store_at_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    open_store(tmp_path / "s").close()
+    code = "import sys; from labrig.store import open_store; open_store(sys.argv[1]).close()"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "s")], stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    results = [(p.wait(timeout=60), p.stderr.read() if p.stderr else "") for p in procs]
+    assert [rc for rc, _ in results] == [0] * 8, [err for _, err in results if err]
+    assert not list((tmp_path / "s").glob(".labrig-write-probe*"))

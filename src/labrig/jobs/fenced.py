@@ -87,6 +87,7 @@ class FencedWrites:
             degraded = bool(output.degraded_reasons)
             self.queue.move(session, job, S.SUCCEEDED_DEGRADED if degraded else S.SUCCEEDED)
             job.output_digest, job.progress = committed, 1.0
+            job.error_code = job.error_message = None  # earlier failures stay in the outbox history
             self.queue.clear_lease(job)
             record_event(session, EventName.STAGE_COMPLETED, {
                 "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,

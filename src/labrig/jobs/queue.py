@@ -206,9 +206,10 @@ class JobQueue:
     def _reap_expired(self, session: Session) -> None:
         held = session.scalars(select(Job).where(Job.state.in_(LEASE_HELD)).with_for_update())
         for job in [j for j in held if self.lease_lapsed(j)]:
-            if job.state == S.LEASED.value:
+            if job.state == S.LEASED.value:  # never started: the attempt was not used
                 self.move(session, job, S.READY)
                 self.clear_lease(job)
+                job.attempts = max(job.attempts - 1, 0)
             else:  # the worker died or stalled mid-run: the attempt it used counts
                 self.schedule_retry(session, job, WORKER_LOST, f"worker {job.owner} stopped renewing its lease")
 

@@ -8,6 +8,7 @@ per-user data folder of the platform.
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import platformdirs
@@ -35,7 +36,8 @@ def ensure_writable(root: Path) -> None:
     A probe file is written, fsynced and removed: permission bits alone do not
     tell (root ignores them; read-only mounts and full disks do not show in them).
     """
-    probe = root / ".labrig-write-probe"
+    # one probe per process: several processes (GUI, workers, CLI) may open the store at once
+    probe = root / f".labrig-write-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         root.mkdir(parents=True, exist_ok=True)
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

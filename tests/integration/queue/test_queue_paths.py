@@ -203,7 +203,7 @@ def test_leased_but_never_started_goes_back_to_ready(rig: Rig) -> None:
     rig.time.advance(31)
     other_queue, _ = rig.worker("w2")
     [claim] = other_queue.claim(1)
-    assert claim.job_id == job.id and claim.attempt == 2
+    assert claim.job_id == job.id and claim.attempt == 1  # the unstarted claim used no attempt
 
 
 def test_a_worker_lost_mid_run_costs_an_attempt_and_ends_permanent_if_it_keeps_dying(rig: Rig) -> None:
@@ -326,3 +326,17 @@ def test_only_a_blocked_job_can_be_released(rig: Rig) -> None:
     assert rig.queue.get(job.id).state is S.LEASED
     rig.writes.start(claim)  # the worker's lease was left intact
     assert rig.queue.get(job.id).state is S.RUNNING
+
+
+def test_a_success_after_a_lost_worker_carries_no_stale_error(rig: Rig) -> None:
+    job = rig.queue.enqueue("t.echo")
+    [claim] = rig.queue.claim(1)
+    rig.writes.start(claim)
+    rig.time.advance(31)
+    rig.queue.reap()
+    assert rig.queue.get(job.id).error_code == "LABRIG_WORKER_LOST"
+    rig.time.advance(120)
+    assert _run(rig) == [S.SUCCEEDED]
+    done = rig.queue.get(job.id)
+    assert done.error_code is None and done.error_message is None
+    assert [e["error_code"] for e in _events(rig, "analysis.stage.failed")] == ["LABRIG_WORKER_LOST"]

@@ -9,22 +9,23 @@ from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.store import Store
-from labrig.ui.app import build_main_window
-from labrig.ui.bridge import EventBridge
-from labrig.ui.main_window import MainWindow
+from labrig.ui.app import Gui, build_main_window
+from tests.ui.jobs_helpers import TEST_LEASE
 
 
 @pytest.fixture
 def services(store: Store) -> Iterator[Services]:
-    """Services over the test's store, polling fast so delivery tests stay quick; not started."""
-    built = bootstrap(store=store, poll_seconds=0.05)
+    """Services over the test's store, polling fast and leasing briefly so tests stay quick; not started."""
+    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE)
     yield built
     built.close()
 
 
 @pytest.fixture
-def ui(qtbot: QtBot, services: Services) -> Iterator[tuple[MainWindow, EventBridge]]:
-    window, bridge = build_main_window(services)
-    qtbot.addWidget(window)
-    yield window, bridge
-    bridge.detach(services)
+def ui(qtbot: QtBot, services: Services) -> Iterator[Gui]:
+    """The window, bridge, executor and queue monitor; nothing started. Workers are stopped afterwards."""
+    gui = build_main_window(services)
+    qtbot.addWidget(gui.window)
+    yield gui
+    gui.executor.shutdown(5000)
+    gui.bridge.detach(services)

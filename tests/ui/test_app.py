@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-from labrig.bootstrap import Services
+from labrig.bootstrap import Services, bootstrap
+from labrig.domain.jobs import JobState
+from labrig.jobs.queue import WORKER_STOPPED
 from labrig.ui.app import run_gui
 from labrig.ui.main_window import MainWindow
+from tests.ui.jobs_helpers import LONG, SELFTEST
 
 
 def _dispatcher_running() -> bool:
@@ -67,3 +71,24 @@ def test_run_gui_leaves_no_quit_event_behind(qapp: QApplication, services: Servi
     run_gui(services, ["labrig"])
 
     assert _pending_quits(qapp) == 0
+
+
+def test_run_gui_runs_jobs_and_quitting_hands_a_running_one_back(qapp: QApplication, services: Services) -> None:
+    job = services.queue.enqueue(SELFTEST, config=LONG)
+    deadline = time.monotonic() + 10
+
+    def quit_once_running() -> None:
+        if services.queue.get(job.id).state is JobState.RUNNING or time.monotonic() > deadline:
+            qapp.quit()
+        else:
+            QTimer.singleShot(20, quit_once_running)
+
+    QTimer.singleShot(0, quit_once_running)
+    assert run_gui(services, ["labrig"]) == 0
+
+    again = bootstrap(services.store.root)  # the services are closed: look with fresh ones
+    try:
+        view = again.queue.get(job.id)
+    finally:
+        again.close()
+    assert (view.state, view.error_code, view.attempts) == (JobState.RETRY_WAITING, WORKER_STOPPED, 0)

@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord, record_event
+from labrig.ui.app import Gui
 from labrig.ui.bridge import EventBridge
-from labrig.ui.main_window import MainWindow
 
 LOW = {"volume": "/media/lab", "previous_level": "ok", "level": "low", "free_bytes": 12_300_000_000}
 
@@ -43,9 +43,9 @@ def _record(name: str, payload: dict[str, Any]) -> EventRecord:
 
 
 def test_event_recorded_on_a_thread_updates_the_status_bar(
-    qtbot: QtBot, qapp: QApplication, services: Services, ui: tuple[MainWindow, EventBridge]
+    qtbot: QtBot, qapp: QApplication, services: Services, ui: Gui
 ) -> None:
-    window, bridge = ui
+    window, bridge = ui.window, ui.bridge
     delivered_on: list[QThread] = []
     bridge.eventRecorded.connect(lambda _event: delivered_on.append(QThread.currentThread()))
     services.start()

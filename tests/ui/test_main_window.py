@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
 from labrig.store import migrate
-from labrig.ui.bridge import EventBridge
+from labrig.ui.app import Gui
 from labrig.ui.main_window import MainWindow, human_bytes
 from labrig.ui.pages import PAGES
 
@@ -21,8 +21,8 @@ def _shown(qtbot: QtBot, window: MainWindow) -> MainWindow:
     return window
 
 
-def test_window_lists_every_page_in_order(ui: tuple[MainWindow, EventBridge]) -> None:
-    window, _ = ui
+def test_window_lists_every_page_in_order(ui: Gui) -> None:
+    window = ui.window
     navigation = window.findChild(QListWidget, "navigation")
     pages = window.findChild(QStackedWidget, "pages")
 
@@ -33,8 +33,8 @@ def test_window_lists_every_page_in_order(ui: tuple[MainWindow, EventBridge]) ->
     assert pages.currentIndex() == navigation.currentRow() == 0
 
 
-def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: tuple[MainWindow, EventBridge]) -> None:
-    window = _shown(qtbot, ui[0])
+def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
+    window = _shown(qtbot, ui.window)
     navigation = window.findChild(QListWidget, "navigation")
     pages = window.findChild(QStackedWidget, "pages")
 
@@ -48,8 +48,8 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: tuple[MainWindow,
     assert navigation.currentRow() == pages.currentIndex() == TITLES.index("Review")
 
 
-def test_placeholder_pages_say_what_they_will_hold(ui: tuple[MainWindow, EventBridge]) -> None:
-    window, _ = ui
+def test_placeholder_pages_say_what_they_will_hold(ui: Gui) -> None:
+    window = ui.window
     capture = window.findChild(QStackedWidget, "pages").widget(0)
 
     assert "Capture" in capture.findChild(QLabel, "pageTitle").text()
@@ -58,8 +58,8 @@ def test_placeholder_pages_say_what_they_will_hold(ui: tuple[MainWindow, EventBr
     )
 
 
-def test_settings_page_shows_the_real_store(services: Services, ui: tuple[MainWindow, EventBridge]) -> None:
-    window, _ = ui
+def test_settings_page_shows_the_real_store(services: Services, ui: Gui) -> None:
+    window = ui.window
     window.show_page("settings")
     page = window.findChild(QStackedWidget, "pages").currentWidget()
     store = services.store
@@ -77,16 +77,17 @@ def test_settings_page_shows_the_real_store(services: Services, ui: tuple[MainWi
     assert text("storeId")
 
 
-def test_status_bar_starts_with_honest_placeholders(ui: tuple[MainWindow, EventBridge]) -> None:
-    window, _ = ui
+def test_status_bar_starts_honest(ui: Gui) -> None:
+    window = ui.window
 
     assert window.findChild(QLabel, "storageStatus").text() == "Storage: —"
-    assert window.findChild(QLabel, "queueStatus").text() == "Queue: —"
+    # the queue's counts are real from the start (an empty store: nothing anywhere)
+    assert window.findChild(QLabel, "queueStatus").text() == "Queue: 0 ready · 0 running · 0 failed"
     assert window.findChild(QLabel, "lastEvent").text() == "Last event: —"
 
 
-def test_grab_renders_the_whole_window(qtbot: QtBot, ui: tuple[MainWindow, EventBridge]) -> None:
-    window = _shown(qtbot, ui[0])
+def test_grab_renders_the_whole_window(qtbot: QtBot, ui: Gui) -> None:
+    window = _shown(qtbot, ui.window)
     pixmap = window.grab()
 
     assert not pixmap.isNull()

@@ -2,44 +2,74 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication
 
 from labrig.bootstrap import Services
 from labrig.ui.bridge import EventBridge
 from labrig.ui.main_window import MainWindow
+from labrig.ui.qt_executor import QtJobExecutor
+from labrig.ui.queue_model import QueueMonitor
+
+# How long quitting waits for running stages to hand their jobs back; a stage
+# that does not check in time loses its lease instead, and runs again later.
+SHUTDOWN_TIMEOUT_MS = 10_000
 
 
-def build_main_window(services: Services) -> tuple[MainWindow, EventBridge]:
-    """The bridge attached to ``services`` and the window listening to it.
+@dataclass(frozen=True)
+class Gui:
+    """The UI parts composed over one :class:`Services`."""
 
-    Call on the GUI thread, with a QApplication already created. Nothing is started.
+    window: MainWindow
+    bridge: EventBridge
+    executor: QtJobExecutor
+    monitor: QueueMonitor
+
+
+def build_main_window(services: Services, workers: int = 2) -> Gui:
+    """The bridge attached to ``services``, the job executor, and the window listening to both.
+
+    Call on the GUI thread, with a QApplication already created. Nothing is
+    started: :meth:`Services.start` delivers events, :meth:`QtJobExecutor.start`
+    runs jobs.
     """
     bridge = EventBridge()
     bridge.attach(services)
-    return MainWindow(services, bridge), bridge
+    executor = QtJobExecutor(services.queue, workers)
+    executor.attach(bridge)
+    monitor = QueueMonitor(services.queue, bridge, executor.signals)
+    return Gui(MainWindow(services, bridge, monitor), bridge, executor, monitor)
 
 
 def run_gui(services: Services, argv: list[str]) -> int:
     """Show the main window and run the event loop; returns the exit code.
 
     Services are started after the window exists, so no early event misses the
-    bridge, and closed when the application is about to quit, so the dispatcher
-    thread is joined before Qt tears down the objects it publishes to.
+    bridge. When the application is about to quit, the executor hands running
+    jobs back and waits for its workers, then the services close, so the
+    dispatcher thread is joined before Qt tears down the objects it publishes to.
     """
     app = QApplication.instance() or QApplication(argv)
     QCoreApplication.setApplicationName("Labrig")
-    window, bridge = build_main_window(services)
-    app.aboutToQuit.connect(services.close)
-    window.show()
+    gui = build_main_window(services)
+
+    def shut_down() -> None:
+        gui.executor.shutdown(SHUTDOWN_TIMEOUT_MS)
+        services.close()
+
+    app.aboutToQuit.connect(shut_down)
+    gui.window.show()
     services.start()
+    gui.executor.start()
     try:
         return app.exec()
     finally:
         # the QApplication may outlive this call (embedding, tests): leave it no
         # connection to services that are gone, and the dispatcher no dead bridge
-        app.aboutToQuit.disconnect(services.close)
-        bridge.detach(services)
+        app.aboutToQuit.disconnect(shut_down)
+        gui.bridge.detach(services)
         # Closing the last window during quit() posts one more Quit event, which
         # exec() returns before handling; left queued, it would end the next event
         # loop on this application at once (a second run_gui, a modal dialog).

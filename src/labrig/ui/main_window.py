@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QSt
 from labrig.bootstrap import Services
 from labrig.events.outbox import EventRecord
 from labrig.ui.bridge import EventBridge
-from labrig.ui.pages import PAGES, PageSpec
+from labrig.ui.pages import PAGES, PageContext, PageSpec
+from labrig.ui.queue_model import QueueMonitor, queue_summary
 
 NOTHING_YET = "—"
 
@@ -34,17 +35,24 @@ class MainWindow(QMainWindow):
     """Labrig's top-level window; ``pages`` defaults to :data:`~labrig.ui.pages.PAGES`."""
 
     def __init__(
-        self, services: Services, bridge: EventBridge, pages: Sequence[PageSpec] = PAGES, parent: QWidget | None = None
+        self,
+        services: Services,
+        bridge: EventBridge,
+        monitor: QueueMonitor,
+        pages: Sequence[PageSpec] = PAGES,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self._services = services
-        self._bridge = bridge
+        self._context = PageContext(services, bridge, monitor)
+        self._monitor = monitor
         self.page_keys = tuple(spec.key for spec in pages)
         self.setWindowTitle("Labrig")
         self._build_pages(pages)
         self._build_status_bar()
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
         bridge.storagePressureChanged.connect(self._on_bridge_storage_pressure_changed)
+        monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
+        self._on_monitor_snapshot_changed()
 
     def _build_pages(self, pages: Sequence[PageSpec]) -> None:
         self.navigation = QListWidget()
@@ -53,7 +61,7 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         for spec in pages:
             self.navigation.addItem(spec.title)
-            page = spec.factory(self._services)
+            page = spec.factory(self._context)
             page.setObjectName(f"page_{spec.key}")
             self.pages.addWidget(page)
         # wide enough for the longest title, no wider: the page gets the room
@@ -96,3 +104,9 @@ class MainWindow(QMainWindow):
     @Slot(str, "qlonglong")
     def _on_bridge_storage_pressure_changed(self, level: str, free_bytes: int) -> None:
         self.storage_status.setText(f"Storage: {level} ({human_bytes(free_bytes)} free)")
+
+    @Slot()
+    def _on_monitor_snapshot_changed(self) -> None:
+        counts = self._monitor.counts
+        self.queue_status.setText(queue_summary(counts))
+        self.queue_status.setToolTip("\n".join(f"{state.value}: {n}" for state, n in counts.items() if n))

@@ -1,8 +1,9 @@
 """The pages of the main window, declared as data.
 
-Each page is built by a factory that receives the services it shows, so a page
-gets its collaborators in ``__init__`` like every other widget. Pages of
-features not built yet say so plainly instead of showing fake controls.
+Each page is built by a factory that receives a :class:`PageContext` (the
+services, the event bridge, the queue monitor) and hands the page only what it
+uses, so a page gets its collaborators in ``__init__`` like every other widget.
+Pages of features not built yet say so plainly instead of showing fake controls.
 """
 
 from __future__ import annotations
@@ -14,8 +15,21 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
+from labrig.ui.bridge import EventBridge
+from labrig.ui.queue_model import QueueMonitor
+from labrig.ui.queue_page import QueuePage
 
-PageFactory = Callable[[Services], QWidget]
+
+@dataclass(frozen=True)
+class PageContext:
+    """What pages are built from."""
+
+    services: Services
+    bridge: EventBridge
+    monitor: QueueMonitor
+
+
+PageFactory = Callable[[PageContext], QWidget]
 
 
 @dataclass(frozen=True)
@@ -69,8 +83,8 @@ class SettingsPage(QWidget):
 
 
 def placeholder(title: str, promise: str) -> PageFactory:
-    """A factory for a :class:`PlaceholderPage`; it needs no services."""
-    return lambda _services: PlaceholderPage(title, promise)
+    """A factory for a :class:`PlaceholderPage`; it needs nothing from the context."""
+    return lambda _context: PlaceholderPage(title, promise)
 
 
 def _spec(key: str, title: str, promise: str) -> PageSpec:
@@ -88,7 +102,7 @@ PAGES: tuple[PageSpec, ...] = (
     _spec(
         "review", "Review", "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
     ),
-    _spec("queue", "Queue", "Analysis jobs, their states and progress arrive with the job queue."),
+    PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
     _spec(
         "devices", "Devices", "Connected cameras and instruments and their verification arrive with the device feature."
     ),
@@ -97,5 +111,5 @@ PAGES: tuple[PageSpec, ...] = (
         "Releases",
         "Analysis releases, their health checks and rollbacks arrive with the deployment feature.",
     ),
-    PageSpec("settings", "Settings", SettingsPage),
+    PageSpec("settings", "Settings", lambda context: SettingsPage(context.services)),
 )

@@ -279,8 +279,10 @@ class JobQueue:
         with self.store.read() as session:
             return JobView.of(self._get(session, job_id))
 
-    def jobs(self, states: Sequence[JobState] | None = None, limit: int | None = None) -> list[JobView]:
-        query = select(Job).order_by(Job.created_at, Job.id)
+    def jobs(self, states: Sequence[JobState] | None = None, limit: int | None = None,
+             newest_first: bool = False) -> list[JobView]:
+        order = (Job.created_at.desc(), Job.id.desc()) if newest_first else (Job.created_at, Job.id)
+        query = select(Job).order_by(*order)
         if states:
             query = query.where(Job.state.in_([s.value for s in states]))
         with self.store.read() as session:
@@ -296,6 +298,11 @@ class JobQueue:
         with self.store.read() as session:
             rows = session.scalars(select(ReproducibilityIncident).order_by(ReproducibilityIncident.id))
             return [IncidentView.of(r) for r in rows]
+
+    def cancel_requested(self, job_id: str) -> bool:
+        """A cheap read a running stage's worker polls between lease renewals."""
+        with self.store.read() as session:
+            return bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
 
     def idle(self) -> bool:
         """True when no job can run now or later without an operator (drain is complete)."""

@@ -28,6 +28,7 @@ from labrig.jobs.views import Claim, JobView
 
 ProgressCallback = Callable[[str, float, str], None]
 STAGE_CRASHED = "LABRIG_STAGE_CRASHED"
+CANCEL_POLL_SECONDS = 1.0
 
 
 class WorkerStoppingError(Exception):
@@ -45,14 +46,20 @@ class RunContext:
         self._writes, self._claim = writes, claim
         self._on_progress, self._stopping = on_progress, stopping
         self._renew_every = writes.queue.terms.renew_every
-        self._last_renewal = time.monotonic()
+        self._last_renewal = self._last_cancel_poll = time.monotonic()
         self._cancel_requested = False
         self._fraction, self._message = 0.0, ""
 
     def _renew_if_due(self) -> None:
         if time.monotonic() - self._last_renewal >= self._renew_every:
             self._cancel_requested |= self._writes.renew(self._claim, self._fraction, self._message)
-            self._last_renewal = time.monotonic()
+            self._last_renewal = self._last_cancel_poll = time.monotonic()
+
+    def _poll_cancel_if_due(self) -> None:
+        # a read, not a write: an operator's cancel is seen within a second, not a third of the lease
+        if time.monotonic() - self._last_cancel_poll >= CANCEL_POLL_SECONDS:
+            self._cancel_requested |= self._writes.queue.cancel_requested(self.job_id)
+            self._last_cancel_poll = time.monotonic()
 
     def progress(self, fraction: float, message: str = "") -> None:
         self._fraction, self._message = fraction, message
@@ -68,6 +75,7 @@ class RunContext:
     @property
     def cancelled(self) -> bool:
         self._renew_if_due()
+        self._poll_cancel_if_due()
         return self._cancel_requested
 
     def check_cancelled(self) -> None:

@@ -25,6 +25,7 @@ RUNNING_STATES = frozenset({S.LEASED, S.RUNNING, S.CHECKPOINTED})
 COLUMNS = ("Job", "Stage", "State", "Progress", "Attempts", "Error")
 JOB_COLUMN, PROGRESS_COLUMN, ERROR_COLUMN = (COLUMNS.index(c) for c in ("Job", "Progress", "Error"))
 ID_PREFIX = 8
+JOBS_SHOWN = 500  # the newest; older jobs stay available through `labrig jobs`
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -73,7 +74,7 @@ class QueueMonitor(QObject):
     def refresh_now(self) -> None:
         """Re-read the snapshot at once (after an operator's action, so it shows its effect)."""
         self._coalesce.stop()
-        self.jobs = self._queue.jobs()
+        self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
         self.counts = self._queue.counts()
         self._states = {job.id: job.state for job in self.jobs}
         self.snapshotChanged.emit()
@@ -113,8 +114,9 @@ class JobTableModel(QAbstractTableModel):
         self._live: dict[str, Progress] = {}  # newer than the stored progress, which is saved only at renewals
 
     def set_jobs(self, jobs: Sequence[JobView]) -> None:
+        """``jobs`` newest first, as :meth:`JobQueue.jobs` gives them with ``newest_first``."""
         self.beginResetModel()
-        self._jobs = list(reversed(jobs))
+        self._jobs = list(jobs)
         self._rows = {job.id: row for row, job in enumerate(self._jobs)}
         self._live = {
             i: p for i, p in self._live.items() if i in self._rows and self._jobs[self._rows[i]].state in RUNNING_STATES

@@ -40,3 +40,19 @@ def test_stop_hands_running_jobs_back_for_later(store: Store) -> None:
     view = q.get(job.id)
     assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
     assert view.attempts == 0
+
+
+def test_a_cancel_is_seen_within_about_a_second_whatever_the_lease(store: Store) -> None:
+    services = bootstrap(store=store)  # default 30 s lease: renewals alone would take 10 s
+    q = services.queue
+    job = q.enqueue("labrig.selftest", config={"steps": 1000, "step_seconds": 0.01})
+    executor = ThreadExecutor(q, workers=1)
+    runner = threading.Thread(target=executor.run, kwargs={"drain": True})
+    runner.start()
+    while q.get(job.id).state is not JobState.RUNNING:
+        time.sleep(0.02)
+    asked = time.monotonic()
+    q.cancel(job.id)
+    runner.join(15)
+    assert q.get(job.id).state is JobState.CANCELLED
+    assert time.monotonic() - asked < 3.0

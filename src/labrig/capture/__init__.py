@@ -1,0 +1,1 @@
+"""Devices and capture: verified sources, crash-safe recording, committed media (Qt-free)."""

@@ -68,6 +68,7 @@ class Store:
             try:
                 yield session
             finally:
+                session.expunge_all()  # what was read stays readable after the session ends
                 session.rollback()
 
     def meta(self, key: str) -> str | None:

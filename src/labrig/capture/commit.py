@@ -1,0 +1,140 @@
+"""Committing a capture: from a provisional folder to content-addressed, verified media.
+
+Order matters, and a crash at any point leaves something recovery can finish:
+segments are fsynced (at close), decoded back to count their frames, re-hashed,
+moved into the media store, the directory fsynced; then one database
+transaction records the capture, its segments and ``capture.committed`` — the
+commit point. Only then is the provisional folder removed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from labrig.capture.manifest import ManifestV1, SegmentV1, read_manifest
+from labrig.domain.events import EventName
+from labrig.domain.idempotency import sha256_hex
+from labrig.errors import LabrigError
+from labrig.events.outbox import record_event
+from labrig.fsutil import fsync_file, sha256_file, write_atomic
+from labrig.store.blobs import BlobMismatchError, BlobStore
+from labrig.store.database import Store
+from labrig.store.models import Blob, Capture, CaptureSegment
+from labrig.store.types import utcnow
+
+
+class FrameCountMismatchError(LabrigError):
+    code = "LABRIG_CAPTURE_FRAME_MISMATCH"
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    capture_id: str
+    state: str
+    manifest_sha256: str
+    frame_count: int
+    dropped_frames: int
+    segments: int
+
+
+def count_frames(path: Path) -> int:
+    """Frames that decode from ``path`` (0 for a file OpenCV cannot open)."""
+    reader = cv2.VideoCapture(str(path))
+    frames = 0
+    try:
+        while reader.isOpened() and reader.grab():
+            frames += 1
+    finally:
+        reader.release()
+    return frames
+
+
+def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext: str) -> Path:
+    """The segment file to store: in the folder, or already moved into the store by an interrupted commit."""
+    local = folder / name
+    return local if local.exists() else blobs.path(sha256, ext)
+
+
+def _verify_segment(folder: Path, blobs: BlobStore, seg: SegmentV1) -> None:
+    path = _checked_source(folder, blobs, seg.name, seg.sha256, ".avi")
+    fsync_file(path)
+    decoded = count_frames(path)
+    if decoded != seg.frames:
+        raise FrameCountMismatchError(f"{path} decodes to {decoded} frames, the manifest says {seg.frames}; "
+                                      "it is kept where it is for recovery")
+    if sha256_file(path)[0] != seg.sha256:
+        raise BlobMismatchError(f"{path} no longer matches the digest taken when it closed; kept for inspection")
+
+
+def _store_file(blobs: BlobStore, path: Path, sha256: str, ext: str, kind: str) -> dict[str, Any]:
+    size = path.stat().st_size
+    if path.parent != blobs.path(sha256, ext).parent:
+        blobs.put(path, sha256, ext)
+    return {"sha256": sha256, "ext": ext, "size": size, "kind": kind}
+
+
+def commit_capture(store: Store, folder: Path, *, state: str = "committed",
+                   report: dict[str, Any] | None = None) -> CommitResult:
+    """Verify, store and record the capture whose provisional manifest is in ``folder``."""
+    blobs = BlobStore(store.media_dir)
+    manifest = read_manifest(folder)
+    stored: list[dict[str, Any]] = []
+    rows: list[tuple[SegmentV1, str]] = []
+    for seg in manifest.segments:
+        _verify_segment(folder, blobs, seg)
+        stored.append(_store_file(blobs, _checked_source(folder, blobs, seg.name, seg.sha256, ".avi"),
+                                  seg.sha256, ".avi", "media"))
+        stamps = folder / seg.timestamps
+        stamps_sha = sha256_file(stamps)[0] if stamps.exists() else None
+        if stamps_sha:
+            stored.append(_store_file(blobs, stamps, stamps_sha, ".csv", "timestamps"))
+        rows.append((seg, stamps_sha or ""))
+    final = replace(manifest, open_segment=None, stopped_utc=manifest.stopped_utc or utcnow().isoformat())
+    body = final.to_bytes()
+    manifest_sha = sha256_hex(body)
+    staged = folder / "manifest.committed.json"
+    write_atomic(staged, body)
+    stored.append(_store_file(blobs, staged, manifest_sha, ".json", "manifest"))
+    result = _record(store, final, manifest_sha, rows, stored, state, report)
+    shutil.rmtree(folder, ignore_errors=True)
+    return result
+
+
+def _record(store: Store, manifest: ManifestV1, manifest_sha: str, rows: list[tuple[SegmentV1, str]],
+            stored: list[dict[str, Any]], state: str, report: dict[str, Any] | None) -> CommitResult:
+    frames = sum(seg.frames for seg, _ in rows)
+    with store.write() as session:
+        for blob in stored:
+            if session.get(Blob, blob["sha256"]) is None:
+                session.add(Blob(created_at=utcnow(), **blob))
+        capture = session.get(Capture, manifest.capture_id)
+        if capture is None:  # recovered before the start was recorded
+            capture = _new_capture_row(manifest)
+            session.add(capture)
+        capture.state, capture.committed_at, capture.frame_count = state, utcnow(), frames
+        capture.dropped_frames, capture.manifest_sha256 = manifest.dropped_frames, manifest_sha
+        capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
+        session.flush()
+        for position, (seg, stamps_sha) in enumerate(rows):
+            session.add(CaptureSegment(capture_id=manifest.capture_id, position=position, media_sha256=seg.sha256,
+                                       timestamps_sha256=stamps_sha or None, frames=seg.frames,
+                                       first_mono_ns=seg.first_mono_ns, last_mono_ns=seg.last_mono_ns))
+        record_event(session, EventName.CAPTURE_COMMITTED, {
+            "capture_id": manifest.capture_id, "state": state, "manifest_sha256": manifest_sha,
+            "segments": len(rows), "frame_count": frames, "dropped_frames": manifest.dropped_frames})
+    return CommitResult(manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows))
+
+
+def _new_capture_row(manifest: ManifestV1) -> Capture:
+    from datetime import datetime
+
+    return Capture(id=manifest.capture_id, session_id=manifest.session_id,
+                   device_id=str(manifest.device.get("device_id", "unknown")), origin="recorded",
+                   state="provisional", mode=json.dumps(manifest.mode), verification=json.dumps(manifest.verification),
+                   started_at=datetime.fromisoformat(manifest.started_utc), frame_count=0, dropped_frames=0)

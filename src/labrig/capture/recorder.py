@@ -1,0 +1,208 @@
+"""The runner of one recording: grab thread → bounded queue → writer thread → sink.
+
+The grab thread only reads the device and timestamps frames; it never waits on
+the disk. A full queue counts a dropped frame instead of blocking, and a gap in
+frame arrival times counts the frames the device skipped: drops are counted
+live and stored, never silently discarded. ``status()`` returns a frozen
+snapshot any thread may read.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from labrig.capture.commit import CommitResult, commit_capture
+from labrig.capture.devices import DeviceInfo
+from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
+from labrig.capture.sink import SegmentSink, now_ns
+from labrig.capture.sources import FrameSource, Image, Mode
+from labrig.domain.events import EventName
+from labrig.errors import LabrigError
+from labrig.events.outbox import record_event
+from labrig.fsutil import FolderLock, fsync_dir
+from labrig.store.database import Store
+from labrig.store.models import Capture
+from labrig.store.types import utcnow
+
+_END = None
+
+
+class RecorderState(StrEnum):
+    IDLE = "idle"
+    RECORDING = "recording"
+    STOPPING = "stopping"
+    COMMITTED = "committed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class RecorderStatus:
+    state: RecorderState
+    capture_id: str
+    frames: int  # frames written so far
+    dropped: int  # gap drops + queue-overflow drops
+    elapsed_s: float
+    fps: float  # frames written per second since the start
+    mb_per_s: float  # closed-segment bytes per second since the start
+    segments: int  # closed segments
+    stop_reason: str = ""  # why recording ended, when it was not asked to
+
+
+def provisional_root(store: Store) -> Path:
+    return store.root / "captures" / "provisional"
+
+
+class Recorder:
+    """Records ``source`` in ``mode`` into a new capture. Threading: call start/stop from one thread."""
+
+    sink_class: type[SegmentSink] = SegmentSink
+
+    def __init__(self, store: Store, source: FrameSource, device: DeviceInfo, mode: Mode, *,
+                 verification: dict[str, Any] | None = None, session_id: str | None = None,
+                 segment_seconds: float = 5.0, queue_seconds: float = 2.0) -> None:
+        self.store, self.source, self.device, self.mode = store, source, device, mode
+        self.verification, self.session_id = verification or {}, session_id
+        self.capture_id = str(uuid.uuid4())
+        self.folder = provisional_root(store) / self.capture_id
+        self.segment_seconds = segment_seconds
+        self._queue: queue.Queue[tuple[Image, int, int] | None] = queue.Queue(max(2, round(queue_seconds * mode.fps)))
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._state, self._frames, self._gap_drops, self._overflow_drops = RecorderState.IDLE, 0, 0, 0
+        self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
+        self._error: LabrigError | None = None
+        self._threads: list[threading.Thread] = []
+
+    # -- control -------------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Open the device, write the provisional manifest, record ``capture.started``, start threads."""
+        self.mode = self.source.open(self.mode)
+        self.folder.mkdir(parents=True)
+        fsync_dir(self.folder.parent)
+        self._lock_file = FolderLock(self.folder)
+        self._lock_file.acquire()  # tells recovery in another process that this capture is alive
+        self._sink = self.sink_class(self.folder, self.mode, self.segment_seconds, self._on_sink_segment_closed)
+        first = self._sink.setup()
+        self._manifest = ManifestV1(self.capture_id, self.session_id, self.device.to_json(), self.mode.to_json(),
+                                    self.verification, utcnow().isoformat(), self.segment_seconds, open_segment=first)
+        write_manifest(self.folder, self._manifest)
+        self._record_start()
+        self._started = time.monotonic()
+        self._state = RecorderState.RECORDING
+        self._threads = [threading.Thread(target=self._grab_loop, name="labrig-grab", daemon=True),
+                         threading.Thread(target=self._write_loop, name="labrig-write", daemon=True)]
+        for thread in self._threads:
+            thread.start()
+        return self.capture_id
+
+    def _record_start(self) -> None:
+        with self.store.write() as session:
+            session.add(Capture(id=self.capture_id, session_id=self.session_id, device_id=self.device.device_id,
+                                origin="recorded", state="provisional", mode=json.dumps(self.mode.to_json()),
+                                verification=json.dumps(self.verification), started_at=utcnow(), frame_count=0,
+                                dropped_frames=0, provisional_dir=str(self.folder)))
+            record_event(session, EventName.CAPTURE_STARTED, {
+                "capture_id": self.capture_id, "session_id": self.session_id,
+                "device_id": self.device.device_id, "manifest_path": str(self.folder / "manifest.json")})
+
+    def wait(self, seconds: float) -> None:
+        """Record for ``seconds`` (or until the device or the disk ends the recording)."""
+        self._stop.wait(seconds)
+
+    def stop(self) -> CommitResult:
+        """Stop, write out what is queued, close the last segment and commit the capture."""
+        with self._lock:
+            self._state = RecorderState.STOPPING
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self._manifest = replace(self._manifest, open_segment=None, dropped_frames=self.dropped,
+                                 stopped_utc=utcnow().isoformat())
+        write_manifest(self.folder, self._manifest)
+        try:
+            result = commit_capture(self.store, self.folder, report=self._report())
+        except LabrigError:
+            self._state = RecorderState.FAILED
+            raise
+        finally:
+            self._lock_file.release()
+        self._state = RecorderState.COMMITTED
+        return result
+
+    def _report(self) -> dict[str, Any] | None:
+        report = {"gap_drops": self._gap_drops, "overflow_drops": self._overflow_drops,
+                  "stop_reason": self._stop_reason, "error_code": self._error.code if self._error else None}
+        return report if any(report.values()) else None
+
+    @property
+    def dropped(self) -> int:
+        return self._gap_drops + self._overflow_drops
+
+    def status(self) -> RecorderStatus:
+        elapsed = time.monotonic() - self._started if self._started else 0.0
+        return RecorderStatus(self._state, self.capture_id, self._frames, self.dropped, elapsed,
+                              self._frames / elapsed if elapsed else 0.0,
+                              self._bytes / 1e6 / elapsed if elapsed else 0.0, self._segments, self._stop_reason)
+
+    # -- threads -------------------------------------------------------------------------------
+
+    def _grab_loop(self) -> None:
+        interval_ns = 1e9 / self.mode.fps
+        last = 0
+        while not self._stop.is_set():
+            image = self.source.read(timeout_s=max(2.0, 4 / self.mode.fps))
+            if image is None:
+                self._end("the device stopped sending frames (unplugged or switched off)")
+                break
+            mono, utc = now_ns()
+            if last and mono - last > 1.5 * interval_ns:
+                self._gap_drops += round((mono - last) / interval_ns) - 1
+            last = mono
+            try:
+                self._queue.put_nowait((image, mono, utc))
+            except queue.Full:
+                self._overflow_drops += 1  # the disk is behind: count it, never block the device
+        self.source.close()
+        self._queue.put(_END)
+
+    def _write_loop(self) -> None:
+        while (item := self._queue.get()) is not _END:
+            if self._error is not None:
+                self._overflow_drops += 1  # nowhere to write it any more: counted as dropped
+                continue
+            try:
+                self._sink.append(*item)
+                self._frames += 1
+            except LabrigError as exc:
+                self._error = exc
+                self._end(exc.message)
+        try:
+            self._sink.close()
+        except LabrigError as exc:
+            self._error = self._error or exc
+
+    def _end(self, reason: str) -> None:
+        if not self._stop.is_set():
+            self._stop_reason = reason
+            self._stop.set()
+
+    def _on_sink_segment_closed(self, segment: SegmentV1, next_open: str | None) -> None:
+        self._segments += 1
+        self._bytes += segment.bytes
+        self._manifest = replace(self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped)
+        write_manifest(self.folder, self._manifest)
+
+
+def status_json(status: RecorderStatus) -> dict[str, Any]:
+    data = asdict(status)
+    data["state"] = status.state.value
+    return data

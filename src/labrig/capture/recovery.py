@@ -1,0 +1,172 @@
+"""Start-up recovery: every provisional capture left by a crash is resolved, nothing deleted.
+
+Closed segments are verified and committed as ``salvaged``; the segment that
+was open is kept up to its last decodable frame; files that cannot be read
+are moved to the quarantine folder and listed. A folder whose capture was
+already committed (a crash after the commit point) is tidied away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from labrig.capture.commit import commit_capture, count_frames
+from labrig.capture.manifest import ManifestError, ManifestV1, SegmentV1, read_manifest, write_manifest
+from labrig.capture.recorder import provisional_root
+from labrig.errors import LabrigError
+from labrig.fsutil import FolderLock, fsync_dir, fsync_file, sha256_file
+from labrig.store.database import Store
+from labrig.store.models import Capture
+from labrig.store.types import utcnow
+
+DONE_STATES = ("committed", "salvaged")
+
+
+@dataclass(frozen=True)
+class Recovered:
+    capture_id: str
+    outcome: str  # salvaged, quarantined or tidied
+    frames: int
+    detail: str
+
+
+@dataclass
+class RecoveryReport:
+    items: list[Recovered] = field(default_factory=list)
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [vars(i) for i in self.items]
+
+
+def quarantine_root(store: Store) -> Path:
+    return store.root / "captures" / "quarantine"
+
+
+def recover(store: Store) -> RecoveryReport:
+    """Resolve every provisional capture folder of ``store``."""
+    report = RecoveryReport()
+    root = provisional_root(store)
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []:
+        item = _recover_one(store, folder)
+        if item is not None:
+            report.items.append(item)
+    return report
+
+
+def _recover_one(store: Store, folder: Path) -> Recovered | None:
+    lock = FolderLock(folder)
+    if not lock.acquire():
+        return None  # still being recorded by a live process
+    try:
+        return _resolve_folder(store, folder)
+    finally:
+        lock.release()
+
+
+def _resolve_folder(store: Store, folder: Path) -> Recovered:
+    with store.read() as session:
+        row = session.get(Capture, folder.name)
+        done = row is not None and row.state in DONE_STATES
+    if done:
+        shutil.rmtree(folder, ignore_errors=True)
+        return Recovered(folder.name, "tidied", 0, "committed before the crash; leftover folder removed")
+    try:
+        manifest = read_manifest(folder)
+    except ManifestError as exc:
+        _quarantine(store, folder, folder.name, exc.message)
+        return Recovered(folder.name, "quarantined", 0, exc.message)
+    manifest, moved = _resolve_segments(store, folder, manifest)
+    if not manifest.segments:
+        _quarantine(store, folder, manifest.capture_id, "no decodable frames")
+        return Recovered(manifest.capture_id, "quarantined", 0, "no decodable frames were recorded")
+    write_manifest(folder, manifest)
+    gap = {"recovered_after_crash": True, "quarantined_files": moved,
+           "open_segment_frames_kept": manifest.segments[-1].frames if _was_open(manifest) else 0}
+    try:
+        result = commit_capture(store, folder, state="salvaged", report=gap)
+    except LabrigError as exc:
+        _quarantine(store, folder, manifest.capture_id, exc.message)
+        return Recovered(manifest.capture_id, "quarantined", 0, exc.message)
+    detail = f"{result.segments} segments kept" + (f"; {len(moved)} unreadable files quarantined" if moved else "")
+    return Recovered(manifest.capture_id, "salvaged", result.frame_count, detail)
+
+
+def _was_open(manifest: ManifestV1) -> bool:
+    return manifest.stopped_utc is None
+
+
+def _resolve_segments(store: Store, folder: Path, manifest: ManifestV1) -> tuple[ManifestV1, list[str]]:
+    """Keep the closed segments that still verify and the decodable part of the open one."""
+    kept: list[SegmentV1] = []
+    moved: list[str] = []
+    for seg in manifest.segments:
+        path = folder / seg.name
+        if path.exists() and count_frames(path) == seg.frames and sha256_file(path)[0] == seg.sha256:
+            kept.append(seg)
+        elif path.exists():
+            moved.append(_quarantine_file(store, manifest.capture_id, path))
+        else:
+            kept.append(seg)  # already moved into the media store by an interrupted commit
+    if manifest.open_segment and (folder / manifest.open_segment).exists():
+        salvaged = _salvage_open(folder, manifest.open_segment)
+        if salvaged is None:
+            moved.append(_quarantine_file(store, manifest.capture_id, folder / manifest.open_segment))
+        else:
+            kept.append(salvaged)
+    return replace(manifest, segments=tuple(kept), open_segment=None), moved
+
+
+def _salvage_open(folder: Path, name: str) -> SegmentV1 | None:
+    path = folder / name
+    frames = count_frames(path)
+    if frames == 0:
+        return None
+    fsync_file(path)
+    stamps_name = name.replace(".avi", ".ts.csv")
+    stamps = _read_stamps(folder / stamps_name)[:frames]
+    first = stamps[0] if stamps else 0
+    last = stamps[-1] if stamps else 0
+    digest, size = sha256_file(path)
+    return SegmentV1(name, stamps_name, frames, digest, size, first, last)
+
+
+def _read_stamps(path: Path) -> list[int]:
+    try:
+        lines = path.read_text(encoding="ascii", errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split(",")
+        if len(parts) == 3 and parts[1].isdigit():
+            out.append(int(parts[1]))
+    return out
+
+
+def _quarantine_file(store: Store, capture_id: str, path: Path) -> str:
+    target = quarantine_root(store) / capture_id
+    target.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target / path.name)
+    fsync_dir(target)
+    return str(target / path.name)
+
+
+def _quarantine(store: Store, folder: Path, capture_id: str, reason: str) -> None:
+    target = quarantine_root(store) / folder.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        for item in folder.iterdir():
+            os.replace(item, target / item.name)
+        folder.rmdir()
+    else:
+        os.replace(folder, target)
+    fsync_dir(target.parent)
+    with store.write() as session:
+        row = session.get(Capture, capture_id)
+        if row is not None:
+            row.state, row.provisional_dir = "quarantined", None
+            row.report = json.dumps({"quarantined": str(target), "reason": reason, "at": utcnow().isoformat()})

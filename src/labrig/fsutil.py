@@ -1,0 +1,95 @@
+"""Durable file operations: what "saved" means on disk.
+
+A rename is durable only once its directory is fsynced; a file's bytes only
+once the file is. Every write Labrig calls durable goes through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import IO
+
+CHUNK = 1 << 20
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the directory's entries (creations, renames) durable; a no-op where the OS cannot."""
+    if os.name == "nt":  # pragma: no cover - NTFS journals metadata; directories cannot be opened
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file, whole."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def sha256_file(path: Path) -> tuple[str, int]:
+    """The SHA-256 hex digest and size of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+class FolderLock:
+    """An exclusive advisory lock on ``folder/.lock``, released by the OS if the holder dies.
+
+    Recovery uses it to tell a capture still being recorded (locked) from one
+    left behind by a crash (unlocked).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / ".lock"
+        self._fh: IO[bytes] | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock without waiting; False when another process holds it."""
+        fh = open(self.path, "a+b")  # noqa: SIM115 - held open for the life of the lock
+        try:
+            _lock(fh)
+        except OSError:
+            fh.close()
+            return False
+        self._fh = fh
+        return True
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing releases the lock
+            self._fh = None
+
+
+def _lock(fh: IO[bytes]) -> None:
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,0 +1,40 @@
+"""Recording test parts: the virtual camera as a device, and a few real-world misbehaviours."""
+
+from __future__ import annotations
+
+import time
+
+from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.sink import SegmentSink, SinkError
+from labrig.capture.sources import Image, Mode
+from labrig.capture.virtual import VirtualCamera
+
+VIRTUAL = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+SMALL = Mode(640, 480, 30.0)
+
+
+class StallingCamera(VirtualCamera):
+    """A camera whose driver stalls now and then (USB bandwidth, a busy hub): frames are skipped."""
+
+    def __init__(self, stall_every: int, stall_s: float) -> None:
+        super().__init__("markers")
+        self.stall_every, self.stall_s = stall_every, stall_s
+
+    def read(self, timeout_s: float = 2.0) -> Image | None:
+        image = super().read(timeout_s)
+        if self.frame_index % self.stall_every == 0:
+            time.sleep(self.stall_s)
+        return image
+
+
+class FailingSink(SegmentSink):
+    """A sink whose disk fails after ``fail_after`` frames (a write failure injected at the sink)."""
+
+    fail_after = 20
+
+    def append(self, image: Image, mono_ns: int, utc_ns: int) -> None:
+        self.fail_after -= 1
+        if self.fail_after < 0:
+            raise SinkError("writing to the data folder failed (No space left on device); recording stopped, "
+                            "frames so far are kept")
+        super().append(image, mono_ns, utc_ns)

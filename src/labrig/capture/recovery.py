@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sqlalchemy import select
+
 from labrig.capture.commit import commit_capture, count_frames
 from labrig.capture.manifest import ManifestError, ManifestV1, SegmentV1, read_manifest, write_manifest
 from labrig.capture.recorder import provisional_root
@@ -54,7 +56,21 @@ def recover(store: Store) -> RecoveryReport:
         item = _recover_one(store, folder)
         if item is not None:
             report.items.append(item)
+    report.items += _abandon_orphans(store)
     return report
+
+
+def _abandon_orphans(store: Store) -> list[Recovered]:
+    """Provisional rows whose folder is gone (removed by hand): marked abandoned, explicitly."""
+    found = []
+    with store.write() as session:
+        for row in session.scalars(select(Capture).where(Capture.state == "provisional")):
+            if row.provisional_dir and not Path(row.provisional_dir).exists():
+                row.state = "abandoned"
+                row.report = json.dumps({"reason": f"its folder {row.provisional_dir} disappeared",
+                                         "at": utcnow().isoformat()})
+                found.append(Recovered(row.id, "abandoned", 0, f"folder {row.provisional_dir} is gone"))
+    return found
 
 
 def _recover_one(store: Store, folder: Path) -> Recovered | None:

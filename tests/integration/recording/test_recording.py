@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -116,3 +117,23 @@ def _capture(store: Store, capture_id: str) -> Capture:
         row = s.get(Capture, capture_id)
         assert row is not None
         return row
+
+
+def test_a_provisional_capture_whose_folder_vanished_is_marked_abandoned(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    from labrig.capture.recovery import recover
+    from labrig.store import open_store
+
+    root = tmp_path / "store"
+    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(root), "--kill-at-rename", "3"]
+    subprocess.run(child, cwd=Path(__file__).resolve().parents[3], check=False, timeout=60)  # dies mid-recording
+    store = open_store(root)
+    [folder] = list(provisional_root(store).iterdir())
+    shutil.rmtree(folder)  # someone deleted it by hand before Labrig started again
+    [item] = recover(store).items
+    assert (item.capture_id, item.outcome) == (folder.name, "abandoned")
+    assert _capture(store, folder.name).state == "abandoned"
+    store.close()

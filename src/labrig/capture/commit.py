@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,10 @@ class CommitResult:
     segments: int
 
 
+def media_ext(seg: SegmentV1) -> str:
+    return Path(seg.name).suffix.lower()
+
+
 def count_frames(path: Path) -> int:
     """Frames that decode from ``path`` (0 for a file OpenCV cannot open)."""
     reader = cv2.VideoCapture(str(path))
@@ -62,7 +67,7 @@ def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext:
 
 
 def _verify_segment(folder: Path, blobs: BlobStore, seg: SegmentV1) -> None:
-    path = _checked_source(folder, blobs, seg.name, seg.sha256, ".avi")
+    path = _checked_source(folder, blobs, seg.name, seg.sha256, media_ext(seg))
     fsync_file(path)
     decoded = count_frames(path)
     if decoded != seg.frames:
@@ -79,8 +84,8 @@ def _store_file(blobs: BlobStore, path: Path, sha256: str, ext: str, kind: str) 
     return {"sha256": sha256, "ext": ext, "size": size, "kind": kind}
 
 
-def commit_capture(store: Store, folder: Path, *, state: str = "committed",
-                   report: dict[str, Any] | None = None) -> CommitResult:
+def commit_capture(store: Store, folder: Path, *, state: str = "committed", report: dict[str, Any] | None = None,
+                   origin: str = "recorded", source_sha256: str | None = None) -> CommitResult:
     """Verify, store and record the capture whose provisional manifest is in ``folder``."""
     blobs = BlobStore(store.media_dir)
     manifest = read_manifest(folder)
@@ -88,10 +93,11 @@ def commit_capture(store: Store, folder: Path, *, state: str = "committed",
     rows: list[tuple[SegmentV1, str]] = []
     for seg in manifest.segments:
         _verify_segment(folder, blobs, seg)
-        stored.append(_store_file(blobs, _checked_source(folder, blobs, seg.name, seg.sha256, ".avi"),
-                                  seg.sha256, ".avi", "media"))
+        ext = media_ext(seg)
+        stored.append(_store_file(blobs, _checked_source(folder, blobs, seg.name, seg.sha256, ext),
+                                  seg.sha256, ext, "media"))
         stamps = folder / seg.timestamps
-        stamps_sha = sha256_file(stamps)[0] if stamps.exists() else None
+        stamps_sha = sha256_file(stamps)[0] if seg.timestamps and stamps.exists() else None
         if stamps_sha:
             stored.append(_store_file(blobs, stamps, stamps_sha, ".csv", "timestamps"))
         rows.append((seg, stamps_sha or ""))
@@ -101,22 +107,24 @@ def commit_capture(store: Store, folder: Path, *, state: str = "committed",
     staged = folder / "manifest.committed.json"
     write_atomic(staged, body)
     stored.append(_store_file(blobs, staged, manifest_sha, ".json", "manifest"))
-    result = _record(store, final, manifest_sha, rows, stored, state, report)
+    result = _record(store, final, manifest_sha, rows, stored, state, report, origin, source_sha256)
     shutil.rmtree(folder, ignore_errors=True)
     return result
 
 
 def _record(store: Store, manifest: ManifestV1, manifest_sha: str, rows: list[tuple[SegmentV1, str]],
-            stored: list[dict[str, Any]], state: str, report: dict[str, Any] | None) -> CommitResult:
+            stored: list[dict[str, Any]], state: str, report: dict[str, Any] | None, origin: str,
+            source_sha256: str | None) -> CommitResult:
     frames = sum(seg.frames for seg, _ in rows)
     with store.write() as session:
         for blob in stored:
             if session.get(Blob, blob["sha256"]) is None:
                 session.add(Blob(created_at=utcnow(), **blob))
         capture = session.get(Capture, manifest.capture_id)
-        if capture is None:  # recovered before the start was recorded
-            capture = _new_capture_row(manifest)
+        if capture is None:  # imported, or recovered before the start was recorded
+            capture = _new_capture_row(manifest, origin)
             session.add(capture)
+        capture.source_sha256 = source_sha256
         capture.state, capture.committed_at, capture.frame_count = state, utcnow(), frames
         capture.dropped_frames, capture.manifest_sha256 = manifest.dropped_frames, manifest_sha
         capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
@@ -131,10 +139,8 @@ def _record(store: Store, manifest: ManifestV1, manifest_sha: str, rows: list[tu
     return CommitResult(manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows))
 
 
-def _new_capture_row(manifest: ManifestV1) -> Capture:
-    from datetime import datetime
-
+def _new_capture_row(manifest: ManifestV1, origin: str) -> Capture:
     return Capture(id=manifest.capture_id, session_id=manifest.session_id,
-                   device_id=str(manifest.device.get("device_id", "unknown")), origin="recorded",
+                   device_id=str(manifest.device.get("device_id", "unknown")), origin=origin,
                    state="provisional", mode=json.dumps(manifest.mode), verification=json.dumps(manifest.verification),
                    started_at=datetime.fromisoformat(manifest.started_utc), frame_count=0, dropped_frames=0)

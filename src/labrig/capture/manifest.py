@@ -19,7 +19,7 @@ from labrig.fsutil import write_atomic
 
 SCHEMA = "labrig.manifest/1"
 MANIFEST_NAME = "manifest.json"
-SEGMENT_NAME = re.compile(r"^seg-\d{5}\.avi$")
+SEGMENT_NAME = re.compile(r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$")  # recorded: .avi; imported: as it came
 TIMESTAMPS_NAME = re.compile(r"^seg-\d{5}\.ts\.csv$")
 
 
@@ -33,8 +33,8 @@ class ManifestError(LabrigError):
 class SegmentV1:
     """One closed segment of media."""
 
-    name: str  # file name inside the capture folder, seg-NNNNN.avi
-    timestamps: str  # its per-frame timestamp sidecar, seg-NNNNN.ts.csv
+    name: str  # file name inside the capture folder: seg-NNNNN.avi (imported media keeps its own extension)
+    timestamps: str  # its per-frame timestamp sidecar, seg-NNNNN.ts.csv ("" when the source had none)
     frames: int  # frames written to it
     sha256: str  # digest of the closed file, computed as it closed
     bytes: int  # its size
@@ -87,6 +87,6 @@ def read_manifest(folder: Path) -> ManifestV1:
     for name in [s.name for s in segments] + ([manifest.open_segment] if manifest.open_segment else []):
         if not isinstance(name, str) or not SEGMENT_NAME.match(name):
             raise ManifestError(f"{path} names a media file '{name}' outside its folder; refused")
-    if any(not TIMESTAMPS_NAME.match(s.timestamps) for s in segments):
+    if any(s.timestamps and not TIMESTAMPS_NAME.match(s.timestamps) for s in segments):
         raise ManifestError(f"{path} names a timestamp file outside its folder; refused")
     return manifest

@@ -142,7 +142,7 @@ def _salvage_open(folder: Path, name: str) -> SegmentV1 | None:
     if frames == 0:
         return None
     fsync_file(path)
-    stamps_name = name.replace(".avi", ".ts.csv")
+    stamps_name = Path(name).with_suffix(".ts.csv").name
     stamps = _read_stamps(folder / stamps_name)[:frames]
     first = stamps[0] if stamps else 0
     last = stamps[-1] if stamps else 0

@@ -214,6 +214,7 @@ class Capture(Base):
     manifest_sha256: Mapped[str | None] = mapped_column(String(64))
     provisional_dir: Mapped[str | None] = mapped_column(Text)
     report: Mapped[str | None] = mapped_column(Text)  # gap or salvage report, JSON
+    source_sha256: Mapped[str | None] = mapped_column(String(64), index=True)  # imported file's digest
 
 
 class CaptureSegment(Base):

@@ -62,6 +62,7 @@ def upgrade() -> None:
         sa.Column("manifest_sha256", sa.String(64), nullable=True),
         sa.Column("provisional_dir", sa.Text(), nullable=True),
         sa.Column("report", sa.Text(), nullable=True),
+        sa.Column("source_sha256", sa.String(64), nullable=True, index=True),
     )
     op.create_table(
         "capture_segments",

@@ -81,9 +81,9 @@ def check_database(root: Path) -> Check:
 def check_free_space(root: Path) -> Check:
     free = shutil.disk_usage(root).free
     level = pressure_level(free)
-    detail = f"{free / 1024**3:.1f} GiB free on the data volume (pressure: {level.value})"
-    if level in (PressureLevel.FULL, PressureLevel.CRITICAL):
+    detail = f"{free / 1024**3:.1f} GiB free on the data volume (pressure: {level.label})"
+    if level is PressureLevel.CRITICAL:
         return Check("space", Status.FAIL, detail, "free disk space or move the data folder with --store")
-    if level is PressureLevel.LOW:
+    if level >= PressureLevel.ELEVATED:
         return Check("space", Status.WARN, detail, "free disk space soon; recordings stop when it runs out")
     return Check("space", Status.OK, detail)

@@ -52,7 +52,8 @@ def test_events_lists_recorded_events_in_order_and_flags_uncatalogued(tmp_path: 
     store = open_store(tmp_path)
     with store.write() as session:
         record_event(session, "storage.pressure.changed",
-                     {"volume": "/data", "previous_level": "ok", "level": "low", "free_bytes": 10})
+                     {"volume": "/data", "previous_level": "normal", "level": "high", "free_bytes": 10,
+                      "minutes_left": 3.5})
         record_event(session, "plugin.custom", {"x": 1})
     store.close()
     lines = labrig("--store", str(tmp_path), "events", "--json").stdout.splitlines()

@@ -17,7 +17,8 @@ from labrig.events.outbox import EventRecord, record_event
 from labrig.ui.app import Gui
 from labrig.ui.bridge import EventBridge
 
-LOW = {"volume": "/media/lab", "previous_level": "ok", "level": "low", "free_bytes": 12_300_000_000}
+LOW = {"volume": "/media/lab", "previous_level": "normal", "level": "high", "free_bytes": 12_300_000_000,
+       "minutes_left": None}
 
 
 def _in_thread(target: Callable[[], object]) -> None:
@@ -61,7 +62,7 @@ def test_event_recorded_on_a_thread_updates_the_status_bar(
     assert isinstance(event, EventRecord)
     assert event.name == "storage.pressure.changed" and event.payload == LOW
     storage = window.findChild(QLabel, "storageStatus")
-    qtbot.waitUntil(lambda: storage.text() == "Storage: low (12.3 GB free)", timeout=5000)
+    qtbot.waitUntil(lambda: storage.text() == "Storage: high (12.3 GB free)", timeout=5000)
     assert window.findChild(QLabel, "lastEvent").text() == "Last event: storage.pressure.changed"
     assert delivered_on == [qapp.thread()]
     services.close()
@@ -74,12 +75,12 @@ def test_publish_from_any_thread_emits_typed_signals_on_the_gui_thread(qtbot: Qt
         lambda level, free: seen.append((level, free, QThread.currentThread() == qapp.thread()))
     )
     # 5 TB: far beyond a 32-bit int, which a plain Signal(str, int) would overflow
-    payload = dict(LOW, level="ok", free_bytes=5_000_000_000_000)
+    payload = dict(LOW, level="normal", free_bytes=5_000_000_000_000)
 
     with qtbot.waitSignal(bridge.storagePressureChanged, timeout=5000):
         _in_thread(lambda: bridge.publish(_record(EventName.STORAGE_PRESSURE_CHANGED, payload)))
 
-    assert seen == [("ok", 5_000_000_000_000, True)]
+    assert seen == [("normal", 5_000_000_000_000, True)]
 
 
 def test_other_events_do_not_emit_storage_pressure(qtbot: QtBot) -> None:

@@ -25,9 +25,11 @@ from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.sink import SegmentSink, now_ns
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.domain.events import EventName
+from labrig.domain.storage import PressureLevel
 from labrig.errors import LabrigError
 from labrig.events.outbox import record_event
 from labrig.fsutil import FolderLock, fsync_dir
+from labrig.storage import StorageMonitor
 from labrig.store.database import Store
 from labrig.store.models import Capture
 from labrig.store.types import utcnow
@@ -67,12 +69,14 @@ class Recorder:
 
     def __init__(self, store: Store, source: FrameSource, device: DeviceInfo, mode: Mode, *,
                  verification: dict[str, Any] | None = None, session_id: str | None = None,
-                 segment_seconds: float = 5.0, queue_seconds: float = 2.0) -> None:
+                 segment_seconds: float = 5.0, queue_seconds: float = 2.0,
+                 monitor: StorageMonitor | None = None) -> None:
         self.store, self.source, self.device, self.mode = store, source, device, mode
         self.verification, self.session_id = verification or {}, session_id
         self.capture_id = str(uuid.uuid4())
         self.folder = provisional_root(store) / self.capture_id
         self.segment_seconds = segment_seconds
+        self.monitor = monitor
         self._queue: queue.Queue[tuple[Image, int, int] | None] = queue.Queue(max(2, round(queue_seconds * mode.fps)))
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -200,6 +204,10 @@ class Recorder:
         self._bytes += segment.bytes
         self._manifest = replace(self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped)
         write_manifest(self.folder, self._manifest)
+        if self.monitor is not None:
+            rate = self._bytes / max(time.monotonic() - self._started, 1e-3)
+            if self.monitor.sample(rate).level is PressureLevel.CRITICAL:
+                self._end("the disk is nearly full: recording stopped after the last complete segment")
 
 
 def status_json(status: RecorderStatus) -> dict[str, Any]:

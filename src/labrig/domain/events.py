@@ -172,9 +172,11 @@ CATALOG: tuple[EventSpec, ...] = (
           F("reason", "str", "why it was rolled back")),
     _spec("EVT-16", EventName.STORAGE_PRESSURE_CHANGED, "Storage pressure level changed.",
           F("volume", "str", "path of the media volume"),
-          F("previous_level", "str", "level before: ok, low, critical or full"),
+          F("previous_level", "str", "level before: normal, elevated, high or critical"),
           F("level", "str", "level now"),
-          F("free_bytes", "int", "free bytes measured")),
+          F("free_bytes", "int", "free bytes measured"),
+          F("minutes_left", "float", "minutes until full at the current data rate (null when idle)",
+            nullable=True)),
 )
 
 SPECS: dict[str, EventSpec] = {spec.name.value: spec for spec in CATALOG}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -46,6 +46,8 @@ class JobQueue:
     clock: Clock = field(default_factory=Clock)
     terms: LeaseTerms = field(default_factory=LeaseTerms)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: True while storage pressure pauses output-heavy stages (see labrig.storage)
+    heavy_paused: Callable[[], bool] = lambda: False
 
     # -- transitions and events shared by every caller ------------------------------------------
 
@@ -177,7 +179,8 @@ class JobQueue:
             self._reap_expired(session)
             self._wake_due_retries(session)
             ready = session.scalars(
-                select(Job).where(Job.state == S.READY.value, Job.stage_id.in_(self.registry.ids()))
+                select(Job).where(Job.state == S.READY.value,
+                                  Job.stage_id.in_(self.registry.ids(heavy=not self.heavy_paused())))
                 .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(slots)
                 .with_for_update(skip_locked=True))
             return [self._lease(session, job) for job in list(ready)]

@@ -65,6 +65,8 @@ class Stage:
     description: str = ""
     #: run in a child process (for stages that hold the GIL for long); ``run`` must be importable
     isolated: bool = False
+    #: writes large outputs (media, renders): waits while storage pressure is high
+    output_heavy: bool = False
 
 
 class StageRegistry:
@@ -87,5 +89,6 @@ class StageRegistry:
     def __contains__(self, stage_id: str) -> bool:
         return stage_id in self._stages
 
-    def ids(self) -> list[str]:
-        return sorted(self._stages)
+    def ids(self, *, heavy: bool = True) -> list[str]:
+        """Registered stage ids; ``heavy=False`` leaves out output-heavy stages."""
+        return sorted(i for i, s in self._stages.items() if heavy or not s.output_heavy)

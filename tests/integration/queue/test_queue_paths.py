@@ -21,7 +21,7 @@ from labrig.events.dispatcher import events_after
 from labrig.jobs.runner import run_claim
 from labrig.jobs.stages import NO_MODEL_DIGEST
 from labrig.store.models import Job, JobOutput
-from tests.integration.queue.conftest import Rig
+from tests.integration.queue.conftest import STAGES, Rig
 
 S = JobState
 
@@ -340,3 +340,16 @@ def test_a_success_after_a_lost_worker_carries_no_stale_error(rig: Rig) -> None:
     done = rig.queue.get(job.id)
     assert done.error_code is None and done.error_message is None
     assert [e["error_code"] for e in _events(rig, "analysis.stage.failed")] == ["LABRIG_WORKER_LOST"]
+
+
+def test_output_heavy_stages_wait_while_storage_pressure_is_high(rig: Rig) -> None:
+    from labrig.jobs.stages import Stage
+
+    rig.queue.registry.register(Stage("t.render", 1, True, STAGES[0].run, output_heavy=True))
+    heavy = rig.queue.enqueue("t.render")
+    light = rig.queue.enqueue("t.echo")
+    paused = [True]
+    rig.queue.heavy_paused = lambda: paused[0]
+    assert [c.job_id for c in rig.queue.claim(5)] == [light.id]
+    paused[0] = False
+    assert [c.job_id for c in rig.queue.claim(5)] == [heavy.id]

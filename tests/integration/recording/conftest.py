@@ -14,7 +14,7 @@ SMALL = Mode(640, 480, 30.0)
 
 
 class StallingCamera(VirtualCamera):
-    """A camera whose driver stalls now and then (USB bandwidth, a busy hub): frames are skipped."""
+    """A camera whose driver stalls now and then (USB bandwidth, a busy hub): no frame arrives during a stall."""
 
     def __init__(self, stall_every: int, stall_s: float) -> None:
         super().__init__("markers")

@@ -1,0 +1,54 @@
+"""``labrig verify``: re-hash every blob and check every committed manifest against the catalog."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from labrig.store.blobs import BlobStore
+from labrig.store.database import Store
+from labrig.store.models import Blob, Capture, CaptureSegment
+
+
+@dataclass(frozen=True)
+class Problem:
+    subject: str  # blob digest or capture id
+    problem: str
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    blobs_checked: int
+    captures_checked: int
+    problems: list[Problem]
+
+
+def verify_store(store: Store) -> IntegrityReport:
+    blobs = BlobStore(store.media_dir)
+    with store.read() as session:
+        rows = list(session.scalars(select(Blob).order_by(Blob.sha256)))
+        captures = list(session.scalars(select(Capture).where(Capture.manifest_sha256.is_not(None))))
+        segments = list(session.scalars(select(CaptureSegment).order_by(CaptureSegment.position)))
+    problems = [Problem(b.sha256, issue) for b in rows if (issue := blobs.verify(b.sha256, b.ext))]
+    for capture in captures:
+        assert capture.manifest_sha256 is not None
+        own = [s.media_sha256 for s in segments if s.capture_id == capture.id]
+        problems += _check_manifest(blobs, capture, own)
+    return IntegrityReport(len(rows), len(captures), problems)
+
+
+def _check_manifest(blobs: BlobStore, capture: Capture, segment_digests: list[str]) -> list[Problem]:
+    assert capture.manifest_sha256 is not None
+    path = blobs.path(capture.manifest_sha256, ".json")
+    try:
+        manifest = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        return [Problem(capture.id, f"manifest {path} unreadable ({exc})")]
+    listed = [s["sha256"] for s in manifest.get("segments", [])]
+    if listed != segment_digests:
+        return [Problem(capture.id, "the committed manifest and the catalog list different segments")]
+    if manifest.get("capture_id") != capture.id:
+        return [Problem(capture.id, "the committed manifest names another capture")]
+    return []

@@ -1,0 +1,107 @@
+"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from labrig.capture.importer import import_media
+from labrig.capture.integrity import verify_store
+from labrig.capture.recovery import recover
+from labrig.cli.output import print_json, print_json_line
+from labrig.errors import LabrigError
+from labrig.store import open_store
+from labrig.store.models import Capture
+
+
+def add_parser(commands: Any) -> None:
+    captures = commands.add_parser("captures", help="list captures: state, digest, frames, drops")
+    captures.add_argument("--json", action="store_true")
+    captures.set_defaults(run=run_captures)
+    imp = commands.add_parser("import", help="import video files through the same commit path as recordings")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--session", help="session the imported captures belong to")
+    imp.add_argument("--accept-partial", action="store_true", help="import what decodes of a truncated file")
+    imp.set_defaults(run=run_import)
+    verify = commands.add_parser("verify", help="re-hash every stored blob and check every manifest")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(run=run_verify)
+    rec = commands.add_parser("recover", help="resolve captures left provisional by a crash")
+    rec.add_argument("--json", action="store_true")
+    rec.set_defaults(run=run_recover)
+
+
+def run_captures(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    try:
+        with store.read() as session:
+            rows = list(session.scalars(select(Capture).order_by(Capture.started_at)))
+    finally:
+        store.close()
+    for c in rows:
+        data = {"id": c.id, "state": c.state, "origin": c.origin, "device_id": c.device_id,
+                "manifest_sha256": c.manifest_sha256, "frames": c.frame_count, "dropped_frames": c.dropped_frames,
+                "started_at": c.started_at.isoformat(), "session_id": c.session_id}
+        if args.json:
+            print_json_line(data)
+        else:
+            digest = (c.manifest_sha256 or "-")[:12]
+            print(f"{c.id}  {c.state:<11} {c.origin:<12} {c.frame_count:>7} frames  {c.dropped_frames:>4} dropped"
+                  f"  {digest}  {c.device_id}")
+    if not rows and not args.json:
+        print("No captures.")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    failed = 0
+    try:
+        for name in args.files:
+            try:
+                result = import_media(store, Path(name), session_id=args.session, accept_partial=args.accept_partial)
+                print(f"imported {name}: capture {result.capture_id}, {result.frame_count} frames")
+            except LabrigError as exc:
+                failed += 1
+                print(f"refused {name}: {exc.code}: {exc.message}")
+    finally:
+        store.close()
+    return 1 if failed else 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    try:
+        report = verify_store(store)
+    finally:
+        store.close()
+    if args.json:
+        print_json({"ok": not report.problems, "blobs_checked": report.blobs_checked,
+                    "captures_checked": report.captures_checked,
+                    "problems": [vars(p) for p in report.problems]})
+    else:
+        print(f"Checked {report.blobs_checked} blobs and {report.captures_checked} captures.")
+        for p in report.problems:
+            print(f"  MISMATCH {p.subject}: {p.problem}")
+        print("Everything matches." if not report.problems else
+              f"{len(report.problems)} problems: restore these files from your archive or backup.")
+    return 1 if report.problems else 0
+
+
+def run_recover(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    try:
+        report = recover(store)
+    finally:
+        store.close()
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    if not report.items:
+        print("Nothing to recover.")
+    for item in report.items:
+        print(f"{item.capture_id}  {item.outcome:<11} {item.frames:>7} frames  {item.detail}")
+    return 0

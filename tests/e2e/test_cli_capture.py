@@ -1,0 +1,57 @@
+"""``labrig import``, ``captures``, ``verify`` and ``recover`` as a technician or IT person runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def labrig(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+
+
+def _video(path: Path, frames: int = 12) -> Path:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 25.0, (96, 64))
+    for i in range(frames):
+        writer.write(np.full((64, 96, 3), 20 * i % 255, dtype=np.uint8))
+    writer.release()
+    return path
+
+
+def test_import_list_and_verify_then_detect_tampering(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    good, bad = _video(tmp_path / "a.avi"), tmp_path / "b.mp4"
+    bad.write_bytes(b"nope" * 10)
+    result = labrig(store, "import", str(good), str(bad))
+    assert result.returncode == 1  # one refused
+    assert "imported " in result.stdout and "refused " in result.stdout and "LABRIG_NOT_MEDIA" in result.stdout
+    [capture] = [json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()]
+    assert capture["state"] == "committed" and capture["frames"] == 12 and capture["origin"] == "imported"
+    ok = labrig(store, "verify", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True
+    blob = next((store / "media").rglob("*.avi"))
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one flipped bit on disk
+    blob.write_bytes(bytes(data))
+    broken = labrig(store, "verify")
+    assert broken.returncode == 1 and "MISMATCH" in broken.stdout and blob.name[:64] in broken.stdout
+
+
+def test_recover_after_a_killed_recording(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(store), "--kill-at-rename", "4"]
+    assert subprocess.run(child, cwd=REPO, timeout=60, capture_output=True).returncode == -9
+    result = labrig(store, "recover")
+    assert result.returncode == 0 and "salvaged" in result.stdout
+    assert labrig(store, "recover").stdout.strip() == "Nothing to recover."
+    [capture] = [json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()]
+    assert capture["state"] == "salvaged" and capture["frames"] > 0

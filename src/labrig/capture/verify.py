@@ -1,0 +1,241 @@
+"""Verification: a device is used only once the inventory lists it and a probe shows it delivers.
+
+Cameras (UVC, IP, virtual) are probed: opened in the requested mode, read for
+``probe_seconds``, and judged on the frames that actually arrived — their size and
+their rate measured on ``time.monotonic()`` (what a camera *reports* is not
+evidence: MJPEG streams claim 25 fps whatever they send). USB instruments and watch
+folders give no frames: they are verified by inventory match and presence only.
+
+A pass becomes ``capture.device.connected`` (EVT-01, :meth:`Verification.to_event_payload`);
+a refusal carries a stable code and words that tell the technician what to do.
+Threading: blocking for about ``probe_seconds``; call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
+from labrig.capture.discovery import VIRTUAL_SCENES
+from labrig.capture.inventory import FRAME_KINDS, Inventory
+from labrig.capture.opencv_source import OpenCVSource
+from labrig.capture.sources import FrameSource, Mode
+from labrig.capture.virtual import VirtualCamera
+from labrig.errors import LabrigError
+
+OpenSource = Callable[[DeviceInfo], FrameSource]
+# Frames buffered while the device opened arrive in a burst: the rate is measured only after this settling time.
+SETTLE_S = 0.25
+
+
+class Refusal(StrEnum):
+    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what to do for each)."""
+
+    UNKNOWN_MODEL = "LABRIG_DEVICE_UNKNOWN_MODEL"
+    FIRMWARE_TOO_OLD = "LABRIG_FIRMWARE_TOO_OLD"
+    MODE_UNSUPPORTED = "LABRIG_MODE_UNSUPPORTED"
+    OPEN_FAILED = "LABRIG_DEVICE_OPEN_FAILED"
+    NO_FRAMES = "LABRIG_NO_FRAMES"
+    FRAME_SIZE_MISMATCH = "LABRIG_FRAME_SIZE_MISMATCH"
+    FPS_TOO_LOW = "LABRIG_FPS_TOO_LOW"
+
+
+class DeviceRefusedError(LabrigError):
+    """Raised when a refused verification is used as if it had passed; ``code`` is the refusal's."""
+
+    code = "LABRIG_DEVICE_REFUSED"
+
+
+@dataclass(frozen=True)
+class MeasuredMode:
+    """What the probe saw: frame size, frame rate from arrival times, and how many frames it counted."""
+
+    width: int
+    height: int
+    fps: float
+    frames: int
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verdict on one device in one mode. ``reason_code`` is None exactly when ``ok``."""
+
+    ok: bool
+    device: DeviceInfo
+    entry_id: str | None
+    requested: Mode | None
+    measured: MeasuredMode | None
+    reason_code: str | None
+    reason: str
+
+    def to_event_payload(self) -> dict[str, Any]:
+        """The ``capture.device.connected`` payload. Frameless devices report a zero mode and 0 fps."""
+        if not self.ok or self.entry_id is None:
+            raise DeviceRefusedError(self.reason, code=self.reason_code)
+        mode = self.requested.to_json() if self.requested else {"width": 0, "height": 0, "fps": 0.0,
+                                                                 "pixel_format": "none"}
+        return {"device_id": self.device.device_id, "kind": self.device.kind.value,
+                "inventory_entry": self.entry_id, "mode": mode,
+                "measured_fps": round(self.measured.fps, 2) if self.measured else 0.0}
+
+
+def default_open_source(device: DeviceInfo) -> FrameSource:
+    """The frame source for a camera device: the virtual camera, or OpenCV by index or by URL."""
+    if device.kind == DeviceKind.VIRTUAL and device.address in VIRTUAL_SCENES:
+        return VirtualCamera("markers" if device.address == "markers" else "board")
+    if device.kind == DeviceKind.UVC:
+        return OpenCVSource(int(device.address), device.descriptors.get("api"))
+    if device.kind == DeviceKind.IP:
+        return OpenCVSource(device.address, cv2.CAP_FFMPEG)
+    raise LabrigError(f"{device.name} is a {device.kind.value} device and gives no picture stream",
+                      code=Refusal.OPEN_FAILED)
+
+
+def verify(device: DeviceInfo, requested_mode: Mode | None, inventory: Inventory,
+           open_source: OpenSource = default_open_source, probe_seconds: float = 1.0, min_frames: int = 5,
+           fps_tolerance: float = 0.9) -> Verification:
+    """Inventory match, firmware, mode, then (cameras only) a probe of ``probe_seconds`` of real frames."""
+    entry = inventory.match(device)
+    if entry is None:
+        return _refuse(device, None, requested_mode, Refusal.UNKNOWN_MODEL,
+                       f"{_who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
+                       "are unknown. Connect a listed model, or ask your Labrig administrator to add this one "
+                       "(docs/inventory.md).")
+    if not entry.firmware_ok(device.firmware):
+        found = f"firmware {device.firmware}" if device.firmware else "firmware that cannot be read"
+        return _refuse(device, entry.id, requested_mode, Refusal.FIRMWARE_TOO_OLD,
+                       f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it with "
+                       "the manufacturer's tool, reconnect it and verify again.")
+    if entry.modes and (requested_mode is None or not entry.allows(requested_mode)):
+        asked = requested_mode.label() if requested_mode else "no mode"
+        return _refuse(device, entry.id, requested_mode, Refusal.MODE_UNSUPPORTED,
+                       f"{_who(device)} is not verified for {asked}. Choose one of: {entry.modes_label()}.")
+    if device.kind not in FRAME_KINDS or requested_mode is None:
+        return _verify_presence(device, entry.id, requested_mode)
+    return _probe(device, entry.id, requested_mode, open_source, probe_seconds, min_frames, fps_tolerance)
+
+
+def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Verification:
+    if device.kind == DeviceKind.WATCH_FOLDER:
+        path = Path(device.address)
+        if not path.is_dir():
+            return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
+                           f"the watch folder {path} does not exist (or is not mounted). Create it or correct the "
+                           "path in the settings, then verify again.")
+        if not os.access(path, os.W_OK | os.X_OK):
+            return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
+                           f"Labrig cannot write to the watch folder {path}. Give the Labrig user write access "
+                           "to it, then verify again.")
+    return Verification(True, device, entry_id, mode, None, None,
+                        f"{_who(device)} is listed in the inventory and present. It gives no picture stream, so "
+                        "it was verified by inventory match and presence only (no frames were read).")
+
+
+@dataclass
+class _Frames:
+    times: list[float]
+    sizes: list[tuple[int, int]]
+    ended_early: bool
+
+
+def _probe(device: DeviceInfo, entry_id: str, mode: Mode, open_source: OpenSource, probe_seconds: float,
+           min_frames: int, fps_tolerance: float) -> Verification:
+    source: FrameSource | None = None
+    try:
+        source = open_source(device)
+        source.open(mode)
+    except (LabrigError, OSError, cv2.error) as exc:
+        if source is not None:
+            source.close()
+        return _open_refused(device, entry_id, mode, exc)
+    try:
+        window = SETTLE_S + max(probe_seconds, (min_frames + 1) / mode.fps)
+        frames = _grab(source, window, read_timeout=max(2.0, 3.0 / mode.fps))
+    finally:
+        source.close()
+    return _judge(device, entry_id, mode, frames, window, min_frames, fps_tolerance)
+
+
+def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception) -> Verification:
+    if isinstance(exc, LabrigError):
+        code = Refusal.MODE_UNSUPPORTED if exc.code == Refusal.MODE_UNSUPPORTED else Refusal.OPEN_FAILED
+        return _refuse(device, entry_id, mode, code,
+                       f"Labrig could not open {_who(device)}: {_redact(device, exc.message)}")
+    return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
+                   f"Labrig could not open {_who(device)} ({_redact(device, str(exc))}). Check the cable or "
+                   "network and that no other program is using it, then verify again.")
+
+
+def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
+    """Read until ``window`` seconds after the first frame (the time to open the device does not count)."""
+    got = _Frames([], [], ended_early=False)
+    deadline: float | None = None
+    while deadline is None or got.times[-1] < deadline:
+        frame = source.read(read_timeout)
+        now = time.monotonic()
+        if frame is None:
+            got.ended_early = True
+            break
+        got.times.append(now)
+        got.sizes.append((int(frame.shape[1]), int(frame.shape[0])))
+        deadline = deadline if deadline is not None else now + window
+    return got
+
+
+def _judge(device: DeviceInfo, entry_id: str, mode: Mode, got: _Frames, window: float, min_frames: int,
+           fps_tolerance: float) -> Verification:
+    n = len(got.times)
+    settled = [t for t in got.times if t >= got.times[0] + SETTLE_S] if n else []
+    span = settled[-1] - settled[0] if len(settled) > 1 else 0.0
+    fps = (len(settled) - 1) / span if span > 0 else 0.0
+    width, height = max(set(got.sizes), key=got.sizes.count) if got.sizes else (0, 0)
+    measured = MeasuredMode(width, height, fps, n) if n else None
+    if n == 0:
+        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
+            f"{_who(device)} opened but sent no picture. Check the cable or network and the camera's power, "
+            "close other programs that use it, then verify again."))
+    if any(size != (mode.width, mode.height) for size in got.sizes):
+        return _refuse(device, entry_id, mode, Refusal.FRAME_SIZE_MISMATCH, measured=measured, reason=(
+            f"{_who(device)} sends {width}×{height} pictures although {mode.width}×{mode.height} was asked. "
+            "Set the camera to that size (an IP camera in its own web page) or choose the mode it delivers."))
+    if got.ended_early:
+        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
+            f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s test. Check the "
+            "cable or network and the camera's power, then verify again."))
+    if fps < fps_tolerance * mode.fps:
+        return _refuse(device, entry_id, mode, Refusal.FPS_TOO_LOW, measured=measured, reason=(
+            f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. Add light or turn "
+            "off auto-exposure (webcams slow down in dim light), give it a USB port or network of its own, or "
+            "choose a lower frame rate."))
+    if len(settled) < min_frames:
+        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
+            f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are needed. Verify "
+            "again with a longer test."))
+    return Verification(True, device, entry_id, mode, measured, None,
+                        f"{_who(device)} verified: {width}×{height} at {fps:.1f} fps measured over "
+                        f"{len(settled)} pictures.")
+
+
+def _refuse(device: DeviceInfo, entry_id: str | None, mode: Mode | None, code: Refusal, reason: str,
+            measured: MeasuredMode | None = None) -> Verification:
+    return Verification(False, device, entry_id, mode, measured, code.value, reason)
+
+
+def _who(device: DeviceInfo) -> str:
+    ident = device.vid_pid or (redact_url(device.address) if device.kind == DeviceKind.IP else device.address)
+    return f"{device.name} ({ident})"
+
+
+def _redact(device: DeviceInfo, text: str) -> str:
+    """Messages from lower layers may quote the URL; credentials in it must never reach the screen or a log."""
+    if device.kind == DeviceKind.IP and device.address:
+        return text.replace(device.address, redact_url(device.address))
+    return text

@@ -8,11 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from labrig.capture.service import CaptureService
 from labrig.events.dispatcher import Dispatcher, DispatcherThread
 from labrig.jobs.builtin import BUILTIN_STAGES
 from labrig.jobs.lease import Clock, LeaseTerms
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.stages import StageRegistry
+from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
 
 
@@ -24,6 +26,8 @@ class Services:
     dispatcher: Dispatcher
     dispatcher_thread: DispatcherThread
     queue: JobQueue
+    storage: StorageMonitor
+    capture: CaptureService
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -48,5 +52,8 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)
-    queue = JobQueue(store, registry or default_registry(), clock or Clock(), lease or LeaseTerms())
-    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue)
+    storage = StorageMonitor(store)
+    queue = JobQueue(store, registry or default_registry(), clock or Clock(), lease or LeaseTerms(),
+                     heavy_paused=storage.heavy_jobs_paused)
+    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
+                    CaptureService(store, storage))

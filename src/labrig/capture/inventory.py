@@ -54,6 +54,9 @@ def firmware_at_least(actual: str, minimum: str) -> bool:
     return a + (0,) * (width - len(a)) >= m + (0,) * (width - len(m))
 
 
+ANY_FORMAT = "any"  # a requested mode that leaves the pixel format to the inventory
+
+
 @dataclass(frozen=True)
 class InventoryEntry:
     """One supported model: how to recognise it and the modes it may be used in."""
@@ -85,6 +88,15 @@ class InventoryEntry:
             and math.isclose(m.fps, mode.fps, abs_tol=_FPS_ABS_TOLERANCE)
             for m in self.modes
         )
+
+    def resolve(self, mode: Mode) -> Mode | None:
+        """The listed mode with ``mode``'s size and rate; its pixel format too unless that is ``any``."""
+        for m in self.modes:
+            same_format = mode.pixel_format == ANY_FORMAT or m.pixel_format.upper() == mode.pixel_format.upper()
+            if (m.width, m.height) == (mode.width, mode.height) and same_format \
+                    and math.isclose(m.fps, mode.fps, abs_tol=_FPS_ABS_TOLERANCE):
+                return m
+        return None
 
     def firmware_ok(self, firmware: str | None) -> bool:
         """True if no minimum is set, or ``firmware`` is readable and at least the minimum."""

@@ -25,7 +25,7 @@ import cv2
 
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
 from labrig.capture.discovery import VIRTUAL_SCENES
-from labrig.capture.inventory import FRAME_KINDS, Inventory
+from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, Inventory
 from labrig.capture.opencv_source import OpenCVSource
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.virtual import VirtualCamera
@@ -109,6 +109,8 @@ def verify(device: DeviceInfo, requested_mode: Mode | None, inventory: Inventory
                        f"{_who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
                        "are unknown. Connect a listed model, or ask your Labrig administrator to add this one "
                        "(docs/inventory.md).")
+    if requested_mode is not None and requested_mode.pixel_format == ANY_FORMAT:
+        requested_mode = entry.resolve(requested_mode) or requested_mode
     if not entry.firmware_ok(device.firmware):
         found = f"firmware {device.firmware}" if device.firmware else "firmware that cannot be read"
         return _refuse(device, entry.id, requested_mode, Refusal.FIRMWARE_TOO_OLD,

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from labrig import __version__
-from labrig.cli import capture_cmd, doctor, events_cmd, jobs_cmd
+from labrig.cli import capture_cmd, devices_cmd, doctor, events_cmd, jobs_cmd
 from labrig.errors import LabrigError
 
-SUBCOMMANDS = (doctor, events_cmd, jobs_cmd, capture_cmd)
+SUBCOMMANDS = (doctor, devices_cmd, capture_cmd, events_cmd, jobs_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

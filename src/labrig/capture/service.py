@@ -1,0 +1,105 @@
+"""The capture service: what the GUI and the CLI call to find, verify and record devices.
+
+Verification results are stored (passed or refused, with the reason) and a pass
+records ``capture.device.connected`` in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from labrig.capture.devices import DeviceInfo
+from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover
+from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
+from labrig.capture.recorder import Recorder
+from labrig.capture.recovery import RecoveryReport, recover
+from labrig.capture.sources import FrameSource, Mode
+from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
+from labrig.domain.events import EventName
+from labrig.errors import LabrigError, UsageError
+from labrig.events.outbox import record_event
+from labrig.storage import StorageMonitor
+from labrig.store.database import Store
+from labrig.store.models import DeviceRecord
+from labrig.store.types import utcnow
+
+MODE_TEXT = re.compile(r"^(\d{2,5})x(\d{2,5})@(\d+(?:\.\d+)?)(?::(\w+))?$")
+
+
+class DeviceNotFoundError(LabrigError):
+    code = "LABRIG_DEVICE_NOT_FOUND"
+
+
+def parse_mode(text: str) -> Mode:
+    """``1280x720@30`` (pixel format from the inventory) or ``1280x720@30:MJPG`` → Mode."""
+    match = MODE_TEXT.match(text.strip())
+    if not match or float(match.group(3)) <= 0:
+        raise UsageError(f"mode '{text}' is not WIDTHxHEIGHT@FPS[:FORMAT], e.g. 1280x720@30")
+    return Mode(int(match.group(1)), int(match.group(2)), float(match.group(3)), match.group(4) or ANY_FORMAT)
+
+
+class CaptureService:
+    def __init__(self, store: Store, monitor: StorageMonitor, *, settings: DiscoverySettings | None = None,
+                 inventory: Inventory | None = None,
+                 open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
+                 usb_backend: Any = None) -> None:
+        self.store, self.monitor = store, monitor
+        self.settings = settings or DiscoverySettings()
+        self._inventory = inventory
+        self.open_source, self.usb_backend = open_source, usb_backend
+
+    @property
+    def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = load_inventory()
+        return self._inventory
+
+    def discover(self) -> DiscoveryReport:
+        return discover(self.settings, self.usb_backend)
+
+    def find(self, device_id: str) -> DeviceInfo:
+        report = self.discover()
+        for device in report.devices:
+            if device.device_id == device_id:
+                return device
+        known = ", ".join(d.device_id for d in report.devices) or "none"
+        raise DeviceNotFoundError(f"no device '{device_id}' is connected; connected devices: {known}. "
+                                  "Check the cable or the URL, then run 'labrig devices'")
+
+    def verify(self, device: DeviceInfo, mode: Mode | None) -> Verification:
+        """Verify and store the verdict; a pass records ``capture.device.connected``."""
+        verdict = verify(device, mode, self.inventory, self.open_source)
+        with self.store.write() as session:
+            row = session.get(DeviceRecord, device.device_id)
+            if row is None:
+                row = DeviceRecord(device_id=device.device_id)
+                session.add(row)
+            row.kind, row.name, row.info = device.kind.value, device.name, json.dumps(device.to_json())
+            row.verified, row.inventory_entry, row.checked_at = verdict.ok, verdict.entry_id, utcnow()
+            row.mode = json.dumps(mode.to_json()) if mode else None
+            row.measured_fps = verdict.measured.fps if verdict.measured else None
+            row.reason_code, row.reason = verdict.reason_code, verdict.reason
+            if verdict.ok:
+                record_event(session, EventName.DEVICE_CONNECTED, verdict.to_event_payload())
+        return verdict
+
+    def start_recording(self, device_id: str, mode: Mode, *, planned_seconds: float = 600.0,
+                        session_id: str | None = None, segment_seconds: float = 5.0) -> Recorder:
+        """Verify the device in ``mode``, check the disk can hold it, then start recording."""
+        device = self.find(device_id)
+        verdict = self.verify(device, mode)
+        if not verdict.ok:
+            raise DeviceRefusedError(verdict.reason, code=verdict.reason_code)
+        mode = verdict.requested or mode  # as the inventory lists it
+        self.monitor.check_capture(mode, planned_seconds)
+        verification = verdict.to_event_payload()
+        recorder = Recorder(self.store, self.open_source(device), device, mode, verification=verification,
+                            session_id=session_id, segment_seconds=segment_seconds, monitor=self.monitor)
+        recorder.start()
+        return recorder
+
+    def recover(self) -> RecoveryReport:
+        return recover(self.store)

@@ -1,0 +1,111 @@
+"""``labrig devices`` and ``labrig record``: find, verify and record devices from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import time
+from typing import Any
+
+from labrig.bootstrap import Services, bootstrap
+from labrig.capture.discovery import DiscoverySettings
+from labrig.capture.recorder import status_json
+from labrig.capture.service import parse_mode
+from labrig.cli.output import print_json, print_json_line
+
+
+def add_parser(commands: Any) -> None:
+    devices = commands.add_parser("devices", help="list connected devices; --verify probes each one")
+    _discovery_options(devices)
+    devices.add_argument("--verify", action="store_true", help="verify each device (inventory + a 1 s probe)")
+    devices.add_argument("--mode", default="1280x720@30", help="mode to verify cameras in (default 1280x720@30)")
+    devices.add_argument("--json", action="store_true")
+    devices.set_defaults(run=run_devices)
+    record = commands.add_parser("record", help="record one device into a committed capture")
+    _discovery_options(record)
+    record.add_argument("--device", required=True, metavar="ID", help="device id from 'labrig devices'")
+    record.add_argument("--seconds", type=float, required=True, help="how long to record")
+    record.add_argument("--mode", default="1280x720@30", metavar="WxH@FPS")
+    record.add_argument("--session", metavar="ID", help="session the capture belongs to")
+    record.add_argument("--segment-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
+    record.add_argument("--json", action="store_true")
+    record.set_defaults(run=run_record)
+
+
+def _discovery_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ip", action="append", default=[], metavar="URL", help="an IP camera's stream URL")
+    parser.add_argument("--watch", action="append", default=[], metavar="DIR", help="a watch folder")
+
+
+def _services(args: argparse.Namespace) -> Services:
+    services = bootstrap(args.store)
+    services.capture.settings = DiscoverySettings(ip_cameras=args.ip, watch_folders=args.watch)
+    return services
+
+
+def run_devices(args: argparse.Namespace) -> int:
+    mode = parse_mode(args.mode)
+    services = _services(args)
+    try:
+        report = services.capture.discover()
+        rows = []
+        for device in report.devices:
+            row: dict[str, Any] = device.to_json()
+            if args.verify:
+                verdict = services.capture.verify(device, mode if device.kind.value in ("uvc", "ip", "virtual")
+                                                  else None)
+                row |= {"verified": verdict.ok, "inventory_entry": verdict.entry_id,
+                        "measured_fps": verdict.measured.fps if verdict.measured else None,
+                        "reason_code": verdict.reason_code, "reason": verdict.reason}
+            rows.append(row)
+    finally:
+        services.close()
+    problems = [{"kind": p.kind.value, "code": p.code, "message": p.message} for p in report.problems]
+    if args.json:
+        print_json({"devices": rows, "problems": problems})
+        return 0
+    for row in rows:
+        outcome = ""
+        if args.verify:
+            outcome = (f"  VERIFIED {row['measured_fps'] or 0:.1f} fps" if row["verified"]
+                       else f"  REFUSED {row['reason_code']}: {row['reason']}")
+        print(f"{row['device_id']:<28} {row['kind']:<15} {row['name']}{outcome}")
+    for p in problems:
+        print(f"problem ({p['kind']}): {p['code']}: {p['message']}")
+    return 0
+
+
+def run_record(args: argparse.Namespace) -> int:
+    mode = parse_mode(args.mode)
+    services = _services(args)
+    try:
+        recorder = services.capture.start_recording(args.device, mode, planned_seconds=args.seconds,
+                                                    session_id=args.session, segment_seconds=args.segment_seconds)
+        interrupted = []
+        signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))  # Ctrl-C: stop and commit
+        deadline = time.monotonic() + args.seconds
+        while time.monotonic() < deadline and not interrupted and not recorder.status().stop_reason:
+            recorder.wait(min(1.0, max(deadline - time.monotonic(), 0)))
+            _show(recorder.status(), args.json)
+        result = recorder.stop()
+    finally:
+        services.close()
+    summary = {"capture_id": result.capture_id, "state": result.state, "frames": result.frame_count,
+               "dropped_frames": result.dropped_frames, "segments": result.segments,
+               "manifest_sha256": result.manifest_sha256, "stop_reason": recorder.status().stop_reason}
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"Saved capture {result.capture_id}: {result.frame_count} frames, {result.dropped_frames} dropped, "
+              f"{result.segments} segments, manifest {result.manifest_sha256[:12]}…")
+        if summary["stop_reason"]:
+            print(f"Recording ended early: {summary['stop_reason']}")
+    return 0
+
+
+def _show(status: Any, as_json: bool) -> None:
+    if as_json:
+        print_json_line(status_json(status))
+    else:
+        print(f"  {status.elapsed_s:6.1f} s  {status.frames:>6} frames  {status.fps:5.1f} fps  "
+              f"{status.mb_per_s:5.2f} MB/s  {status.dropped} dropped", flush=True)

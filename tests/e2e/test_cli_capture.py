@@ -55,3 +55,20 @@ def test_recover_after_a_killed_recording(tmp_path: Path) -> None:
     assert labrig(store, "recover").stdout.strip() == "Nothing to recover."
     [capture] = [json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()]
     assert capture["state"] == "salvaged" and capture["frames"] > 0
+
+
+def test_watch_ingests_a_dropped_file_and_rejects_a_missing_folder(tmp_path: Path) -> None:
+    store, drop = tmp_path / "store", tmp_path / "drop"
+    drop.mkdir()
+    env = os.environ | {"QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(store), "watch", str(drop),
+                             "--seconds", "20"], stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("Watching ")
+    _video(drop / "trial.avi", frames=9)
+    line = proc.stdout.readline()
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert "trial.avi: capture " in line and "(9 frames)" in line
+    missing = labrig(store, "watch", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "is not a folder" in missing.stderr

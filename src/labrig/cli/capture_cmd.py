@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,9 @@ from sqlalchemy import select
 from labrig.capture.importer import import_media
 from labrig.capture.integrity import verify_store
 from labrig.capture.recovery import recover
+from labrig.capture.watch import WatchFolderIngestor
 from labrig.cli.output import print_json, print_json_line
-from labrig.errors import LabrigError
+from labrig.errors import LabrigError, UsageError
 from labrig.store import open_store
 from labrig.store.models import Capture
 
@@ -29,6 +33,11 @@ def add_parser(commands: Any) -> None:
     verify = commands.add_parser("verify", help="re-hash every stored blob and check every manifest")
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(run=run_verify)
+    watch = commands.add_parser("watch", help="ingest media files dropped into a folder until Ctrl-C")
+    watch.add_argument("folder", metavar="DIR")
+    watch.add_argument("--seconds", type=float, default=None, help="stop after this long (default: run on)")
+    watch.add_argument("--polling", action="store_true", help="poll instead of OS events (network shares)")
+    watch.set_defaults(run=run_watch)
     rec = commands.add_parser("recover", help="resolve captures left provisional by a crash")
     rec.add_argument("--json", action="store_true")
     rec.set_defaults(run=run_recover)
@@ -104,4 +113,27 @@ def run_recover(args: argparse.Namespace) -> int:
         print("Nothing to recover.")
     for item in report.items:
         print(f"{item.capture_id}  {item.outcome:<11} {item.frames:>7} frames  {item.detail}")
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder; create it or give the folder the device software writes to")
+    store = open_store(args.store)
+    watcher = WatchFolderIngestor(store, folder, polling=args.polling or None)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    watcher.start()
+    print(f"Watching {folder} (Ctrl-C to stop)", flush=True)
+    shown = 0
+    deadline = time.monotonic() + args.seconds if args.seconds else None
+    while not stop.wait(0.5) and (deadline is None or time.monotonic() < deadline):
+        for item in watcher.results[shown:]:
+            outcome = f"capture {item.capture_id}" if item.capture_id else f"refused {item.code}"
+            print(f"{item.path}: {outcome} ({item.message})", flush=True)
+        shown = len(watcher.results)
+    watcher.stop()
+    store.close()
     return 0

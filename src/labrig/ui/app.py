@@ -12,6 +12,7 @@ from labrig.ui.bridge import EventBridge
 from labrig.ui.main_window import MainWindow
 from labrig.ui.qt_executor import QtJobExecutor
 from labrig.ui.queue_model import QueueMonitor
+from labrig.ui.recovery_dialog import recover_and_report
 
 # How long quitting waits for running stages to hand their jobs back; a stage
 # that does not check in time loses its lease instead, and runs again later.
@@ -61,6 +62,7 @@ def run_gui(services: Services, argv: list[str]) -> int:
 
     app.aboutToQuit.connect(shut_down)
     gui.window.show()
+    recover_and_report(services, gui.window)  # before any new recording can start
     services.start()
     gui.executor.start()
     try:

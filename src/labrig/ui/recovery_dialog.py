@@ -1,0 +1,51 @@
+"""The recovery report shown after start-up when captures were salvaged, quarantined or abandoned."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from labrig.bootstrap import Services
+from labrig.capture.recovery import RecoveryReport
+
+WHAT_IT_MEANS = {
+    "salvaged": "kept: every complete segment and the readable part of the last one",
+    "quarantined": "unreadable: moved to the quarantine folder, nothing deleted",
+    "abandoned": "its files were gone before Labrig started",
+    "tidied": "already saved before the interruption",
+}
+
+
+class RecoveryDialog(QDialog):
+    """Lists what start-up recovery did, in words a technician understands."""
+
+    def __init__(self, report: RecoveryReport, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("recoveryDialog")
+        self.setWindowTitle("Recordings recovered after an interruption")
+        layout = QVBoxLayout(self)
+        intro = QLabel("Labrig was interrupted while recording. Nothing was deleted; this is what was recovered:")
+        intro.setObjectName("recoveryIntro")
+        layout.addWidget(intro)
+        table = QTableWidget(len(report.items), 4, self)
+        table.setObjectName("recoveryTable")
+        table.setHorizontalHeaderLabels(["Capture", "Outcome", "Frames", "Details"])
+        for row, item in enumerate(report.items):
+            cells = (item.capture_id[:8], item.outcome, str(item.frames),
+                     f"{WHAT_IT_MEANS.get(item.outcome, '')}. {item.detail}")
+            for column, text in enumerate(cells):
+                table.setItem(row, column, QTableWidgetItem(text))
+        table.resizeColumnsToContents()
+        layout.addWidget(table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok, parent=self)
+        buttons.accepted.connect(self.accept)
+        layout.addWidget(buttons)
+
+
+def recover_and_report(services: Services, parent: QWidget) -> RecoveryDialog | None:
+    """Run start-up recovery; when it found anything, open (without blocking) the report over ``parent``."""
+    report = services.capture.recover()
+    if not [item for item in report.items if item.outcome != "tidied"]:
+        return None
+    dialog = RecoveryDialog(report, parent)
+    dialog.open()
+    return dialog

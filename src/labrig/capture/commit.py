@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -66,10 +67,10 @@ def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext:
     return local if local.exists() else blobs.path(sha256, ext)
 
 
-def _verify_segment(folder: Path, blobs: BlobStore, seg: SegmentV1) -> None:
+def _verify_segment(folder: Path, blobs: BlobStore, seg: SegmentV1, decoded_earlier: int | None) -> None:
     path = _checked_source(folder, blobs, seg.name, seg.sha256, media_ext(seg))
     fsync_file(path)
-    decoded = count_frames(path)
+    decoded = count_frames(path) if decoded_earlier is None else decoded_earlier
     if decoded != seg.frames:
         raise FrameCountMismatchError(f"{path} decodes to {decoded} frames, the manifest says {seg.frames}; "
                                       "it is kept where it is for recovery")
@@ -85,14 +86,20 @@ def _store_file(blobs: BlobStore, path: Path, sha256: str, ext: str, kind: str) 
 
 
 def commit_capture(store: Store, folder: Path, *, state: str = "committed", report: dict[str, Any] | None = None,
-                   origin: str = "recorded", source_sha256: str | None = None) -> CommitResult:
-    """Verify, store and record the capture whose provisional manifest is in ``folder``."""
+                   origin: str = "recorded", source_sha256: str | None = None,
+                   decoded: Mapping[str, int] | None = None) -> CommitResult:
+    """Verify, store and record the capture whose provisional manifest is in ``folder``.
+
+    ``decoded`` gives frame counts the recorder already decoded back from closed
+    segments (re-opened after their fsync, while recording went on); every
+    segment is still re-hashed here, so the bytes stored are the bytes counted.
+    """
     blobs = BlobStore(store.media_dir)
     manifest = read_manifest(folder)
     stored: list[dict[str, Any]] = []
     rows: list[tuple[SegmentV1, str]] = []
     for seg in manifest.segments:
-        _verify_segment(folder, blobs, seg)
+        _verify_segment(folder, blobs, seg, (decoded or {}).get(seg.name))
         ext = media_ext(seg)
         stored.append(_store_file(blobs, _checked_source(folder, blobs, seg.name, seg.sha256, ext),
                                   seg.sha256, ext, "media"))

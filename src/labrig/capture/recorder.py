@@ -14,12 +14,13 @@ import queue
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from labrig.capture.commit import CommitResult, commit_capture
+from labrig.capture.commit import CommitResult, commit_capture, count_frames
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.sink import SegmentSink, now_ns
@@ -84,6 +85,9 @@ class Recorder:
         self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
         self._error: LabrigError | None = None
         self._threads: list[threading.Thread] = []
+        # closed segments are decoded back while recording goes on, so stopping stays quick
+        self._verifier = ThreadPoolExecutor(1, thread_name_prefix="labrig-verify")
+        self._decoded: dict[str, Future[int]] = {}
 
     # -- control -------------------------------------------------------------------------------
 
@@ -132,8 +136,10 @@ class Recorder:
         self._manifest = replace(self._manifest, open_segment=None, dropped_frames=self.dropped,
                                  stopped_utc=utcnow().isoformat())
         write_manifest(self.folder, self._manifest)
+        decoded = {name: future.result() for name, future in self._decoded.items()}
+        self._verifier.shutdown()
         try:
-            result = commit_capture(self.store, self.folder, report=self._report())
+            result = commit_capture(self.store, self.folder, report=self._report(), decoded=decoded)
         except LabrigError:
             self._state = RecorderState.FAILED
             raise
@@ -204,6 +210,7 @@ class Recorder:
         self._bytes += segment.bytes
         self._manifest = replace(self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped)
         write_manifest(self.folder, self._manifest)
+        self._decoded[segment.name] = self._verifier.submit(count_frames, self.folder / segment.name)
         if self.monitor is not None:
             rate = self._bytes / max(time.monotonic() - self._started, 1e-3)
             if self.monitor.sample(rate).level is PressureLevel.CRITICAL:

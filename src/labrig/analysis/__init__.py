@@ -1,0 +1,1 @@
+"""Calibration and analysis: gated metric output, reproducible stages, published results (Qt-free)."""

@@ -15,9 +15,9 @@ from labrig.capture.importer import import_media
 from labrig.capture.integrity import verify_store
 from labrig.capture.recovery import recover
 from labrig.capture.watch import WatchFolderIngestor
+from labrig.cli.common import store_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.errors import LabrigError, UsageError
-from labrig.store import open_store
 from labrig.store.models import Capture
 
 
@@ -44,12 +44,8 @@ def add_parser(commands: Any) -> None:
 
 
 def run_captures(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    try:
-        with store.read() as session:
-            rows = list(session.scalars(select(Capture).order_by(Capture.started_at)))
-    finally:
-        store.close()
+    with store_for(args) as store, store.read() as session:
+        rows = list(session.scalars(select(Capture).order_by(Capture.started_at)))
     for c in rows:
         data = {"id": c.id, "state": c.state, "origin": c.origin, "device_id": c.device_id,
                 "manifest_sha256": c.manifest_sha256, "frames": c.frame_count, "dropped_frames": c.dropped_frames,
@@ -66,9 +62,8 @@ def run_captures(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
     failed = 0
-    try:
+    with store_for(args) as store:
         for name in args.files:
             try:
                 result = import_media(store, Path(name), session_id=args.session, accept_partial=args.accept_partial)
@@ -76,17 +71,12 @@ def run_import(args: argparse.Namespace) -> int:
             except LabrigError as exc:
                 failed += 1
                 print(f"refused {name}: {exc.code}: {exc.message}")
-    finally:
-        store.close()
     return 1 if failed else 0
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    try:
+    with store_for(args) as store:
         report = verify_store(store)
-    finally:
-        store.close()
     if args.json:
         print_json({"ok": not report.problems, "blobs_checked": report.blobs_checked,
                     "captures_checked": report.captures_checked,
@@ -101,11 +91,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_recover(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
-    try:
+    with store_for(args) as store:
         report = recover(store)
-    finally:
-        store.close()
     if args.json:
         print_json(report.to_json())
         return 0
@@ -120,20 +107,19 @@ def run_watch(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder; create it or give the folder the device software writes to")
-    store = open_store(args.store)
-    watcher = WatchFolderIngestor(store, folder, polling=args.polling or None)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    watcher.start()
-    print(f"Watching {folder} (Ctrl-C to stop)", flush=True)
-    shown = 0
-    deadline = time.monotonic() + args.seconds if args.seconds else None
-    while not stop.wait(0.5) and (deadline is None or time.monotonic() < deadline):
-        for item in watcher.results[shown:]:
-            outcome = f"capture {item.capture_id}" if item.capture_id else f"refused {item.code}"
-            print(f"{item.path}: {outcome} ({item.message})", flush=True)
-        shown = len(watcher.results)
-    watcher.stop()
-    store.close()
+    with store_for(args) as store:
+        watcher = WatchFolderIngestor(store, folder, polling=args.polling or None)
+        watcher.start()
+        print(f"Watching {folder} (Ctrl-C to stop)", flush=True)
+        shown = 0
+        deadline = time.monotonic() + args.seconds if args.seconds else None
+        while not stop.wait(0.5) and (deadline is None or time.monotonic() < deadline):
+            for item in watcher.results[shown:]:
+                outcome = f"capture {item.capture_id}" if item.capture_id else f"refused {item.code}"
+                print(f"{item.path}: {outcome} ({item.message})", flush=True)
+            shown = len(watcher.results)
+        watcher.stop()
     return 0

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from labrig.bootstrap import Services, bootstrap
+from labrig.bootstrap import Services
 from labrig.capture.discovery import DiscoverySettings
 from labrig.capture.recorder import status_json
 from labrig.capture.service import parse_mode
+from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 
 
@@ -37,16 +40,16 @@ def _discovery_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--watch", action="append", default=[], metavar="DIR", help="a watch folder")
 
 
-def _services(args: argparse.Namespace) -> Services:
-    services = bootstrap(args.store)
-    services.capture.settings = DiscoverySettings(ip_cameras=args.ip, watch_folders=args.watch)
-    return services
+@contextmanager
+def _services(args: argparse.Namespace) -> Iterator[Services]:
+    with services_for(args) as services:
+        services.capture.settings = DiscoverySettings(ip_cameras=args.ip, watch_folders=args.watch)
+        yield services
 
 
 def run_devices(args: argparse.Namespace) -> int:
     mode = parse_mode(args.mode)
-    services = _services(args)
-    try:
+    with _services(args) as services:
         report = services.capture.discover()
         rows = []
         for device in report.devices:
@@ -58,8 +61,6 @@ def run_devices(args: argparse.Namespace) -> int:
                         "measured_fps": verdict.measured.fps if verdict.measured else None,
                         "reason_code": verdict.reason_code, "reason": verdict.reason}
             rows.append(row)
-    finally:
-        services.close()
     problems = [{"kind": p.kind.value, "code": p.code, "message": p.message} for p in report.problems]
     if args.json:
         print_json({"devices": rows, "problems": problems})
@@ -77,8 +78,7 @@ def run_devices(args: argparse.Namespace) -> int:
 
 def run_record(args: argparse.Namespace) -> int:
     mode = parse_mode(args.mode)
-    services = _services(args)
-    try:
+    with _services(args) as services:
         recorder = services.capture.start_recording(args.device, mode, planned_seconds=args.seconds,
                                                     session_id=args.session, segment_seconds=args.segment_seconds)
         interrupted = []
@@ -88,8 +88,6 @@ def run_record(args: argparse.Namespace) -> int:
             recorder.wait(min(1.0, max(deadline - time.monotonic(), 0)))
             _show(recorder.status(), args.json)
         result = recorder.stop()
-    finally:
-        services.close()
     summary = {"capture_id": result.capture_id, "state": result.state, "frames": result.frame_count,
                "dropped_frames": result.dropped_frames, "segments": result.segments,
                "manifest_sha256": result.manifest_sha256, "stop_reason": recorder.status().stop_reason}

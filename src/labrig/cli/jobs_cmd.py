@@ -7,7 +7,7 @@ import json
 import signal
 from typing import Any
 
-from labrig.bootstrap import Services, bootstrap
+from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.jobs import JobState
 from labrig.errors import UsageError
@@ -47,10 +47,6 @@ def add_parser(commands: Any) -> None:
     worker.set_defaults(run=run_worker)
 
 
-def _services(args: argparse.Namespace) -> Services:
-    return bootstrap(args.store)
-
-
 def _show(view: JobView, as_json: bool) -> None:
     if as_json:
         print_json(view.to_json())
@@ -61,11 +57,8 @@ def _show(view: JobView, as_json: bool) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    services = _services(args)
-    try:
+    with services_for(args) as services:
         views = services.queue.jobs([JobState(s) for s in args.state] if args.state else None)
-    finally:
-        services.close()
     if not views and not args.json:
         print("No jobs.")
     for view in views:
@@ -74,11 +67,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    services = _services(args)
-    try:
+    with services_for(args) as services:
         view = services.queue.cancel(args.job_id)
-    finally:
-        services.close()
     _show(view, args.json)
     if view.cancel_requested and not args.json:
         print("A worker is running it: it stops at its next check and ends Cancelled.")
@@ -86,21 +76,15 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_reprocess(args: argparse.Namespace) -> int:
-    services = _services(args)
-    try:
+    with services_for(args) as services:
         view = services.queue.reprocess(args.job_id)
-    finally:
-        services.close()
     _show(view, args.json)
     return 0
 
 
 def run_incidents(args: argparse.Namespace) -> int:
-    services = _services(args)
-    try:
+    with services_for(args) as services:
         incidents = services.queue.incidents()
-    finally:
-        services.close()
     if args.json:
         print_json([i.to_json() for i in incidents])
         return 0
@@ -120,12 +104,9 @@ def run_enqueue(args: argparse.Namespace) -> int:
         raise UsageError(f"--config is not valid JSON ({exc.msg} at position {exc.pos})") from exc
     if not isinstance(config, dict):
         raise UsageError("--config must be a JSON object, like '{\"steps\": 3}'")
-    services = _services(args)
-    try:
+    with services_for(args) as services:
         view = services.queue.enqueue(args.stage_id, args.input, config, depends_on=args.after,
                                       priority=args.priority)
-    finally:
-        services.close()
     _show(view, args.json)
     return 0
 
@@ -133,17 +114,14 @@ def run_enqueue(args: argparse.Namespace) -> int:
 def run_worker(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    services = _services(args)
-    if args.lease:
-        services.queue.terms = LeaseTerms(args.lease)
-    executor = ThreadExecutor(services.queue, workers=args.workers)
-    # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: executor.stop())
-    try:
+    with services_for(args) as services:
+        if args.lease:
+            services.queue.terms = LeaseTerms(args.lease)
+        executor = ThreadExecutor(services.queue, workers=args.workers)
+        # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: executor.stop())
         stats = executor.run(drain=args.drain)
-    finally:
-        services.close()
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print(f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease.")
     return 0

@@ -4,28 +4,64 @@ Every write opens a write transaction, re-reads the job and checks that the
 worker still owns it: same owner, same fencing token, an expected state, and a
 lease that has not lapsed. Otherwise :class:`~labrig.errors.LeaseLostError` is
 raised and nothing is written: the worker must stop and discard its result.
+
+Ending runs can be batched: :meth:`FencedWrites.finish` commits the outcomes of
+several runs (and optionally claims the next jobs) in one write transaction.
+Each outcome is still fenced on its own; one whose lease was lost is reported
+lost and writes nothing, without affecting the others.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
-from labrig.domain.jobs import JobState
+from labrig.domain.idempotency import sha256_hex
+from labrig.domain.jobs import JobState, check_transition
 from labrig.errors import LeaseLostError, QualityBlockedError, StageFailure, TransientStageError
 from labrig.events.outbox import record_event
-from labrig.jobs.lease import deadlines
+from labrig.jobs.lease import deadlines, lease_expired
 from labrig.jobs.queue import CANCELLED, WORKER_STOPPED, JobQueue
+from labrig.jobs.rows import (
+    COMPLETE_JOB,
+    FINISHING_JOBS,
+    INSERT_INCIDENT,
+    INSERT_OUTPUT,
+    event_row,
+    insert_events,
+)
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
-from labrig.store.models import Job, JobDependency, JobOutput, ReproducibilityIncident
+from labrig.store.models import Job, JobDependency, JobOutput
 
 S = JobState
+log = logging.getLogger(__name__)
+
+OutcomeKind = Literal["complete", "fail", "cancelled", "released", "lost"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended, not yet written: what :meth:`FencedWrites.finish` commits."""
+
+    claim: Claim
+    kind: OutcomeKind
+    output: StageOutput | None = None
+    failure: StageFailure | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    job_id: str
+    view: JobView | None  # None when the lease was lost and the result discarded
+    lease_lost: bool = False
 
 
 class FencedWrites:
@@ -80,43 +116,103 @@ class FencedWrites:
 
     def complete(self, claim: Claim, output: StageOutput) -> JobView:
         """Commit the output under the idempotency key: the first committer wins, forever."""
-        with self.store.write() as session:
-            job = self._held(session, claim, S.RUNNING)
-            assert job.idempotency_key is not None
-            committed = self._commit_output(session, job, claim, output)
-            degraded = bool(output.degraded_reasons)
-            self.queue.move(session, job, S.SUCCEEDED_DEGRADED if degraded else S.SUCCEEDED)
-            job.output_digest, job.progress = committed, 1.0
-            job.error_code = job.error_message = None  # earlier failures stay in the outbox history
-            self.queue.clear_lease(job)
-            record_event(session, EventName.STAGE_COMPLETED, {
-                "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,
-                "output_digest": committed})
-            if degraded and job.attempt_id:
-                record_event(session, EventName.QUALITY_DEGRADED, {
-                    "attempt_id": job.attempt_id, "job_id": job.id, "reasons": list(output.degraded_reasons)})
-            self.queue.release_dependents(session, job)
-            return JobView.of(job)
+        return self._single(Outcome(claim, "complete", output=output))
 
-    def _commit_output(self, session: Session, job: Job, claim: Claim, output: StageOutput) -> str:
-        assert job.idempotency_key is not None
-        first = session.get(JobOutput, job.idempotency_key, with_for_update=True)
-        if first is None:
-            session.add(JobOutput(idempotency_key=job.idempotency_key, job_id=job.id, fencing_token=claim.token,
-                                  digest=output.digest, body=output.canonical.decode(),
-                                  committed_at=self.queue.clock.now()))
-            return output.digest
-        if first.digest != output.digest and job.deterministic:
-            session.add(ReproducibilityIncident(
-                idempotency_key=job.idempotency_key, stage_id=job.stage_id, first_job_id=first.job_id,
-                first_digest=first.digest, second_job_id=job.id, second_digest=output.digest,
-                recorded_at=self.queue.clock.now()))
-        return first.digest
+    def complete_many(self, items: Sequence[tuple[Claim, StageOutput]]) -> list[JobView | None]:
+        """:meth:`complete` for several runs in one transaction; None for a run whose lease was lost."""
+        results, _ = self.finish([Outcome(c, "complete", output=o) for c, o in items])
+        return [r.view for r in results]
 
     def fail(self, claim: Claim, error: StageFailure) -> JobView:
         """End the run with a typed failure: retry later, block on quality, or fail for good."""
+        return self._single(Outcome(claim, "fail", failure=error))
+
+    def acknowledge_cancel(self, claim: Claim) -> JobView:
+        """The stage stopped on request: Running → RetryWaiting → Cancelled (the seed's only way there)."""
+        return self._single(Outcome(claim, "cancelled"))
+
+    def release(self, claim: Claim) -> JobView:
+        """The worker is shutting down: hand the job back for another worker, without charging an attempt."""
+        return self._single(Outcome(claim, "released"))
+
+    def _single(self, outcome: Outcome) -> JobView:
+        """One outcome in its own transaction; raises LeaseLostError (nothing written) if the lease is gone."""
         with self.store.write() as session:
-            job = self._held(session, claim, S.RUNNING)
+            return self._end_one(session, outcome)
+
+    # -- batched endings -----------------------------------------------------------------------
+
+    def finish(self, outcomes: Sequence[Outcome], claim_slots: int = 0,
+               start: bool = True) -> tuple[list[RunResult], list[Claim]]:
+        """Commit ``outcomes`` and then claim up to ``claim_slots`` jobs, all in one write transaction.
+
+        Each outcome is fenced on its own (owner, token, state, unexpired lease): one
+        whose lease was lost gets ``RunResult(view=None, lease_lost=True)`` and writes
+        nothing, while the others commit. If anything else fails the transaction rolls
+        back and every outcome is retried in a transaction of its own, so one bad outcome
+        cannot sink the others; its error is then raised after the rest are written.
+        """
+        if not outcomes and claim_slots <= 0:
+            return [], []
+        try:
+            with self.store.write() as session:
+                results = self._end_many(session, outcomes)
+                claims = self.queue.claim_in(session, claim_slots, start) if claim_slots > 0 else []
+            return results, claims
+        except Exception:
+            if len(outcomes) <= 1 and claim_slots <= 0:
+                raise
+            log.warning("a batch of %d outcome(s) failed to commit; retrying them one by one", len(outcomes),
+                        exc_info=True)
+        results, error = [], None
+        for outcome in outcomes:
+            try:
+                results.append(self._finish_alone(outcome))
+            except Exception as exc:  # noqa: BLE001 - raised below, after the others are written
+                error = error or exc
+        if error is not None:
+            raise error
+        return results, self.queue.claim(claim_slots, start)
+
+    def _finish_alone(self, outcome: Outcome) -> RunResult:
+        try:
+            if outcome.kind == "lost":
+                return RunResult(outcome.claim.job_id, None, lease_lost=True)
+            return RunResult(outcome.claim.job_id, self._single(outcome))
+        except LeaseLostError:
+            return RunResult(outcome.claim.job_id, None, lease_lost=True)
+
+    def _end_many(self, session: Session, outcomes: Sequence[Outcome]) -> list[RunResult]:
+        results: dict[int, RunResult] = {}
+        completes = [(i, o) for i, o in enumerate(outcomes) if o.kind == "complete"]
+        for i, outcome in enumerate(outcomes):
+            if outcome.kind == "lost":
+                results[i] = RunResult(outcome.claim.job_id, None, lease_lost=True)
+            elif outcome.kind != "complete":  # the rare endings: through the ORM, each fenced
+                try:
+                    results[i] = RunResult(outcome.claim.job_id, self._end_one(session, outcome))
+                except LeaseLostError:
+                    results[i] = RunResult(outcome.claim.job_id, None, lease_lost=True)
+        if completes:
+            session.flush()
+            views = self._complete_rows(session, [o for _, o in completes])
+            for (i, outcome), view in zip(completes, views, strict=True):
+                results[i] = RunResult(outcome.claim.job_id, view, lease_lost=view is None)
+        return [results[i] for i in range(len(outcomes))]
+
+    def _end_one(self, session: Session, outcome: Outcome) -> JobView:
+        claim = outcome.claim
+        if outcome.kind == "complete":
+            assert outcome.output is not None
+            [view] = self._complete_rows(session, [outcome])
+            if view is None:
+                raise LeaseLostError(f"job {claim.job_id} is no longer leased to this worker; "
+                                     "this result is discarded")
+            return view
+        job = self._held(session, claim, S.RUNNING)
+        if outcome.kind == "fail":
+            assert outcome.failure is not None
+            error = outcome.failure
             if isinstance(error, QualityBlockedError):
                 self.queue.end_failed(session, job, S.BLOCKED_BY_QUALITY, error.code, error.message)
                 if job.attempt_id:
@@ -126,21 +222,104 @@ class FencedWrites:
                 self.queue.schedule_retry(session, job, error.code, error.message)
             else:
                 self.queue.end_failed(session, job, S.PERMANENT_FAILURE, error.code, error.message)
-            return JobView.of(job)
-
-    def acknowledge_cancel(self, claim: Claim) -> JobView:
-        """The stage stopped on request: Running → RetryWaiting → Cancelled (the seed's only way there)."""
-        with self.store.write() as session:
-            job = self._held(session, claim, S.RUNNING)
+        elif outcome.kind == "cancelled":
             self.queue.move(session, job, S.RETRY_WAITING)
             self.queue.end_failed(session, job, S.CANCELLED, CANCELLED, "cancelled by an operator while running")
-            return JobView.of(job)
-
-    def release(self, claim: Claim) -> JobView:
-        """The worker is shutting down: hand the job back for another worker, without charging an attempt."""
-        with self.store.write() as session:
-            job = self._held(session, claim, S.RUNNING)
+        elif outcome.kind == "released":
             self.queue.end_failed(session, job, S.RETRY_WAITING, WORKER_STOPPED, "the worker was shut down")
             job.attempts = max(job.attempts - 1, 0)
             job.next_attempt_at = self.queue.clock.now()
-            return JobView.of(job)
+        else:  # pragma: no cover - "lost" never reaches a write
+            raise LeaseLostError(f"job {claim.job_id}: nothing to write for a lost lease")
+        return JobView.of(job)
+
+    def _complete_rows(self, session: Session, outcomes: Sequence[Outcome]) -> list[JobView | None]:
+        """Commit the outputs of finished runs with Core statements; None where the lease was lost.
+
+        Per run, in this transaction: the fence check (owner, token, Running, unexpired
+        lease) on the row read here, the output row unless the key already has one (the
+        first output is never overwritten; a different digest of a deterministic stage is
+        a reproducibility incident), Running → Succeeded[Degraded] (checked) by an UPDATE
+        that repeats the fence in its WHERE clause, the completion events, and the release
+        of the jobs waiting for it.
+        """
+        queue, clock = self.queue, self.queue.clock
+        conn = session.connection()
+        rows: dict[str, dict[str, Any]] = {}
+        first_outputs: dict[str, tuple[str, str]] = {}
+        with_dependents: set[str] = set()
+        for found in conn.execute(FINISHING_JOBS, {"ids": [o.claim.job_id for o in outcomes]}):
+            read = dict(found._mapping)
+            first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
+            if first_job is not None:
+                first_outputs[read["idempotency_key"]] = (first_job, first_digest)
+            if read.pop("has_dependents"):
+                with_dependents.add(read["id"])
+            rows[read["id"]] = read
+        now = clock.now()
+        views: list[JobView | None] = []
+        new_outputs: list[dict[str, Any]] = []
+        incidents: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
+        events: list[dict[str, Any]] = []
+        for outcome in outcomes:
+            claim, output = outcome.claim, outcome.output
+            assert output is not None
+            row = rows.get(claim.job_id, {})
+            if (not row or row["owner"] != claim.owner or row["fencing_token"] != claim.token
+                    or row["state"] != S.RUNNING.value
+                    or lease_expired(clock, row["lease_host"], row["lease_boot_id"], row["owner"],
+                                     row["lease_deadline_mono"], row["lease_expires_at"])):
+                views.append(None)  # taken over, ended, or lapsed: nothing is written for this run
+                continue
+            key = row["idempotency_key"]
+            assert key is not None
+            target = S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED
+            check_transition(S.RUNNING, target)
+            canonical = output.canonical
+            digest = sha256_hex(canonical)
+            first = first_outputs.get(key)
+            if first is None:
+                new_outputs.append({"idempotency_key": key, "job_id": claim.job_id, "fencing_token": claim.token,
+                                    "digest": digest, "body": canonical.decode(), "committed_at": now})
+                first_outputs[key] = (claim.job_id, digest)
+                committed = digest
+            else:
+                if first[1] != digest and row["deterministic"]:
+                    incidents.append({"idempotency_key": key, "stage_id": row["stage_id"],
+                                      "first_job_id": first[0], "first_digest": first[1],
+                                      "second_job_id": claim.job_id, "second_digest": digest, "recorded_at": now})
+                committed = first[1]
+            changes = {"state": target.value, "updated_at": now, "output_digest": committed, "progress": 1.0,
+                       "error_code": None, "error_message": None,  # earlier failures stay in the outbox history
+                       "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
+                       "lease_expires_at": None}
+            updates.append({"b_id": claim.job_id, "b_owner": claim.owner, "b_token": claim.token,
+                            "v_state": target.value, "v_now": now, "v_digest": committed})
+            row.update(changes)
+            events.append(event_row(EventName.STAGE_COMPLETED, {
+                "job_id": claim.job_id, "stage_id": row["stage_id"], "idempotency_key": key,
+                "output_digest": committed}))
+            if output.degraded_reasons and row["attempt_id"]:
+                events.append(event_row(EventName.QUALITY_DEGRADED, {
+                    "attempt_id": row["attempt_id"], "job_id": claim.job_id,
+                    "reasons": list(output.degraded_reasons)}))
+            views.append(JobView.from_row(row))
+        if new_outputs:
+            conn.execute(INSERT_OUTPUT, new_outputs)
+        if incidents:
+            conn.execute(INSERT_INCIDENT, incidents)
+        if updates:
+            changed = conn.execute(COMPLETE_JOB, updates).rowcount
+            if changed != len(updates):  # cannot happen under the write lock; never commit half of it
+                raise LeaseLostError(f"{len(updates) - changed} job(s) changed hands inside the transaction")
+        insert_events(session, events)
+        done = [v.id for v in views if v is not None and v.id in with_dependents]
+        if done:  # the jobs waiting for these outputs: through the ORM, after the rows above
+            session.flush()
+            session.expire_all()
+            for job_id in done:
+                job = session.get(Job, job_id)
+                assert job is not None
+                queue.release_dependents(session, job)
+        return views

@@ -25,6 +25,15 @@ from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
 from labrig.jobs.policy import RetryPolicy
+from labrig.jobs.rows import (
+    CLAIM_READY,
+    DUE_RETRIES,
+    HELD_LEASES,
+    INSERT_JOB,
+    UPSTREAM_OUTPUTS,
+    event_row,
+    insert_events,
+)
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, IncidentView, JobView
 from labrig.store.database import Store
@@ -37,6 +46,19 @@ WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
 CANCELLED = "LABRIG_CANCELLED"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job for :meth:`JobQueue.enqueue_many` (the arguments of :meth:`JobQueue.enqueue`)."""
+
+    stage_id: str
+    input_digests: Sequence[str] = ()
+    config: Mapping[str, Any] | None = None
+    attempt_id: str | None = None
+    priority: int = 0
+    depends_on: Sequence[str] = ()
+    supersedes_job_id: str | None = None
 
 
 @dataclass
@@ -94,10 +116,54 @@ class JobQueue:
                 *, attempt_id: str | None = None, priority: int = 0, depends_on: Sequence[str] = (),
                 supersedes_job_id: str | None = None) -> JobView:
         """Create a job; it is Ready at once, or InputsPending until ``depends_on`` jobs commit."""
+        [view] = self.enqueue_many([JobSpec(stage_id, input_digests, config, attempt_id, priority, depends_on,
+                                            supersedes_job_id)])
+        return view
+
+    def enqueue_many(self, specs: Sequence[JobSpec]) -> list[JobView]:
+        """Create several jobs in one transaction (all or none), in order; ``depends_on`` may name earlier ones."""
         with self.store.write() as session:
-            job = self.add_job(session, stage_id, input_digests, config, attempt_id=attempt_id,
-                               priority=priority, depends_on=depends_on, supersedes_job_id=supersedes_job_id)
-            return JobView.of(job)
+            views: list[JobView] = []
+            for spec in specs:
+                if spec.depends_on:
+                    session.flush()
+                    views.append(JobView.of(self.add_job(
+                        session, spec.stage_id, spec.input_digests, spec.config, attempt_id=spec.attempt_id,
+                        priority=spec.priority, depends_on=spec.depends_on,
+                        supersedes_job_id=spec.supersedes_job_id)))
+                else:
+                    views.append(self._insert_ready(session, spec))
+            return views
+
+    def _insert_ready(self, session: Session, spec: JobSpec) -> JobView:
+        """A job without dependencies: inserted Ready (Created → Ready, checked) with its request event.
+
+        One Core INSERT instead of an ORM object flushed as Created and then updated.
+        """
+        check_transition(S.CREATED, S.READY)
+        stage = self.registry.get(spec.stage_id)
+        merged = {**stage.config_defaults, **(spec.config or {})}
+        inputs = list(spec.input_digests)
+        cfg_digest = config_digest(merged)
+        now = self.clock.now()
+        row: dict[str, Any] = {
+            "id": str(uuid.uuid4()), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
+            "state": S.READY.value, "priority": spec.priority, "created_at": now, "updated_at": now,
+            "input_digests": json.dumps(inputs), "config": canonical_json(merged).decode(),
+            "config_digest": cfg_digest, "model_manifest_digest": stage.model_manifest_digest,
+            "schema_version": stage.schema_version,
+            "idempotency_key": idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest,
+                                               stage.schema_version),
+            "deterministic": stage.deterministic, "supersedes_job_id": spec.supersedes_job_id, "owner": None,
+            "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None, "lease_expires_at": None,
+            "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts, "next_attempt_at": None,
+            "progress": 0.0, "progress_message": "", "checkpoint": None, "cancel_requested": False,
+            "error_code": None, "error_message": None, "output_digest": None}
+        session.connection().execute(INSERT_JOB, row)
+        insert_events(session, [event_row(EventName.STAGE_REQUESTED, {
+            "job_id": row["id"], "stage_id": spec.stage_id, "idempotency_key": row["idempotency_key"],
+            "attempt_id": spec.attempt_id})])
+        return JobView.from_row(row)
 
     def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
                 config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,
@@ -167,23 +233,50 @@ class JobQueue:
 
     # -- workers: claiming ----------------------------------------------------------------------
 
-    def claim(self, slots: int) -> list[Claim]:
+    def claim(self, slots: int, start: bool = False) -> list[Claim]:
         """In one short write transaction: reap lost leases, wake due retries, lease up to ``slots`` jobs.
 
         Claims only as many jobs as the caller has free worker slots, so no claimed
-        job waits for a thread while its lease runs out.
+        job waits for a thread while its lease runs out. With ``start`` the claim also
+        moves each job Leased → Running (the caller starts the stage at once), saving
+        the separate start transaction; the attempt is then charged from the claim on.
         """
         if slots <= 0:
             return []
         with self.store.write() as session:
-            self._reap_expired(session)
-            self._wake_due_retries(session)
-            ready = session.scalars(
-                select(Job).where(Job.state == S.READY.value,
-                                  Job.stage_id.in_(self.registry.ids(heavy=not self.heavy_paused())))
-                .order_by(Job.priority.desc(), Job.created_at, Job.id).limit(slots)
-                .with_for_update(skip_locked=True))
-            return [self._lease(session, job) for job in list(ready)]
+            return self.claim_in(session, slots, start)
+
+    def claim_in(self, session: Session, slots: int, start: bool = False) -> list[Claim]:
+        """:meth:`claim` inside the caller's write transaction."""
+        self._reap_expired(session)
+        self._wake_due_retries(session)
+        if slots <= 0:
+            return []
+        session.flush()  # the ORM changes above, before the Core statements below
+        check_transition(S.READY, S.LEASED)
+        if start:
+            check_transition(S.LEASED, S.RUNNING)
+        mono, expires_at = deadlines(self.clock, self.terms)
+        rows = list(session.connection().execute(CLAIM_READY, {
+            "stage_ids": self.registry.ids(heavy=not self.heavy_paused()), "slots": slots,
+            "v_state": (S.RUNNING if start else S.LEASED).value, "v_owner": self.clock.owner,
+            "v_host": self.clock.host, "v_boot_id": self.clock.boot_id, "v_mono": mono, "v_expires_at": expires_at,
+            "v_now": self.clock.now()}))
+        rows.sort(key=lambda r: (-r.priority, r.created_at, r.id))
+        upstream = self._claimed_upstream(session, [r.id for r in rows])
+        return [Claim(r.id, r.stage_id, r.fencing_token, self.clock.owner, r.attempts, json.loads(r.input_digests),
+                      json.loads(r.config), json.loads(r.checkpoint) if r.checkpoint else None, started=start,
+                      upstream=upstream.get(r.id, {})) for r in rows]
+
+    def _claimed_upstream(self, session: Session, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""
+        if not job_ids:
+            return {}
+        rows = session.connection().execute(UPSTREAM_OUTPUTS, {"ids": job_ids}).all()
+        out: dict[str, dict[str, Any]] = {}
+        for job_id, upstream_id, body in rows:
+            out.setdefault(job_id, {})[upstream_id] = json.loads(body)
+        return out
 
     def reap(self) -> None:
         """Reap lapsed leases and wake due retries now (claim does this too, on every call)."""
@@ -191,36 +284,34 @@ class JobQueue:
             self._reap_expired(session)
             self._wake_due_retries(session)
 
-    def _lease(self, session: Session, job: Job) -> Claim:
-        self.move(session, job, S.LEASED)
-        job.fencing_token += 1
-        job.attempts += 1
-        job.owner, job.lease_host, job.lease_boot_id = self.clock.owner, self.clock.host, self.clock.boot_id
-        job.lease_deadline_mono, job.lease_expires_at = deadlines(self.clock, self.terms)
-        job.next_attempt_at = None
-        return Claim(job.id, job.stage_id, job.fencing_token, job.owner, job.attempts,
-                     json.loads(job.input_digests), json.loads(job.config),
-                     json.loads(job.checkpoint) if job.checkpoint else None)
-
     def lease_lapsed(self, job: Job) -> bool:
         return lease_expired(self.clock, job.lease_host, job.lease_boot_id, job.owner,
                              job.lease_deadline_mono, job.lease_expires_at)
 
     def _reap_expired(self, session: Session) -> None:
-        held = session.scalars(select(Job).where(Job.state.in_(LEASE_HELD)).with_for_update())
-        for job in [j for j in held if self.lease_lapsed(j)]:
+        held = session.connection().execute(HELD_LEASES).all()
+        lapsed = [r.id for r in held if lease_expired(self.clock, r.lease_host, r.lease_boot_id, r.owner,
+                                                      r.lease_deadline_mono, r.lease_expires_at)]
+        if not lapsed:  # the usual case: a cheap column read, no ORM objects
+            return
+        jobs = session.scalars(select(Job).where(Job.id.in_(lapsed), Job.state.in_(LEASE_HELD)).with_for_update())
+        for job in [j for j in jobs if self.lease_lapsed(j)]:
             if job.state == S.LEASED.value:  # never started: the attempt was not used
                 self.move(session, job, S.READY)
                 self.clear_lease(job)
                 job.attempts = max(job.attempts - 1, 0)
             else:  # the worker died or stalled mid-run: the attempt it used counts
                 self.schedule_retry(session, job, WORKER_LOST, f"worker {job.owner} stopped renewing its lease")
+        session.flush()  # visible to the Core statements that follow (a due retry is woken at once)
 
     def _wake_due_retries(self, session: Session) -> None:
-        due = session.scalars(select(Job).where(Job.state == S.RETRY_WAITING.value,
-                                                Job.next_attempt_at <= self.clock.now()))
+        due_ids = session.connection().execute(DUE_RETRIES, {"now": self.clock.now()}).scalars().all()
+        if not due_ids:
+            return
+        due = session.scalars(select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value))
         for job in list(due):
             self.move(session, job, S.READY)
+        session.flush()
 
     # -- operators -----------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from labrig.errors import (
@@ -21,10 +20,12 @@ from labrig.errors import (
     StageFailure,
     TransientStageError,
 )
-from labrig.jobs.fenced import FencedWrites
+from labrig.jobs.fenced import FencedWrites, Outcome, RunResult
 from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
-from labrig.jobs.views import Claim, JobView
+from labrig.jobs.views import Claim
+
+__all__ = ["RunResult", "execute_claim", "run_claim"]
 
 ProgressCallback = Callable[[str, float, str], None]
 STAGE_CRASHED = "LABRIG_STAGE_CRASHED"
@@ -85,39 +86,46 @@ class RunContext:
             raise JobCancelledError("cancelled by an operator")
 
 
-@dataclass(frozen=True)
-class RunResult:
-    job_id: str
-    view: JobView | None  # None when the lease was lost and the result discarded
-    lease_lost: bool = False
-
-
 def run_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
               on_progress: ProgressCallback | None = None, stopping: threading.Event | None = None) -> RunResult:
-    """Run ``claim`` to its end. Never raises for the stage's sake: outcomes are written to the job."""
+    """Run ``claim`` to its end and write its outcome. Never raises for the stage's sake."""
+    results, _ = writes.finish([execute_claim(writes, registry, claim, on_progress, stopping)])
+    return results[0]
+
+
+def execute_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
+                  on_progress: ProgressCallback | None = None, stopping: threading.Event | None = None) -> Outcome:
+    """Run ``claim``'s stage and return how it ended, for :meth:`FencedWrites.finish` to commit.
+
+    Starts the job first unless the claim did (``claim.started``), and reads the
+    upstream outputs unless the claim carried them. A lease lost on the way
+    (start, renewal, checkpoint) is the outcome ``lost``: nothing more is written.
+    """
     try:
-        writes.start(claim)
-        ctx = RunContext(writes, claim, writes.upstream_outputs(claim), on_progress, stopping or threading.Event())
-        return RunResult(claim.job_id, _run_stage(writes, registry, claim, ctx))
+        if not claim.started:
+            writes.start(claim)
+        upstream = dict(claim.upstream) if claim.upstream is not None else writes.upstream_outputs(claim)
+        ctx = RunContext(writes, claim, upstream, on_progress, stopping or threading.Event())
+        return _run_stage(registry, claim, ctx)
     except LeaseLostError:
-        return RunResult(claim.job_id, None, lease_lost=True)
+        return Outcome(claim, "lost")
 
 
-def _run_stage(writes: FencedWrites, registry: StageRegistry, claim: Claim, ctx: RunContext) -> JobView:
+def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext) -> Outcome:
     stage = registry.get(claim.stage_id)
     try:
         output = run_isolated(stage.run, ctx) if stage.isolated else stage.run(ctx)
     except JobCancelledError:
-        return writes.acknowledge_cancel(claim)
+        return Outcome(claim, "cancelled")
     except WorkerStoppingError:
-        return writes.release(claim)
+        return Outcome(claim, "released")
     except StageFailure as failure:
-        return writes.fail(claim, failure)
+        return Outcome(claim, "fail", failure=failure)
     except LeaseLostError:
         raise
     except OSError as exc:  # files and devices: usually worth another attempt
-        return writes.fail(claim, TransientStageError(f"{type(exc).__name__}: {exc}"))
+        return Outcome(claim, "fail", failure=TransientStageError(f"{type(exc).__name__}: {exc}"))
     except Exception as exc:  # noqa: BLE001 - a stage's bug becomes a typed permanent failure
-        return writes.fail(claim, PermanentStageError(f"the stage crashed: {type(exc).__name__}: {exc}",
-                                                      code=STAGE_CRASHED))
-    return writes.complete(claim, output)
+        return Outcome(claim, "fail", failure=PermanentStageError(
+            f"the stage crashed: {type(exc).__name__}: {exc}", code=STAGE_CRASHED))
+    return Outcome(claim, "complete", output=output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -42,6 +43,16 @@ class JobView:
                    json.loads(job.input_digests), job.supersedes_job_id, job.owner, job.lease_expires_at,
                    job.next_attempt_at, job.error_code, job.error_message, job.output_digest,
                    job.cancel_requested, job.created_at, job.updated_at)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> JobView:
+        """From a ``jobs`` row read (and possibly updated) with Core statements, as column → value."""
+        return cls(row["id"], row["stage_id"], JobState(row["state"]), row["attempt_id"], row["priority"],
+                   row["attempts"], row["max_attempts"], row["progress"], row["progress_message"],
+                   row["idempotency_key"], json.loads(row["input_digests"]), row["supersedes_job_id"],
+                   row["owner"], row["lease_expires_at"], row["next_attempt_at"], row["error_code"],
+                   row["error_message"], row["output_digest"], bool(row["cancel_requested"]), row["created_at"],
+                   row["updated_at"])
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -83,3 +94,7 @@ class Claim:
     input_digests: list[str]
     config: dict[str, Any]
     checkpoint: dict[str, Any] | None
+    #: True when the claim already moved the job Leased → Running (``JobQueue.claim(start=True)``)
+    started: bool = False
+    #: committed outputs of the jobs it depends on, read in the claim's transaction; None: not read yet
+    upstream: Mapping[str, Mapping[str, Any]] | None = None

@@ -6,6 +6,7 @@ Threading: a :class:`Store` is shared; each thread opens its own sessions
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +38,9 @@ class Store:
     _writer: sessionmaker[Session]
     _reader: sessionmaker[Session]
     _commit_listeners: list[Callable[[], None]] = field(default_factory=list)
+    #: one writer at a time in this process: a waiting thread gets the lock as soon as it is free,
+    #: instead of sleeping in SQLite's busy handler (other processes still use the busy timeout)
+    _write_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def on_events_committed(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after each commit that recorded events (in the committing thread)."""
@@ -57,8 +61,12 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A session in a write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on exit."""
-        with self._writer() as session, session.begin():
+        """A session in a write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on exit.
+
+        Write transactions of one store are serialized by a process-wide lock (re-entrant, so a
+        thread that already writes may open another write session, as before).
+        """
+        with self._write_lock, self._writer() as session, session.begin():
             yield session
 
     @contextmanager

@@ -148,7 +148,7 @@ class QtJobExecutor(QObject):
         if not self._active or free <= 0:
             return
         try:
-            claims = self.queue.claim(free)
+            claims = self.queue.claim(free, start=True)  # Leased → Running in the claim: one commit fewer
         except Exception:  # a busy or failing store must not end the GUI; the timer claims again
             log.exception("claiming jobs failed; trying again in %s ms", self._fallback.interval())
             return

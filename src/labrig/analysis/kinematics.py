@@ -1,0 +1,138 @@
+"""Kinematics of one track: smoothed position, velocity, acceleration and summary metrics.
+
+Timestamps need not be uniform (dropped frames, gaps where a marker was hidden): the track is first resampled by
+linear interpolation onto a uniform grid whose step is the median interval of the input, from its first to its last
+timestamp; Savitzky–Golay filtering (``scipy.signal.savgol_filter``, ``deriv`` 0/1/2 with ``delta`` = that step)
+then gives position, velocity and acceleration on the grid, and every metric is measured on it. Gaps are bridged by
+straight lines at constant speed, so a long absence belongs in separate tracks (the tracker's ``max_gap``). The
+first and last half-window use the edge polynomial fit (``mode="interp"``) and are noisier than the interior.
+
+A track with fewer grid samples than the window gets a shrunken window; one too short for any fit of the chosen
+order gets position metrics only (from the raw samples), the speed metrics None, and ``reason`` saying why. It
+never raises for being short. Pure computation: no Qt, no database, deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from scipy.signal import savgol_filter
+from scipy.spatial.distance import pdist
+
+Array = npt.NDArray[np.float64]
+Units = Literal["mm", "px"]
+TimeUnits = Literal["s", "frames"]
+DEFAULT_WINDOW = {"s": 0.25, "frames": 7.0}  # about a quarter second at 30 fps either way
+
+
+@dataclass(frozen=True)
+class TrackKinematics:
+    """Kinematics of one track. Lengths in ``units``, times in ``time_units``, speeds in units per time unit,
+    accelerations in units per time unit²; series are on the uniform grid ``t`` (None when too short to fit)."""
+
+    units: str
+    time_units: str
+    samples: int  # input samples
+    polyorder: int  # order of the Savitzky–Golay polynomial
+    window_samples: int | None  # window used (grid samples); None when too short to fit
+    t: Array  # uniform grid (time_units), from the first input timestamp
+    xy: Array  # N×2 smoothed positions on the grid (raw input positions when too short to fit)
+    velocity: Array | None  # N×2
+    acceleration: Array | None  # N×2
+    path_length: float  # summed distance between consecutive positions
+    displacement: float  # straight-line distance, start to end
+    range_x: float  # max − min of x
+    range_y: float  # max − min of y
+    extent: float  # largest distance between any two positions (2-D extent, independent of the axes)
+    peak_speed: float | None
+    time_to_peak_speed: float | None  # from the track's first timestamp
+    reason: str | None  # why the result is degraded (shrunken window, too short for speeds); None when not
+
+    @property
+    def speed(self) -> Array | None:
+        return None if self.velocity is None else np.hypot(self.velocity[:, 0], self.velocity[:, 1])
+
+    def to_json(self, series: bool = True) -> dict[str, Any]:
+        """Plain JSON types (no NaN); ``series=False`` leaves out the per-sample arrays."""
+        body: dict[str, Any] = {k: getattr(self, k) for k in (
+            "units", "time_units", "samples", "polyorder", "window_samples", "path_length", "displacement",
+            "range_x", "range_y", "extent", "peak_speed", "time_to_peak_speed", "reason")}
+        if series:
+            for name in ("t", "xy", "velocity", "acceleration"):
+                value = getattr(self, name)
+                body[name] = None if value is None else np.round(value, 6).tolist()
+        return body
+
+
+def to_plane_mm(pixels: npt.ArrayLike, homography: npt.ArrayLike) -> Array:
+    """Map N×2 (undistorted) image positions (px) through a 3×3 homography to plane positions (mm), with the
+    perspective divide."""
+    xy = np.asarray(pixels, dtype=np.float64).reshape(-1, 2)
+    h = np.asarray(homography, dtype=np.float64).reshape(3, 3)
+    out = np.column_stack([xy, np.ones(len(xy))]) @ h.T
+    return out[:, :2] / out[:, 2:3]
+
+
+def kinematics(track_xy: npt.ArrayLike, t: npt.ArrayLike, units: Units = "mm", time_units: TimeUnits = "s",
+               window_s: float | None = None, polyorder: Literal[2, 3] = 3) -> TrackKinematics:
+    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t`` (N, ``time_units``).
+    ``window_s``: Savitzky–Golay window length in ``time_units`` (default 0.25 s, or 7 frames)."""
+    xy = np.asarray(track_xy, dtype=np.float64).reshape(-1, 2)
+    times = np.asarray(t, dtype=np.float64).ravel()
+    if len(times) != len(xy):
+        raise ValueError(f"{len(xy)} positions but {len(times)} timestamps: one timestamp per position")
+    if not (np.all(np.isfinite(xy)) and np.all(np.isfinite(times))):
+        raise ValueError("positions and timestamps must be finite numbers: drop the samples with NaN or inf")
+    if len(times) > 1 and not np.all(np.diff(times) > 0):
+        raise ValueError("timestamps must increase strictly: sort the samples and drop duplicates")
+    window = DEFAULT_WINDOW[time_units] if window_s is None else window_s
+    smallest = polyorder + 2 if polyorder % 2 else polyorder + 3  # odd, and leaves the fit something to smooth
+    grid, resampled = _uniform(times, xy)
+    if len(grid) < smallest:
+        short = f"{len(times)} samples: speeds need at least {smallest} for a degree-{polyorder} fit"
+        return _measure(units, time_units, len(times), polyorder, None, times, xy, None, None, short)
+    dt = float(grid[1] - grid[0])
+    wanted = max(smallest, round(window / dt) | 1)
+    used = min(wanted, len(grid) if len(grid) % 2 else len(grid) - 1)
+    why = None if used == wanted else f"window shrunk from {wanted} to {used} samples: the track is shorter"
+    fit = [savgol_filter(resampled, used, polyorder, deriv=d, delta=dt, axis=0) for d in (0, 1, 2)]
+    return _measure(units, time_units, len(times), polyorder, used, grid, fit[0], fit[1], fit[2], why)
+
+
+def _uniform(times: Array, xy: Array) -> tuple[Array, Array]:
+    """The samples linearly interpolated onto a grid stepped by the median input interval."""
+    if len(times) < 2:
+        return times, xy
+    step = float(np.median(np.diff(times)))
+    grid = times[0] + step * np.arange(round((times[-1] - times[0]) / step) + 1)
+    return grid, np.column_stack([np.interp(grid, times, xy[:, k]) for k in (0, 1)])
+
+
+def _measure(units: str, time_units: str, samples: int, polyorder: int, window: int | None, t: Array, xy: Array,
+             velocity: Array | None, acceleration: Array | None, reason: str | None) -> TrackKinematics:
+    steps = np.diff(xy, axis=0)
+    span = np.ptp(xy, axis=0) if len(xy) else np.zeros(2)
+    peak = time_to_peak = None
+    if velocity is not None:
+        speed = np.hypot(velocity[:, 0], velocity[:, 1])
+        at = int(np.argmax(speed))
+        peak, time_to_peak = float(speed[at]), float(t[at] - t[0])
+    return TrackKinematics(
+        units, time_units, samples, polyorder, window, t, xy, velocity, acceleration,
+        path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
+        displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
+        range_x=float(span[0]), range_y=float(span[1]),
+        extent=_extent(xy),
+        peak_speed=peak, time_to_peak_speed=time_to_peak, reason=reason)
+
+
+def _extent(xy: Array) -> float:
+    """Largest distance between two positions, searched over the convex hull (a long track has few hull points)."""
+    if len(xy) < 2:
+        return 0.0
+    hull = cv2.convexHull(xy.astype(np.float32), returnPoints=False).ravel()
+    return float(pdist(xy[np.unique(hull)]).max()) if len(hull) > 1 else 0.0

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from labrig.analysis.results import PUBLISHER, WATCHED, publish_when_done
+from labrig.analysis.stages import analysis_stages
 from labrig.capture.service import CaptureService
 from labrig.events.dispatcher import Dispatcher, DispatcherThread
 from labrig.jobs.builtin import BUILTIN_STAGES
@@ -38,9 +40,9 @@ class Services:
         self.store.close()
 
 
-def default_registry() -> StageRegistry:
-    """Every stage this build can run."""
-    return StageRegistry(BUILTIN_STAGES)
+def default_registry(store: Store) -> StageRegistry:
+    """Every stage this build can run: the queue's own and the default analysis pipeline."""
+    return StageRegistry((*BUILTIN_STAGES, *analysis_stages(store)))
 
 
 def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
@@ -52,8 +54,9 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)
+    dispatcher.register(PUBLISHER, publish_when_done, names=WATCHED)
     storage = StorageMonitor(store)
-    queue = JobQueue(store, registry or default_registry(), clock or Clock(), lease or LeaseTerms(),
+    queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
                     CaptureService(store, storage))

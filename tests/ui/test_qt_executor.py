@@ -95,7 +95,7 @@ def test_a_permanent_failure_is_reported_with_its_code(qtbot: QtBot, store: Stor
     def broken(ctx: StageContext) -> StageOutput:
         raise PermanentStageError("the input is not a video file", code="LABRIG_TEST_NOT_VIDEO")
 
-    registry = default_registry()
+    registry = default_registry(store)
     registry.register(Stage("test.broken", 1, True, broken, max_attempts=1))
     services = bootstrap(store=store, poll_seconds=0.05, registry=registry, lease=TEST_LEASE)
     gui = build_main_window(services)

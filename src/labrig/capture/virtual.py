@@ -29,7 +29,7 @@ import numpy.typing as npt
 from labrig.capture.sources import Image, Mode
 from labrig.errors import LabrigError
 
-SceneName = Literal["markers", "board"]
+SceneName = Literal["markers", "board", "plane"]
 Array = npt.NDArray[np.float64]
 DEFAULT_MODE = Mode(1280, 720, 30.0)
 _SHIFT = 4  # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
@@ -170,6 +170,18 @@ class BoardScene:
                 "square_mm": self.square, "corners_px": self.model.project(self.object_corners, rvec, tvec)}
 
 
+class PlaneBoardScene(BoardScene):
+    """The chessboard lying still on the markers' measurement plane, centred on its origin: the view that
+    gives the plane's metric scale (board mm = plane mm + the board's centre offset)."""
+
+    def pose(self, t: float) -> tuple[Array, Array]:
+        rot, _ = cv2.Rodrigues(MarkersScene.plane_rvec)
+        return MarkersScene.plane_rvec.copy(), MarkersScene.plane_tvec - rot @ self._centre
+
+    def truth(self, t: float) -> dict[str, Any]:
+        return super().truth(t) | {"scene": "plane", "board_centre_mm": self._centre[:2].copy()}
+
+
 def _noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[Image, Image]]:
     """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a normal quantile table."""
     q = [NormalDist(0.0, sigma).inv_cdf((k + 0.5) / 256) for k in range(256)]
@@ -195,8 +207,8 @@ class VirtualCamera:
     def __init__(self, scene: SceneName = "markers", model: CameraModel | None = None, *, paced: bool = True,
                  seed: int = 0, board: tuple[int, int, float] = (9, 6, 25.0), noise: float = 2.0,
                  frames_limit: int | None = None, fail_after: int | None = None) -> None:
-        if scene not in ("markers", "board"):
-            raise ValueError(f"unknown virtual scene {scene!r}: 'markers' or 'board'")
+        if scene not in ("markers", "board", "plane"):
+            raise ValueError(f"unknown virtual scene {scene!r}: 'markers', 'board' or 'plane'")
         self.scene_name, self.paced, self.seed, self.noise = scene, paced, seed, noise
         self.frames_limit, self.fail_after, self._board = frames_limit, fail_after, board
         self._base_model, self._index, self._opened = model or CameraModel(), 0, False
@@ -219,8 +231,11 @@ class VirtualCamera:
 
     def _configure(self, mode: Mode) -> None:
         model = self._base_model.scaled(mode.width, mode.height)
-        self._scene: MarkersScene | BoardScene = (MarkersScene(model) if self.scene_name == "markers"
-                                                  else BoardScene(model, *self._board))
+        self._scene: MarkersScene | BoardScene
+        if self.scene_name == "markers":
+            self._scene = MarkersScene(model)
+        else:
+            self._scene = (PlaneBoardScene if self.scene_name == "plane" else BoardScene)(model, *self._board)
         self._background = np.empty((mode.height, mode.width, 3), np.uint8)
         self._background[:] = self._scene.background
         self._noise = _noise_bank(self._background.shape, self.noise, self.seed) if self.noise > 0 else []

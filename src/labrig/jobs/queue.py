@@ -399,7 +399,11 @@ class JobQueue:
             return bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
 
     def idle(self) -> bool:
-        """True when no job can run now or later without an operator (drain is complete)."""
-        waiting = (S.CREATED, S.INPUTS_PENDING, S.READY, S.LEASED, S.RUNNING, S.CHECKPOINTED, S.RETRY_WAITING)
+        """True when no job can run now or later without an operator (drain is complete).
+
+        InputsPending jobs do not count: each waits on a job that is either active (and
+        counted here) or blocked by a quality gate, which only an operator can release.
+        """
+        waiting = (S.CREATED, S.READY, S.LEASED, S.RUNNING, S.CHECKPOINTED, S.RETRY_WAITING)
         counts = self.counts()
         return not any(counts[s] for s in waiting)

@@ -246,3 +246,34 @@ class AttemptCapture(Base):
     attempt_id: Mapped[str] = mapped_column(String(36), ForeignKey("attempts.id"), primary_key=True)
     capture_id: Mapped[str] = mapped_column(String(36), ForeignKey("captures.id"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer)
+
+
+class CalibrationRecord(Base):
+    """A solved calibration (valid or not, with its reasons), bound to a device in one mode."""
+
+    __tablename__ = "calibrations"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # SHA-256 of its canonical document
+    device_id: Mapped[str] = mapped_column(String(255), index=True)
+    mode: Mapped[str] = mapped_column(String(64))  # e.g. 1280x720@30 BGR
+    valid: Mapped[bool] = mapped_column(Boolean)
+    rms_px: Mapped[float] = mapped_column(Float)
+    document: Mapped[str] = mapped_column(Text)  # labrig.calibration/1 JSON
+    plane_homography: Mapped[str | None] = mapped_column(Text)  # image px -> plane mm, JSON 3x3
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class AnalysisResultRecord(Base):
+    """The AnalysisResult of an attempt: published (maybe degraded) or blocked, with its provenance."""
+
+    __tablename__ = "analysis_results"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    attempt_id: Mapped[str] = mapped_column(String(36), ForeignKey("attempts.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16))  # published or blocked
+    degraded: Mapped[bool] = mapped_column(Boolean)
+    reasons: Mapped[str] = mapped_column(Text)  # JSON list of sentences
+    document: Mapped[str] = mapped_column(Text)  # labrig.result/1 canonical JSON
+    digest: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -56,3 +56,22 @@ def test_a_cancel_is_seen_within_about_a_second_whatever_the_lease(store: Store)
     runner.join(15)
     assert q.get(job.id).state is JobState.CANCELLED
     assert time.monotonic() - asked < 3.0
+
+
+def test_drain_ends_when_the_rest_waits_on_a_blocked_job(store: Store) -> None:
+    from labrig.errors import QualityBlockedError
+    from labrig.jobs.stages import Stage, StageContext, StageOutput
+
+    def gate(ctx: StageContext) -> StageOutput:
+        raise QualityBlockedError(["too few markers"])
+
+    services = bootstrap(store=store)
+    services.queue.registry.register(Stage("t.gate", 1, True, gate))
+    blocked = services.queue.enqueue("t.gate")
+    waiting = services.queue.enqueue("labrig.selftest", depends_on=[blocked.id])
+    runner = threading.Thread(target=ThreadExecutor(services.queue, workers=1).run, kwargs={"drain": True})
+    runner.start()
+    runner.join(20)
+    assert not runner.is_alive(), "drain kept waiting for a job only an operator can release"
+    assert services.queue.get(blocked.id).state is JobState.BLOCKED_BY_QUALITY
+    assert services.queue.get(waiting.id).state is JobState.INPUTS_PENDING

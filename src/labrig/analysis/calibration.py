@@ -1,0 +1,339 @@
+"""Camera calibration from views of a known board: intrinsics, distortion, quality metrics and metric scale.
+
+``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board in each;
+:func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is far above the others and
+solves again, then judges the result against :class:`CalibrationThresholds`. :func:`plane_homography` turns one
+board pose into a map from image pixels to millimetres on the board's plane. Documented in ``docs/calibration.md``.
+
+Qt-free, no database, deterministic for the same inputs; every function may run on any thread. The solve sets
+OpenCV's thread count to 1 for its few milliseconds (process-wide: other OpenCV calls then run single-threaded).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from labrig.analysis.boards import Board, Detection, detect
+from labrig.errors import LabrigError, UsageError
+
+__all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "Detection", "calibrate", "detect", "load_views"]
+SCHEMA = "labrig.calibration/1"
+COVERAGE_GRID = (8, 6)  # cells across and down; coverage is the fraction holding at least one detected corner
+VIDEO_SUFFIXES = frozenset({".avi", ".mp4", ".mkv", ".mov", ".m4v", ".webm"})
+FLAGS = cv2.CALIB_FIX_K3  # k1, k2, p1, p2: a free k3 chases noise on ordinary (non-fisheye) lenses
+_CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
+_MAX_ROUNDS = 3  # rejection rounds; one nearly always suffices
+Array = npt.NDArray[np.float64]
+
+
+class BoardNotFoundError(LabrigError):
+    code = "LABRIG_BOARD_NOT_FOUND"
+
+
+class TooFewViewsError(LabrigError):
+    code = "LABRIG_TOO_FEW_VIEWS"
+
+
+class DegenerateViewsError(LabrigError):
+    code = "LABRIG_DEGENERATE_VIEWS"
+
+
+class ImageUnreadableError(LabrigError):
+    code = "LABRIG_IMAGE_UNREADABLE"
+
+
+class ImageSizeMismatchError(LabrigError):
+    code = "LABRIG_IMAGE_SIZE_MISMATCH"
+
+
+class CalibrationNotValidError(LabrigError):
+    code = "LABRIG_CALIBRATION_NOT_VALID"
+
+
+@dataclass(frozen=True)
+class View:
+    name: str  # file name, or ``video.avi#frame``
+    image: npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
+class CalibrationThresholds:
+    """What a calibration must reach to be valid; defaults tuned on the virtual camera (docs/calibration.md)."""
+
+    max_rms_px: float = 1.0  # overall RMS reprojection error
+    min_views: int = 8  # views with the board: fewer are refused, and rejection never leaves fewer
+    min_coverage: float = 0.4  # fraction of the COVERAGE_GRID cells holding a detected corner
+    max_view_error_factor: float = 2.5  # a view is rejected above this many times the median view error ...
+    view_error_floor_px: float = 0.5  # ... but never for an error below this
+    min_pose_spread_deg: float = 10.0  # largest angle between two views' board normals
+    max_focal_uncertainty: float = 0.01  # standard deviation of fx / fx
+    max_age_days: float = 30.0  # a validated calibration goes stale after this
+
+    def __post_init__(self) -> None:
+        if self.min_views < 3 or not (self.max_rms_px > 0 and 0 <= self.min_coverage <= 1):
+            raise UsageError("thresholds: --min-views must be at least 3, --max-rms positive and "
+                             "--min-coverage between 0 and 1")
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str  # stable, for scripts and the UI
+    message: str  # for the technician: what is wrong and what to do
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    board: Board
+    image_size: tuple[int, int]  # width, height in px
+    camera_matrix: Array  # 3×3
+    dist: Array  # k1, k2, p1, p2, k3
+    rms_px: float
+    view_errors: tuple[tuple[str, float], ...]  # (view, RMS px) of the views the solve used
+    rejected: tuple[tuple[str, float, float], ...]  # (view, its error px, the limit it exceeded px)
+    skipped: tuple[str, ...]  # views where the board was not found
+    coverage: float
+    pose_spread_deg: float
+    focal_std_px: float
+    thresholds: CalibrationThresholds
+    reasons: tuple[Reason, ...] = ()  # why it is not valid; empty when valid
+
+    @property
+    def valid(self) -> bool:
+        return not self.reasons
+
+    @property
+    def view_count(self) -> int:
+        return len(self.view_errors)
+
+    def to_json(self) -> dict[str, Any]:
+        k, d = self.camera_matrix.tolist(), self.dist
+        return {
+            "schema": SCHEMA, "board": self.board.to_json(), "image_size": list(self.image_size),
+            "camera_matrix": k, "fx": k[0][0], "fy": k[1][1], "cx": k[0][2], "cy": k[1][2],
+            "distortion": dict(zip(("k1", "k2", "p1", "p2", "k3"), d.tolist(), strict=True)),
+            "rms_px": self.rms_px, "view_count": self.view_count,
+            "views": [{"name": n, "error_px": e} for n, e in self.view_errors],
+            "rejected": [{"name": n, "error_px": e, "limit_px": lim} for n, e, lim in self.rejected],
+            "skipped": list(self.skipped), "coverage": self.coverage, "coverage_grid": list(COVERAGE_GRID),
+            "pose_spread_deg": self.pose_spread_deg, "focal_std_px": self.focal_std_px,
+            "thresholds": asdict(self.thresholds), "valid": self.valid,
+            "reasons": [asdict(r) for r in self.reasons], "opencv": cv2.__version__}
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON document: the calibration's id."""
+        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
+
+
+def load_images(paths: Iterable[Path]) -> Iterator[View]:
+    """Each image file as a view named by its file name; lazy, so only one frame is held at a time."""
+    for path in paths:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
+        if image is None:
+            raise ImageUnreadableError(f"{path} cannot be read as an image (missing, empty or not a picture); "
+                                       "check the path and export PNG, JPEG, TIFF or BMP")
+        yield View(path.name, np.asarray(image, dtype=np.uint8))
+
+
+def frames_from_video(path: Path, every: int = 10) -> Iterator[View]:
+    """Frames 0, every, 2·every, … of a video file, named ``file#frame``; lazy (a long video is never in memory)."""
+    cap = cv2.VideoCapture(str(path)) if path.is_file() else None
+    index = 0
+    try:
+        while cap is not None and cap.isOpened():
+            ok, frame = cap.read() if index % every == 0 else (cap.grab(), None)
+            if not ok:
+                break
+            if frame is not None:
+                yield View(f"{path.name}#{index}", np.asarray(frame, dtype=np.uint8))
+            index += 1
+    finally:
+        if cap is not None:
+            cap.release()
+    if index == 0:
+        raise ImageUnreadableError(f"{path} cannot be read as a video (missing, damaged or no frames); "
+                                   "check the path, or export the capture's frames as images")
+
+
+def load_views(paths: Sequence[Path], every: int = 10) -> Iterator[View]:
+    """Images and every ``every``-th frame of videos, in the order given; lazy."""
+    if every < 1:
+        raise UsageError("--every must be at least 1")
+    for path in paths:
+        yield from frames_from_video(path, every) if path.suffix.lower() in VIDEO_SUFFIXES else load_images([path])
+
+
+def detect_views(views: Iterable[View], board: Board) -> tuple[list[Detection], list[str], tuple[int, int]]:
+    """Detections, names of views without the board, and the common image size (width, height)."""
+    detections: list[Detection] = []
+    skipped: list[str] = []
+    size: tuple[int, int] | None = None
+    for view in views:
+        shape = (view.image.shape[1], view.image.shape[0])
+        if size is not None and shape != size:
+            raise ImageSizeMismatchError(f"{view.name} is {shape[0]}x{shape[1]} but the views before it are "
+                                         f"{size[0]}x{size[1]}; calibrate one camera mode at a time")
+        size, found = shape, detect(view.image, board, view.name)
+        if found is None:
+            skipped.append(view.name)
+        else:
+            detections.append(found)
+    if size is None or not detections:
+        raise BoardNotFoundError(f"the {board.describe()} was not found in any of the {len(skipped)} views; check "
+                                 "--board matches the printed board, that it is fully in view, sharp and well lit")
+    return detections, skipped, size
+
+
+@dataclass(frozen=True)
+class _Solve:
+    rms: float
+    matrix: Array
+    dist: Array
+    rvecs: tuple[Array, ...]
+    errors: Array
+    focal_std: float
+
+
+def _solve(views: Sequence[Detection], board: Board, size: tuple[int, int]) -> _Solve:
+    obj = board.object_points()
+    objs = [obj[d.ids].astype(np.float32) for d in views]
+    imgs = [d.corners.astype(np.float32).reshape(-1, 1, 2) for d in views]
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)  # OpenCV's parallel solve sums in varying order: the same views gave different last digits
+    try:
+        rms, k, dist, rvecs, _, std, _, errors = cv2.calibrateCameraExtended(
+            objs, imgs, size, np.eye(3), np.zeros(5), flags=FLAGS, criteria=_CRITERIA)  # no initial guess used
+    except cv2.error as exc:
+        raise DegenerateViewsError(f"the views do not determine the camera (OpenCV: {getattr(exc, 'err', exc)}); "
+                                   "move and tilt the board between views") from None
+    finally:
+        cv2.setNumThreads(threads)
+    solved = _Solve(float(rms), np.asarray(k, dtype=np.float64), np.asarray(dist, dtype=np.float64).ravel()[:5],
+                    tuple(np.asarray(r, dtype=np.float64) for r in rvecs), np.asarray(errors, dtype=np.float64).ravel(),
+                    float(np.asarray(std).ravel()[0]))
+    if not (np.isfinite(solved.matrix).all() and np.isfinite(solved.dist).all() and np.isfinite(solved.rms)):
+        raise DegenerateViewsError("the solve diverged; the views are too alike: move and tilt the board more")
+    return solved
+
+
+def _coverage(views: Sequence[Detection], size: tuple[int, int]) -> float:
+    pts = np.concatenate([d.corners for d in views])
+    cols = np.clip((pts[:, 0] / size[0] * COVERAGE_GRID[0]).astype(int), 0, COVERAGE_GRID[0] - 1)
+    rows = np.clip((pts[:, 1] / size[1] * COVERAGE_GRID[1]).astype(int), 0, COVERAGE_GRID[1] - 1)
+    return len(set(zip(cols.tolist(), rows.tolist(), strict=True))) / (COVERAGE_GRID[0] * COVERAGE_GRID[1])
+
+
+def _pose_spread_deg(rvecs: Sequence[Array]) -> float:
+    normals = np.array([cv2.Rodrigues(r)[0][:, 2] for r in rvecs])
+    return float(np.degrees(np.arccos(np.clip(normals @ normals.T, -1.0, 1.0))).max())
+
+
+def _reasons(s: _Solve, coverage: float, spread: float, size: tuple[int, int],
+             t: CalibrationThresholds) -> tuple[Reason, ...]:
+    checks = [
+        (spread < t.min_pose_spread_deg, "LABRIG_DEGENERATE_VIEWS",
+         f"the board was held at nearly one angle (views differ by {spread:.1f}°, {t.min_pose_spread_deg:g}° needed):"
+         " tilt it left, right, up and down between views"),
+        (s.rms > t.max_rms_px, "LABRIG_RMS_TOO_HIGH", f"RMS reprojection error {s.rms:.3f} px is above "
+         f"{t.max_rms_px:g} px: check focus, motion blur, and that the board is flat and matches --board"),
+        (coverage < t.min_coverage, "LABRIG_COVERAGE_TOO_LOW", f"detected corners cover {coverage:.0%} of the "
+         f"image, {t.min_coverage:.0%} needed: add views with the board near the edges and corners"),
+        (not s.focal_std <= t.max_focal_uncertainty * s.matrix[0, 0], "LABRIG_FOCAL_UNCERTAIN",
+         f"the focal length is uncertain by ±{s.focal_std:.1f} px: add views at steeper tilts and other distances"),
+        (not (0 < s.matrix[0, 2] < size[0] and 0 < s.matrix[1, 2] < size[1] and s.matrix[0, 0] > 0),
+         "LABRIG_INTRINSICS_IMPLAUSIBLE", "the solved camera is implausible (principal point outside the image or "
+         "focal length not positive): recapture with more, sharper views"),
+    ]
+    return tuple(Reason(code, msg) for failed, code, msg in checks if failed)
+
+
+def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Board,
+              thresholds: CalibrationThresholds | None = None, skipped: Sequence[str] = ()) -> CalibrationResult:
+    """Solve, reject views far above the median error (keeping ``min_views``), solve again, and judge."""
+    t = thresholds or CalibrationThresholds()
+    if len(views) < t.min_views:
+        raise TooFewViewsError(f"the board was found in {len(views)} of {len(views) + len(skipped)} views but "
+                               f"{t.min_views} are needed; capture more views, moving and tilting the board to cover "
+                               "the whole image")
+    kept, rejected = list(views), []
+    solved = _solve(kept, board, image_size)
+    for _ in range(_MAX_ROUNDS):
+        limit = max(t.max_view_error_factor * float(np.median(solved.errors)), t.view_error_floor_px)
+        worst = sorted((i for i, e in enumerate(solved.errors) if e > limit), key=lambda i: -solved.errors[i])
+        worst = worst[:len(kept) - t.min_views]
+        if not worst:
+            break
+        rejected += [(kept[i].name, float(solved.errors[i]), limit) for i in worst]
+        kept = [d for i, d in enumerate(kept) if i not in worst]
+        solved = _solve(kept, board, image_size)
+    coverage, spread = _coverage(kept, image_size), _pose_spread_deg(solved.rvecs)
+    return CalibrationResult(
+        board, image_size, solved.matrix, solved.dist, solved.rms,
+        tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)), tuple(rejected),
+        tuple(skipped), coverage, spread, solved.focal_std, t,
+        _reasons(solved, coverage, spread, image_size, t))
+
+
+def calibrate_views(views: Iterable[View], board: Board,
+                    thresholds: CalibrationThresholds | None = None) -> CalibrationResult:
+    detections, skipped, size = detect_views(views, board)
+    return calibrate(detections, size, board, thresholds, skipped)
+
+
+def _undistort(points: Array, result: CalibrationResult) -> Array:
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
+    k = result.camera_matrix
+    return np.asarray(cv2.undistortPoints(pts, k, result.dist, P=k), dtype=np.float64).reshape(-1, 2)
+
+
+def plane_homography(result: CalibrationResult, detection: Detection, board: Board) -> Array:
+    """3×3 map from undistorted image px to mm on the board's plane, from one view of the board lying on it."""
+    plane = board.object_points()[detection.ids][:, :2]
+    h, _ = cv2.findHomography(_undistort(detection.corners, result), plane, 0)
+    if h is None:
+        raise DegenerateViewsError(f"{detection.name}: the board's corners do not define a plane (collinear?)")
+    return np.asarray(h, dtype=np.float64)
+
+
+def pixels_to_mm(points: Array, result: CalibrationResult, h: Array) -> Array:
+    """Image points (N×2 px, as captured: distorted) → N×2 mm on the plane of ``h``."""
+    plane = cv2.perspectiveTransform(_undistort(points, result).reshape(-1, 1, 2), h)
+    return np.asarray(plane, dtype=np.float64).reshape(-1, 2)
+
+
+@dataclass(frozen=True)
+class CalibrationBinding:
+    """A valid calibration bound to one device (serial + mode), current until ``valid_until``."""
+
+    calibration_id: str
+    device_id: str
+    rms_px: float
+    valid_until: datetime
+
+    def is_current(self, now: datetime) -> bool:
+        return now < self.valid_until
+
+    def event_payload(self) -> dict[str, Any]:
+        """The payload of ``calibration.validated`` (EVT-05)."""
+        return {"calibration_id": self.calibration_id, "device_id": self.device_id, "rms_px": self.rms_px,
+                "valid_until": self.valid_until.isoformat()}
+
+
+def bind(result: CalibrationResult, device_id: str, calibrated_at: datetime) -> CalibrationBinding:
+    """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``); ``calibrated_at`` must be aware."""
+    if not result.valid:
+        raise CalibrationNotValidError("this calibration did not validate (" + "; ".join(
+            r.message for r in result.reasons) + "); it cannot be bound to a device")
+    if calibrated_at.utcoffset() is None:
+        raise UsageError("calibrated_at needs a time zone (use UTC)")
+    until = (calibrated_at + timedelta(days=result.thresholds.max_age_days)).astimezone(UTC)
+    return CalibrationBinding(result.digest(), device_id, result.rms_px, until)

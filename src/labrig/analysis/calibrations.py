@@ -1,0 +1,95 @@
+"""Calibrations in the catalog: saved with their verdict, bound to a device in one mode, found again.
+
+A calibration that validates records ``calibration.validated``; only a valid,
+unexpired calibration of the same device and mode is ever used for metric output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import select
+
+from labrig.analysis.calibration import CalibrationResult, bind
+from labrig.domain.events import EventName
+from labrig.errors import LabrigError
+from labrig.events.outbox import record_event
+from labrig.store.database import Store
+from labrig.store.models import CalibrationRecord
+from labrig.store.types import utcnow
+
+Array = npt.NDArray[np.float64]
+
+
+class UnknownCalibrationError(LabrigError):
+    code = "LABRIG_UNKNOWN_CALIBRATION"
+
+
+@dataclass(frozen=True)
+class StoredCalibration:
+    """What analysis needs of a calibration: intrinsics, distortion, and the plane homography if any."""
+
+    id: str
+    device_id: str
+    mode: str
+    valid: bool
+    rms_px: float
+    camera_matrix: Array
+    dist: Array
+    plane_homography: Array | None  # undistorted image px -> plane mm
+    valid_until: datetime | None
+
+    @classmethod
+    def of(cls, row: CalibrationRecord) -> StoredCalibration:
+        doc = json.loads(row.document)
+        d = doc["distortion"]
+        h = np.asarray(json.loads(row.plane_homography), dtype=np.float64) if row.plane_homography else None
+        return cls(row.id, row.device_id, row.mode, row.valid, row.rms_px,
+                   np.asarray(doc["camera_matrix"], dtype=np.float64),
+                   np.asarray([d["k1"], d["k2"], d["p1"], d["p2"], d["k3"]], dtype=np.float64), h, row.valid_until)
+
+
+def save_calibration(store: Store, result: CalibrationResult, device_id: str, mode: str,
+                     plane_homography: Array | None = None, now: datetime | None = None) -> StoredCalibration:
+    """Store the result (valid or not); a valid one is bound to ``device_id`` in ``mode`` and announced."""
+    now = now or utcnow()
+    binding = bind(result, device_id, now) if result.valid else None
+    calibration_id = result.digest()
+    with store.write() as session:
+        row = session.get(CalibrationRecord, calibration_id)
+        if row is None:
+            row = CalibrationRecord(id=calibration_id, device_id=device_id, mode=mode, valid=result.valid,
+                                    rms_px=result.rms_px, document=json.dumps(result.to_json(), sort_keys=True),
+                                    created_at=now, valid_until=binding.valid_until if binding else None)
+            session.add(row)
+            if binding is not None:
+                record_event(session, EventName.CALIBRATION_VALIDATED, binding.event_payload())
+        if plane_homography is not None:
+            row.plane_homography = json.dumps(np.asarray(plane_homography).tolist())
+        session.flush()
+        return StoredCalibration.of(row)
+
+
+def current_calibration(store: Store, device_id: str, mode: str, now: datetime | None = None
+                        ) -> StoredCalibration | None:
+    """The newest valid, unexpired calibration of this device in this mode, or None."""
+    now = now or utcnow()
+    with store.read() as session:
+        row = session.scalars(
+            select(CalibrationRecord)
+            .where(CalibrationRecord.device_id == device_id, CalibrationRecord.mode == mode,
+                   CalibrationRecord.valid.is_(True), CalibrationRecord.valid_until > now)
+            .order_by(CalibrationRecord.created_at.desc()).limit(1)).first()
+        return StoredCalibration.of(row) if row is not None else None
+
+
+def load_calibration(store: Store, calibration_id: str) -> StoredCalibration:
+    with store.read() as session:
+        row = session.get(CalibrationRecord, calibration_id)
+        if row is None:
+            raise UnknownCalibrationError(f"no calibration {calibration_id[:12]}… in this store")
+        return StoredCalibration.of(row)

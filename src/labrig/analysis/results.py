@@ -1,0 +1,110 @@
+"""AnalysisResult: built when an attempt's stages are all done, published unless a gate blocks it.
+
+The publisher is a durable consumer of the outbox: it looks at an attempt each
+time one of its stages ends, and writes the result (and ``result.published``) in
+the same transaction as its inbox entry, so a redelivery publishes nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from labrig.analysis.calibrations import current_calibration
+from labrig.capture.sessions import PipelineStep
+from labrig.capture.sources import Mode
+from labrig.domain.events import EventName
+from labrig.domain.idempotency import canonical_json, sha256_hex
+from labrig.domain.jobs import JobState
+from labrig.events.outbox import EventRecord, record_event
+from labrig.store.database import Store
+from labrig.store.models import AnalysisResultRecord, Capture, Job, JobOutput
+from labrig.store.types import utcnow
+
+PUBLISHER = "analysis.publisher"
+WATCHED = frozenset({EventName.STAGE_COMPLETED.value, EventName.STAGE_FAILED.value})
+SCHEMA = "labrig.result/1"
+S = JobState
+FINISHED = {S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value, S.BLOCKED_BY_QUALITY.value,
+            S.PERMANENT_FAILURE.value, S.CANCELLED.value}
+
+
+def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
+    """The default pipeline for a capture, with the current calibration of its device and mode, if any."""
+    with store.read() as session:
+        capture = session.get(Capture, capture_id)
+        assert capture is not None
+        mode = Mode(**json.loads(capture.mode)).label()
+        device_id = capture.device_id
+    calibration = current_calibration(store, device_id, mode)
+    cal = {"calibration_id": calibration.id if calibration else None}
+    return [PipelineStep("media.qc", {}), PipelineStep("tracking.markers", cal, after_previous=True),
+            PipelineStep("kinematics", cal, after_previous=True)]
+
+
+def _live_jobs(session: Session, attempt_id: str) -> list[Job]:
+    jobs = list(session.scalars(select(Job).where(Job.attempt_id == attempt_id).order_by(Job.created_at)))
+    return [j for j in jobs if j.state != S.SUPERSEDED.value]
+
+
+def publish_when_done(event: EventRecord, session: Session) -> None:
+    """Dispatcher consumer: when every stage of the job's attempt has ended, record its AnalysisResult."""
+    job = session.get(Job, event.payload["job_id"])
+    if job is None or job.attempt_id is None:
+        return
+    jobs = _live_jobs(session, job.attempt_id)
+    waiting_on_blocked = any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs)
+    if not waiting_on_blocked and any(j.state not in FINISHED for j in jobs):
+        return  # stages still to run
+    document = build_document(session, job.attempt_id, jobs)
+    digest = sha256_hex(canonical_json(document))
+    if session.scalar(select(AnalysisResultRecord.id).where(AnalysisResultRecord.digest == digest)):
+        return  # this very result exists already
+    result_id = str(uuid.uuid4())
+    session.add(AnalysisResultRecord(id=result_id, attempt_id=job.attempt_id, status=document["status"],
+                                     degraded=document["degraded"], reasons=json.dumps(document["reasons"]),
+                                     document=canonical_json(document).decode(), digest=digest,
+                                     created_at=utcnow()))
+    if document["status"] == "published":
+        record_event(session, EventName.RESULT_PUBLISHED, {"result_id": result_id, "attempt_id": job.attempt_id,
+                                                            "result_digest": digest, "degraded": document["degraded"]})
+
+
+def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> dict[str, Any]:
+    outputs = {j.stage_id: _output(session, j) for j in jobs}
+    blocked = [j for j in jobs if j.state == S.BLOCKED_BY_QUALITY.value]
+    failed = [j for j in jobs if j.state in (S.PERMANENT_FAILURE.value, S.CANCELLED.value)]
+    reasons = [f"{j.stage_id}: {j.error_message}" for j in blocked + failed]
+    degraded_reasons = [r for j in jobs if j.state == S.SUCCEEDED_DEGRADED.value
+                        for r in (outputs.get(j.stage_id) or {}).get("degraded_reasons", [])]
+    kin = outputs.get("kinematics") or {}
+    return {
+        "schema": SCHEMA, "attempt_id": attempt_id,
+        "status": "blocked" if blocked or failed else "published",
+        "degraded": bool(degraded_reasons), "reasons": reasons + degraded_reasons,
+        "units": kin.get("units"),
+        "metrics": [{k: t.get(k) for k in ("track_id", "path_length", "displacement", "peak_speed",
+                                           "time_to_peak_speed", "range_x", "range_y", "extent", "reason")}
+                    for t in kin.get("tracks", [])],
+        "series": [{k: t.get(k) for k in ("track_id", "t", "xy", "velocity")} for t in kin.get("tracks", [])],
+        "qc": {k: (outputs.get("media.qc") or {}).get("qc", {}).get(k)
+               for k in ("decoded_frames", "expected_frames", "gaps", "missing_frames", "problems")},
+        "provenance": {
+            "inputs": json.loads(jobs[0].input_digests)[:1] if jobs else [],
+            "calibration_id": (outputs.get("tracking.markers") or {}).get("calibration_id"),
+            "release": None,
+            "jobs": [{"job_id": j.id, "stage_id": j.stage_id, "state": j.state, "idempotency_key": j.idempotency_key,
+                      "output_digest": j.output_digest, "error_code": j.error_code} for j in jobs]},
+    }
+
+
+def _output(session: Session, job: Job) -> dict[str, Any] | None:
+    if job.idempotency_key is None or job.output_digest is None:
+        return None
+    row = session.get(JobOutput, job.idempotency_key)
+    return json.loads(row.body) if row is not None else None

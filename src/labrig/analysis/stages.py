@@ -1,0 +1,108 @@
+"""The default analysis pipeline as registered queue stages: media.qc → tracking.markers → kinematics.
+
+Each stage reads the committed capture named by its first input digest (the
+capture's manifest digest) and, when the configuration names one, a calibration.
+Quality gates are raised here, where the evidence is: undecodable media and too
+few markers block; no calibration, dropped frames or a frame-count mismatch degrade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from labrig.analysis.calibrations import StoredCalibration, load_calibration
+from labrig.analysis.kinematics import kinematics, to_plane_mm
+from labrig.analysis.media import load_capture
+from labrig.analysis.media_qc import media_qc
+from labrig.analysis.tracking import track
+from labrig.errors import QualityBlockedError
+from labrig.jobs.stages import Stage, StageContext, StageOutput
+from labrig.store.database import Store
+
+NO_CALIBRATION = "no valid calibration for this device and mode: results are in pixels, not millimetres"
+QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01}
+TRACKING_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "min_marker_fraction": 0.6,
+                                        "expected_markers": None}
+KINEMATICS_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "window_s": 0.25}
+
+
+def _output(body: dict[str, Any], degraded_reasons: list[str]) -> StageOutput:
+    """The reasons travel in the output too, so the published result can say why it is degraded."""
+    return StageOutput(body | {"degraded_reasons": degraded_reasons}, tuple(degraded_reasons))
+
+
+def _calibration(store: Store, config: Mapping[str, Any]) -> StoredCalibration | None:
+    calibration_id = config.get("calibration_id")
+    return load_calibration(store, calibration_id) if calibration_id else None
+
+
+def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
+    media = load_capture(store, ctx.input_digests[0])
+    qc = media_qc(list(media.segments), list(media.timestamps), media.frame_count, media.fps,
+                  progress=lambda f: ctx.progress(f, "checking frames"), cancelled=lambda: ctx.cancelled)
+    if qc.undecodable:
+        raise QualityBlockedError(qc.problems(), code="LABRIG_MEDIA_UNDECODABLE")
+    reasons = []
+    lost = media.dropped_frames + qc.missing_frames
+    if lost > ctx.config["max_dropped_fraction"] * max(qc.decoded_frames, 1):
+        reasons.append(f"{lost} frames were dropped during recording (over "
+                       f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})")
+    if qc.count_mismatch or qc.header_mismatch:
+        reasons += [p for p in qc.problems() if "frames" in p and "gap" not in p]
+    return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
+
+
+def _tracking(store: Store, ctx: StageContext) -> StageOutput:
+    media = load_capture(store, ctx.input_digests[0])
+    calibration = _calibration(store, ctx.config)
+    undistort = (calibration.camera_matrix, calibration.dist) if calibration else None
+    tracks = track(media.frames(), expected_markers=ctx.config["expected_markers"], undistort=undistort,
+                   total_frames=media.frame_count, progress=lambda f: ctx.progress(f, "tracking markers"),
+                   cancelled=lambda: ctx.cancelled)
+    needed = float(ctx.config["min_marker_fraction"])
+    if not tracks.tracks or tracks.fraction_expected < needed:
+        raise QualityBlockedError([f"markers were found in {tracks.fraction_expected:.0%} of the frames; at least "
+                                   f"{needed:.0%} are needed. Check lighting and that the markers are in view"],
+                                  code="LABRIG_TOO_FEW_MARKERS")
+    return _output({"capture_id": media.capture_id, "calibration_id": calibration.id if calibration else None,
+                    "tracks": tracks.to_json()}, [])
+
+
+def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
+    media = load_capture(store, ctx.input_digests[0])
+    [tracking] = list(ctx.upstream.values())
+    calibration = _calibration(store, ctx.config)
+    metric = calibration is not None and calibration.plane_homography is not None
+    times = media.times_s()
+    results = []
+    for item in tracking["tracks"]["tracks"]:
+        frames = np.asarray(item["frames"], dtype=np.int64)
+        xy = np.asarray(item["xy"], dtype=np.float64).reshape(-1, 2)
+        if metric:
+            assert calibration is not None and calibration.plane_homography is not None
+            xy = to_plane_mm(xy, calibration.plane_homography)
+            t = times[frames] if len(times) > int(frames.max()) else frames / media.fps
+        else:
+            t = frames.astype(np.float64)
+        k = kinematics(xy, t, "mm" if metric else "px", "s" if metric else "frames",
+                       window_s=ctx.config["window_s"] if metric else None)
+        results.append({"track_id": item["track_id"], **k.to_json()})
+        ctx.check_cancelled()
+    units = {"length": "mm" if metric else "px", "time": "s" if metric else "frames"}
+    return _output({"capture_id": media.capture_id, "units": units, "tracks": results},
+                   [] if metric else [NO_CALIBRATION])
+
+
+def analysis_stages(store: Store) -> tuple[Stage, ...]:
+    """The default pipeline's stages, bound to ``store`` (where they read media and calibrations)."""
+    return (
+        Stage("media.qc", 1, True, lambda ctx: _media_qc(store, ctx), config_defaults=QC_DEFAULTS,
+              description="decode every frame; frame counts, timestamp gaps, blur and exposure"),
+        Stage("tracking.markers", 1, True, lambda ctx: _tracking(store, ctx), config_defaults=TRACKING_DEFAULTS,
+              description="bright markers per frame, linked into tracks; undistorted with the calibration"),
+        Stage("kinematics", 1, True, lambda ctx: _kinematics(store, ctx), config_defaults=KINEMATICS_DEFAULTS,
+              description="positions in mm and s through the calibration plane; Savitzky-Golay speeds"),
+    )

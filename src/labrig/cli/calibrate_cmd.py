@@ -1,0 +1,95 @@
+"""``labrig calibrate``: solve a camera calibration from images or videos of a board and say whether it validates.
+
+Exit 0: valid. Exit 1: solved but not valid (the reasons are printed). Exit 2: a typed refusal (no board found,
+too few views, unreadable file, bad --board), printed by the CLI main as ``labrig: CODE: message``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from labrig.analysis.boards import parse_board
+from labrig.analysis.calibration import (
+    COVERAGE_GRID,
+    CalibrationBinding,
+    CalibrationResult,
+    CalibrationThresholds,
+    bind,
+    calibrate_views,
+    load_views,
+)
+from labrig.cli.output import print_json
+
+_DEFAULTS = CalibrationThresholds()
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser("calibrate", help="calibrate a camera from images or videos of a calibration board",
+                            description="Solve intrinsics and distortion from views of a known board, report RMS, "
+                            "per-view errors, rejected views and coverage, and say whether the result validates. "
+                            "Exit 0 valid, 1 not valid, 2 refused.")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="images, or videos (every Nth frame is used)")
+    p.add_argument("--board", required=True, metavar="SPEC",
+                   help="chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT "
+                   "(squares), or a board named in resources/boards.json, e.g. virtual-9x6-25")
+    p.add_argument("--every", type=int, default=10, metavar="N", help="use every Nth frame of a video (default 10)")
+    p.add_argument("--max-rms", type=float, default=_DEFAULTS.max_rms_px, metavar="PX",
+                   help=f"largest RMS reprojection error that validates (default {_DEFAULTS.max_rms_px:g} px)")
+    p.add_argument("--min-views", type=int, default=_DEFAULTS.min_views, metavar="N",
+                   help=f"fewest views with the board (default {_DEFAULTS.min_views})")
+    p.add_argument("--min-coverage", type=float, default=_DEFAULTS.min_coverage, metavar="F",
+                   help=f"smallest fraction of the image covered by corners (default {_DEFAULTS.min_coverage:g})")
+    p.add_argument("--device", metavar="ID", help="bind a valid result to this device id (serial + mode)")
+    p.add_argument("--max-age-days", type=float, default=_DEFAULTS.max_age_days, metavar="DAYS",
+                   help=f"a bound calibration is valid this long (default {_DEFAULTS.max_age_days:g} days)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (labrig.calibration/1)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    board = parse_board(args.board)
+    thresholds = CalibrationThresholds(max_rms_px=args.max_rms, min_views=args.min_views,
+                                       min_coverage=args.min_coverage, max_age_days=args.max_age_days)
+    result = calibrate_views(load_views(args.files, args.every), board, thresholds)
+    binding = bind(result, args.device, datetime.now(UTC)) if args.device and result.valid else None
+    if args.json:
+        doc = result.to_json()
+        doc["calibration_id"] = result.digest()
+        doc["binding"] = binding.event_payload() if binding else None
+        print_json(doc)
+    else:
+        _print(result, binding, args.device)
+    return 0 if result.valid else 1
+
+
+def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str | None) -> None:
+    k, d, t = r.camera_matrix, r.dist, r.thresholds
+    total = r.view_count + len(r.rejected) + len(r.skipped)
+    print(f"Board:       {r.board.describe()}")
+    print(f"Views:       {r.view_count} used of {total} ({len(r.rejected)} rejected, {len(r.skipped)} without "
+          f"the board); image {r.image_size[0]}x{r.image_size[1]}")
+    print(f"Intrinsics:  fx {k[0, 0]:.2f}  fy {k[1, 1]:.2f}  cx {k[0, 2]:.2f}  cy {k[1, 2]:.2f} px"
+          f"  (fx ±{r.focal_std_px:.2f} px)")
+    print("Distortion:  " + "  ".join(f"{n} {v:+.5f}" for n, v in zip(("k1", "k2", "p1", "p2", "k3"), d, strict=True)))
+    print(f"RMS:         {r.rms_px:.3f} px (limit {t.max_rms_px:g} px)")
+    print(f"Coverage:    {r.coverage:.0%} of a {COVERAGE_GRID[0]}x{COVERAGE_GRID[1]} grid (need {t.min_coverage:.0%})"
+          f"; board tilts span {r.pose_spread_deg:.0f}°")
+    print("Per-view RMS error (px):")
+    for name, err in r.view_errors:
+        print(f"  {name:<32} {err:.3f}")
+    for name, err, limit in r.rejected:
+        print(f"Rejected:    {name}: {err:.3f} px, above {limit:.3f} px; solved again without it")
+    for name in r.skipped:
+        print(f"No board:    {name}")
+    if r.valid:
+        print("Verdict:     VALID")
+        if binding:
+            print(f"Bound to:    {binding.device_id} until {binding.valid_until:%Y-%m-%d %H:%M} UTC "
+                  f"(calibration {binding.calibration_id[:12]})")
+        return
+    print("Verdict:     NOT VALID" + (" (not bound to " + device + ")" if device else ""))
+    for reason in r.reasons:
+        print(f"  - {reason.code}: {reason.message}")

@@ -1,0 +1,88 @@
+"""``labrig calibrate`` as a technician runs it, on PNGs and an MJPG AVI of the virtual camera's board."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from labrig.capture.virtual import VirtualCamera
+
+REPO = Path(__file__).resolve().parents[2]
+FRAMES = range(0, 900, 45)  # 20 poses spread over the board's trajectory
+BOARD = ("--board", "chessboard:9x6:25")
+
+
+def labrig(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "labrig", "calibrate", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+
+
+@pytest.fixture(scope="module")
+def pngs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder, camera = tmp_path_factory.mktemp("views"), VirtualCamera("board", paced=False)
+    paths = [folder / f"view_{i:04d}.png" for i in FRAMES]
+    for i, path in zip(FRAMES, paths, strict=True):
+        cv2.imwrite(str(path), camera.render(i))
+    return paths
+
+
+def test_images_calibrate_and_validate_with_a_readable_report(pngs: list[Path], tmp_path: Path) -> None:
+    rippled = tmp_path / "rippled.png"
+    image = cv2.imread(str(pngs[6]))
+    y, x = np.mgrid[0:720, 0:1280].astype(np.float32)
+    cv2.imwrite(str(rippled), cv2.remap(image, x + 3 * np.sin(y / 19.1), y + 3 * np.sin(x / 19.1), cv2.INTER_LINEAR))
+    result = labrig(*pngs[:6], rippled, *pngs[7:], *BOARD)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr + out
+    for expected in ("Intrinsics:  fx 99", "Distortion:  k1 -0.05", "RMS:         0.0", "Coverage:    4",
+                     "Per-view RMS error (px):", "view_0000.png", "Rejected:    rippled.png", "Verdict:     VALID"):
+        assert expected in out, out
+
+
+def test_json_output_and_device_binding(pngs: list[Path]) -> None:
+    result = labrig(*pngs, *BOARD, "--json", "--device", "SN1234@1280x720@30 BGR")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "labrig.calibration/1" and doc["valid"] is True and doc["view_count"] == 20
+    assert abs(doc["fx"] / 1000 - 1) < 0.005 and abs(doc["cx"] - 639.5) < 2 and doc["rejected"] == []
+    assert doc["binding"]["device_id"] == "SN1234@1280x720@30 BGR"
+    assert doc["binding"]["calibration_id"] == doc["calibration_id"] and len(doc["calibration_id"]) == 64
+
+
+def test_a_result_below_the_thresholds_exits_1_and_says_why(pngs: list[Path]) -> None:
+    result = labrig(*pngs, *BOARD, "--max-rms", "0.01", "--min-coverage", "0.9", "--device", "SN1")
+    assert result.returncode == 1
+    assert "Verdict:     NOT VALID (not bound to SN1)" in result.stdout
+    assert "LABRIG_RMS_TOO_HIGH" in result.stdout and "LABRIG_COVERAGE_TOO_LOW" in result.stdout
+
+
+def test_a_video_is_sampled_every_nth_frame(tmp_path: Path) -> None:
+    video, camera = tmp_path / "calibration.avi", VirtualCamera("board", paced=False)
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30.0, (1280, 720))
+    for j in range(100):
+        writer.write(camera.render(j * 9))  # every 5th video frame is one of FRAMES
+    writer.release()
+    result = labrig(video, "--board", "virtual-9x6-25", "--every", "5", "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["view_count"] == 20 and doc["views"][1]["name"] == "calibration.avi#5"
+    assert abs(doc["fx"] / 1000 - 1) < 0.005 and doc["board"]["name"] == "virtual-9x6-25"
+
+
+def test_refusals_exit_2_with_their_code(pngs: list[Path], tmp_path: Path) -> None:
+    text, blank = tmp_path / "notes.png", tmp_path / "blank.png"
+    text.write_text("not an image", encoding="utf-8")
+    cv2.imwrite(str(blank), np.full((720, 1280, 3), 128, np.uint8))
+    cases = [((text, *BOARD), "LABRIG_IMAGE_UNREADABLE"), ((blank, *BOARD), "LABRIG_BOARD_NOT_FOUND"),
+             ((*pngs[:3], *BOARD), "LABRIG_TOO_FEW_VIEWS"), ((pngs[0], "--board", "chessboard:9x6"),
+                                                             "LABRIG_BOARD_INVALID")]
+    for args, code in cases:
+        result = labrig(*args)
+        assert result.returncode == 2 and f"labrig: {code}: " in result.stderr, (code, result.stderr)

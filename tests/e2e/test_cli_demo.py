@@ -1,0 +1,30 @@
+"""``labrig demo``: the README's "see it work" command, end to end on the virtual camera."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "demo", "--attempts", "1",
+                             "--seconds", "2", "--json"], capture_output=True, text=True, timeout=300, cwd=REPO,
+                            env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    [published] = summary["results"]
+    assert published["status"] == "published" and published["degraded"] is False, published["reasons"]
+    assert published["units"] == {"length": "mm", "time": "s"}
+    assert len(published["metrics"]) == 3
+    assert published["provenance"]["calibration_id"] == summary["calibration_id"]
+    events = subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--json"],
+                            capture_output=True, text=True, timeout=60, cwd=REPO).stdout.splitlines()
+    names = [json.loads(line)["name"] for line in events]
+    for name in ("capture.device.connected", "calibration.validated", "attempt.created",
+                 "analysis.stage.completed", "result.published"):
+        assert name in names, name

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from labrig.analysis.health import run_reference_check
+from labrig.analysis.releases import ReleaseService, active_release_digest
 from labrig.analysis.results import PUBLISHER, WATCHED, publish_when_done
 from labrig.analysis.stages import analysis_stages
 from labrig.capture.service import CaptureService
@@ -30,6 +32,7 @@ class Services:
     queue: JobQueue
     storage: StorageMonitor
     capture: CaptureService
+    releases: ReleaseService
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -41,8 +44,9 @@ class Services:
 
 
 def default_registry(store: Store) -> StageRegistry:
-    """Every stage this build can run: the queue's own and the default analysis pipeline."""
-    return StageRegistry((*BUILTIN_STAGES, *analysis_stages(store)))
+    """Every stage this build can run: the queue's own and the default analysis pipeline (whose jobs
+    carry the active release's digest in their idempotency keys)."""
+    return StageRegistry((*BUILTIN_STAGES, *analysis_stages(store, active_release_digest(store))))
 
 
 def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
@@ -59,4 +63,4 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
-                    CaptureService(store, storage))
+                    CaptureService(store, storage), ReleaseService(store, queue, run_reference_check))

@@ -28,3 +28,21 @@ def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
     for name in ("capture.device.connected", "calibration.validated", "attempt.created",
                  "analysis.stage.completed", "result.published"):
         assert name in names, name
+
+
+def test_releases_from_the_command_line(tmp_path: Path) -> None:
+    def labrig(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "releases", *args],
+                              capture_output=True, text=True, timeout=300, cwd=REPO)
+
+    assert labrig("list").stdout.startswith("No releases.")
+    assert "registered" in labrig("register", "--version", "2026.11").stdout
+    [release] = json.loads(labrig("list", "--json").stdout)
+    refused = labrig("activate", release["id"])
+    assert refused.returncode == 2 and "LABRIG_RELEASE_NOT_HEALTHY" in refused.stderr
+    check = labrig("check", release["id"])
+    assert check.returncode == 0 and "Health check passed" in check.stdout
+    assert "is active" in labrig("activate", release["id"][:8]).stdout
+    no_reason = labrig("rollback", "--reason", " ")
+    assert no_reason.returncode == 2 and "LABRIG_REASON_REQUIRED" in no_reason.stderr
+    assert "Rolled back" in labrig("rollback", "--reason", "drift on reference data").stdout

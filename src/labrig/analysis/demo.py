@@ -41,7 +41,7 @@ class DemoSummary:
     results: list[dict[str, Any]]  # one per attempt: the published (or blocked) result document
 
 
-def _record(services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None) -> str:
+def record_virtual(services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None) -> str:
     camera = VirtualCamera(scene, frames_limit=int(seconds * MODE.fps))  # type: ignore[arg-type]
     recorder = Recorder(services.store, camera, device, MODE, session_id=session_id, segment_seconds=2.0)
     recorder.start()
@@ -52,10 +52,10 @@ def _record(services: Services, device: DeviceInfo, scene: str, seconds: float, 
 def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, float]:
     board = parse_board("chessboard:9x6:25")
     say("Recording the calibration board as it moves through its poses (20 s)…")
-    media = load_capture(services.store, _record(services, device, "board", 20.0, None))
+    media = load_capture(services.store, record_virtual(services, device, "board", 20.0, None))
     result = calibrate_views(load_views(list(media.segments), every=30), board)
     say("Recording the board lying on the measurement plane (1 s)…")
-    plane = load_capture(services.store, _record(services, device, "plane", 1.0, None))
+    plane = load_capture(services.store, record_virtual(services, device, "plane", 1.0, None))
     detections, _, _ = detect_views(load_views(list(plane.segments), every=30), board)
     stored = save_calibration(services.store, result, device.device_id, MODE.label(),
                               plane_homography(result, detections[0], board) if detections else None)
@@ -75,7 +75,7 @@ def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: S
     attempt_ids = []
     for n in range(attempts):
         say(f"Recording attempt {n + 1} of {attempts} ({seconds:g} s)…")
-        manifest = _record(services, device, "markers", seconds, session_id)
+        manifest = record_virtual(services, device, "markers", seconds, session_id)
         capture_id = load_capture(services.store, manifest).capture_id
         attempt_ids.append(create_attempt(services.queue, session_id, [capture_id],
                                           attempt_pipeline(services.store, capture_id)))

@@ -23,7 +23,7 @@ from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.jobs import JobState
 from labrig.events.outbox import EventRecord, record_event
 from labrig.store.database import Store
-from labrig.store.models import AnalysisResultRecord, Capture, Job, JobOutput
+from labrig.store.models import AnalysisResultRecord, Capture, Job, JobOutput, ReleaseRecord
 from labrig.store.types import utcnow
 
 PUBLISHER = "analysis.publisher"
@@ -97,7 +97,7 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
         "provenance": {
             "inputs": json.loads(jobs[0].input_digests)[:1] if jobs else [],
             "calibration_id": (outputs.get("tracking.markers") or {}).get("calibration_id"),
-            "release": None,
+            "release": _release(session, jobs),
             "jobs": [{"job_id": j.id, "stage_id": j.stage_id, "state": j.state, "idempotency_key": j.idempotency_key,
                       "output_digest": j.output_digest, "error_code": j.error_code} for j in jobs]},
     }
@@ -108,3 +108,10 @@ def _output(session: Session, job: Job) -> dict[str, Any] | None:
         return None
     row = session.get(JobOutput, job.idempotency_key)
     return json.loads(row.body) if row is not None else None
+
+
+def _release(session: Session, jobs: Sequence[Job]) -> dict[str, str] | None:
+    """The release the jobs ran under (its manifest digest is in their idempotency keys)."""
+    digests = {j.model_manifest_digest for j in jobs}
+    row = session.scalar(select(ReleaseRecord).where(ReleaseRecord.digest.in_(digests)).limit(1))
+    return {"release_id": row.id, "version": row.version, "digest": row.digest} if row is not None else None

@@ -8,7 +8,7 @@ few markers block; no calibration, dropped frames or a frame-count mismatch degr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from labrig.analysis.media import load_capture
 from labrig.analysis.media_qc import media_qc
 from labrig.analysis.tracking import track
 from labrig.errors import QualityBlockedError
-from labrig.jobs.stages import Stage, StageContext, StageOutput
+from labrig.jobs.stages import NO_MODEL_DIGEST, Stage, StageContext, StageOutput
 from labrig.store.database import Store
 
 NO_CALIBRATION = "no valid calibration for this device and mode: results are in pixels, not millimetres"
@@ -96,13 +96,21 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
                    [] if metric else [NO_CALIBRATION])
 
 
-def analysis_stages(store: Store) -> tuple[Stage, ...]:
-    """The default pipeline's stages, bound to ``store`` (where they read media and calibrations)."""
+def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tuple[Stage, ...]:
+    """The default pipeline's stages, bound to ``store`` (where they read media and calibrations).
+
+    ``release_digest``: the active release's manifest digest, which enters every job's idempotency key.
+    """
+    def stage(stage_id: str, run: Callable[[Store, StageContext], StageOutput], defaults: Mapping[str, Any],
+              description: str) -> Stage:
+        return Stage(stage_id, 1, True, lambda ctx: run(store, ctx), model_manifest_digest=release_digest,
+                     config_defaults=defaults, description=description)
+
     return (
-        Stage("media.qc", 1, True, lambda ctx: _media_qc(store, ctx), config_defaults=QC_DEFAULTS,
-              description="decode every frame; frame counts, timestamp gaps, blur and exposure"),
-        Stage("tracking.markers", 1, True, lambda ctx: _tracking(store, ctx), config_defaults=TRACKING_DEFAULTS,
-              description="bright markers per frame, linked into tracks; undistorted with the calibration"),
-        Stage("kinematics", 1, True, lambda ctx: _kinematics(store, ctx), config_defaults=KINEMATICS_DEFAULTS,
-              description="positions in mm and s through the calibration plane; Savitzky-Golay speeds"),
+        stage("media.qc", _media_qc, QC_DEFAULTS,
+              "decode every frame; frame counts, timestamp gaps, blur and exposure"),
+        stage("tracking.markers", _tracking, TRACKING_DEFAULTS,
+              "bright markers per frame, linked into tracks; undistorted with the calibration"),
+        stage("kinematics", _kinematics, KINEMATICS_DEFAULTS,
+              "positions in mm and s through the calibration plane; Savitzky-Golay speeds"),
     )

@@ -7,10 +7,19 @@ import sys
 from collections.abc import Sequence
 
 from labrig import __version__
-from labrig.cli import calibrate_cmd, capture_cmd, demo_cmd, devices_cmd, doctor, events_cmd, jobs_cmd
+from labrig.cli import (
+    calibrate_cmd,
+    capture_cmd,
+    demo_cmd,
+    devices_cmd,
+    doctor,
+    events_cmd,
+    jobs_cmd,
+    releases_cmd,
+)
 from labrig.errors import LabrigError
 
-SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, events_cmd, jobs_cmd)
+SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

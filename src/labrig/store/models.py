@@ -277,3 +277,19 @@ class AnalysisResultRecord(Base):
     document: Mapped[str] = mapped_column(Text)  # labrig.result/1 canonical JSON
     digest: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ReleaseRecord(Base):
+    """A versioned analysis pipeline: its manifest (stage versions, parameters), health and activation."""
+
+    __tablename__ = "releases"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    version: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[str] = mapped_column(Text)  # labrig.release/1 canonical JSON
+    digest: Mapped[str] = mapped_column(String(64), index=True)  # enters every analysis job's idempotency key
+    status: Mapped[str] = mapped_column(String(16))  # registered, healthy, unhealthy, active, retired, rolled_back
+    health: Mapped[str | None] = mapped_column(Text)  # the last health check report, JSON
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    note: Mapped[str | None] = mapped_column(Text)  # rollback reason

@@ -1,0 +1,125 @@
+"""A release's health check: the whole pipeline on reference data with known truth, in a scratch store.
+
+The virtual camera provides the truth: its lens (fx = fy = 1000 px at 1280×720,
+centre 639.5, 359.5) and where each marker really was at every frame. The check
+calibrates from board views, scales from the board on the plane, imports two
+seconds of rendered markers (exact timing, so a busy machine cannot fail it with
+dropped frames), analyses them and compares with the truth within stated
+tolerances. Nothing touches the production store.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    measured: float
+    expected: float
+    tolerance: str
+    ok: bool
+
+    def __post_init__(self) -> None:  # plain Python types: the report is stored as JSON
+        object.__setattr__(self, "measured", float(self.measured))
+        object.__setattr__(self, "ok", bool(self.ok))
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    passed: bool
+    checks: tuple[Check, ...]
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "checks": [asdict(c) for c in self.checks], "detail": self.detail}
+
+
+def run_reference_check(frames: int = 60) -> HealthReport:
+    """Calibrate, scale, import a rendered reference video, analyse it, and compare with the truth."""
+    import json
+
+    import cv2
+
+    from labrig.analysis.boards import parse_board
+    from labrig.analysis.calibration import View, calibrate_views, detect_views, plane_homography
+    from labrig.analysis.calibrations import save_calibration
+    from labrig.analysis.demo import MODE
+    from labrig.analysis.results import attempt_pipeline
+    from labrig.bootstrap import bootstrap
+    from labrig.capture.importer import import_media
+    from labrig.capture.sessions import create_attempt, create_session
+    from labrig.capture.sources import Mode
+    from labrig.capture.virtual import VirtualCamera
+    from labrig.jobs.executor import ThreadExecutor
+    from labrig.store.models import Capture
+
+    with tempfile.TemporaryDirectory(prefix="labrig-health-") as tmp:
+        services = bootstrap(Path(tmp) / "store")
+        try:
+            markers = VirtualCamera("markers")
+            markers.open(MODE)
+            video = Path(tmp) / "reference.avi"  # rendered, so its timing is exact: 1/30 s a frame
+            writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), MODE.fps, (MODE.width, MODE.height))
+            for i in range(frames):
+                writer.write(markers.render(i))
+            writer.release()
+            session_id = create_session(services.queue, "HEALTH", "reference", "labrig")
+            capture_id = import_media(services.store, video, session_id=session_id).capture_id
+            with services.store.read() as session:
+                capture = session.get(Capture, capture_id)
+                assert capture is not None
+                device_id, mode = capture.device_id, Mode(**json.loads(capture.mode)).label()
+            board = parse_board("chessboard:9x6:25")
+            camera = VirtualCamera("board", noise=1.0)
+            camera.open(MODE)
+            result = calibrate_views([View(f"v{i}", camera.render(i)) for i in range(0, 600, 30)], board)
+            plane = VirtualCamera("plane", noise=1.0)
+            plane.open(MODE)
+            [detection], _, _ = detect_views([View("plane", plane.render(0))], board)
+            save_calibration(services.store, result, device_id, mode, plane_homography(result, detection, board))
+            create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+            ThreadExecutor(services.queue, workers=2).run(drain=True)
+            services.dispatcher.dispatch_once()
+            return _judge(services, result.camera_matrix, markers, frames)
+        finally:
+            services.close()
+
+
+def _judge(services: Any, k: Any, truth_camera: Any, frames: int) -> HealthReport:
+    import json
+
+    from sqlalchemy import select
+
+    from labrig.analysis.demo import MODE
+    from labrig.store.models import AnalysisResultRecord
+
+    checks = [Check("focal length fx (px)", float(k[0, 0]), 1000.0, "±0.5 %", abs(k[0, 0] / 1000 - 1) <= 0.005),
+              Check("principal point cx (px)", float(k[0, 2]), 639.5, "±2 px", abs(k[0, 2] - 639.5) <= 2),
+              Check("principal point cy (px)", float(k[1, 2]), 359.5, "±2 px", abs(k[1, 2] - 359.5) <= 2)]
+    with services.store.read() as session:
+        row = session.scalars(select(AnalysisResultRecord)).first()
+    if row is None:
+        return HealthReport(False, tuple(checks), "the pipeline published no result")
+    document = json.loads(row.document)
+    truth_camera.open(MODE)
+    true_paths = sorted(
+        float(np.sum(np.hypot(*np.diff(np.array([truth_camera.truth(i)["markers"][m]["plane_mm"]
+                                                 for i in range(frames)]), axis=0).T))) for m in range(3))
+    measured = sorted(m["path_length"] for m in document["metrics"])
+    for n, (got, want) in enumerate(zip(measured, true_paths, strict=False)):
+        checks.append(Check(f"marker path length #{n + 1} (mm)", float(got), want, "±3 %",
+                            abs(got / want - 1) <= TOLERANCES["path_length_rel"]))
+    passed = (document["status"] == "published" and not document["degraded"] and len(measured) == 3
+              and all(c.ok for c in checks))
+    why = "; ".join(document["reasons"])
+    return HealthReport(passed, tuple(checks), f"result {document['status']}, units {document['units']}"
+                        + (f"; {why}" if why else ""))

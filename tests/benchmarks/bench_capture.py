@@ -5,7 +5,7 @@
 Three figures, each beside a peer measured in the same run:
 - drops: frames lost while recording 1280x720 at 60 fps for N seconds (target 0);
 - writer: frames/s through Labrig's sink (segments, timestamps, fsync and SHA-256 at each
-  segment close) against a bare ``cv2.VideoWriter`` loop with the same codec and quality on the
+  segment close) against a bare ``cv2.VideoWriter`` loop with the same backend and codec on the
   same frames, alternating order (target ratio >= 0.9);
 - commit: time from ``stop()`` to the committed capture against ``sha256sum`` of the same
   media bytes (target ratio <= 1.2).
@@ -79,8 +79,7 @@ def sink_fps(folder: Path, images: list) -> float:  # type: ignore[type-arg]
 
 
 def raw_fps(path: Path, images: list) -> float:  # type: ignore[type-arg]
-    writer = cv2.VideoWriter(str(path), FOURCC, MODE.fps, (MODE.width, MODE.height))
-    writer.set(cv2.VIDEOWRITER_PROP_QUALITY, 90)
+    writer = cv2.VideoWriter(str(path), cv2.CAP_FFMPEG, FOURCC, MODE.fps, (MODE.width, MODE.height))
     started = time.perf_counter()
     for image in images:
         writer.write(image)

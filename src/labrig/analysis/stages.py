@@ -14,10 +14,8 @@ from typing import Any
 import numpy as np
 
 from labrig.analysis.calibrations import StoredCalibration, load_calibration
-from labrig.analysis.kinematics import kinematics, to_plane_mm
 from labrig.analysis.media import load_capture
 from labrig.analysis.media_qc import media_qc
-from labrig.analysis.tracking import track
 from labrig.errors import QualityBlockedError
 from labrig.jobs.stages import NO_MODEL_DIGEST, Stage, StageContext, StageOutput
 from labrig.store.database import Store
@@ -55,7 +53,10 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
     return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
 
 
+# tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig` start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
+    from labrig.analysis.tracking import track
+
     media = load_capture(store, ctx.input_digests[0])
     calibration = _calibration(store, ctx.config)
     undistort = (calibration.camera_matrix, calibration.dist) if calibration else None
@@ -72,6 +73,8 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
+    from labrig.analysis.kinematics import kinematics, to_plane_mm
+
     media = load_capture(store, ctx.input_digests[0])
     [tracking] = list(ctx.upstream.values())
     calibration = _calibration(store, ctx.config)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labrig.analysis.health import run_reference_check
+from labrig.analysis.reference_check import run_reference_check
 from labrig.analysis.releases import ReleaseService, active_release_digest
 from labrig.analysis.results import PUBLISHER, WATCHED, publish_when_done
 from labrig.analysis.stages import analysis_stages

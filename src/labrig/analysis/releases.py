@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from labrig import __version__
-from labrig.analysis.health import HealthReport
+from labrig.analysis.reference_check import HealthReport
 from labrig.analysis.stages import analysis_stages
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labrig.analysis.health import Check, HealthReport, run_reference_check
+from labrig.analysis.reference_check import Check, HealthReport, run_reference_check
 from labrig.analysis.releases import ReasonRequiredError, ReleaseNotHealthyError, ReleaseService
 from labrig.bootstrap import bootstrap
 from labrig.errors import InvalidTransitionError

@@ -47,17 +47,18 @@ def test_images_calibrate_and_validate_with_a_readable_report(pngs: list[Path], 
 
 
 def test_json_output_and_device_binding(pngs: list[Path]) -> None:
-    result = labrig(*pngs, *BOARD, "--json", "--device", "SN1234@1280x720@30 BGR")
+    result = labrig(*pngs, *BOARD, "--json", "--device", "SN1234", "--mode", "1280x720@30:BGR")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["schema"] == "labrig.calibration/1" and doc["valid"] is True and doc["view_count"] == 20
     assert abs(doc["fx"] / 1000 - 1) < 0.005 and abs(doc["cx"] - 639.5) < 2 and doc["rejected"] == []
-    assert doc["binding"]["device_id"] == "SN1234@1280x720@30 BGR"
+    assert doc["binding"]["device_id"] == "SN1234"
     assert doc["binding"]["calibration_id"] == doc["calibration_id"] and len(doc["calibration_id"]) == 64
 
 
 def test_a_result_below_the_thresholds_exits_1_and_says_why(pngs: list[Path]) -> None:
-    result = labrig(*pngs, *BOARD, "--max-rms", "0.01", "--min-coverage", "0.9", "--device", "SN1")
+    result = labrig(*pngs, *BOARD, "--max-rms", "0.01", "--min-coverage", "0.9", "--device", "SN1", "--mode",
+                    "1280x720@30:BGR")
     assert result.returncode == 1
     assert "Verdict:     NOT VALID (not bound to SN1)" in result.stdout
     assert "LABRIG_RMS_TOO_HIGH" in result.stdout and "LABRIG_COVERAGE_TOO_LOW" in result.stdout
@@ -86,3 +87,51 @@ def test_refusals_exit_2_with_their_code(pngs: list[Path], tmp_path: Path) -> No
     for args, code in cases:
         result = labrig(*args)
         assert result.returncode == 2 and f"labrig: {code}: " in result.stderr, (code, result.stderr)
+
+
+def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_path: Path) -> None:
+    import json as _json
+    import os as _os
+    import subprocess as _sp
+    import sys as _sys
+
+    import cv2
+
+    from labrig.analysis.calibrations import current_calibration
+    from labrig.capture.sources import Mode
+    from labrig.capture.virtual import VirtualCamera
+    from labrig.store import open_store
+
+    mode = Mode(1280, 720, 30.0)
+    board = VirtualCamera("board")
+    board.open(mode)
+    video = tmp_path / "board.avi"
+    writer = cv2.VideoWriter(str(video), cv2.CAP_FFMPEG, cv2.VideoWriter.fourcc(*"MJPG"), 30.0, (1280, 720))
+    for i in range(0, 600, 30):
+        writer.write(board.render(i))
+    writer.release()
+    plane = VirtualCamera("plane")
+    plane.open(mode)
+    cv2.imwrite(str(tmp_path / "plane.png"), plane.render(0))
+    store = tmp_path / "store"
+
+    def labrig(*args: str) -> _sp.CompletedProcess[str]:
+        return _sp.run([_sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
+                       text=True, timeout=300, cwd=REPO, env=_os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+
+    imported = labrig("import", str(video))
+    assert imported.returncode == 0, imported.stderr
+    [capture] = [_json.loads(line) for line in labrig("captures", "--json").stdout.splitlines()]
+    no_mode = labrig("calibrate", "--capture", capture["id"], "--board", "chessboard:9x6:25",
+                     "--device", "virtual:markers")
+    assert no_mode.returncode == 2 and "--device needs --mode" in no_mode.stderr
+    done = labrig("calibrate", "--capture", capture["id"], "--every", "1", "--board", "chessboard:9x6:25",
+                  "--device", "virtual:markers", "--mode", "1280x720@30:BGR", "--plane", str(tmp_path / "plane.png"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    opened = open_store(store)
+    stored = current_calibration(opened, "virtual:markers", "1280x720@30 BGR")
+    opened.close()
+    assert stored is not None and stored.plane_homography is not None
+    assert abs(stored.camera_matrix[0, 0] / 1000 - 1) < 0.005
+    names = [_json.loads(line)["name"] for line in labrig("events", "--json").stdout.splitlines()]
+    assert "calibration.validated" in names

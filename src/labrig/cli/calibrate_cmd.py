@@ -7,21 +7,33 @@ too few views, unreadable file, bad --board), printed by the CLI main as ``labri
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from labrig.analysis.boards import parse_board
+from labrig.analysis.boards import Board, parse_board
 from labrig.analysis.calibration import (
     COVERAGE_GRID,
+    BoardNotFoundError,
     CalibrationBinding,
     CalibrationResult,
     CalibrationThresholds,
     bind,
     calibrate_views,
+    detect_views,
     load_views,
+    plane_homography,
 )
+from labrig.analysis.calibrations import save_calibration
+from labrig.capture.inventory import ANY_FORMAT
+from labrig.capture.service import parse_mode
+from labrig.capture.sources import Mode
+from labrig.cli.common import store_for
 from labrig.cli.output import print_json
+from labrig.errors import UsageError
+from labrig.store import Store
+from labrig.store.models import DeviceRecord
 
 _DEFAULTS = CalibrationThresholds()
 
@@ -31,7 +43,9 @@ def add_parser(commands: Any) -> None:
                             description="Solve intrinsics and distortion from views of a known board, report RMS, "
                             "per-view errors, rejected views and coverage, and say whether the result validates. "
                             "Exit 0 valid, 1 not valid, 2 refused.")
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="images, or videos (every Nth frame is used)")
+    p.add_argument("files", nargs="*", type=Path, metavar="FILE", help="images, or videos (every Nth frame is used)")
+    p.add_argument("--capture", action="append", default=[], metavar="ID",
+                   help="use a committed capture of the board (its segments, every Nth frame)")
     p.add_argument("--board", required=True, metavar="SPEC",
                    help="chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT "
                    "(squares), or a board named in resources/boards.json, e.g. virtual-9x6-25")
@@ -42,7 +56,10 @@ def add_parser(commands: Any) -> None:
                    help=f"fewest views with the board (default {_DEFAULTS.min_views})")
     p.add_argument("--min-coverage", type=float, default=_DEFAULTS.min_coverage, metavar="F",
                    help=f"smallest fraction of the image covered by corners (default {_DEFAULTS.min_coverage:g})")
-    p.add_argument("--device", metavar="ID", help="bind a valid result to this device id (serial + mode)")
+    p.add_argument("--device", metavar="ID", help="store a valid result, bound to this device id in --mode")
+    p.add_argument("--mode", metavar="WxH@FPS[:FORMAT]", help="the mode the device records in (with --device)")
+    p.add_argument("--plane", type=Path, metavar="FILE",
+                   help="an image or video of the board lying on the measurement plane: outputs become mm")
     p.add_argument("--max-age-days", type=float, default=_DEFAULTS.max_age_days, metavar="DAYS",
                    help=f"a bound calibration is valid this long (default {_DEFAULTS.max_age_days:g} days)")
     p.add_argument("--json", action="store_true", help="machine-readable output (labrig.calibration/1)")
@@ -51,10 +68,17 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     board = parse_board(args.board)
+    if args.device and not args.mode:
+        raise UsageError("--device needs --mode, the mode the device records in (e.g. 1280x720@30)")
     thresholds = CalibrationThresholds(max_rms_px=args.max_rms, min_views=args.min_views,
                                        min_coverage=args.min_coverage, max_age_days=args.max_age_days)
-    result = calibrate_views(load_views(args.files, args.every), board, thresholds)
+    files = list(args.files) + _capture_files(args)
+    if not files:
+        raise UsageError("give image or video files, or --capture ID of a recording of the board")
+    result = calibrate_views(load_views(files, args.every), board, thresholds)
     binding = bind(result, args.device, datetime.now(UTC)) if args.device and result.valid else None
+    if binding is not None:
+        _store(args, result, board)
     if args.json:
         doc = result.to_json()
         doc["calibration_id"] = result.digest()
@@ -63,6 +87,50 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(result, binding, args.device)
     return 0 if result.valid else 1
+
+
+def _capture_files(args: argparse.Namespace) -> list[Path]:
+    if not args.capture:
+        return []
+    from labrig.analysis.media import load_capture
+    from labrig.store.models import Capture
+
+    with store_for(args) as store:
+        files: list[Path] = []
+        for capture_id in args.capture:
+            with store.read() as session:
+                capture = session.get(Capture, capture_id)
+            if capture is None or not capture.manifest_sha256:
+                raise UsageError(f"no committed capture {capture_id}; list them with 'labrig captures'")
+            files += list(load_capture(store, capture.manifest_sha256).segments)
+        return files
+
+
+def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) -> None:
+    """Keep the valid result bound to the device and mode, with the plane scale when a plane view is given."""
+    homography = None
+    if args.plane is not None:
+        detections, _, _ = detect_views(load_views([args.plane], args.every), board)
+        if not detections:
+            raise BoardNotFoundError(f"the board was not found in {args.plane}; lay it flat on the measurement "
+                                     "plane, fully in view, and capture it again")
+        homography = plane_homography(result, detections[0], board)
+    with store_for(args) as store:
+        mode = _mode_label(store, args.device, args.mode)
+        save_calibration(store, result, args.device, mode, homography)
+
+
+def _mode_label(store: Store, device_id: str, text: str) -> str:
+    mode = parse_mode(text)
+    if mode.pixel_format != ANY_FORMAT:
+        return mode.label()
+    with store.read() as session:
+        row = session.get(DeviceRecord, device_id)
+    verified = Mode(**json.loads(row.mode)) if row is not None and row.mode else None
+    if verified is None or (verified.width, verified.height, verified.fps) != (mode.width, mode.height, mode.fps):
+        raise UsageError(f"give the pixel format too, e.g. --mode {text}:MJPG, as 'labrig devices --verify' "
+                         "shows it for this device")
+    return verified.label()
 
 
 def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str | None) -> None:

@@ -62,5 +62,6 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     storage = StorageMonitor(store)
     queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
+    releases = ReleaseService(store, queue, lambda: run_reference_check(bootstrap))  # checks in a scratch store
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
-                    CaptureService(store, storage), ReleaseService(store, queue, run_reference_check))
+                    CaptureService(store, storage), releases)

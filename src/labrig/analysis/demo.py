@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -19,7 +19,6 @@ from labrig.analysis.calibration import calibrate_views, detect_views, load_view
 from labrig.analysis.calibrations import save_calibration
 from labrig.analysis.media import load_capture
 from labrig.analysis.results import attempt_pipeline
-from labrig.bootstrap import Services
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import create_attempt, create_session
@@ -28,6 +27,9 @@ from labrig.capture.verify import DeviceRefusedError
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
 from labrig.store.models import AnalysisResultRecord
+
+if TYPE_CHECKING:  # bootstrap builds the services this module drives
+    from labrig.bootstrap import Services
 
 MODE = Mode(1280, 720, 30.0, "BGR")
 DEVICE_ID = "virtual:markers"

@@ -10,12 +10,31 @@ tolerances. Nothing touches the production store.
 
 from __future__ import annotations
 
+import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import cv2
 import numpy as np
+from sqlalchemy import select
+
+from labrig.analysis.boards import parse_board
+from labrig.analysis.calibration import View, calibrate_views, detect_views, plane_homography
+from labrig.analysis.calibrations import save_calibration
+from labrig.analysis.demo import MODE
+from labrig.analysis.results import attempt_pipeline
+from labrig.capture.importer import import_media
+from labrig.capture.sessions import create_attempt, create_session
+from labrig.capture.sources import Mode
+from labrig.capture.virtual import VirtualCamera
+from labrig.jobs.executor import ThreadExecutor
+from labrig.store.models import AnalysisResultRecord, Capture
+
+if TYPE_CHECKING:  # the caller passes bootstrap in: the check builds its own scratch services
+    from labrig.bootstrap import Services
 
 TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
 
@@ -43,27 +62,11 @@ class HealthReport:
         return {"passed": self.passed, "checks": [asdict(c) for c in self.checks], "detail": self.detail}
 
 
-def run_reference_check(frames: int = 60) -> HealthReport:
+def run_reference_check(build: Callable[[Path], Services], frames: int = 60) -> HealthReport:
     """Calibrate, scale, import a rendered reference video, analyse it, and compare with the truth."""
-    import json
-
-    import cv2
-
-    from labrig.analysis.boards import parse_board
-    from labrig.analysis.calibration import View, calibrate_views, detect_views, plane_homography
-    from labrig.analysis.calibrations import save_calibration
-    from labrig.analysis.demo import MODE
-    from labrig.analysis.results import attempt_pipeline
-    from labrig.bootstrap import bootstrap
-    from labrig.capture.importer import import_media
-    from labrig.capture.sessions import create_attempt, create_session
-    from labrig.capture.sources import Mode
-    from labrig.capture.virtual import VirtualCamera
-    from labrig.jobs.executor import ThreadExecutor
-    from labrig.store.models import Capture
 
     with tempfile.TemporaryDirectory(prefix="labrig-health-") as tmp:
-        services = bootstrap(Path(tmp) / "store")
+        services = build(Path(tmp) / "store")
         try:
             markers = VirtualCamera("markers")
             markers.open(MODE)
@@ -94,13 +97,7 @@ def run_reference_check(frames: int = 60) -> HealthReport:
             services.close()
 
 
-def _judge(services: Any, k: Any, truth_camera: Any, frames: int) -> HealthReport:
-    import json
-
-    from sqlalchemy import select
-
-    from labrig.analysis.demo import MODE
-    from labrig.store.models import AnalysisResultRecord
+def _judge(services: Services, k: Any, truth_camera: VirtualCamera, frames: int) -> HealthReport:
 
     checks = [Check("focal length fx (px)", float(k[0, 0]), 1000.0, "±0.5 %", abs(k[0, 0] / 1000 - 1) <= 0.005),
               Check("principal point cx (px)", float(k[0, 2]), 639.5, "±2 px", abs(k[0, 2] - 639.5) <= 2),

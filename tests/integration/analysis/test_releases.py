@@ -21,7 +21,7 @@ def _service(store: Store, passed: bool = True) -> tuple[ReleaseService, object]
 
 
 def test_the_reference_health_check_meets_its_tolerances() -> None:
-    report = run_reference_check()
+    report = run_reference_check(bootstrap)
     assert report.passed, report.to_json()
     assert {c.name.split(" #")[0] for c in report.checks} >= {"focal length fx (px)", "marker path length"}
 

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from sqlalchemy import select
 
 from labrig.analysis.media_qc import iter_frames
+from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.store.blobs import BlobStore
 from labrig.store.database import Store
@@ -47,8 +48,7 @@ class CaptureMedia:
         for path in self.timestamps:
             if path is None:
                 return np.arange(self.frame_count, dtype=np.float64) / self.fps
-            lines = path.read_text(encoding="ascii").splitlines()[1:]
-            mono += [int(line.split(",")[1]) for line in lines if line]
+            mono += read_timestamps(path)
         return (np.asarray(mono, dtype=np.float64) - mono[0]) / 1e9 if mono else np.zeros(0)
 
 

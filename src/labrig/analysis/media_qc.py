@@ -11,7 +11,6 @@ Cancellation: when ``cancelled()`` returns True the run stops and raises :class:
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from labrig.capture.sink import read_timestamps
 from labrig.errors import JobCancelledError, LabrigError
 
 Progress = Callable[[float], None]
@@ -200,18 +200,11 @@ def iter_frames(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
 
 def _read_mono_ns(path: Path) -> list[int]:
     """The ``mono_ns`` column of a sidecar; a row that is cut short (a killed writer) ends the list."""
-    out: list[int] = []
     try:
-        with open(path, newline="", encoding="ascii") as fh:
-            for row in csv.DictReader(fh):
-                try:
-                    out.append(int(row["mono_ns"]))
-                except (KeyError, TypeError, ValueError):
-                    break
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_timestamps(path)
+    except OSError as exc:
         raise TimestampsUnreadableError(f"cannot read the timestamps {path.name} ({exc}); run 'labrig verify' "
                                         "to check the capture, or pass None for a file without timestamps") from exc
-    return out
 
 
 def _timestamp_gaps(stamps: Sequence[list[int] | None], fps: float, factor: float) -> tuple[int, int, float | None]:

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from labrig.capture.commit import commit_capture, count_frames
 from labrig.capture.manifest import ManifestError, ManifestV1, SegmentV1, read_manifest, write_manifest
 from labrig.capture.recorder import provisional_root
+from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.fsutil import FolderLock, fsync_dir, fsync_file, sha256_file
 from labrig.store.database import Store
@@ -152,15 +153,9 @@ def _salvage_open(folder: Path, name: str) -> SegmentV1 | None:
 
 def _read_stamps(path: Path) -> list[int]:
     try:
-        lines = path.read_text(encoding="ascii", errors="replace").splitlines()[1:]
+        return read_timestamps(path)
     except OSError:
-        return []
-    out = []
-    for line in lines:
-        parts = line.split(",")
-        if len(parts) == 3 and parts[1].isdigit():
-            out.append(int(parts[1]))
-    return out
+        return []  # no usable timestamps: the frames are still kept
 
 
 def _quarantine_file(store: Store, capture_id: str, path: Path) -> str:

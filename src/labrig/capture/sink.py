@@ -129,6 +129,20 @@ class SegmentSink:
         self._on_closed(segment, next_open)
 
 
+def read_timestamps(path: Path) -> list[int]:
+    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed writer) or damaged ends
+    the list: every value returned is whole. Raises ``OSError`` when the file cannot be read."""
+    out: list[int] = []
+    with open(path, encoding="ascii", errors="replace") as fh:
+        next(fh, None)  # the header
+        for line in fh:
+            parts = line.rstrip("\n").split(",")
+            if len(parts) != 3 or not all(part.isdigit() for part in parts):
+                break
+            out.append(int(parts[1]))
+    return out
+
+
 def now_ns() -> tuple[int, int]:
     """(monotonic ns, UTC ns) of one instant, taken together."""
     return time.monotonic_ns(), time.time_ns()

@@ -137,3 +137,11 @@ def test_a_provisional_capture_whose_folder_vanished_is_marked_abandoned(tmp_pat
     assert (item.capture_id, item.outcome) == (folder.name, "abandoned")
     assert _capture(store, folder.name).state == "abandoned"
     store.close()
+
+
+def test_a_timestamp_sidecar_cut_by_a_crash_yields_only_whole_values(tmp_path: Path) -> None:
+    from labrig.capture.sink import read_timestamps
+
+    sidecar = tmp_path / "seg-00000.ts.csv"
+    sidecar.write_text("frame,mono_ns,utc_ns\n0,1000,5000\n1,2000,6000\n2,30")  # killed mid-value
+    assert read_timestamps(sidecar) == [1000, 2000]

@@ -64,3 +64,33 @@ def test_bad_input_is_refused_with_a_code_and_nothing_stored(tmp_path: Path) -> 
     missing = labrig(tmp_path, "jobs", "cancel", "deadbeef")
     assert missing.returncode == 2 and "LABRIG_UNKNOWN_JOB" in missing.stderr
     assert labrig(tmp_path, "jobs").stdout.strip() == "No jobs."
+
+
+def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(tmp_path: Path) -> None:
+    from labrig.analysis.results import attempt_pipeline
+    from labrig.bootstrap import bootstrap
+    from labrig.capture.devices import DeviceInfo, DeviceKind
+    from labrig.capture.recorder import Recorder
+    from labrig.capture.sessions import create_attempt, create_session
+    from labrig.capture.sources import Mode
+    from labrig.capture.virtual import VirtualCamera
+    from labrig.store.models import AnalysisResultRecord
+
+    services = bootstrap(tmp_path)
+    device = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+    recorder = Recorder(services.store, VirtualCamera("markers", frames_limit=30), device, Mode(640, 480, 30.0))
+    recorder.start()
+    recorder.wait(30)
+    capture_id = recorder.stop().capture_id
+    session_id = create_session(services.queue, "S-9", "reach", "ana")
+    attempt_id = create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+    services.close()
+    worker = labrig(tmp_path, "worker", "--drain")
+    assert worker.returncode == 0, worker.stderr
+    names = [json.loads(line)["name"] for line in labrig(tmp_path, "events", "--json").stdout.splitlines()]
+    assert "result.published" in names
+    services = bootstrap(tmp_path)
+    with services.store.read() as session:
+        [result] = list(session.query(AnalysisResultRecord).filter_by(attempt_id=attempt_id))
+    services.close()
+    assert result.status == "published"

@@ -121,7 +121,9 @@ def run_worker(args: argparse.Namespace) -> int:
         # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: executor.stop())
+        services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         stats = executor.run(drain=args.drain)
+        services.dispatcher.dispatch_once()  # and the last ones before the worker exits
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print(f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease.")
     return 0

@@ -15,11 +15,13 @@ What is measured (docs/performance.md has the settings and the figures):
   huey: enqueue → dequeue → run → result stored. Both on SQLite files in a
   fresh temporary folder, WAL journal, ``synchronous=FULL``. The two systems
   alternate which goes first in each round. jobs/s = N / (enqueue time + drain time).
-* write transactions per job, counted by statement tracing on both sides; "durable"
-  ones are those that changed rows (each is an fsync of the WAL with synchronous=FULL).
-* Labrig claim latency (each ``JobQueue.claim_in`` call that asked for at least one
-  job, inside its write transaction, without the commit) and, for comparison,
-  huey's dequeue latency (calls that returned a task).
+* write transactions per job, counted the same way on both sides: SQLite's statement
+  trace callback on every connection (``BEGIN`` ... ``COMMIT``); "durable" ones are
+  those that changed rows (each is an fsync of the WAL with synchronous=FULL).
+* Labrig claim latency (each ``JobQueue.lease_ready`` call that asked for at least one
+  job: the leasing UPDATE and the read of upstream outputs, inside the executor's
+  write transaction, without the commit) and, for comparison, huey's dequeue latency
+  (calls that returned a task).
 * kill -9: a child process enqueues M jobs whose stage/task sleeps 50 ms and runs
   4 workers; it is SIGKILLed once a third of them finished. Then a fresh worker
   drains what is left (Labrig: ``python -m labrig worker --drain``; huey: a new
@@ -82,20 +84,35 @@ class TxCounter:
     write: int = 0
     durable: int = 0
     read: int = 0
-    lock_wait_s: float = 0.0  # Labrig: time spent inside BEGIN IMMEDIATE (waiting for SQLite's write lock)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, *, write: int = 0, durable: int = 0, read: int = 0, lock_wait_s: float = 0.0) -> None:
+    def add(self, *, write: int = 0, durable: int = 0, read: int = 0) -> None:
         with self._lock:
             self.write += write
             self.durable += durable
             self.read += read
-            self.lock_wait_s += lock_wait_s
 
     def reset(self) -> None:
         with self._lock:
             self.write = self.durable = self.read = 0
-            self.lock_wait_s = 0.0
+
+    def trace(self, conn: sqlite3.Connection) -> None:
+        """Count ``conn``'s transactions with SQLite's statement trace: a BEGIN opens one, a COMMIT that
+        follows changed rows makes it durable. ``BEGIN IMMEDIATE``/``EXCLUSIVE`` are writes, plain ``BEGIN`` reads."""
+        began: list[int] = []
+
+        def trace(statement: str) -> None:
+            head = statement.lstrip()[:16].upper()
+            if head.startswith(("BEGIN IMMEDIATE", "BEGIN EXCLUSIVE")):
+                self.add(write=1)
+                began[:] = [conn.total_changes]
+            elif head.startswith("BEGIN"):
+                self.add(read=1)
+                began[:] = []
+            elif head.startswith("COMMIT") and began and conn.total_changes > began.pop():
+                self.add(durable=1)
+
+        conn.set_trace_callback(trace)
 
 
 @dataclass
@@ -149,32 +166,16 @@ def labrig_noop_stage() -> Any:
 
 
 def count_labrig_transactions(engine: Any, counter: TxCounter) -> None:
-    """Count ``BEGIN IMMEDIATE`` (write) and ``BEGIN`` (read) statements; a write is durable if it changed rows.
-
-    Also sums the time spent inside ``BEGIN IMMEDIATE``, i.e. waiting for the database's write lock.
-    """
+    """Trace every connection the engine hands out from now on (sessions and the raw-write connection)."""
     from sqlalchemy import event
 
-    @event.listens_for(engine, "before_cursor_execute")
-    def _before(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if statement.startswith("BEGIN IMMEDIATE"):
-            counter.add(write=1)
-            conn.info["bench_changes"] = conn.connection.driver_connection.total_changes
-            conn.info["bench_begin"] = time.perf_counter()
-        elif statement.startswith("BEGIN"):
-            counter.add(read=1)
+    traced: set[int] = set()
 
-    @event.listens_for(engine, "after_cursor_execute")
-    def _after(conn: Any, *_args: Any) -> None:
-        began = conn.info.pop("bench_begin", None)
-        if began is not None:
-            counter.add(lock_wait_s=time.perf_counter() - began)
-
-    @event.listens_for(engine, "commit")
-    def _commit(conn: Any) -> None:
-        before = conn.info.pop("bench_changes", None)
-        if before is not None and conn.connection.driver_connection.total_changes > before:
-            counter.add(durable=1)
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_conn: sqlite3.Connection, *_args: Any) -> None:
+        if id(dbapi_conn) not in traced:
+            traced.add(id(dbapi_conn))
+            counter.trace(dbapi_conn)
 
 
 def pragmas(execute: Callable[[str], Any]) -> str:
@@ -198,10 +199,10 @@ def labrig_round(jobs: int) -> RoundResult:
             counter, latencies = TxCounter(), []
             count_labrig_transactions(services.store.engine, counter)
             # The benchmark instruments the instance: only claims that ask for a job are timed. The
-            # executor claims inside the transaction that commits finished runs (JobQueue.claim_in), so
-            # this is the claim's own statements (reap, wake, lease+start, upstream read), not the commit.
-            queue.claim_in = timed(latencies, queue.claim_in,  # type: ignore[method-assign]
-                                   skip=lambda _session, slots, *_a, **_k: slots <= 0)
+            # executor claims inside the transaction that commits finished runs (JobQueue.lease_ready), so
+            # this is the claim's own statements (lease+start, upstream read), not the lock wait or commit.
+            queue.lease_ready = timed(latencies, queue.lease_ready,  # type: ignore[method-assign]
+                                      skip=lambda _tx, slots, *_a, **_k: slots <= 0)
             inputs = [[digest(i)] for i in range(jobs)]
             executor = ThreadExecutor(queue, workers=WORKERS)
             with services.store.engine.connect() as conn:
@@ -224,6 +225,8 @@ def labrig_round(jobs: int) -> RoundResult:
             if succeeded != jobs or outputs != jobs or events != expected or stats.finished != jobs:
                 raise SystemExit(f"labrig round incomplete: succeeded={succeeded} outputs={outputs} "
                                  f"events={events} finished={stats.finished}")
+            if counter.durable < jobs:  # each enqueue is a durable transaction of its own
+                raise SystemExit(f"transaction tracing missed some: {counter.durable} durable for {jobs} enqueues")
         finally:
             services.close()
     return RoundResult("labrig", jobs, enqueued - start, end - enqueued, counter, latencies, in_effect)
@@ -239,17 +242,7 @@ def counting_storage_class(counter: TxCounter) -> type:
     class CountingSqliteStorage(SqliteStorage):  # type: ignore[misc]
         def _create_connection(self) -> sqlite3.Connection:
             conn: sqlite3.Connection = super()._create_connection()
-            began: list[int] = []
-
-            def trace(statement: str) -> None:
-                head = statement.lstrip()[:16].lower()
-                if head.startswith("begin"):
-                    counter.add(write=1)  # huey begins only "begin exclusive" (writes)
-                    began[:] = [conn.total_changes]
-                elif head.startswith("commit") and began and conn.total_changes > began.pop():
-                    counter.add(durable=1)
-
-            conn.set_trace_callback(trace)
+            counter.trace(conn)
             return conn
 
     return CountingSqliteStorage
@@ -444,9 +437,7 @@ def describe(result: RoundResult) -> str:
     return (f"{result.system:6s} {result.jobs_per_s:8.1f} jobs/s  (enqueue {result.jobs / result.enqueue_s:7.1f}/s, "
             f"drain {result.jobs / result.drain_s:7.1f}/s)  write tx/job {result.tx.write / result.jobs:.2f} "
             f"durable {result.tx.durable / result.jobs:.2f} read tx/job {result.tx.read / result.jobs:.2f}  "
-            f"{name} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms (n={len(ms)})"
-            + (f"  BEGIN IMMEDIATE wait {result.tx.lock_wait_s / result.jobs * 1000:.2f} ms/job"
-               if result.system == "labrig" else ""))
+            f"{name} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms (n={len(ms)})")
 
 
 def summarize(results: list[RoundResult], system: str) -> dict[str, float]:
@@ -461,7 +452,6 @@ def summarize(results: list[RoundResult], system: str) -> dict[str, float]:
         "durable_tx": sum(r.tx.durable for r in mine) / jobs,
         "read_tx": sum(r.tx.read for r in mine) / jobs,
         "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99),
-        "lock_wait_ms": sum(r.tx.lock_wait_s for r in mine) / jobs * 1000 if system == "labrig" else float("nan"),
     }
 
 
@@ -502,8 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     for key, label, fmt in (("jobs_per_s", "jobs/s (median)", ".1f"), ("enqueue_per_s", "enqueue/s (median)", ".1f"),
                             ("drain_per_s", "drain/s (median)", ".1f"), ("write_tx", "write tx per job", ".2f"),
                             ("durable_tx", "durable write tx per job", ".2f"), ("read_tx", "read tx per job", ".2f"),
-                            ("p50_ms", "claim/dequeue p50 ms", ".2f"), ("p99_ms", "claim/dequeue p99 ms", ".2f"),
-                            ("lock_wait_ms", "write-lock wait ms/job", ".2f")):
+                            ("p50_ms", "claim/dequeue p50 ms", ".2f"), ("p99_ms", "claim/dequeue p99 ms", ".2f")):
         print(f"{label:26s} {lab[key]:>10{fmt}} {hue[key]:>10{fmt}}")
 
     for system in ("labrig", "huey"):

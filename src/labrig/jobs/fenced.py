@@ -35,10 +35,14 @@ from labrig.jobs.rows import (
     INSERT_INCIDENT,
     INSERT_OUTPUT,
     event_row,
+    id_list,
     insert_events,
+    job_row,
 )
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
+from labrig.store.database import RawTransaction
+from labrig.store.dialects.sqlite import to_db_datetime
 from labrig.store.models import Job, JobDependency, JobOutput
 
 S = JobState
@@ -155,6 +159,9 @@ class FencedWrites:
         if not outcomes and claim_slots <= 0:
             return [], []
         try:
+            fast = self._finish_raw(outcomes, claim_slots, start)
+            if fast is not None:
+                return fast
             with self.store.write() as session:
                 results = self._end_many(session, outcomes)
                 claims = self.queue.claim_in(session, claim_slots, start) if claim_slots > 0 else []
@@ -173,6 +180,29 @@ class FencedWrites:
         if error is not None:
             raise error
         return results, self.queue.claim(claim_slots, start)
+
+    def _finish_raw(self, outcomes: Sequence[Outcome], claim_slots: int,
+                    start: bool) -> tuple[list[RunResult], list[Claim]] | None:
+        """:meth:`finish` without a Session when only raw statements are needed; None (nothing written) if not.
+
+        The usual batch: completions (and lost leases) whose outputs no job waits for,
+        and no lapsed lease or due retry to handle. Anything else takes the ORM paths.
+        """
+        if any(o.kind not in ("complete", "lost") for o in outcomes):
+            return None
+        try:
+            with self.store.raw_write() as tx:
+                completes = [o for o in outcomes if o.kind == "complete"]
+                views, waited_for = self._complete_rows(tx, completes) if completes else ([], set())
+                if waited_for or (claim_slots > 0 and self.queue.needs_reaping(tx)):
+                    raise _NeedsSession
+                claims = self.queue.lease_ready(tx, claim_slots, start) if claim_slots > 0 else []
+        except _NeedsSession:
+            return None  # rolled back: the session path does it all
+        found = iter(views)
+        results = [RunResult(o.claim.job_id, None, lease_lost=True) if o.kind == "lost"
+                   else _result(o, next(found)) for o in outcomes]
+        return results, claims
 
     def _finish_alone(self, outcome: Outcome) -> RunResult:
         try:
@@ -194,17 +224,16 @@ class FencedWrites:
                 except LeaseLostError:
                     results[i] = RunResult(outcome.claim.job_id, None, lease_lost=True)
         if completes:
-            session.flush()
-            views = self._complete_rows(session, [o for _, o in completes])
+            views = self._complete_in(session, [o for _, o in completes])
             for (i, outcome), view in zip(completes, views, strict=True):
-                results[i] = RunResult(outcome.claim.job_id, view, lease_lost=view is None)
+                results[i] = _result(outcome, view)
         return [results[i] for i in range(len(outcomes))]
 
     def _end_one(self, session: Session, outcome: Outcome) -> JobView:
         claim = outcome.claim
         if outcome.kind == "complete":
             assert outcome.output is not None
-            [view] = self._complete_rows(session, [outcome])
+            [view] = self._complete_in(session, [outcome])
             if view is None:
                 raise LeaseLostError(f"job {claim.job_id} is no longer leased to this worker; "
                                      "this result is discarded")
@@ -233,23 +262,34 @@ class FencedWrites:
             raise LeaseLostError(f"job {claim.job_id}: nothing to write for a lost lease")
         return JobView.of(job)
 
-    def _complete_rows(self, session: Session, outcomes: Sequence[Outcome]) -> list[JobView | None]:
-        """Commit the outputs of finished runs with Core statements; None where the lease was lost.
+    def _complete_in(self, session: Session, outcomes: Sequence[Outcome]) -> list[JobView | None]:
+        """:meth:`_complete_rows` in a session's transaction, then the release of the jobs waiting for them."""
+        views, waited_for = self._complete_rows(self.store.raw_in(session), outcomes)
+        if waited_for:  # through the ORM, after the rows above
+            session.expire_all()
+            for job_id in sorted(waited_for):
+                job = session.get(Job, job_id)
+                assert job is not None
+                self.queue.release_dependents(session, job)
+        return views
+
+    def _complete_rows(self, tx: RawTransaction,
+                       outcomes: Sequence[Outcome]) -> tuple[list[JobView | None], set[str]]:
+        """Commit the outputs of finished runs with raw statements; None where the lease was lost.
 
         Per run, in this transaction: the fence check (owner, token, Running, unexpired
         lease) on the row read here, the output row unless the key already has one (the
         first output is never overwritten; a different digest of a deterministic stage is
         a reproducibility incident), Running → Succeeded[Degraded] (checked) by an UPDATE
-        that repeats the fence in its WHERE clause, the completion events, and the release
-        of the jobs waiting for it.
+        that repeats the fence in its WHERE clause, and the completion events. Also
+        returns the completed jobs that other jobs wait for (the caller releases those).
         """
-        queue, clock = self.queue, self.queue.clock
-        conn = session.connection()
+        clock = self.queue.clock
         rows: dict[str, dict[str, Any]] = {}
         first_outputs: dict[str, tuple[str, str]] = {}
         with_dependents: set[str] = set()
-        for found in conn.execute(FINISHING_JOBS, {"ids": [o.claim.job_id for o in outcomes]}):
-            read = dict(found._mapping)
+        for found in tx.mappings(FINISHING_JOBS, {"ids": id_list([o.claim.job_id for o in outcomes])}):
+            read = job_row(found)
             first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
             if first_job is not None:
                 first_outputs[read["idempotency_key"]] = (first_job, first_digest)
@@ -257,6 +297,7 @@ class FencedWrites:
                 with_dependents.add(read["id"])
             rows[read["id"]] = read
         now = clock.now()
+        stored_now = to_db_datetime(now)
         views: list[JobView | None] = []
         new_outputs: list[dict[str, Any]] = []
         incidents: list[dict[str, Any]] = []
@@ -281,21 +322,22 @@ class FencedWrites:
             first = first_outputs.get(key)
             if first is None:
                 new_outputs.append({"idempotency_key": key, "job_id": claim.job_id, "fencing_token": claim.token,
-                                    "digest": digest, "body": canonical.decode(), "committed_at": now})
+                                    "digest": digest, "body": canonical.decode(), "committed_at": stored_now})
                 first_outputs[key] = (claim.job_id, digest)
                 committed = digest
             else:
                 if first[1] != digest and row["deterministic"]:
                     incidents.append({"idempotency_key": key, "stage_id": row["stage_id"],
                                       "first_job_id": first[0], "first_digest": first[1],
-                                      "second_job_id": claim.job_id, "second_digest": digest, "recorded_at": now})
+                                      "second_job_id": claim.job_id, "second_digest": digest,
+                                      "recorded_at": stored_now})
                 committed = first[1]
             changes = {"state": target.value, "updated_at": now, "output_digest": committed, "progress": 1.0,
                        "error_code": None, "error_message": None,  # earlier failures stay in the outbox history
                        "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
                        "lease_expires_at": None}
             updates.append({"b_id": claim.job_id, "b_owner": claim.owner, "b_token": claim.token,
-                            "v_state": target.value, "v_now": now, "v_digest": committed})
+                            "v_state": target.value, "v_now": stored_now, "v_digest": committed})
             row.update(changes)
             events.append(event_row(EventName.STAGE_COMPLETED, {
                 "job_id": claim.job_id, "stage_id": row["stage_id"], "idempotency_key": key,
@@ -306,20 +348,20 @@ class FencedWrites:
                     "reasons": list(output.degraded_reasons)}))
             views.append(JobView.from_row(row))
         if new_outputs:
-            conn.execute(INSERT_OUTPUT, new_outputs)
+            tx.executemany(INSERT_OUTPUT, new_outputs)
         if incidents:
-            conn.execute(INSERT_INCIDENT, incidents)
+            tx.executemany(INSERT_INCIDENT, incidents)
         if updates:
-            changed = conn.execute(COMPLETE_JOB, updates).rowcount
+            changed = tx.executemany(COMPLETE_JOB, updates)
             if changed != len(updates):  # cannot happen under the write lock; never commit half of it
                 raise LeaseLostError(f"{len(updates) - changed} job(s) changed hands inside the transaction")
-        insert_events(session, events)
-        done = [v.id for v in views if v is not None and v.id in with_dependents]
-        if done:  # the jobs waiting for these outputs: through the ORM, after the rows above
-            session.flush()
-            session.expire_all()
-            for job_id in done:
-                job = session.get(Job, job_id)
-                assert job is not None
-                queue.release_dependents(session, job)
-        return views
+        insert_events(tx, events)
+        return views, {v.id for v in views if v is not None and v.id in with_dependents}
+
+
+class _NeedsSession(Exception):
+    """The raw path of :meth:`FencedWrites.finish` met work for the ORM paths; its transaction rolls back."""
+
+
+def _result(outcome: Outcome, view: JobView | None) -> RunResult:
+    return RunResult(outcome.claim.job_id, view, lease_lost=view is None)

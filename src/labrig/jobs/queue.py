@@ -32,11 +32,13 @@ from labrig.jobs.rows import (
     INSERT_JOB,
     UPSTREAM_OUTPUTS,
     event_row,
+    id_list,
     insert_events,
 )
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, IncidentView, JobView
-from labrig.store.database import Store
+from labrig.store.database import RawTransaction, Store
+from labrig.store.dialects.sqlite import from_db_datetime, to_db_datetime
 from labrig.store.models import Job, JobDependency, ReproducibilityIncident
 
 S = JobState
@@ -122,23 +124,25 @@ class JobQueue:
 
     def enqueue_many(self, specs: Sequence[JobSpec]) -> list[JobView]:
         """Create several jobs in one transaction (all or none), in order; ``depends_on`` may name earlier ones."""
+        if not any(spec.depends_on for spec in specs):  # the usual case: raw inserts, no Session
+            with self.store.raw_write() as tx:
+                return [self._insert_ready(tx, spec) for spec in specs]
         with self.store.write() as session:
             views: list[JobView] = []
             for spec in specs:
                 if spec.depends_on:
-                    session.flush()
                     views.append(JobView.of(self.add_job(
                         session, spec.stage_id, spec.input_digests, spec.config, attempt_id=spec.attempt_id,
                         priority=spec.priority, depends_on=spec.depends_on,
                         supersedes_job_id=spec.supersedes_job_id)))
                 else:
-                    views.append(self._insert_ready(session, spec))
+                    views.append(self._insert_ready(self.store.raw_in(session), spec))
             return views
 
-    def _insert_ready(self, session: Session, spec: JobSpec) -> JobView:
+    def _insert_ready(self, tx: RawTransaction, spec: JobSpec) -> JobView:
         """A job without dependencies: inserted Ready (Created → Ready, checked) with its request event.
 
-        One Core INSERT instead of an ORM object flushed as Created and then updated.
+        One INSERT instead of an ORM object flushed as Created and then updated.
         """
         check_transition(S.CREATED, S.READY)
         stage = self.registry.get(spec.stage_id)
@@ -146,9 +150,10 @@ class JobQueue:
         inputs = list(spec.input_digests)
         cfg_digest = config_digest(merged)
         now = self.clock.now()
+        stored_now = to_db_datetime(now)
         row: dict[str, Any] = {
             "id": str(uuid.uuid4()), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
-            "state": S.READY.value, "priority": spec.priority, "created_at": now, "updated_at": now,
+            "state": S.READY.value, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
             "input_digests": json.dumps(inputs), "config": canonical_json(merged).decode(),
             "config_digest": cfg_digest, "model_manifest_digest": stage.model_manifest_digest,
             "schema_version": stage.schema_version,
@@ -159,11 +164,11 @@ class JobQueue:
             "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts, "next_attempt_at": None,
             "progress": 0.0, "progress_message": "", "checkpoint": None, "cancel_requested": False,
             "error_code": None, "error_message": None, "output_digest": None}
-        session.connection().execute(INSERT_JOB, row)
-        insert_events(session, [event_row(EventName.STAGE_REQUESTED, {
+        tx.execute(INSERT_JOB, row)
+        insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
             "job_id": row["id"], "stage_id": spec.stage_id, "idempotency_key": row["idempotency_key"],
             "attempt_id": spec.attempt_id})])
-        return JobView.from_row(row)
+        return JobView.from_row({**row, "created_at": now, "updated_at": now})
 
     def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
                 config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,
@@ -246,35 +251,48 @@ class JobQueue:
         with self.store.write() as session:
             return self.claim_in(session, slots, start)
 
-    def claim_in(self, session: Session, slots: int, start: bool = False) -> list[Claim]:
-        """:meth:`claim` inside the caller's write transaction."""
-        self._reap_expired(session)
-        self._wake_due_retries(session)
+    def claim_in(self, session: Session, slots: int, start: bool = False, reap: bool = True) -> list[Claim]:
+        """:meth:`claim` inside the caller's write transaction (``reap``: reap and wake first)."""
+        if reap:
+            self._reap_expired(session)
+            self._wake_due_retries(session)
         if slots <= 0:
             return []
-        session.flush()  # the ORM changes above, before the Core statements below
+        return self.lease_ready(self.store.raw_in(session), slots, start)
+
+    def needs_reaping(self, tx: RawTransaction) -> bool:
+        """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths."""
+        held = tx.execute(HELD_LEASES).fetchall()
+        if any(lease_expired(self.clock, host, boot_id, owner, mono, from_db_datetime(expires))
+               for _id, host, boot_id, owner, mono, expires in held):
+            return True
+        return tx.execute(DUE_RETRIES, {"now": to_db_datetime(self.clock.now())}).fetchone() is not None
+
+    def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
+        """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE … RETURNING."""
         check_transition(S.READY, S.LEASED)
         if start:
             check_transition(S.LEASED, S.RUNNING)
         mono, expires_at = deadlines(self.clock, self.terms)
-        rows = list(session.connection().execute(CLAIM_READY, {
-            "stage_ids": self.registry.ids(heavy=not self.heavy_paused()), "slots": slots,
+        rows = tx.mappings(CLAIM_READY, {
+            "stage_ids": id_list(self.registry.ids(heavy=not self.heavy_paused())), "slots": slots,
             "v_state": (S.RUNNING if start else S.LEASED).value, "v_owner": self.clock.owner,
-            "v_host": self.clock.host, "v_boot_id": self.clock.boot_id, "v_mono": mono, "v_expires_at": expires_at,
-            "v_now": self.clock.now()}))
-        rows.sort(key=lambda r: (-r.priority, r.created_at, r.id))
-        upstream = self._claimed_upstream(session, [r.id for r in rows])
-        return [Claim(r.id, r.stage_id, r.fencing_token, self.clock.owner, r.attempts, json.loads(r.input_digests),
-                      json.loads(r.config), json.loads(r.checkpoint) if r.checkpoint else None, started=start,
-                      upstream=upstream.get(r.id, {})) for r in rows]
+            "v_host": self.clock.host, "v_boot_id": self.clock.boot_id, "v_mono": mono,
+            "v_expires_at": to_db_datetime(expires_at), "v_now": to_db_datetime(self.clock.now())})
+        rows.sort(key=lambda r: (-r["priority"], r["created_at"], r["id"]))  # RETURNING's order is arbitrary
+        upstream = self._claimed_upstream(tx, [r["id"] for r in rows if r["has_upstream"]])
+        return [Claim(r["id"], r["stage_id"], r["fencing_token"], self.clock.owner, r["attempts"],
+                      json.loads(r["input_digests"]), json.loads(r["config"]),
+                      json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
+                      upstream=upstream.get(r["id"], {})) for r in rows]
 
-    def _claimed_upstream(self, session: Session, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+    @staticmethod
+    def _claimed_upstream(tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""
         if not job_ids:
             return {}
-        rows = session.connection().execute(UPSTREAM_OUTPUTS, {"ids": job_ids}).all()
         out: dict[str, dict[str, Any]] = {}
-        for job_id, upstream_id, body in rows:
+        for job_id, upstream_id, body in tx.execute(UPSTREAM_OUTPUTS, {"ids": id_list(job_ids)}).fetchall():
             out.setdefault(job_id, {})[upstream_id] = json.loads(body)
         return out
 
@@ -289,9 +307,9 @@ class JobQueue:
                              job.lease_deadline_mono, job.lease_expires_at)
 
     def _reap_expired(self, session: Session) -> None:
-        held = session.connection().execute(HELD_LEASES).all()
-        lapsed = [r.id for r in held if lease_expired(self.clock, r.lease_host, r.lease_boot_id, r.owner,
-                                                      r.lease_deadline_mono, r.lease_expires_at)]
+        held = self.store.raw_in(session).execute(HELD_LEASES).fetchall()
+        lapsed = [job_id for job_id, host, boot_id, owner, mono, expires in held
+                  if lease_expired(self.clock, host, boot_id, owner, mono, from_db_datetime(expires))]
         if not lapsed:  # the usual case: a cheap column read, no ORM objects
             return
         jobs = session.scalars(select(Job).where(Job.id.in_(lapsed), Job.state.in_(LEASE_HELD)).with_for_update())
@@ -305,7 +323,8 @@ class JobQueue:
         session.flush()  # visible to the Core statements that follow (a due retry is woken at once)
 
     def _wake_due_retries(self, session: Session) -> None:
-        due_ids = session.connection().execute(DUE_RETRIES, {"now": self.clock.now()}).scalars().all()
+        due_ids = [r[0] for r in self.store.raw_in(session).execute(
+            DUE_RETRIES, {"now": to_db_datetime(self.clock.now())}).fetchall()]
         if not due_ids:
             return
         due = session.scalars(select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value))

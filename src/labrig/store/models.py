@@ -84,9 +84,9 @@ class Job(Base):
     __tablename__ = "jobs"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    stage_id: Mapped[str] = mapped_column(String(128), index=True)
+    stage_id: Mapped[str] = mapped_column(String(128))
     attempt_id: Mapped[str | None] = mapped_column(String(64), index=True)
-    state: Mapped[str] = mapped_column(String(32), index=True)
+    state: Mapped[str] = mapped_column(String(32))  # looked up through ix_jobs_claim_order (migration 0004)
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -14,6 +14,7 @@ from labrig.events.dispatcher import events_after
 from labrig.jobs.executor import ThreadExecutor
 from labrig.jobs.fenced import Outcome
 from labrig.jobs.queue import JobSpec
+from labrig.jobs.rows import CLAIM_READY
 from labrig.jobs.runner import execute_claim, run_claim
 from labrig.jobs.stages import Stage, StageOutput, StageRegistry
 from labrig.store import Store
@@ -168,13 +169,17 @@ def test_enqueue_many_is_all_or_nothing_and_may_depend_on_earlier_jobs(rig: Rig)
     assert requested[0]["attempt_id"] == "att"
 
 
-def test_the_claim_index_serves_the_claim_order(store: Store) -> None:
-    with store.engine.connect() as conn:
-        plan = conn.exec_driver_sql(
-            "EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE state = 'Ready' AND stage_id IN ('a', 'b') "
-            "ORDER BY priority DESC, created_at, id LIMIT 4").all()
-    details = " ".join(str(row[-1]) for row in plan)
-    assert "ix_jobs_claim_order" in details and "TEMP B-TREE" not in details
+def test_the_claim_statement_reads_only_what_it_leases(store: Store) -> None:
+    """The claim walks the claim index in claim order and updates its rows by id: no sort, no scan of the backlog."""
+    params = {"stage_ids": '["a", "b"]', "slots": 4, "v_state": "Running", "v_owner": "o", "v_host": "h",
+              "v_boot_id": "b", "v_mono": 1.0, "v_expires_at": None, "v_now": "2026-01-01 00:00:00.000000"}
+    with store.raw_write() as tx:
+        plan = tx.execute("EXPLAIN QUERY PLAN " + CLAIM_READY, params).fetchall()
+    details = [str(row[-1]) for row in plan]
+    assert any("ix_jobs_claim_order" in d for d in details)
+    assert not any("TEMP B-TREE" in d for d in details)
+    # the outer UPDATE finds its rows by primary key; scanning the state index would read every Ready job
+    assert details[0] == "SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)"
 
 
 def test_the_thread_executor_commits_runs_in_batches(store: Store) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,26 @@ def set_foreign_keys(dbapi_conn: sqlite3.Connection, on: bool) -> None:
 
 def foreign_key_violations(dbapi_conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     return list(dbapi_conn.execute("PRAGMA foreign_key_check").fetchall())
+
+
+# -- the raw path: statements run on the driver connection itself (see labrig.store.database.RawTransaction) --
+
+
+def begin_write(dbapi_conn: sqlite3.Connection) -> None:
+    """Open a write transaction on a driver connection, as the engine's ``begin`` hook does for sessions."""
+    dbapi_conn.execute("BEGIN IMMEDIATE")
+
+
+def to_db_datetime(value: datetime | None) -> str | None:
+    """An aware datetime as SQLAlchemy's SQLite ``DateTime`` stores it (naive UTC, microseconds), so raw
+    statements and ORM sessions read and compare the same text."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given to a UTC column; pass an aware datetime")
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def from_db_datetime(value: str | None) -> datetime | None:
+    """The inverse of :func:`to_db_datetime`: an aware UTC datetime."""
+    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)

@@ -3,9 +3,11 @@
     .venv/bin/python tests/benchmarks/bench_analysis.py [--quick] [--frames N]
 
 Two figures, each beside a peer measured in the same run (alternating order, medians):
-- tracking: frames/s of ``track(iter_frames(path))`` (decode + marker detection + linking) on an MJPG AVI of the
-  virtual camera's markers scene (1280x720, quality 90) against ``while cap.read()[0]`` on the same file
-  (target ratio >= 0.8);
+- tracking: frames/s of the tracking stage's work, ``track(iter_luma(path))`` (decode to the grey plane + marker
+  detection + linking), on an MJPG AVI of the virtual camera's markers scene (1280x720, quality 90) against a plain
+  ``while cap.read()[0]`` BGR loop on the same file (target ratio >= 0.8). A second peer, a plain loop decoding the
+  same file to grey as the stage's reader does (raw MJPG packets, ``cv2.imdecode(..., IMREAD_GRAYSCALE)``), is timed
+  in the same rounds and printed beside it: what detection and linking cost on top of the decode they need;
 - calibration: ``calibrate_views`` on 20 views of the virtual board at 640x480 (detection, sub-pixel refinement,
   solve, reject-and-resolve, quality checks) against what a lab would write: ``findChessboardCorners`` +
   ``cornerSubPix`` per view, then one ``calibrateCamera`` (target ratio <= 1.2). The focal length of both is printed
@@ -16,6 +18,7 @@ The last two lines are ``ratio_calibration=Y`` and ``ratio_vs_decode=X``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import tempfile
@@ -34,7 +37,7 @@ sys.path.insert(0, str(REPO / "src"))
 import labrig.analysis.calibration as calibration  # noqa: E402
 from labrig.analysis.boards import _CLASSIC, Board, parse_board  # noqa: E402
 from labrig.analysis.calibration import View, calibrate, calibrate_views, detect_views  # noqa: E402
-from labrig.analysis.media_qc import iter_frames  # noqa: E402
+from labrig.analysis.media_qc import iter_luma  # noqa: E402
 from labrig.analysis.tracking import detect_markers, track  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
 from labrig.capture.virtual import VirtualCamera  # noqa: E402
@@ -80,22 +83,32 @@ def decode_fps(path: Path) -> tuple[float, int]:
     return n / (time.perf_counter() - started), n
 
 
-def tracking_fps(path: Path, count: int) -> tuple[float, Any]:
+def grey_decode_fps(path: Path) -> float:
+    """The second peer: a plain loop decoding to grey, as fast as the stage's reader (MJPG packets → libjpeg-turbo)."""
     started = time.perf_counter()
-    result = track(iter_frames(path), total_frames=count)
+    cap = cv2.VideoCapture(str(path))
+    cap.set(cv2.CAP_PROP_FORMAT, -1)
+    n = 0
+    while True:
+        ok, packet = cap.read()
+        if not ok:
+            break
+        cv2.imdecode(packet, cv2.IMREAD_GRAYSCALE)
+        n += 1
+    cap.release()
+    return n / (time.perf_counter() - started)
+
+
+def tracking_fps(path: Path, count: int) -> tuple[float, Any]:
+    """The tracking stage's work on one file, as ``stages._tracking`` does it: luma frames into ``track``."""
+    started = time.perf_counter()
+    result = track(iter_luma(path), total_frames=count)
     return result.frames_processed / (time.perf_counter() - started), result
 
 
 def detect_ms(path: Path) -> float:
-    """Mean ms of ``detect_markers`` alone per frame, on the first DETECT_SAMPLE decoded frames."""
-    cap = cv2.VideoCapture(str(path))
-    held = []
-    while len(held) < DETECT_SAMPLE:
-        ok, frame = cap.read()
-        if not ok:
-            break
-        held.append(frame)
-    cap.release()
+    """Mean ms of ``detect_markers`` alone per frame, on the first DETECT_SAMPLE frames (grey, as the stage reads)."""
+    held = list(itertools.islice(iter_luma(path), DETECT_SAMPLE))
     started = time.perf_counter()
     for frame in held:
         detect_markers(frame)
@@ -177,16 +190,14 @@ def labrig_path(views: list[View], board: Board) -> dict[str, int]:
     return {"fallback": fallback, "solves": solves}
 
 
-def alternate(rounds: int, ours: Callable[[], float], peer: Callable[[], float]) -> tuple[list[float], list[float]]:
-    a, b = [], []
+def alternate(rounds: int, *sides: Callable[[], float]) -> tuple[list[float], ...]:
+    """Each side's figure per round, the sides in the given order in even rounds and reversed in odd ones."""
+    out: list[list[float]] = [[] for _ in sides]
     for r in range(rounds):
-        if r % 2:
-            b.append(peer())
-            a.append(ours())
-        else:
-            a.append(ours())
-            b.append(peer())
-    return a, b
+        order = range(len(sides) - 1, -1, -1) if r % 2 else range(len(sides))
+        for i in order:
+            out[i].append(sides[i]())
+    return tuple(out)
 
 
 def main() -> None:
@@ -220,7 +231,7 @@ def main() -> None:
             decoded.append(n)
             return fps
 
-        trk, dec = alternate(rounds, ours, peer)
+        trk, dec, grey_dec = alternate(rounds, ours, peer, lambda: grey_decode_fps(video))
         det_ms = detect_ms(video)
         decode_fps(sink_video)
         sink_trk, sink_dec = alternate(rounds, lambda: tracking_fps(sink_video, count)[0],
@@ -252,12 +263,18 @@ def main() -> None:
     per_frame_track, per_frame_decode = 1e3 / trk_fps, 1e3 / dec_fps
     print(f"video: {count} frames of the markers scene, 1280x720 MJPG q90 (cv2.CAP_OPENCV_MJPEG), "
           f"{mb * 1e3 / count:.0f} kB/frame; {decoded[-1]} frames decode")
-    print(f"tracking: labrig track(iter_frames) {trk_fps:.0f} fps vs plain cv2.VideoCapture read loop "
+    print(f"tracking: labrig track(iter_luma) {trk_fps:.0f} fps vs plain cv2.VideoCapture read loop (BGR) "
           f"{dec_fps:.0f} fps (median of {rounds}, alternating); per round track "
           f"{' / '.join(f'{v:.0f}' for v in trk)}, decode {' / '.join(f'{v:.0f}' for v in dec)}")
-    print(f"tracking per frame: {per_frame_track:.2f} ms vs decode alone {per_frame_decode:.2f} ms, so the stage adds "
-          f"{per_frame_track - per_frame_decode:.2f} ms; detect_markers timed alone on {DETECT_SAMPLE} held frames: "
-          f"{det_ms:.2f} ms (separate measurements: on a busy machine they need not add up)")
+    grey_fps = statistics.median(grey_dec)
+    print(f"second peer, a plain loop decoding to grey (raw MJPG packets + cv2.imdecode IMREAD_GRAYSCALE, the stage's "
+          f"decode alone): {grey_fps:.0f} fps, per round {' / '.join(f'{v:.0f}' for v in grey_dec)}; track / grey "
+          f"decode {trk_fps / grey_fps:.2f} (not the headline)")
+    per_frame_grey = 1e3 / grey_fps
+    print(f"tracking per frame: {per_frame_track:.2f} ms vs BGR decode alone {per_frame_decode:.2f} ms and grey decode "
+          f"alone {per_frame_grey:.2f} ms, so detection + linking add {per_frame_track - per_frame_grey:.2f} ms; "
+          f"detect_markers timed alone on {DETECT_SAMPLE} held grey frames: {det_ms:.2f} ms (separate measurements: "
+          "on a busy machine they need not add up)")
     print(f"same frames as the sink writes them ({sink_backend} backend, quality 90 "
           f"{'honoured' if sink_honoured else 'IGNORED'}, {sink_mb * 1e3 / count:.0f} kB/frame): track "
           f"{statistics.median(sink_trk):.0f} fps vs decode {statistics.median(sink_dec):.0f} fps "

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
 
-from labrig.analysis.media_qc import iter_frames
+from labrig.analysis.media_qc import iter_frames, iter_luma
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.store.blobs import BlobStore
@@ -39,8 +39,14 @@ class CaptureMedia:
         return float(self.mode.get("fps") or 30.0)
 
     def frames(self) -> Iterator[npt.NDArray[np.uint8]]:
+        """Every frame of every segment, BGR."""
         for path in self.segments:
             yield from iter_frames(path)
+
+    def luma_frames(self) -> Iterator[npt.NDArray[np.uint8]]:
+        """The same frames as their grey (luma) plane, H×W: quicker to decode, for brightness-only analyses."""
+        for path in self.segments:
+            yield from iter_luma(path)
 
     def times_s(self) -> npt.NDArray[np.float64]:
         """Seconds since the first frame, from the recorded monotonic timestamps (frame/fps without them)."""

@@ -1,7 +1,9 @@
 """Marker tracking: bright blobs found in each frame, linked frame to frame into tracks.
 
-Detection thresholds one grey (or colour) plane, keeps connected components in an area range and gives each a
-sub-pixel centroid weighted by brightness above the local background, so anti-aliased edges count by coverage.
+Detection thresholds one grey (or colour) plane, or keeps the pixels of one hue, keeps connected components in an
+area range and gives each a sub-pixel centroid weighted by brightness above the local background, so anti-aliased
+edges count by coverage. The tracking stage gives it grey frames (:func:`~labrig.analysis.media_qc.iter_luma`): for
+MJPG, decoding straight to the grey plane is what lets the stage run faster than a plain BGR decode loop.
 Linking predicts each open track one frame ahead at constant velocity and assigns detections with the Hungarian
 method (``scipy.optimize.linear_sum_assignment``) inside a gating distance. A track survives up to ``max_gap``
 frames without a detection (a marker hidden for a moment keeps its identity); a detection nobody claims starts a
@@ -36,18 +38,39 @@ __all__ = ["Cancelled", "Track", "Tracks", "detect_markers", "track"]
 
 
 def detect_markers(frame: Image, threshold: float = 100.0, min_area: int = 12, max_area: int = 20000,
-                   channel: int | None = None) -> Array:
+                   channel: int | None = None, hue: tuple[float, float] | None = None,
+                   min_saturation: int = 80) -> Array:
     """Centroids (N×2, x y in px, sorted by y then x) of blobs brighter than ``threshold`` (grey levels 0–255) with
-    an area of ``min_area``–``max_area`` px. ``channel`` picks one BGR plane (0 B, 1 G, 2 R) instead of grey, to
-    find markers of one colour."""
-    plane = np.asarray(frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if channel is None
-                       else np.ascontiguousarray(frame[..., channel]), dtype=np.uint8)
-    mask = np.asarray(cv2.threshold(plane, threshold, 255, cv2.THRESH_BINARY)[1], dtype=np.uint8)
+    an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g. from :func:`~labrig.analysis.media_qc.iter_luma`)
+    is used as it is. To find markers of one colour in a BGR frame: ``channel`` picks one BGR plane (0 B, 1 G, 2 R)
+    instead of grey; or ``hue`` = (low, high) in degrees (0–360; low > high wraps through red) keeps the pixels of
+    that hue with a saturation of at least ``min_saturation`` (0–255) whose brightest channel passes ``threshold``."""
+    plane, mask = _plane_and_mask(frame, threshold, channel, hue, min_saturation)
     # outer contours, not connected components: ~25× faster on a sparse 720p mask, the same blobs
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     found = [c for c in (_centroid(plane, mask, contour, min_area, max_area) for contour in contours) if c is not None]
     out = np.array(found, dtype=np.float64).reshape(-1, 2)
     return out[np.lexsort((out[:, 0], out[:, 1]))]
+
+
+def _plane_and_mask(frame: Image, threshold: float, channel: int | None, hue: tuple[float, float] | None,
+                    min_saturation: int) -> tuple[Image, Image]:
+    """The plane whose brightness weights the centroids, and the mask (0/255) of the pixels that belong to markers."""
+    if hue is None:
+        plane = np.asarray(frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if channel is None
+                           else np.ascontiguousarray(frame[..., channel]), dtype=np.uint8)
+        return plane, np.asarray(cv2.threshold(plane, threshold, 255, cv2.THRESH_BINARY)[1], dtype=np.uint8)
+    if frame.ndim != 3:
+        raise ValueError("detect_markers: hue needs a BGR frame, not a grey one")
+    if not all(0 <= h <= 360 for h in hue):
+        raise ValueError(f"detect_markers: hue {hue} must be two angles of 0–360°")
+    hsv = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV_FULL)  # hue 0–255 for 0–360° (×256/360)
+    low, high = (min(round(h * 256 / 360), 255) for h in hue)
+    sat_value = (min_saturation, int(threshold) + 1)
+    mask = cv2.inRange(hsv, (low, *sat_value), (high if low <= high else 255, 255, 255))
+    if low > high:  # through red: 0° is 360°
+        mask = cv2.bitwise_or(mask, cv2.inRange(hsv, (0, *sat_value), (high, 255, 255)))
+    return np.ascontiguousarray(hsv[..., 2]), np.asarray(mask, dtype=np.uint8)
 
 
 def _centroid(plane: Image, mask: Image, contour: npt.NDArray[Any], min_area: int,

@@ -11,7 +11,15 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.media_qc import Cancelled, Thresholds, TimestampsUnreadableError, frame_measures, media_qc
+from labrig.analysis.media_qc import (
+    Cancelled,
+    Thresholds,
+    TimestampsUnreadableError,
+    frame_measures,
+    iter_frames,
+    iter_luma,
+    media_qc,
+)
 from labrig.domain.idempotency import canonical_json
 from labrig.errors import JobCancelledError
 from tests.integration.analysis.test_tracking import SMALL, Recording, record_markers
@@ -114,3 +122,43 @@ def test_cancelling_stops_with_a_cancelled_error(recording: Recording) -> None:
     assert len(calls) == 2  # checked every few frames, not once per frame
     with pytest.raises(ValueError, match="one timestamps entry"):
         media_qc(recording.media, [], 90, SMALL.fps)
+
+
+def grey(frames: list[np.ndarray]) -> list[np.ndarray]:
+    return [cv2.cvtColor(f, cv2.COLOR_BGR2GRAY) for f in frames]
+
+
+def test_luma_frames_are_the_same_frames_in_grey(recording: Recording, tmp_path: Path) -> None:
+    """MJPG decoded straight to its grey plane: as many frames as decoding to BGR, and close to their grey (the Y
+    plane differs only where subsampled chroma clips in BGR, at coloured edges)."""
+    for path in recording.media:
+        bgr, luma = list(iter_frames(path)), list(iter_luma(path))
+        assert len(luma) == len(bgr) == 45
+        assert all(y.shape == (SMALL.height, SMALL.width) and y.dtype == np.uint8 for y in luma)
+        assert max(float(np.abs(g.astype(np.int16) - y).mean()) for g, y in zip(grey(bgr), luma, strict=True)) < 1
+    cut = tmp_path / "cut.avi"
+    cut.write_bytes(recording.media[1].read_bytes()[: recording.media[1].stat().st_size // 2])
+    assert len(list(iter_luma(cut))) == len(list(iter_frames(cut))) < 45
+    garbage = tmp_path / "garbage.avi"
+    garbage.write_bytes(np.random.default_rng(0).integers(0, 256, 20_000, dtype=np.uint8).tobytes())
+    assert list(iter_luma(garbage)) == list(iter_luma(tmp_path / "gone.avi")) == []
+
+
+def test_luma_frames_of_other_codecs_and_after_a_damaged_packet_are_the_bgr_frames_in_grey(
+        recording: Recording, tmp_path: Path) -> None:
+    lossless = tmp_path / "ffv1.avi"
+    writer = cv2.VideoWriter(str(lossless), cv2.VideoWriter.fourcc(*"FFV1"), SMALL.fps, (SMALL.width, SMALL.height))
+    for frame in list(iter_frames(recording.media[0]))[:10]:
+        writer.write(frame)
+    writer.release()
+    expected = grey(list(iter_frames(lossless)))
+    assert len(expected) == 10 and all(np.array_equal(a, b) for a, b in zip(iter_luma(lossless), expected, strict=True))
+    # the 11th packet loses its JPEG start marker: FFmpeg still decodes it, so from there the BGR decoder takes over
+    data = bytearray(recording.media[0].read_bytes())
+    packets = [i + 8 for i in range(len(data) - 10) if data[i:i + 4] == b"00dc" and data[i + 8:i + 10] == b"\xff\xd8"]
+    data[packets[10] + 1] = 0
+    damaged = tmp_path / "damaged.avi"
+    damaged.write_bytes(bytes(data))
+    luma, expected = list(iter_luma(damaged)), grey(list(iter_frames(damaged)))
+    assert len(luma) == len(expected) == 45
+    assert all(np.array_equal(a, b) for a, b in zip(luma[10:], expected[10:], strict=True))

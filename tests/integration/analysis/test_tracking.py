@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from labrig.analysis.kinematics import to_plane_mm
-from labrig.analysis.media_qc import Cancelled, iter_frames, media_qc
+from labrig.analysis.media_qc import Cancelled, iter_frames, iter_luma, media_qc
 from labrig.analysis.tracking import Tracks, detect_markers, track
 from labrig.capture.manifest import SegmentV1
 from labrig.capture.sink import SegmentSink
@@ -41,6 +41,10 @@ class Recording:
 
     def decoded(self) -> itertools.chain[Image]:
         return itertools.chain.from_iterable(iter_frames(p) for p in self.media)
+
+    def luma(self) -> itertools.chain[Image]:
+        """The frames as the tracking stage reads them: their grey plane."""
+        return itertools.chain.from_iterable(iter_luma(p) for p in self.media)
 
 
 def record_markers(folder: Path, mode: Mode = HD, frames: int = 120, segment_seconds: float = 2.0) -> Recording:
@@ -90,9 +94,11 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     return record_markers(tmp_path_factory.mktemp("tracking"))
 
 
-def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recording: Recording) -> None:
+@pytest.mark.parametrize("read", ["bgr", "luma"])
+def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recording: Recording, read: str) -> None:
     progress: list[float] = []
-    tracks = track(recording.decoded(), expected_markers=3, undistort=calibration(recording.camera),
+    frames = recording.decoded() if read == "bgr" else recording.luma()
+    tracks = track(frames, expected_markers=3, undistort=calibration(recording.camera),
                    total_frames=recording.frames, progress=progress.append)
     assert tracks.frames_processed == recording.frames and tracks.fraction_expected == 1.0
     assert len(tracks.tracks) == 3 and tracks.undistorted
@@ -103,7 +109,7 @@ def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recor
     for name, mm in named.items():
         err = np.linalg.norm(mm - truth_mm(recording.camera, np.arange(recording.frames), name), axis=1)
         rmse = float(np.sqrt(np.mean(err**2)))
-        print(f"tracking {name}: RMSE {rmse:.4f} mm, max {err.max():.4f} mm over {len(err)} frames")
+        print(f"tracking {name} ({read}): RMSE {rmse:.4f} mm, max {err.max():.4f} mm over {len(err)} frames")
         assert rmse < 0.5
 
 
@@ -119,7 +125,7 @@ def test_tracking_speed_against_a_plain_decode_loop(recording: Recording) -> Non
     decoded = sum(1 for _ in recording.decoded())
     decode_s = time.perf_counter() - start
     start = time.perf_counter()
-    tracks = track(recording.decoded(), undistort=calibration(recording.camera))
+    tracks = track(recording.luma(), undistort=calibration(recording.camera))  # as the stage reads them
     track_s = time.perf_counter() - start
     start = time.perf_counter()
     media_qc(recording.media, list(recording.timestamps), recording.frames, HD.fps)
@@ -175,6 +181,23 @@ def test_detection_is_subpixel_and_can_pick_a_colour() -> None:
     # the line marker is (B,G,R) = (60, 230, 255): the blue plane alone leaves it below the threshold
     assert len(detect_markers(frame, threshold=150, channel=0)) == 2
     assert detect_markers(np.zeros((48, 64), np.uint8)).shape == (0, 2)
+
+
+def test_markers_of_one_hue_are_found_in_a_colour_frame() -> None:
+    camera = VirtualCamera("markers", paced=False, noise=0.0)
+    camera.open(HD)
+    frame, truth = camera.render(7), camera.truth(7)["markers"]
+    # (B,G,R) = (60, 230, 255) is a hue of ~52°, (255, 230, 60) ~188°; the white circle has none
+    for hue, name in (((40, 65), "line"), ((175, 200), "lissajous")):
+        found = detect_markers(frame, hue=hue)
+        assert found.shape == (1, 2)
+        assert np.linalg.norm(found[0] - truth[NAMES.index(name)]["image_px"]) < 0.1
+    assert detect_markers(frame, hue=(340, 20)).shape == (0, 2)
+    red = frame.copy()
+    cv2.circle(red, (200, 600), 12, (40, 40, 230), -1, cv2.LINE_AA)  # hue 0°: a range through red wraps
+    assert np.abs(detect_markers(red, hue=(340, 20)) - [200, 600]).max() < 0.1
+    with pytest.raises(ValueError, match="BGR frame"):
+        detect_markers(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), hue=(40, 65))
 
 
 def test_tracking_is_deterministic_json_and_cancellable() -> None:

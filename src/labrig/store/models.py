@@ -95,7 +95,7 @@ class Job(Base):
     config_digest: Mapped[str] = mapped_column(String(64))
     model_manifest_digest: Mapped[str] = mapped_column(String(64))
     schema_version: Mapped[int] = mapped_column(Integer)
-    idempotency_key: Mapped[str | None] = mapped_column(String(64), index=True)  # null until inputs are known
+    idempotency_key: Mapped[str | None] = mapped_column(String(64))  # null until inputs are known
     deterministic: Mapped[bool] = mapped_column(Boolean)
     supersedes_job_id: Mapped[str | None] = mapped_column(String(36), ForeignKey("jobs.id"))
     owner: Mapped[str | None] = mapped_column(String(255))

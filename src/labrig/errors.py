@@ -75,6 +75,12 @@ class UsageError(LabrigError):
     code = "LABRIG_USAGE"
 
 
+class StageConfigError(LabrigError):
+    """A job's configuration that its stage does not accept (unknown key, wrong type, out of range)."""
+
+    code = "LABRIG_STAGE_CONFIG"
+
+
 class UnknownJobError(LabrigError):
     code = "LABRIG_UNKNOWN_JOB"
 

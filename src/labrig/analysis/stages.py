@@ -9,6 +9,7 @@ few markers block; no calibration, dropped frames or a frame-count mismatch degr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,14 +18,37 @@ from labrig.analysis.calibrations import StoredCalibration, load_calibration
 from labrig.analysis.media import load_capture
 from labrig.analysis.media_qc import media_qc
 from labrig.errors import QualityBlockedError
-from labrig.jobs.stages import NO_MODEL_DIGEST, Stage, StageContext, StageOutput
+from labrig.jobs.stages import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
 from labrig.store.database import Store
 
 NO_CALIBRATION = "no valid calibration for this device and mode: results are in pixels, not millimetres"
 QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01}
 TRACKING_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "min_marker_fraction": 0.6,
-                                        "expected_markers": None}
+                                        "expected_markers": None, "marker_hue": None}
 KINEMATICS_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "window_s": 0.25}
+
+_CALIBRATION = Setting((str,), "id of the calibration to use; null: the device's valid one", nullable=True)
+QC_SCHEMA: Mapping[str, Setting] = {
+    "max_dropped_fraction": Setting((float,), "dropped frames above this fraction degrade the result",
+                                    check=in_range(0, 1))}
+TRACKING_SCHEMA: Mapping[str, Setting] = {
+    "calibration_id": _CALIBRATION,
+    "min_marker_fraction": Setting((float,), "markers must be found in at least this fraction of frames",
+                                   check=in_range(0, 1)),
+    "expected_markers": Setting((int,), "how many markers the scene has; null: as many as are found",
+                                nullable=True, check=in_range(1, 1000)),
+    "marker_hue": Setting((list,), "[low, high] hue in degrees (0-360, wraps through red) of coloured markers; "
+                          "null: bright markers of any colour", nullable=True, check=lambda v: _hue_problem(v))}
+KINEMATICS_SCHEMA: Mapping[str, Setting] = {
+    "calibration_id": _CALIBRATION,
+    "window_s": Setting((float,), "Savitzky-Golay smoothing window in seconds", check=in_range(0.01, 10))}
+
+
+def _hue_problem(value: list[Any]) -> str | None:
+    if len(value) != 2 or not all(isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 360
+                                  for h in value):
+        return f"must be two angles of 0-360 degrees, like [40, 65], not {value}"
+    return None
 
 
 def _output(body: dict[str, Any], degraded_reasons: list[str]) -> StageOutput:
@@ -55,13 +79,16 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
 
 # tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig` start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.analysis.tracking import track
+    from labrig.analysis.tracking import detect_markers, track
 
     media = load_capture(store, ctx.input_digests[0])
     calibration = _calibration(store, ctx.config)
     undistort = (calibration.camera_matrix, calibration.dist) if calibration else None
     # bright markers are found on the grey plane: decoding MJPG straight to luma is most of this stage's speed
-    tracks = track(media.luma_frames(), expected_markers=ctx.config["expected_markers"], undistort=undistort,
+    hue = ctx.config.get("marker_hue")
+    frames = media.luma_frames() if hue is None else media.frames()  # colour needs the BGR frames
+    detect = detect_markers if hue is None else partial(detect_markers, hue=(float(hue[0]), float(hue[1])))
+    tracks = track(frames, detect=detect, expected_markers=ctx.config["expected_markers"], undistort=undistort,
                    total_frames=media.frame_count, progress=lambda f: ctx.progress(f, "tracking markers"),
                    cancelled=lambda: ctx.cancelled)
     needed = float(ctx.config["min_marker_fraction"])
@@ -106,17 +133,17 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
     ``release_digest``: the active release's manifest digest, which enters every job's idempotency key.
     """
     def stage(stage_id: str, run: Callable[[Store, StageContext], StageOutput], defaults: Mapping[str, Any],
-              description: str, schema_version: int = 1) -> Stage:
+              schema: Mapping[str, Setting], description: str, schema_version: int = 1) -> Stage:
         return Stage(stage_id, schema_version, True, lambda ctx: run(store, ctx), model_manifest_digest=release_digest,
-                     config_defaults=defaults, description=description)
+                     config_defaults=defaults, config_schema=schema, description=description)
 
     return (
-        stage("media.qc", _media_qc, QC_DEFAULTS,
+        stage("media.qc", _media_qc, QC_DEFAULTS, QC_SCHEMA,
               "decode every frame; frame counts, timestamp gaps, blur and exposure"),
         # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames to grey),
         # which moves positions by a few hundredths of a pixel: a new key, so no false reproducibility incident
-        stage("tracking.markers", _tracking, TRACKING_DEFAULTS,
+        stage("tracking.markers", _tracking, TRACKING_DEFAULTS, TRACKING_SCHEMA,
               "bright markers per frame, linked into tracks; undistorted with the calibration", schema_version=2),
-        stage("kinematics", _kinematics, KINEMATICS_DEFAULTS,
+        stage("kinematics", _kinematics, KINEMATICS_DEFAULTS, KINEMATICS_SCHEMA,
               "positions in mm and s through the calibration plane; Savitzky-Golay speeds"),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from labrig.jobs.stages import Stage, StageContext, StageOutput
+from labrig.jobs.stages import Setting, Stage, StageContext, StageOutput, in_range
 
 
 def _selftest(ctx: StageContext) -> StageOutput:
@@ -26,6 +26,11 @@ def _selftest(ctx: StageContext) -> StageOutput:
 
 SELFTEST = Stage("labrig.selftest", schema_version=1, deterministic=True, run=_selftest,
                  config_defaults={"steps": 0, "step_seconds": 0.0}, max_attempts=3,
-                 description="checks the queue end to end; output depends only on inputs and config")
+                 description="checks the queue end to end; output depends only on inputs and config",
+                 config_schema={
+                     "steps": Setting((int,), "progress steps to run", check=in_range(0, 1_000_000)),
+                     "step_seconds": Setting((float,), "seconds each step sleeps", check=in_range(0, 3600)),
+                     "checkpoint_every": Setting((int,), "save a checkpoint every N steps", nullable=True,
+                                                 check=in_range(1, 1_000_000))})
 
 BUILTIN_STAGES = (SELFTEST,)

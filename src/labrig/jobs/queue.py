@@ -146,7 +146,7 @@ class JobQueue:
         """
         check_transition(S.CREATED, S.READY)
         stage = self.registry.get(spec.stage_id)
-        merged = {**stage.config_defaults, **(spec.config or {})}
+        merged = stage.configure(spec.config)
         inputs = list(spec.input_digests)
         cfg_digest = config_digest(merged)
         now = self.clock.now()
@@ -175,7 +175,7 @@ class JobQueue:
                 depends_on: Sequence[str] = (), supersedes_job_id: str | None = None) -> Job:
         """Enqueue inside the caller's transaction (so an attempt and its jobs commit together)."""
         stage = self.registry.get(stage_id)
-        merged = {**stage.config_defaults, **(config or {})}
+        merged = stage.configure(config)
         now = self.clock.now()
         job = Job(id=str(uuid.uuid4()), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
                   priority=priority, created_at=now, updated_at=now, input_digests=json.dumps(list(input_digests)),

@@ -1,8 +1,8 @@
 """Stages: registered analysis steps, and the context a running stage talks to.
 
 A stage declares its id, schema version, whether it is deterministic, its model
-manifest digest and config defaults, and a ``run(ctx)`` that returns a
-:class:`StageOutput` or raises a typed :class:`~labrig.errors.StageFailure`.
+manifest digest, its config defaults and schema, and a ``run(ctx)`` that returns
+a :class:`StageOutput` or raises a typed :class:`~labrig.errors.StageFailure`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from labrig.domain.idempotency import canonical_json, sha256_hex
-from labrig.errors import UnknownStageError
+from labrig.errors import StageConfigError, UnknownStageError
 
 NO_MODEL_DIGEST = sha256_hex(b"no-model")
 
@@ -54,6 +54,39 @@ class StageContext(Protocol):
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One configuration key of a stage: the JSON types it takes, what it means, and an optional value check."""
+
+    types: tuple[type, ...]
+    help: str
+    nullable: bool = False
+    #: returns what is wrong with a value of the right type, or None
+    check: Callable[[Any], str | None] | None = None
+
+    def problem(self, value: Any) -> str | None:
+        if value is None:
+            return None if self.nullable else "must not be null"
+        if not _is_a(value, self.types):
+            names = " or ".join(t.__name__ for t in self.types) + (" or null" if self.nullable else "")
+            return f"must be {names}, not {type(value).__name__}"
+        return self.check(value) if self.check is not None else None
+
+
+def _is_a(value: Any, types: tuple[type, ...]) -> bool:
+    """JSON's view of types: true is not a number, and an integer is a valid float."""
+    if isinstance(value, bool):
+        return bool in types
+    if isinstance(value, int) and float in types:
+        return True
+    return isinstance(value, types)
+
+
+def in_range(low: float, high: float) -> Callable[[Any], str | None]:
+    """A :attr:`Setting.check`: a number between ``low`` and ``high`` inclusive."""
+    return lambda v: None if low <= v <= high else f"must be between {low:g} and {high:g}, not {v}"
+
+
+@dataclass(frozen=True)
 class Stage:
     stage_id: str
     schema_version: int
@@ -67,6 +100,25 @@ class Stage:
     isolated: bool = False
     #: writes large outputs (media, renders): waits while storage pressure is high
     output_heavy: bool = False
+    #: the keys its config may have; None accepts any config (stages of tests and plug-ins that declare none)
+    config_schema: Mapping[str, Setting] | None = None
+
+    def configure(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The defaults overlaid with ``config``, checked against the schema (raises StageConfigError)."""
+        merged = {**self.config_defaults, **(config or {})}
+        if self.config_schema is None:
+            return merged
+        settings = "; ".join(f"{k} ({s.help})" for k, s in sorted(self.config_schema.items()))
+        unknown = sorted(set(merged) - set(self.config_schema))
+        if unknown:
+            raise StageConfigError(f"stage {self.stage_id} has no setting {', '.join(map(repr, unknown))}; "
+                                   f"its settings are: {settings}")
+        for key, value in merged.items():
+            problem = self.config_schema[key].problem(value)
+            if problem:
+                raise StageConfigError(f"stage {self.stage_id}: setting '{key}' {problem} "
+                                       f"({self.config_schema[key].help})")
+        return merged
 
 
 class StageRegistry:

@@ -19,14 +19,15 @@ from labrig.analysis.calibrations import save_calibration
 from labrig.analysis.results import attempt_pipeline
 from labrig.bootstrap import Services, bootstrap
 from labrig.capture.recorder import Recorder
-from labrig.capture.sessions import create_attempt, create_session
+from labrig.capture.sessions import PipelineStep, create_attempt, create_session
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.domain.jobs import JobState
+from labrig.errors import StageConfigError
 from labrig.events.dispatcher import events_after
 from labrig.jobs.executor import ThreadExecutor
 from labrig.store import Store
-from labrig.store.models import AnalysisResultRecord
+from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.integration.recording.conftest import VIRTUAL
 
 MODE = Mode(1280, 720, 30.0)
@@ -109,3 +110,36 @@ def test_a_recording_without_markers_is_blocked_with_its_reason(services: Servic
     assert any("markers were found in" in r for r in result["reasons"])  # type: ignore[union-attr]
     names = [e.name for e in events_after(services.store, 0)]
     assert "quality.blocked" in names and "result.published" not in names
+
+
+def test_markers_of_one_colour_are_tracked_when_the_attempt_asks_for_a_hue(services: Services) -> None:
+    session_id = create_session(services.queue, "S-4", "reach", "ana")
+    capture_id = _record(services, session_id, seconds=1.0)
+    pipeline = [PipelineStep("media.qc", {}),
+                PipelineStep("tracking.markers", {"marker_hue": [40, 65]}, after_previous=True),  # the yellow one
+                PipelineStep("kinematics", {}, after_previous=True)]
+    create_attempt(services.queue, session_id, [capture_id], pipeline)
+    ThreadExecutor(services.queue, workers=2).run(drain=True)
+    services.dispatcher.dispatch_once()
+    with services.store.read() as s:
+        row = s.scalars(select(AnalysisResultRecord)).one()
+    result = json.loads(row.document)
+    assert result["status"] == "published"
+    assert len(result["metrics"]) == 1  # of three bright markers, one has that hue
+
+
+def test_an_attempt_with_a_setting_its_stage_does_not_take_is_refused_and_nothing_is_stored(
+        services: Services) -> None:
+    session_id = create_session(services.queue, "S-5", "reach", "ana")
+    capture_id = _record(services, session_id, seconds=0.5)
+    before = services.queue.jobs()
+    for config, words in (({"marker_hue": [400, 20]}, "two angles of 0-360"),
+                          ({"min_marker_fraction": "most"}, "must be float"),
+                          ({"expected_markes": 3}, "has no setting 'expected_markes'")):
+        with pytest.raises(StageConfigError, match=words) as caught:
+            create_attempt(services.queue, session_id, [capture_id],
+                           [PipelineStep("tracking.markers", config)])
+        assert caught.value.code == "LABRIG_STAGE_CONFIG"
+    assert services.queue.jobs() == before
+    with services.store.read() as s:
+        assert s.scalars(select(Attempt)).all() == []

@@ -17,7 +17,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -146,8 +146,8 @@ class FencedWrites:
 
     # -- batched endings -----------------------------------------------------------------------
 
-    def finish(self, outcomes: Sequence[Outcome], claim_slots: int = 0,
-               start: bool = True) -> tuple[list[RunResult], list[Claim]]:
+    def finish(self, outcomes: Sequence[Outcome], claim_slots: int = 0, start: bool = True,
+               early: EarlyStart | None = None) -> tuple[list[RunResult], list[Claim]]:
         """Commit ``outcomes`` and then claim up to ``claim_slots`` jobs, all in one write transaction.
 
         Each outcome is fenced on its own (owner, token, state, unexpired lease): one
@@ -155,17 +155,30 @@ class FencedWrites:
         nothing, while the others commit. If anything else fails the transaction rolls
         back and every outcome is retried in a transaction of its own, so one bad outcome
         cannot sink the others; its error is then raised after the rest are written.
+
+        With ``early``, claims leased on the usual (raw) path are handed to
+        ``early.start`` before the commit instead of being returned, so their runs
+        overlap the commit's fsync; if the commit then fails they go to ``early.void``
+        and nothing more is claimed in this call.
         """
         if not outcomes and claim_slots <= 0:
             return [], []
+        voided = False
         try:
-            fast = self._finish_raw(outcomes, claim_slots, start)
+            fast = self._finish_raw(outcomes, claim_slots, start, early)
             if fast is not None:
                 return fast
             with self.store.write() as session:
                 results = self._end_many(session, outcomes)
                 claims = self.queue.claim_in(session, claim_slots, start) if claim_slots > 0 else []
             return results, claims
+        except _VoidedClaims as exc:
+            voided = True
+            cause = exc.__cause__
+            if len(outcomes) <= 1 and claim_slots <= 0 and cause is not None:
+                raise cause from None
+            log.warning("a batch of %d outcome(s) failed to commit; retrying them one by one", len(outcomes),
+                        exc_info=cause)
         except Exception:
             if len(outcomes) <= 1 and claim_slots <= 0:
                 raise
@@ -179,10 +192,11 @@ class FencedWrites:
                 error = error or exc
         if error is not None:
             raise error
-        return results, self.queue.claim(claim_slots, start)
+        # voided runs may still be going under their (rolled back) tokens: claim again once they have ended
+        return results, [] if voided else self.queue.claim(claim_slots, start)
 
-    def _finish_raw(self, outcomes: Sequence[Outcome], claim_slots: int,
-                    start: bool) -> tuple[list[RunResult], list[Claim]] | None:
+    def _finish_raw(self, outcomes: Sequence[Outcome], claim_slots: int, start: bool,
+                    early: EarlyStart | None) -> tuple[list[RunResult], list[Claim]] | None:
         """:meth:`finish` without a Session when only raw statements are needed; None (nothing written) if not.
 
         The usual batch: completions (and lost leases) whose outputs no job waits for,
@@ -190,6 +204,7 @@ class FencedWrites:
         """
         if any(o.kind not in ("complete", "lost") for o in outcomes):
             return None
+        started: list[Claim] = []
         try:
             with self.store.raw_write() as tx:
                 completes = [o for o in outcomes if o.kind == "complete"]
@@ -197,8 +212,17 @@ class FencedWrites:
                 if waited_for or (claim_slots > 0 and self.queue.needs_reaping(tx)):
                     raise _NeedsSession
                 claims = self.queue.lease_ready(tx, claim_slots, start) if claim_slots > 0 else []
+                if early is not None and claims:
+                    started, claims = claims, []
+                    early.start(started)
         except _NeedsSession:
             return None  # rolled back: the session path does it all
+        except Exception as exc:
+            if started:
+                assert early is not None
+                early.void(started)
+                raise _VoidedClaims from exc
+            raise
         found = iter(views)
         results = [RunResult(o.claim.job_id, None, lease_lost=True) if o.kind == "lost"
                    else _result(o, next(found)) for o in outcomes]
@@ -357,6 +381,20 @@ class FencedWrites:
                 raise LeaseLostError(f"{len(updates) - changed} job(s) changed hands inside the transaction")
         insert_events(tx, events)
         return views, {v.id for v in views if v is not None and v.id in with_dependents}
+
+
+class EarlyStart(Protocol):
+    """Where :meth:`FencedWrites.finish` hands claims before the transaction that leased them commits."""
+
+    def start(self, claims: list[Claim]) -> None:
+        """Run these claims (called under the store's write lock: only hand them to threads)."""
+
+    def void(self, claims: list[Claim]) -> None:
+        """The transaction did not commit: these claims were never held; their runs' outcomes are lost."""
+
+
+class _VoidedClaims(Exception):
+    """The commit failed after claims were started early (the cause is chained)."""
 
 
 class _NeedsSession(Exception):

@@ -29,3 +29,10 @@ def ui(qtbot: QtBot, services: Services) -> Iterator[Gui]:
     yield gui
     gui.executor.shutdown(5000)
     gui.bridge.detach(services)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/ui drives Qt widgets: mark it ``gui`` so ``pytest -m gui`` runs them all."""
+    for item in items:
+        if "tests/ui/" in item.path.as_posix():
+            item.add_marker(pytest.mark.gui)

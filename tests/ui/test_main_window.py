@@ -50,11 +50,11 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
 
 def test_placeholder_pages_say_what_they_will_hold(ui: Gui) -> None:
     window = ui.window
-    capture = window.findChild(QStackedWidget, "pages").widget(0)
+    calibration = window.findChild(QStackedWidget, "pages").widget(TITLES.index("Calibration"))
 
-    assert "Capture" in capture.findChild(QLabel, "pageTitle").text()
-    assert capture.findChild(QLabel, "pagePromise").text() == (
-        "Live preview and recording arrive with the capture feature."
+    assert "Calibration" in calibration.findChild(QLabel, "pageTitle").text()
+    assert calibration.findChild(QLabel, "pagePromise").text() == (
+        "Board captures, their solved intrinsics and validity arrive with the calibration feature."
     )
 
 

@@ -4,7 +4,8 @@ The grab thread only reads the device and timestamps frames; it never waits on
 the disk. A full queue counts a dropped frame instead of blocking, and a gap in
 frame arrival times counts the frames the device skipped: drops are counted
 live and stored, never silently discarded. ``status()`` returns a frozen
-snapshot any thread may read.
+snapshot any thread may read, and ``latest_frame()`` the newest frame grabbed, so
+a live preview shows what is recorded without opening the device a second time.
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ class Recorder:
         self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
         self._error: LabrigError | None = None
         self._threads: list[threading.Thread] = []
+        # the newest frame grabbed, for a preview: one reference kept, waiters woken per frame
+        self._newest = threading.Condition()
+        self._grabbed, self._grab_ended = 0, False
+        self._latest: Image | None = None
         # closed segments are decoded back while recording goes on, so stopping stays quick
         self._verifier = ThreadPoolExecutor(1, thread_name_prefix="labrig-verify")
         self._decoded: dict[str, Future[int]] = {}
@@ -157,6 +162,19 @@ class Recorder:
     def dropped(self) -> int:
         return self._gap_drops + self._overflow_drops
 
+    def latest_frame(self, after: int = 0, timeout_s: float = 0.0) -> tuple[int, Image] | None:
+        """The newest frame grabbed and its number (1, 2, …), once one newer than frame ``after`` exists.
+
+        Waits up to ``timeout_s`` for it; None if none came in time or the grab thread has ended. A
+        reader slower than the device skips frames (it always gets the newest); recording never waits
+        for it. Thread-safe: any thread may call it. The array is shared with the writer: read it only.
+        """
+        with self._newest:
+            self._newest.wait_for(lambda: self._grabbed > after or self._grab_ended, timeout_s)
+            if self._grabbed <= after or self._latest is None:
+                return None
+            return self._grabbed, self._latest
+
     def status(self) -> RecorderStatus:
         elapsed = time.monotonic() - self._started if self._started else 0.0
         return RecorderStatus(self._state, self.capture_id, self._frames, self.dropped, elapsed,
@@ -174,6 +192,9 @@ class Recorder:
                 self._end("the device stopped sending frames (unplugged or switched off)")
                 break
             mono, utc = now_ns()
+            with self._newest:
+                self._grabbed, self._latest = self._grabbed + 1, image
+                self._newest.notify_all()
             if last and mono - last > 1.5 * interval_ns:
                 self._gap_drops += round((mono - last) / interval_ns) - 1
             last = mono
@@ -182,6 +203,9 @@ class Recorder:
             except queue.Full:
                 self._overflow_drops += 1  # the disk is behind: count it, never block the device
         self.source.close()
+        with self._newest:
+            self._grab_ended = True
+            self._newest.notify_all()
         self._queue.put(_END)
 
     def _write_loop(self) -> None:

@@ -48,15 +48,18 @@ def run_gui(services: Services, argv: list[str]) -> int:
     """Show the main window and run the event loop; returns the exit code.
 
     Services are started after the window exists, so no early event misses the
-    bridge. When the application is about to quit, the executor hands running
-    jobs back and waits for its workers, then the services close, so the
-    dispatcher thread is joined before Qt tears down the objects it publishes to.
+    bridge. When the application is about to quit, the pages stop and save a
+    recording in progress and join their preview and probe threads, the executor
+    hands running jobs back and waits for its workers, then the services close,
+    so the dispatcher thread is joined before Qt tears down the objects it
+    publishes to.
     """
     app = QApplication.instance() or QApplication(argv)
     QCoreApplication.setApplicationName("Labrig")
     gui = build_main_window(services)
 
     def shut_down() -> None:
+        gui.window.shut_down(SHUTDOWN_TIMEOUT_MS)  # a recording is saved before the store closes
         gui.executor.shutdown(SHUTDOWN_TIMEOUT_MS)
         services.close()
 

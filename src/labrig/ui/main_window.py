@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Slot
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QStackedWidget, QWidget
 
 from labrig.bootstrap import Services
 from labrig.events.outbox import EventRecord
 from labrig.ui.bridge import EventBridge
-from labrig.ui.pages import PAGES, PageContext, PageSpec
+from labrig.ui.device_checks import DeviceChecks
+from labrig.ui.pages import PAGES, PageContext, PageSpec, ShutsDown
 from labrig.ui.queue_model import QueueMonitor, queue_summary
 
 NOTHING_YET = "—"
+# How long closing waits for a page's threads (a recording being committed, a device probe).
+PAGE_SHUTDOWN_MS = 10_000
 
 
 def human_bytes(count: int) -> str:
@@ -43,7 +47,7 @@ class MainWindow(QMainWindow):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self._context = PageContext(services, bridge, monitor)
+        self._context = PageContext(services, bridge, monitor, DeviceChecks(services.capture, self))
         self._monitor = monitor
         self.page_keys = tuple(spec.key for spec in pages)
         self.setWindowTitle("Labrig")
@@ -87,6 +91,19 @@ class MainWindow(QMainWindow):
         label = QLabel(text)
         label.setObjectName(name)
         return label
+
+    def shut_down(self, timeout_ms: int = PAGE_SHUTDOWN_MS) -> None:
+        """Let every page with threads of its own stop them: a recording is stopped and saved, previews
+        and probes are joined. Safe to call more than once."""
+        for index in range(self.pages.count()):
+            page = self.pages.widget(index)
+            if isinstance(page, ShutsDown):
+                page.shut_down(timeout_ms)
+        self._context.devices.shut_down(timeout_ms)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shut_down()
+        super().closeEvent(event)
 
     def show_page(self, key: str) -> None:
         """Switch to the page registered under ``key``."""

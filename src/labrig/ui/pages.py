@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
 from labrig.ui.bridge import EventBridge
+from labrig.ui.capture_page import CapturePage
+from labrig.ui.device_checks import DeviceChecks
+from labrig.ui.devices_page import DevicesPage
 from labrig.ui.queue_model import QueueMonitor
 from labrig.ui.queue_page import QueuePage
 
@@ -27,9 +31,17 @@ class PageContext:
     services: Services
     bridge: EventBridge
     monitor: QueueMonitor
+    devices: DeviceChecks  # the window's one list of devices and verdicts, shared by the pages
 
 
 PageFactory = Callable[[PageContext], QWidget]
+
+
+@runtime_checkable
+class ShutsDown(Protocol):
+    """A page with threads or a recording of its own: the window calls this when it closes."""
+
+    def shut_down(self, timeout_ms: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ def _spec(key: str, title: str, promise: str) -> PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
-    _spec("capture", "Capture", "Live preview and recording arrive with the capture feature."),
+    PageSpec("capture", "Capture", lambda context: CapturePage(context.services, context.monitor, context.devices)),
     _spec(
         "calibration",
         "Calibration",
@@ -103,9 +115,7 @@ PAGES: tuple[PageSpec, ...] = (
         "review", "Review", "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
     ),
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
-    _spec(
-        "devices", "Devices", "Connected cameras and instruments and their verification arrive with the device feature."
-    ),
+    PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
     _spec(
         "releases",
         "Releases",

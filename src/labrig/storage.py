@@ -59,8 +59,12 @@ class StorageMonitor:
         stored = store.meta(LEVEL_KEY)
         self.level = PressureLevel[stored.upper()] if stored else PressureLevel.NORMAL
 
+    def usage(self) -> DiskUsage:
+        """Total, used and free bytes of the volume holding the media folder."""
+        return self._disk_usage(self.store.media_dir)
+
     def free_bytes(self) -> int:
-        return self._disk_usage(self.store.media_dir).free
+        return self.usage().free
 
     def sample(self, bytes_per_second: float = 0.0) -> Reading:
         """Measure now; record a level change with its event."""

@@ -9,10 +9,11 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.store import migrate
 from labrig.ui.app import Gui
-from labrig.ui.main_window import MainWindow, human_bytes
+from labrig.ui.formatting import human_bytes
+from labrig.ui.main_window import MainWindow
 from labrig.ui.pages import PAGES
 
-TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Releases", "Settings"]
+TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Storage", "Releases", "Settings"]
 
 
 def _shown(qtbot: QtBot, window: MainWindow) -> MainWindow:
@@ -38,7 +39,7 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
     navigation = window.findChild(QListWidget, "navigation")
     pages = window.findChild(QStackedWidget, "pages")
 
-    for row in (4, 1, 7):
+    for row in (4, 1, 8):
         rect = navigation.visualItemRect(navigation.item(row))
         qtbot.mouseClick(navigation.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         assert pages.currentIndex() == row

@@ -7,32 +7,30 @@ the GUI thread; the window never polls the database.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from PySide6.QtCore import Slot
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QStackedWidget, QWidget
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QMessageBox, QStackedWidget, QWidget
 
+from labrig import __version__
+from labrig.analysis.releases import ReleaseView
 from labrig.bootstrap import Services
+from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord
+from labrig.storage import Reading
+from labrig.ui.background import BackgroundCalls
 from labrig.ui.bridge import EventBridge
 from labrig.ui.device_checks import DeviceChecks
+from labrig.ui.formatting import human_bytes
 from labrig.ui.pages import PAGES, PageContext, PageSpec, ShutsDown
 from labrig.ui.queue_model import QueueMonitor, queue_summary
 
 NOTHING_YET = "—"
+RELEASE_EVENTS = (EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK)
 # How long closing waits for a page's threads (a recording being committed, a device probe).
 PAGE_SHUTDOWN_MS = 10_000
-
-
-def human_bytes(count: int) -> str:
-    """Decimal units, as disk vendors and file managers report free space."""
-    value = float(count)
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(value) < 1000:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} TB"
 
 
 class MainWindow(QMainWindow):
@@ -48,15 +46,20 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__(parent)
         self._context = PageContext(services, bridge, monitor, DeviceChecks(services.capture, self))
+        self._services = services
         self._monitor = monitor
+        self._calls = BackgroundCalls(1, self)
         self.page_keys = tuple(spec.key for spec in pages)
+        self.page_titles = tuple(spec.title for spec in pages)
         self.setWindowTitle("Labrig")
         self._build_pages(pages)
         self._build_status_bar()
+        self._build_menus()
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
         bridge.storagePressureChanged.connect(self._on_bridge_storage_pressure_changed)
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         self._on_monitor_snapshot_changed()
+        self.refresh_status()
 
     def _build_pages(self, pages: Sequence[PageSpec]) -> None:
         self.navigation = QListWidget()
@@ -83,8 +86,69 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.last_event, 1)
         self.storage_status = self._status_label("storageStatus", f"Storage: {NOTHING_YET}")
         self.queue_status = self._status_label("queueStatus", f"Queue: {NOTHING_YET}")
+        self.release_status = self._status_label("releaseStatus", f"Release: {NOTHING_YET}")
         self.statusBar().addPermanentWidget(self.storage_status)
         self.statusBar().addPermanentWidget(self.queue_status)
+        self.statusBar().addPermanentWidget(self.release_status)
+
+    def _build_menus(self) -> None:
+        """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable from a page."""
+        file_menu = self.menuBar().addMenu("&File")
+        self.new_session_action = self._action(file_menu, "newSession", "&New session…", QKeySequence.StandardKey.New,
+                                               lambda: self.show_page("capture"))
+        file_menu.addSeparator()
+        self.quit_action = self._action(file_menu, "quit", "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        go_menu = self.menuBar().addMenu("&Go")
+        self.page_actions = [
+            self._action(go_menu, f"go_{key}", title, QKeySequence(f"Ctrl+{i + 1}") if i < 9 else None,
+                         lambda _=False, k=key: self.show_page(k))
+            for i, (key, title) in enumerate(zip(self.page_keys, self.page_titles, strict=True))]
+        tools_menu = self.menuBar().addMenu("&Tools")
+        self.refresh_action = self._action(tools_menu, "refreshStatus", "&Refresh status",
+                                           QKeySequence.StandardKey.Refresh, self.refresh_status)
+        self.copy_folder_action = self._action(tools_menu, "copyDataFolder", "&Copy data folder path", None,
+                                               self._copy_data_folder)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = self._action(help_menu, "about", "&About Labrig", None, self._show_about)
+
+    def _action(self, menu: Any, name: str, text: str, shortcut: Any, slot: Callable[..., Any]) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    @Slot()
+    def refresh_status(self) -> None:
+        """Read the storage level and the active release off the GUI thread, then show them."""
+        services = self._services
+
+        def read() -> tuple[Reading, ReleaseView | None]:
+            active = [r for r in services.releases.list() if r.status == "active"]
+            return services.storage.sample(), (active[-1] if active else None)
+
+        self._calls.submit(read, self._show_status, lambda error: self.last_event.setText(
+            f"Could not read the status: {error}"))
+
+    def _show_status(self, status: tuple[Reading, ReleaseView | None]) -> None:
+        reading, release = status
+        self.storage_status.setText(f"Storage: {reading.level.label} ({human_bytes(reading.free_bytes)} free)")
+        self.release_status.setText(f"Release: {release.version} ({release.digest[:8]})" if release
+                                    else "Release: none active")
+
+    def _copy_data_folder(self) -> None:
+        QGuiApplication.clipboard().setText(str(self._services.store.root))
+        self.last_event.setText(f"Copied: {self._services.store.root}")
+
+    def _show_about(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "About Labrig",
+                          f"Labrig {__version__}\nCapture and analysis workstation.\n"
+                          f"Data folder: {self._services.store.root}", QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("aboutBox")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # window-modal, not a nested event loop: the window keeps running
 
     @staticmethod
     def _status_label(name: str, text: str) -> QLabel:
@@ -95,6 +159,7 @@ class MainWindow(QMainWindow):
     def shut_down(self, timeout_ms: int = PAGE_SHUTDOWN_MS) -> None:
         """Let every page with threads of its own stop them: a recording is stopped and saved, previews
         and probes are joined. Safe to call more than once."""
+        self._calls.wait(timeout_ms)
         for index in range(self.pages.count()):
             page = self.pages.widget(index)
             if isinstance(page, ShutsDown):
@@ -117,6 +182,8 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_bridge_event_recorded(self, event: EventRecord) -> None:
         self.last_event.setText(f"Last event: {event.name}")
+        if event.name in RELEASE_EVENTS:
+            self.refresh_status()
 
     @Slot(str, "qlonglong")
     def _on_bridge_storage_pressure_changed(self, level: str, free_bytes: int) -> None:

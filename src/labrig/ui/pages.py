@@ -22,6 +22,7 @@ from labrig.ui.device_checks import DeviceChecks
 from labrig.ui.devices_page import DevicesPage
 from labrig.ui.queue_model import QueueMonitor
 from labrig.ui.queue_page import QueuePage
+from labrig.ui.storage_page import StoragePage
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ PAGES: tuple[PageSpec, ...] = (
     ),
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
     PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
+    PageSpec("storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)),
     _spec(
         "releases",
         "Releases",

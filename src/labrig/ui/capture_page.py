@@ -23,7 +23,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
-from labrig.capture.recorder import Recorder
+from labrig.capture.recorder import Recorder, RecorderStatus
 from labrig.capture.sessions import create_session
 from labrig.capture.sources import Mode
 from labrig.errors import LabrigError
@@ -132,6 +132,11 @@ class CapturePage(QWidget):
     @property
     def phase(self) -> Phase:
         return self._phase
+
+    @property
+    def recording_status(self) -> RecorderStatus | None:
+        """The recording in progress's counters (frames, drops, rate), or None when not recording."""
+        return self._recorder.status() if self._recorder is not None else None
 
     @property
     def session(self) -> SessionInfo | None:

@@ -51,11 +51,11 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
 
 def test_placeholder_pages_say_what_they_will_hold(ui: Gui) -> None:
     window = ui.window
-    calibration = window.findChild(QStackedWidget, "pages").widget(TITLES.index("Calibration"))
+    review = window.findChild(QStackedWidget, "pages").widget(TITLES.index("Review"))
 
-    assert "Calibration" in calibration.findChild(QLabel, "pageTitle").text()
-    assert calibration.findChild(QLabel, "pagePromise").text() == (
-        "Board captures, their solved intrinsics and validity arrive with the calibration feature."
+    assert "Review" in review.findChild(QLabel, "pageTitle").text()
+    assert review.findChild(QLabel, "pagePromise").text() == (
+        "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
     )
 
 
@@ -78,13 +78,16 @@ def test_settings_page_shows_the_real_store(services: Services, ui: Gui) -> None
     assert text("storeId")
 
 
-def test_status_bar_starts_honest(ui: Gui) -> None:
+def test_status_bar_starts_honest(qtbot: QtBot, services: Services, ui: Gui) -> None:
     window = ui.window
 
-    assert window.findChild(QLabel, "storageStatus").text() == "Storage: —"
     # the queue's counts are real from the start (an empty store: nothing anywhere)
     assert window.findChild(QLabel, "queueStatus").text() == "Queue: 0 ready · 0 running · 0 failed"
     assert window.findChild(QLabel, "lastEvent").text() == "Last event: —"
+    # storage and release are read off the GUI thread: a dash until the reading arrives, never a guess
+    storage = window.findChild(QLabel, "storageStatus")
+    qtbot.waitUntil(lambda: storage.text().startswith(f"Storage: {services.storage.level.label} ("), timeout=5000)
+    assert window.findChild(QLabel, "releaseStatus").text() == "Release: none active"
 
 
 def test_grab_renders_the_whole_window(qtbot: QtBot, ui: Gui) -> None:

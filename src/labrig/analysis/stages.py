@@ -92,7 +92,11 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
                    total_frames=media.frame_count, progress=lambda f: ctx.progress(f, "tracking markers"),
                    cancelled=lambda: ctx.cancelled)
     needed = float(ctx.config["min_marker_fraction"])
-    if not tracks.tracks or tracks.fraction_expected < needed:
+    if not tracks.tracks:  # with expected_markers unset, "all expected" would read as 100 % of nothing
+        raise QualityBlockedError([f"no markers were found in any of the {tracks.frames_processed} frames. Check "
+                                   "lighting, that the markers are in view, and the marker_hue setting if one is set"],
+                                  code="LABRIG_TOO_FEW_MARKERS")
+    if tracks.fraction_expected < needed:
         raise QualityBlockedError([f"markers were found in {tracks.fraction_expected:.0%} of the frames; at least "
                                    f"{needed:.0%} are needed. Check lighting and that the markers are in view"],
                                   code="LABRIG_TOO_FEW_MARKERS")

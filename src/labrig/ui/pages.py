@@ -17,11 +17,13 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
 from labrig.ui.bridge import EventBridge
+from labrig.ui.calibration_page import CalibrationPage
 from labrig.ui.capture_page import CapturePage
 from labrig.ui.device_checks import DeviceChecks
 from labrig.ui.devices_page import DevicesPage
 from labrig.ui.queue_model import QueueMonitor
 from labrig.ui.queue_page import QueuePage
+from labrig.ui.results_page import ResultsPage
 from labrig.ui.storage_page import StoragePage
 
 
@@ -106,12 +108,8 @@ def _spec(key: str, title: str, promise: str) -> PageSpec:
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("capture", "Capture", lambda context: CapturePage(context.services, context.monitor, context.devices)),
-    _spec(
-        "calibration",
-        "Calibration",
-        "Board captures, their solved intrinsics and validity arrive with the calibration feature.",
-    ),
-    _spec("results", "Results", "Published analysis results with their provenance arrive with the analysis feature."),
+    PageSpec("calibration", "Calibration", lambda context: CalibrationPage(context.services, context.bridge)),
+    PageSpec("results", "Results", lambda context: ResultsPage(context.services, context.bridge)),
     _spec(
         "review", "Review", "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
     ),

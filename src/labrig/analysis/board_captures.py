@@ -1,0 +1,116 @@
+"""Calibrating a device from a committed recording of the board, as ``labrig calibrate --capture`` does.
+
+The device and mode a calibration is bound to are the capture's own, so a board recording can only ever
+calibrate the camera and mode that recorded it. Unlike the command line, the result is stored whether it
+validates or not: a stored result that did not validate is never used for analysis, but its verdict and reasons
+stay visible where the technician calibrated.
+
+Qt-free; blocking (decoding and solving take seconds); may run on any thread.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from labrig.analysis.boards import parse_board
+from labrig.analysis.calibration import (
+    BoardNotFoundError,
+    CalibrationResult,
+    CalibrationThresholds,
+    calibrate_views,
+    detect_views,
+    load_views,
+    plane_homography,
+)
+from labrig.analysis.calibrations import StoredCalibration, save_calibration
+from labrig.analysis.media import load_capture
+from labrig.capture.sources import Mode
+from labrig.errors import LabrigError, UsageError
+from labrig.store.database import Store
+from labrig.store.models import Capture, CaptureSession
+
+CAPTURE_LIMIT = 200  # newest committed captures offered
+USABLE = ("committed", "salvaged")
+
+
+class PlaneCaptureMismatchError(LabrigError):
+    code = "LABRIG_PLANE_MISMATCH"
+
+
+@dataclass(frozen=True)
+class CaptureChoice:
+    """A committed capture that may hold the board."""
+
+    capture_id: str
+    manifest_sha256: str
+    device_id: str
+    mode: str  # label, e.g. "1280x720@30 BGR"
+    frames: int
+    started_at: datetime
+    subject_code: str | None  # of its session; board recordings usually have none
+
+    def describe(self) -> str:
+        where = f", session {self.subject_code}" if self.subject_code else ""
+        return (f"{self.started_at.astimezone():%Y-%m-%d %H:%M} · {self.device_id} · {self.mode} · "
+                f"{self.frames} frames{where} ({self.capture_id[:8]})")
+
+
+@dataclass(frozen=True)
+class CalibrationOutcome:
+    stored: StoredCalibration
+    result: CalibrationResult
+    plane: bool  # a plane homography was stored with it (outputs in mm)
+
+
+def committed_captures(store: Store, limit: int = CAPTURE_LIMIT) -> list[CaptureChoice]:
+    """The newest committed (or salvaged) captures, newest first."""
+    with store.read() as session:
+        rows = session.execute(
+            select(Capture, CaptureSession.subject_code)
+            .outerjoin(CaptureSession, CaptureSession.id == Capture.session_id)
+            .where(Capture.state.in_(USABLE), Capture.manifest_sha256.is_not(None))
+            .order_by(Capture.started_at.desc()).limit(limit)).all()
+        return [CaptureChoice(c.id, c.manifest_sha256 or "", c.device_id, _mode_label(c.mode), c.frame_count,
+                              c.started_at, subject) for c, subject in rows]
+
+
+def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice, plane: CaptureChoice | None = None,
+                           every: int = 10, thresholds: CalibrationThresholds | None = None,
+                           now: datetime | None = None) -> CalibrationOutcome:
+    """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and mode.
+
+    ``plane``: a recording of the board lying on the measurement plane, by the same device in the same mode; when
+    the result validates, its first view with the board gives the scale (mm).
+    """
+    board = parse_board(board_spec)
+    if plane is not None and (plane.device_id, plane.mode) != (capture.device_id, capture.mode):
+        raise PlaneCaptureMismatchError(
+            f"the plane recording is from {plane.device_id} in {plane.mode} but the board recording from "
+            f"{capture.device_id} in {capture.mode}: record the board lying on the plane with the same camera "
+            "and mode")
+    if every < 1:
+        raise UsageError("use every frame (1) or a larger step")
+    media = load_capture(store, capture.manifest_sha256)
+    result = calibrate_views(load_views(list(media.segments), every), board, thresholds)
+    homography = None
+    if plane is not None and result.valid:
+        plane_media = load_capture(store, plane.manifest_sha256)
+        try:
+            detections, _, _ = detect_views(load_views(list(plane_media.segments), every), board)
+        except BoardNotFoundError:
+            raise BoardNotFoundError(f"the {board.describe()} was not found in the plane recording: lay it flat "
+                                     "on the measurement plane, fully in view, and record it again") from None
+        homography = plane_homography(result, detections[0], board)
+    stored = save_calibration(store, result, capture.device_id, capture.mode, homography, now)
+    return CalibrationOutcome(stored, result, homography is not None)
+
+
+def _mode_label(raw: str) -> str:
+    try:
+        return Mode(**json.loads(raw)).label()
+    except (TypeError, ValueError):  # a mode written by another version: show it as stored
+        return raw

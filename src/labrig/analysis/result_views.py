@@ -1,0 +1,223 @@
+"""What the Results screen reads: every attempt with its result status, and one attempt's result in full.
+
+Read-only and Qt-free. Every function opens its own read session, so it may run on any thread (the GUI calls
+them on a pool thread). The status of an attempt follows the publisher's rule (``analysis/results.py``): its newest
+``labrig.result/1`` document decides, unless a reprocess added a job that has not ended (pending);
+before the publisher has written a document, a stage that was blocked, failed or cancelled already makes the
+attempt blocked, with the same reasons the document will carry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from labrig.analysis.results import FINISHED
+from labrig.domain.events import EventName
+from labrig.domain.jobs import JobState
+from labrig.store.database import Store
+from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
+
+ATTEMPT_LIMIT = 500  # newest attempts listed; older ones stay in the store and the CLI
+S = JobState
+STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
+# Events after which an attempt's status may read differently. stage.failed carries no attempt id, and
+# only its final form (not retryable) can stop an attempt.
+REFRESHING = frozenset({EventName.ATTEMPT_CREATED, EventName.STAGE_REQUESTED, EventName.STAGE_FAILED,
+                        EventName.QUALITY_BLOCKED, EventName.RESULT_PUBLISHED})
+ADVICE = {
+    "LABRIG_TOO_FEW_MARKERS": "Check the lighting and that every marker stays in view, then record the attempt "
+    "again. If the markers were visible, lower min_marker_fraction or set marker_hue and reprocess the tracking "
+    "job from the Queue page.",
+    "LABRIG_MEDIA_UNDECODABLE": "The recording cannot be decoded: record the attempt again, and check the free disk "
+    "space and the camera's cable.",
+    "LABRIG_CANCELLED": "A stage was cancelled by an operator: reprocess it from the Queue page to finish the "
+    "analysis.",
+}
+GENERAL_ADVICE = ("Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
+                  "record the attempt again.")
+Array = npt.NDArray[np.float64]
+
+
+class ResultStatus(StrEnum):
+    PUBLISHED = "published"
+    DEGRADED = "degraded"  # published with limitations (pixels without a calibration, dropped frames, …)
+    BLOCKED = "blocked"  # a quality gate or a failure forbids publication
+    PENDING = "pending"  # analysis still running, or not started
+
+
+@dataclass(frozen=True)
+class AttemptSummary:
+    """One row of the Results list."""
+
+    attempt_id: str
+    number: int  # within its session
+    subject_code: str
+    protocol: str
+    created_at: datetime
+    status: ResultStatus
+    reasons: tuple[str, ...]  # why degraded or blocked; empty otherwise
+    result_id: str | None  # the newest result document, if any (while pending: the previous one)
+
+
+@dataclass(frozen=True)
+class StageState:
+    """One live (not superseded) job of an attempt."""
+
+    stage_id: str
+    state: str
+    error_code: str | None
+    error_message: str | None
+
+
+@dataclass(frozen=True)
+class TrackSeries:
+    """One track's smoothed positions and speed on its time grid, in the result's units."""
+
+    track_id: int
+    t: Array
+    x: Array
+    y: Array
+    speed: Array | None  # None when the track was too short for speeds
+
+
+@dataclass(frozen=True)
+class ResultDetail:
+    """One attempt's result: the stored document when there is one, and its jobs as they are now."""
+
+    summary: AttemptSummary
+    stages: tuple[StageState, ...]
+    document: Mapping[str, Any] | None  # labrig.result/1; None before the publisher wrote one
+    digest: str | None
+    created_at: datetime | None
+    previous: bool  # the document predates a reprocess that is still running
+
+    @property
+    def units(self) -> tuple[str, str] | None:
+        """(length, time) units, e.g. ("mm", "s") or ("px", "frames"); None when no kinematics ran."""
+        units = (self.document or {}).get("units")
+        return (str(units["length"]), str(units["time"])) if units else None
+
+    @property
+    def metrics(self) -> list[Mapping[str, Any]]:
+        return list((self.document or {}).get("metrics") or [])
+
+    @property
+    def tracks(self) -> list[TrackSeries]:
+        return [_series(s) for s in (self.document or {}).get("series") or []]
+
+    @property
+    def advice(self) -> list[str]:
+        """What to do about a blocked result, one sentence per cause; empty unless blocked."""
+        if self.summary.status is not ResultStatus.BLOCKED:
+            return []
+        codes = [s.error_code or "" for s in self.stages if s.state in STOPPED]
+        codes += [j.get("error_code") or "" for j in ((self.document or {}).get("provenance") or {}).get("jobs", [])
+                  if j.get("state") in STOPPED]
+        said = list(dict.fromkeys(ADVICE[c] for c in codes if c in ADVICE))
+        return said or [GENERAL_ADVICE]
+
+
+def refreshes_results(name: str, payload: Mapping[str, Any]) -> bool:
+    """Whether an event may change what the Results screen shows."""
+    if name == EventName.STAGE_FAILED:
+        return not payload.get("retryable", False)
+    if name == EventName.STAGE_REQUESTED:
+        return payload.get("attempt_id") is not None
+    return name in REFRESHING
+
+
+def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSummary]:
+    """The newest ``limit`` attempts, newest first, each with its result status."""
+    with store.read() as session:
+        rows = session.execute(select(Attempt, CaptureSession)
+                               .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+                               .order_by(Attempt.created_at.desc()).limit(limit)).all()
+        ids = [attempt.id for attempt, _ in rows]
+        results = _newest_results(session, ids)
+        jobs = _live_jobs(session, ids)
+    return [_summary(a, s, results.get(a.id), jobs.get(a.id, [])) for a, s in rows]
+
+
+def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
+    """The attempt's newest result document and its jobs; None when the store has no such attempt."""
+    with store.read() as session:
+        row = session.execute(select(Attempt, CaptureSession)
+                              .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+                              .where(Attempt.id == attempt_id)).first()
+        if row is None:
+            return None
+        record = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
+                                 .order_by(AnalysisResultRecord.created_at.desc()).limit(1)).first()
+        jobs = _live_jobs(session, [attempt_id]).get(attempt_id, [])
+        summary = _summary(row[0], row[1], record, jobs)
+        document = json.loads(record.document) if record is not None else None
+        stages = tuple(StageState(j.stage_id, j.state, j.error_code, j.error_message) for j in jobs)
+        return ResultDetail(summary, stages, document, record.digest if record else None,
+                            record.created_at if record else None,
+                            previous=record is not None and not _current(jobs))
+
+
+def _newest_results(session: Session, attempt_ids: Sequence[str]) -> dict[str, AnalysisResultRecord]:
+    newest: dict[str, AnalysisResultRecord] = {}
+    query = (select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
+             .order_by(AnalysisResultRecord.created_at))
+    for record in session.scalars(query):
+        newest[record.attempt_id] = record  # later rows overwrite earlier ones
+    return newest
+
+
+def _live_jobs(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[Job]]:
+    grouped: dict[str, list[Job]] = {}
+    query = (select(Job).where(Job.attempt_id.in_(attempt_ids), Job.state != S.SUPERSEDED.value)
+             .order_by(Job.created_at))
+    for job in session.scalars(query):
+        grouped.setdefault(job.attempt_id or "", []).append(job)
+    return grouped
+
+
+def _current(jobs: Sequence[Job]) -> bool:
+    """Whether the newest document still describes the attempt: true when its live jobs are in a state the
+    publisher writes a document for (all ended, or one blocked). A reprocess adds a job that has not ended, so the
+    older document is then only the previous result. Job states, not timestamps, decide: the publisher and the
+    queue may run on workstations whose clocks differ."""
+    return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(j.state in FINISHED for j in jobs)
+
+
+def _summary(attempt: Attempt, session: CaptureSession, record: AnalysisResultRecord | None,
+             jobs: Sequence[Job]) -> AttemptSummary:
+    status, reasons = _status(record, jobs)
+    return AttemptSummary(attempt.id, attempt.number, session.subject_code, session.protocol, attempt.created_at,
+                          status, tuple(reasons), record.id if record is not None else None)
+
+
+def _status(record: AnalysisResultRecord | None, jobs: Sequence[Job]) -> tuple[ResultStatus, list[str]]:
+    if record is not None and _current(jobs):
+        reasons = [str(r) for r in json.loads(record.reasons)]
+        if record.status == "blocked":
+            return ResultStatus.BLOCKED, reasons
+        return (ResultStatus.DEGRADED, reasons) if record.degraded else (ResultStatus.PUBLISHED, [])
+    stopped = [j for j in jobs if j.state in STOPPED]
+    if stopped:  # the publisher's document will say the same (analysis/results.py, build_document)
+        return ResultStatus.BLOCKED, [f"{j.stage_id}: {j.error_message}" for j in stopped]
+    return ResultStatus.PENDING, []
+
+
+def _series(raw: Mapping[str, Any]) -> TrackSeries:
+    xy = np.asarray(raw.get("xy") or [], dtype=np.float64).reshape(-1, 2)
+    t = np.asarray(raw.get("t") or [], dtype=np.float64)
+    velocity = raw.get("velocity")
+    speed = None
+    if velocity:
+        v = np.asarray(velocity, dtype=np.float64).reshape(-1, 2)
+        speed = np.hypot(v[:, 0], v[:, 1])
+    return TrackSeries(int(raw["track_id"]), t, xy[:, 0], xy[:, 1], speed)

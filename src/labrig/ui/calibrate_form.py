@@ -1,0 +1,95 @@
+"""The "Calibrate from a board capture" form: which recording, which board, and an optional plane recording.
+
+The form only collects the choice; the page runs the calibration off the GUI thread.
+Threading contract: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QSpinBox, QWidget
+
+from labrig.analysis.board_captures import CaptureChoice
+
+NO_PLANE = "none: outputs stay in pixels"
+NO_CAPTURES = ("No committed recordings yet: record the board moving through its poses on the Capture page; it "
+               "appears here once saved.")
+BOARD_TIP = ("A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner corners) or "
+             "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares).")
+PLANE_TIP = ("A recording of the board lying flat on the measurement plane, by the same camera in the same mode. "
+             "With it, a valid calibration turns analysis outputs into millimetres.")
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    board: str
+    capture: CaptureChoice
+    plane: CaptureChoice | None
+    every: int
+
+
+class CalibrateForm(QGroupBox):
+    def __init__(self, boards: Sequence[str], parent: QWidget | None = None) -> None:
+        super().__init__("Calibrate from a board capture", parent)
+        self.capture = QComboBox()
+        self.capture.setObjectName("boardCapture")
+        self.plane = QComboBox()
+        self.plane.setObjectName("planeCapture")
+        self.plane.setToolTip(PLANE_TIP)
+        self.board = QComboBox()
+        self.board.setObjectName("boardSpec")
+        self.board.setEditable(True)
+        self.board.addItems(list(boards))
+        self.board.setToolTip(BOARD_TIP)
+        self.every = QSpinBox()
+        self.every.setObjectName("everyFrames")
+        self.every.setRange(1, 1000)
+        self.every.setValue(10)
+        self.every.setToolTip("Use every Nth frame of the recording as a view")
+        self.button = QPushButton("Calibrate")
+        self.button.setObjectName("calibrateButton")
+        self.status = QLabel("")
+        self.status.setObjectName("calibrateStatus")
+        self.status.setWordWrap(True)
+        form = QFormLayout(self)
+        form.addRow("Board recording", self.capture)
+        form.addRow("Board", self.board)
+        form.addRow("Every Nth frame", self.every)
+        form.addRow("Plane recording", self.plane)
+        form.addRow(self.button)
+        form.addRow(self.status)
+        self._running = False
+        self._update()
+
+    def set_captures(self, captures: Sequence[CaptureChoice]) -> None:
+        """Offer ``captures``, keeping the current choices when they are still offered."""
+        for combo, first in ((self.capture, None), (self.plane, NO_PLANE)):
+            keep = combo.currentData()
+            combo.clear()
+            if first is not None:
+                combo.addItem(first, None)
+            for choice in captures:
+                combo.addItem(choice.describe(), choice)
+            if keep is not None:
+                combo.setCurrentIndex(max(combo.findText(keep.describe()), 0))
+        if not captures:
+            self.status.setText(NO_CAPTURES)
+        elif self.status.text() == NO_CAPTURES:
+            self.status.clear()
+        self._update()
+
+    def set_running(self, running: bool) -> None:
+        self._running = running
+        self._update()
+
+    def request(self) -> CalibrateRequest | None:
+        capture = self.capture.currentData()
+        if capture is None:
+            return None
+        return CalibrateRequest(self.board.currentText().strip(), capture, self.plane.currentData(), self.every.value())
+
+    def _update(self) -> None:
+        self.button.setEnabled(not self._running and self.capture.count() > 0)
+        self.button.setText("Calibrating…" if self._running else "Calibrate")

@@ -1,0 +1,68 @@
+"""Trajectories (x against y, one curve per track) and speed against time, in the result's own units.
+
+Axis labels always carry the units the result was computed in: mm and s through a valid calibration, px and
+frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or a silent "×0.001".
+
+Threading contract: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from labrig.analysis.result_views import TrackSeries
+
+
+def _plot(name: str, title: str) -> pg.PlotWidget:
+    widget = pg.PlotWidget(background="w")
+    widget.setObjectName(name)
+    item = widget.getPlotItem()
+    item.setTitle(title, color="#333")
+    item.showGrid(x=True, y=True, alpha=0.3)
+    for side in ("left", "bottom"):
+        item.getAxis(side).enableAutoSIPrefix(False)
+    return widget
+
+
+class ResultPlots(QWidget):
+    """The two plots side by side; :meth:`show_tracks` replaces what they show."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.trajectory = _plot("trajectoryPlot", "Trajectories")
+        self.trajectory.getPlotItem().setAspectLocked(True)  # a circle drawn by a marker stays a circle
+        # y grows downwards in image pixels and, for a board laid as the camera sees it, on the plane too:
+        # the trajectories then look as they do in the video
+        self.trajectory.getPlotItem().invertY(True)
+        self.speed = _plot("speedPlot", "Speed")
+        self._legends = [p.getPlotItem().addLegend(offset=(-10, 10)) for p in (self.trajectory, self.speed)]
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.trajectory, 1)
+        layout.addWidget(self.speed, 1)
+
+    def clear(self) -> None:
+        for plot in (self.trajectory, self.speed):
+            plot.getPlotItem().clearPlots()
+        for legend in self._legends:
+            legend.clear()
+
+    def show_tracks(self, tracks: Sequence[TrackSeries], units: tuple[str, str] | None) -> None:
+        """One trajectory and (when the track was long enough for speeds) one speed curve per track."""
+        self.clear()
+        length, time = units or ("", "")
+        traj, speed = self.trajectory.getPlotItem(), self.speed.getPlotItem()
+        traj.setLabel("bottom", f"x ({length})")
+        traj.setLabel("left", f"y ({length}, downwards)")
+        speed.setLabel("bottom", f"time ({time})")
+        per = "frame" if time == "frames" else time
+        speed.setLabel("left", f"speed ({length}/{per})")
+        for n, track in enumerate(tracks):
+            pen = pg.mkPen(pg.intColor(n, hues=max(len(tracks), 3)), width=2)
+            name = f"track {track.track_id}"
+            traj.plot(track.x, track.y, pen=pen, name=name)
+            if track.speed is not None:
+                speed.plot(track.t, track.speed, pen=pen, name=name)

@@ -1,0 +1,158 @@
+"""The Results page: every attempt with its result status; the selected one's plots, metrics and provenance.
+
+Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when it is first
+shown and again whenever the :class:`~labrig.ui.bridge.EventBridge` reports an event that may change a status
+(an attempt created, a stage requested or finally failed, a quality block, a result published); a hidden page only
+notes that it is stale and reads when next shown. Newer reads overtake older ones (:class:`~labrig.ui.latest.Latest`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import QItemSelection, Qt, Slot
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+
+from labrig.analysis.result_views import AttemptSummary, ResultDetail, list_attempts, load_result, refreshes_results
+from labrig.bootstrap import Services
+from labrig.events.outbox import EventRecord
+from labrig.ui.background import BackgroundCalls, say_error
+from labrig.ui.bridge import EventBridge
+from labrig.ui.latest import Latest
+from labrig.ui.result_view import ResultView
+from labrig.ui.results_model import AttemptResultsModel
+
+LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
+
+
+class ResultsPage(QWidget):
+    """The attempt list on the left, the selected attempt's :class:`ResultView` on the right."""
+
+    def __init__(self, services: Services, bridge: EventBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._store = services.store
+        self._calls = BackgroundCalls(threads=2, parent=self)
+        self._list_reads, self._detail_reads = Latest(self._calls), Latest(self._calls)
+        self._stale = True  # read the list when next shown
+        self.model = AttemptResultsModel(self)
+        self.table = self._build_table()
+        self.list_status = QLabel("")
+        self.list_status.setObjectName("listStatus")
+        self.list_status.setWordWrap(True)
+        self.detail = ResultView()
+        self._lay_out()
+        self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
+        bridge.eventRecorded.connect(self._on_bridge_event_recorded)
+
+    def _build_table(self) -> QTableView:
+        table = QTableView()
+        table.setObjectName("attemptTable")
+        table.setModel(self.model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().hide()
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        table.horizontalHeader().setStretchLastSection(True)
+        return table
+
+    def _lay_out(self) -> None:
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.table, 1)
+        column.addWidget(self.list_status)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.detail)
+        split.setStretchFactor(1, 3)
+        split.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Results</h2>"))
+        layout.addWidget(split, 1)
+
+    @property
+    def reading(self) -> bool:
+        """A read of the list or of a result is running or queued."""
+        return self._list_reads.busy or self._detail_reads.busy
+
+    def refresh(self) -> None:
+        """Read the attempt list again (off the GUI thread)."""
+        self._stale = False
+        self._list_reads.request(partial(list_attempts, self._store), self._on_attempts_read, self._on_list_failed)
+
+    def shut_down(self, timeout_ms: int) -> None:
+        """Wait for running reads, so none outlives the store."""
+        self._calls.wait(timeout_ms)
+
+    def selected_attempt_id(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.rows[rows[0].row()].attempt_id if rows else None
+
+    def select_attempt(self, attempt_id: str) -> bool:
+        """Select ``attempt_id``'s row; False when the list does not show it."""
+        row = self.model.row_of(attempt_id)
+        if row is None:
+            self.table.clearSelection()
+            return False
+        self.table.selectRow(row)
+        return True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
+    @Slot(object)
+    def _on_bridge_event_recorded(self, event: EventRecord) -> None:
+        if not refreshes_results(event.name, event.payload):
+            return
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._stale = True
+
+    def _on_attempts_read(self, attempts: list[AttemptSummary]) -> None:
+        selected = self.selected_attempt_id()
+        before = self.model.summary(selected) if selected else None
+        selection = self.table.selectionModel()
+        selection.blockSignals(True)  # a re-read is not a new choice: the detail is read again only if it changed
+        try:
+            self.model.set_attempts(attempts)
+            still_listed = selected is not None and self.select_attempt(selected)
+        finally:
+            selection.blockSignals(False)
+        self.table.viewport().update()
+        count = f"{len(attempts)} attempt" + ("s" if len(attempts) != 1 else "")
+        self.list_status.setText(f"{count}, newest first." if attempts
+                                 else "No attempts yet: record one on the Capture page.")
+        if selected is not None and not still_listed:
+            self.detail.show_message("The selected attempt is no longer listed.")
+        elif selected is not None and self.model.summary(selected) != before:
+            self._read_detail(selected)
+
+    def _on_list_failed(self, error: Exception) -> None:
+        self.list_status.setText(f"The results could not be read: {say_error(error)}")
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_table_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        attempt_id = self.selected_attempt_id()
+        if attempt_id is None:
+            self.detail.show_message("Select an attempt to see its result.")
+            return
+        self.detail.show_message("Reading the result…")
+        self._read_detail(attempt_id)
+
+    def _read_detail(self, attempt_id: str) -> None:
+        self._detail_reads.request(partial(load_result, self._store, attempt_id), self._on_result_read,
+                                   self._on_result_failed)
+
+    def _on_result_read(self, detail: ResultDetail | None) -> None:
+        if detail is None:
+            self.detail.show_message("This attempt is not in the store any more.")
+        elif detail.summary.attempt_id == self.selected_attempt_id():  # else the selection moved on meanwhile
+            self.detail.show_result(detail)
+
+    def _on_result_failed(self, error: Exception) -> None:
+        self.detail.show_message(f"The result could not be read: {say_error(error)}")

@@ -1,0 +1,100 @@
+"""Real results and calibrations for the Results and Calibration screens and their read helpers: the virtual
+camera, the recorder, the queue's analysis stages and the publisher, as ``labrig demo`` runs them, on recordings of
+a second or two."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import numpy as np
+
+from labrig.analysis.boards import parse_board
+from labrig.analysis.calibration import CalibrationThresholds, View, calibrate, detect_views, plane_homography
+from labrig.analysis.calibrations import StoredCalibration, save_calibration
+from labrig.analysis.results import attempt_pipeline
+from labrig.bootstrap import Services
+from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.recorder import Recorder
+from labrig.capture.sessions import create_attempt, create_session
+from labrig.capture.sources import Mode
+from labrig.capture.virtual import VirtualCamera
+from labrig.jobs.executor import ThreadExecutor
+
+MODE = Mode(1280, 720, 30.0)
+MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+BOARD = "chessboard:9x6:25"
+
+
+def new_session(services: Services, subject: str = "S-1") -> str:
+    return create_session(services.queue, subject, "reach", "ana")
+
+
+def record(services: Services, session_id: str | None, scene: str = "markers", seconds: float = 1.5,
+           camera: VirtualCamera | None = None, mode: Mode = MODE) -> str:
+    """A committed capture of ``scene``, paced (real 1/30 s timestamps) unless ``camera`` says otherwise."""
+    camera = camera or VirtualCamera(scene, frames_limit=int(seconds * mode.fps))  # type: ignore[arg-type]
+    recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id)
+    recorder.start()
+    recorder.wait(60)
+    return recorder.stop().capture_id
+
+
+def request_analysis(services: Services, session_id: str, capture_id: str) -> str:
+    """Create the attempt with the default pipeline (its jobs queued, nothing run); the attempt id."""
+    return create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+
+
+def run_analysis(services: Services) -> None:
+    """Run every queued stage to the end, then let the publisher write the results."""
+    ThreadExecutor(services.queue, workers=2).run(drain=True)
+    services.dispatcher.dispatch_once()
+
+
+def analyse(services: Services, session_id: str, capture_id: str) -> str:
+    """Create the attempt, run its stages to the end, and let the publisher write its result; the attempt id."""
+    attempt_id = request_analysis(services, session_id, capture_id)
+    run_analysis(services)
+    return attempt_id
+
+
+def board_views(mode: Mode, every: int = 30) -> list[View]:
+    camera = VirtualCamera("board", noise=1.0)
+    camera.open(mode)
+    return [View(f"board-{i}", camera.render(i)) for i in range(0, 600, every)]
+
+
+def calibrate_markers_camera(services: Services, mode: Mode = MODE, *, reject_one: bool = False,
+                             thresholds: CalibrationThresholds | None = None,
+                             plane: bool = True, now: datetime | None = None) -> StoredCalibration:
+    """Calibrate the virtual camera from its board scene and store it bound to the markers device in ``mode``.
+
+    ``reject_one``: one view's corners are moved by about 3 px, as a mis-detection would, so the solve rejects it.
+    """
+    board = parse_board(BOARD)
+    detections, skipped, size = detect_views(board_views(mode), board)
+    if reject_one:
+        noisy = detections[3].corners + np.random.default_rng(1).normal(0, 3, detections[3].corners.shape)
+        detections[3] = dataclasses.replace(detections[3], corners=noisy)
+    result = calibrate(detections, size, board, thresholds, skipped)
+    homography = None
+    if plane:
+        camera = VirtualCamera("plane", noise=1.0)
+        camera.open(mode)
+        [on_plane], _, _ = detect_views([View("plane", camera.render(0))], board)
+        homography = plane_homography(result, on_plane, board)
+    return save_calibration(services.store, result, MARKERS.device_id, mode.label(), homography, now)
+
+
+class BoardPosesCamera(VirtualCamera):
+    """The board scene's 20 s of poses, one in every 30 frames, delivered as consecutive frames and unpaced:
+    a board recording that holds 20 distinct poses in 20 frames."""
+
+    def render(self, frame_index: int) -> np.ndarray:  # type: ignore[type-arg]
+        return super().render(frame_index * 30)
+
+
+def record_board(services: Services, mode: Mode, scene: str = "board", frames: int = 20) -> str:
+    """A committed recording of the board moving through its poses (or, scene "plane", lying on the plane)."""
+    camera = BoardPosesCamera(scene, paced=False, noise=1.0, frames_limit=frames)  # type: ignore[arg-type]
+    return record(services, None, camera=camera, mode=mode)

@@ -1,0 +1,200 @@
+"""The Results page on real published and blocked results: plots, units, badges, metrics and provenance."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from labrig.analysis.result_views import ResultStatus
+from labrig.bootstrap import Services
+from labrig.jobs.executor import ThreadExecutor
+from labrig.store.models import AnalysisResultRecord
+from labrig.ui.bridge import EventBridge
+from labrig.ui.result_view import METRIC_COLUMNS
+from labrig.ui.results_model import STATUS_COLUMN
+from labrig.ui.results_page import ResultsPage
+from tests.support.analysis_runs import (
+    analyse,
+    calibrate_markers_camera,
+    new_session,
+    record,
+    request_analysis,
+    run_analysis,
+)
+from tests.ui.analysis_helpers import WAIT_MS, click_row
+
+
+@pytest.fixture
+def bridge(services: Services) -> Iterator[EventBridge]:
+    bridge = EventBridge()
+    bridge.attach(services)
+    yield bridge
+    bridge.detach(services)
+
+
+@pytest.fixture
+def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
+    page = ResultsPage(services, bridge)
+    qtbot.addWidget(page)
+    page.resize(1400, 900)
+    yield page
+    page.shut_down(5000)
+
+
+def _show(qtbot: QtBot, page: ResultsPage) -> None:
+    page.show()
+    qtbot.waitExposed(page)
+    qtbot.waitUntil(lambda: not page.reading, timeout=WAIT_MS)
+
+
+def _open(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
+    """Click the attempt's row and wait until its result is on screen."""
+    row = page.model.row_of(attempt_id)
+    assert row is not None, "the attempt is not listed"
+    click_row(qtbot, page.table, row)
+    assert page.selected_attempt_id() == attempt_id
+    qtbot.waitUntil(lambda: page.detail.current is not None
+                    and page.detail.current.summary.attempt_id == attempt_id, timeout=WAIT_MS)
+
+
+def _document(services: Services, attempt_id: str) -> dict[str, Any]:
+    with services.store.read() as session:
+        row = session.scalars(select(AnalysisResultRecord)
+                              .where(AnalysisResultRecord.attempt_id == attempt_id)).one()
+    return json.loads(row.document)  # type: ignore[no-any-return]
+
+
+def _status(page: ResultsPage, attempt_id: str) -> ResultStatus | None:
+    summary = page.model.summary(attempt_id)
+    return None if summary is None else summary.status
+
+
+def _labels(page: ResultsPage) -> list[str]:
+    plots = (page.detail.plots.trajectory.getPlotItem(), page.detail.plots.speed.getPlotItem())
+    return [p.getAxis(side).labelText for p in plots for side in ("bottom", "left")]
+
+
+def _assert_metrics_match(page: ResultsPage, document: dict[str, Any]) -> None:
+    table = page.detail.metrics
+    assert table.rowCount() == len(document["metrics"]) > 0
+    for row, metric in enumerate(document["metrics"]):
+        for column, (key, _, _) in enumerate(METRIC_COLUMNS):
+            shown, value = table.item(row, column).text(), metric[key]
+            if isinstance(value, float):
+                assert float(shown) == pytest.approx(value, abs=0.006), (key, row)
+            else:
+                assert shown == ("—" if value is None else str(value)), (key, row)
+
+
+def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
+        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id))
+    document = _document(services, attempt_id)
+    _show(qtbot, page)
+
+    _open(qtbot, page, attempt_id)
+
+    trajectories = page.detail.plots.trajectory.getPlotItem().listDataItems()
+    speeds = page.detail.plots.speed.getPlotItem().listDataItems()
+    assert len(trajectories) == len(document["series"]) == 3
+    assert len(speeds) == sum(s["velocity"] is not None for s in document["series"])
+    for item, series in zip(trajectories, document["series"], strict=True):
+        x, y = item.getData()
+        assert list(x) == pytest.approx([p[0] for p in series["xy"]])
+        assert list(y) == pytest.approx([p[1] for p in series["xy"]])
+    assert _labels(page) == ["x (px)", "y (px, downwards)", "time (frames)", "speed (px/frame)"]
+    _assert_metrics_match(page, document)
+    badge = page.detail.badges["degradedBadge"]
+    assert badge.isVisible() and badge.text() == "DEGRADED"
+    assert page.detail.degraded_reasons.isVisible()
+    assert "no valid calibration" in page.detail.degraded_reasons.text()
+    assert page.detail.badges["unitsBadge"].text() == "px · frames"
+    assert not page.detail.blocked_panel.isVisible()
+    status = page.model.index(page.model.row_of(attempt_id) or 0, STATUS_COLUMN).data()
+    assert status == "Published, degraded"
+    keys = {j["idempotency_key"] for j in document["provenance"]["jobs"]}
+    tree = page.detail.provenance
+    shown = {tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())}
+    jobs = shown["Jobs"]
+    assert jobs.childCount() == 3
+    assert {jobs.child(i).child(1).text(1) for i in range(3)} == keys
+    assert shown["Inputs"].child(0).text(1) == document["provenance"]["inputs"][0]
+
+
+def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
+        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    calibration = calibrate_markers_camera(services)
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id))
+    document = _document(services, attempt_id)
+    assert document["degraded"] is False, document["reasons"]
+    _show(qtbot, page)
+
+    _open(qtbot, page, attempt_id)
+
+    assert _labels(page) == ["x (mm)", "y (mm, downwards)", "time (s)", "speed (mm/s)"]
+    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == len(document["series"])
+    _assert_metrics_match(page, document)
+    header = page.detail.metrics.horizontalHeaderItem(1).text()
+    assert header == "Path length (mm)"
+    assert page.detail.metrics.horizontalHeaderItem(3).text() == "Peak speed (mm/s)"
+    assert not page.detail.badges["degradedBadge"].isVisible()
+    assert not page.detail.degraded_reasons.isVisible()
+    assert page.detail.badges["statusBadge"].text() == "Published"
+    assert page.detail.badges["calibrationBadge"].text() == f"Calibration {calibration.id[:8]}"
+    assert page.detail.current is not None and page.detail.current.summary.status is ResultStatus.PUBLISHED
+
+
+def test_a_blocked_result_says_why_and_what_to_do(qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id, scene="plane", seconds=1.0))
+    _show(qtbot, page)
+
+    _open(qtbot, page, attempt_id)
+
+    assert page.detail.blocked_panel.isVisible()
+    assert page.detail.blocked_reasons.text().startswith("• tracking.markers: no markers were found in any of the")
+    assert "Check the lighting" in page.detail.what_to_do.text()
+    assert page.detail.badges["statusBadge"].text() == "Blocked"
+    assert not page.detail.badges["degradedBadge"].isVisible()
+    assert page.detail.plots.trajectory.getPlotItem().listDataItems() == []
+    assert page.detail.metrics.rowCount() == 0
+
+
+def test_a_new_result_appears_through_the_bridge_without_a_refresh(
+        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    _show(qtbot, page)
+    assert page.model.rowCount() == 0
+    assert page.list_status.text() == "No attempts yet: record one on the Capture page."
+    services.start()  # the dispatcher thread announces events to the bridge
+
+    session_id = new_session(services, "LIVE-1")
+    attempt_id = request_analysis(services, session_id, record(services, session_id, seconds=1.0))
+
+    qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.PENDING, timeout=WAIT_MS)
+    run_analysis(services)
+    qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.DEGRADED, timeout=WAIT_MS)
+    assert page.model.rows[0].subject_code == "LIVE-1"
+    _open(qtbot, page, attempt_id)
+    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == 3
+
+
+def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason(
+        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    _show(qtbot, page)
+    services.start()
+    session_id = new_session(services)
+    attempt_id = request_analysis(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
+    qtbot.waitUntil(lambda: page.select_attempt(attempt_id), timeout=WAIT_MS)
+
+    ThreadExecutor(services.queue, workers=1).run(drain=True)  # the dispatcher thread publishes, not this test
+
+    qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.BLOCKED, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: page.detail.blocked_panel.isVisible(), timeout=WAIT_MS)
+    assert "tracking.markers: no markers were found in any of the" in page.detail.blocked_reasons.text()

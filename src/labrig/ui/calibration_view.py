@@ -18,6 +18,7 @@ from labrig.analysis.calibration_views import CalibrationDetail, Validity, ViewE
 from labrig.store.types import utcnow
 
 USED, REJECTED = "#4a7ebb", "#d04040"
+VIEW_AXIS = "view (frame number or file number)"
 MAX_TICKS = 15  # more view numbers than this crowd the axis: label every n-th bar only
 VERDICTS = {
     Validity.IN_USE: ("VALID", "in use: analysis of this device and mode is in millimetres through it", "#1d7a1d"),
@@ -59,7 +60,7 @@ class CalibrationView(QWidget):
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("viewErrorPlot")
         self.plot.getPlotItem().setLabel("left", "RMS reprojection error (px)")
-        self.plot.getPlotItem().setLabel("bottom", "view (frame number or file number)")
+        self.plot.getPlotItem().setLabel("bottom", VIEW_AXIS)
         self.plot.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
         self.plot.setMinimumHeight(220)
         self.bars: pg.BarGraphItem | None = None
@@ -165,4 +166,10 @@ class CalibrationView(QWidget):
                                    label="rejection limit", labelOpts={"position": 0.9, "color": REJECTED})
             item.addItem(line)
         step = max(1, -(-len(views) // MAX_TICKS))
-        item.getAxis("bottom").setTicks([[(i, _tick(v.name)) for i, v in enumerate(views) if i % step == 0]])
+        ticks = [_tick(v.name) for v in views]
+        if len(set(ticks)) < len(ticks):  # e.g. frame numbers that restart in each segment: number the views instead
+            ticks = [str(i + 1) for i in range(len(views))]
+            item.setLabel("bottom", "view, in capture order (names in the calibration's document)")
+        else:
+            item.setLabel("bottom", VIEW_AXIS)
+        item.getAxis("bottom").setTicks([[(i, ticks[i]) for i in range(len(views)) if i % step == 0]])

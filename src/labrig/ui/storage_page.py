@@ -33,7 +33,8 @@ from labrig.ui.bridge import EventBridge
 from labrig.ui.formatting import human_bytes
 
 #: the recording modes the forecast is given for: what labs record most
-FORECAST_MODES = (Mode(640, 480, 30.0), Mode(1280, 720, 30.0), Mode(1280, 720, 60.0), Mode(1920, 1080, 30.0))
+FORECAST_MODES = tuple(Mode(w, h, fps, "MJPG") for w, h, fps in ((640, 480, 30.0), (1280, 720, 30.0), (1280, 720, 60.0),
+                                                                     (1920, 1080, 30.0)))
 LEVEL_ADVICE = {
     PressureLevel.NORMAL: "Plenty of room.",
     PressureLevel.ELEVATED: "Getting full: plan to archive and free space soon.",
@@ -109,7 +110,7 @@ class StoragePage(QWidget):
         layout.addWidget(QLabel("Recording time left before the volume reaches the critical floor:"))
         self.forecast = QTableWidget(len(FORECAST_MODES), 2)
         self.forecast.setObjectName("forecast")
-        self.forecast.setHorizontalHeaderLabels(["Mode (MJPG)", "Time left"])
+        self.forecast.setHorizontalHeaderLabels(["Mode", "Recording time left"])
         self.forecast.verticalHeader().setVisible(False)
         self.forecast.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.forecast.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

@@ -1,0 +1,113 @@
+"""Screenshots of every screen, for docs/ and the README, taken offscreen on real data.
+
+    .venv/bin/python tools/screenshots.py [--out docs/screenshots]
+
+Builds a fresh store in a temporary folder and fills it the way ``labrig demo``
+does (the virtual camera verified, calibrated from a board recording, two
+attempts recorded, analysed through the queue and published), then opens the
+window built the app's way with ``QT_QPA_PLATFORM=offscreen``, shows each page,
+waits for its data and saves ``<out>/<page>.png``. The Capture page is shot
+while it records from the virtual camera. Nothing is faked: every figure on the
+screenshots comes from the analysis of those recordings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+from labrig.analysis.demo import run_demo  # noqa: E402
+from labrig.bootstrap import bootstrap  # noqa: E402
+from labrig.ui.app import build_main_window  # noqa: E402
+from labrig.ui.capture_page import CapturePage, Phase  # noqa: E402
+
+SIZE = (1280, 800)
+
+
+def spin(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        spin(50)
+
+
+def select_first_row(page: QWidget) -> None:
+    table = getattr(page, "table", None)
+    if table is not None and table.model() is not None:
+        wait_until(lambda: table.model().rowCount() > 0, 20)
+        if table.model().rowCount():
+            table.selectRow(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    services = bootstrap(Path(tempfile.mkdtemp(prefix="labrig-shots-")) / "store")
+    print(f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does (about a minute)…")
+    run_demo(services, attempts=2, seconds=3.0, say=lambda line: print("  " + line))
+    gui = build_main_window(services)
+    window = gui.window
+    window.resize(*SIZE)
+    window.show()
+    services.start()
+    window.refresh_status()
+    spin(500)
+
+    saved = []
+    # the Capture page last: the attempt it records stays pending, and Results should open on published ones
+    for key in sorted(window.page_keys, key=lambda k: k == "capture"):
+        window.show_page(key)
+        page = window.pages.currentWidget()
+        if isinstance(page, CapturePage):
+            for edit, text in zip(page.form.edits, ("S-001", "reach", "ana"), strict=True):
+                edit.setText(text)
+            page.form.button.click()
+            wait_until(lambda p=page: p.picker.row_of("virtual:markers") is not None)  # type: ignore[misc]
+            page.picker.table.selectRow(page.picker.row_of("virtual:markers"))  # type: ignore[arg-type]
+            wait_until(lambda p=page: p.record_button.isEnabled() and p.preview.running)  # type: ignore[misc]
+            page.record_button.click()
+            wait_until(lambda p=page: p.phase is Phase.RECORDING)  # type: ignore[misc]
+            spin(2500)
+        else:
+            select_first_row(page)
+            spin(1500)
+            wait_until(lambda p=page: not getattr(p, "reading", False) and not getattr(p, "busy", False), 20)
+            spin(300)
+        path = args.out / f"{key}.png"
+        window.grab().save(str(path))
+        saved.append(path)
+        if isinstance(page, CapturePage):
+            page.stop_button.click()
+            wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
+
+    window.close()
+    gui.executor.shutdown(10_000)
+    services.close()
+    for path in saved:
+        print(f"saved {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

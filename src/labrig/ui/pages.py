@@ -23,6 +23,7 @@ from labrig.ui.device_checks import DeviceChecks
 from labrig.ui.devices_page import DevicesPage
 from labrig.ui.queue_model import QueueMonitor
 from labrig.ui.queue_page import QueuePage
+from labrig.ui.releases_page import ReleasesPage
 from labrig.ui.results_page import ResultsPage
 from labrig.ui.storage_page import StoragePage
 
@@ -116,10 +117,6 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
     PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
     PageSpec("storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)),
-    _spec(
-        "releases",
-        "Releases",
-        "Analysis releases, their health checks and rollbacks arrive with the deployment feature.",
-    ),
+    PageSpec("releases", "Releases", lambda context: ReleasesPage(context.services.releases, context.bridge)),
     PageSpec("settings", "Settings", lambda context: SettingsPage(context.services)),
 )

@@ -1,0 +1,62 @@
+"""The Releases page: register, health-check, activate and roll back through the real release service."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from labrig.bootstrap import Services
+from labrig.events.dispatcher import events_after
+from labrig.ui.app import Gui
+from labrig.ui.releases_page import ReleasesPage
+
+LEFT = Qt.MouseButton.LeftButton
+WAIT_MS = 30_000
+
+
+def _page(qtbot: QtBot, ui: Gui) -> ReleasesPage:
+    ui.window.show()
+    ui.window.show_page("releases")
+    page = ui.window.pages.currentWidget()
+    assert isinstance(page, ReleasesPage)
+    qtbot.waitUntil(lambda: not page.busy, timeout=WAIT_MS)
+    return page
+
+
+def _idle(qtbot: QtBot, page: ReleasesPage) -> None:
+    qtbot.waitUntil(lambda: not page.busy, timeout=WAIT_MS)
+
+
+def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
+        qtbot: QtBot, ui: Gui, services: Services) -> None:
+    services.start()  # deployment events reach the window through the bridge
+    page = _page(qtbot, ui)
+    assert page.table.rowCount() == 0 and not page.check_button.isEnabled()
+
+    qtbot.mouseClick(page.register_button, LEFT)
+    _idle(qtbot, page)
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1, timeout=WAIT_MS)
+    assert page.table.item(0, 2).text() == "not checked"
+    assert page.selected() is not None and not page.activate_button.isEnabled()  # not healthy yet
+
+    qtbot.mouseClick(page.check_button, LEFT)
+    qtbot.waitUntil(lambda: page.table.item(0, 2).text() == "passed", timeout=WAIT_MS)
+    assert "passed" in page.message.text() and "OK" in page.report.text()
+
+    qtbot.waitUntil(page.activate_button.isEnabled, timeout=WAIT_MS)
+    qtbot.mouseClick(page.activate_button, LEFT)
+    qtbot.waitUntil(lambda: page.table.item(0, 1).text() == "active", timeout=WAIT_MS)
+    [release] = services.releases.list()
+    assert release.status == "active"
+    qtbot.waitUntil(lambda: ui.window.release_status.text() == f"Release: {release.version} ({release.digest[:8]})",
+                    timeout=WAIT_MS)
+
+    assert not page.rollback_button.isEnabled()  # a rollback needs a reason
+    qtbot.keyClicks(page.reason, "tracking drifted on the reference set")
+    assert page.rollback_button.isEnabled()
+    qtbot.mouseClick(page.rollback_button, LEFT)
+    qtbot.waitUntil(lambda: page.table.item(0, 1).text() == "rolled_back", timeout=WAIT_MS)
+    assert page.table.item(0, 5).text() == "tracking drifted on the reference set"
+    names = [e.name for e in events_after(services.store, 0)]
+    assert "deployment.activated" in names and "deployment.rolledback" in names
+    qtbot.waitUntil(lambda: ui.window.release_status.text() == "Release: none active", timeout=WAIT_MS)

@@ -8,11 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from labrig.access import AccessControl
 from labrig.analysis.reference_check import run_reference_check
 from labrig.analysis.releases import ReleaseService, active_release_digest
 from labrig.analysis.results import PUBLISHER, WATCHED, publish_when_done
+from labrig.analysis.revisions import RevisionService
 from labrig.analysis.stages import analysis_stages
 from labrig.capture.service import CaptureService
+from labrig.events.audit import AuditTrail
 from labrig.events.dispatcher import Dispatcher, DispatcherThread
 from labrig.jobs.builtin import BUILTIN_STAGES
 from labrig.jobs.lease import Clock, LeaseTerms
@@ -20,6 +23,15 @@ from labrig.jobs.queue import JobQueue
 from labrig.jobs.stages import StageRegistry
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
+
+
+@dataclass(frozen=True)
+class Governance:
+    """Who may do what, reviewers' revisions, and the audit trail that records both."""
+
+    access: AccessControl
+    revisions: RevisionService
+    audit: AuditTrail
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Services:
     storage: StorageMonitor
     capture: CaptureService
     releases: ReleaseService
+    governance: Governance
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -51,9 +64,11 @@ def default_registry(store: Store) -> StageRegistry:
 
 def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
               poll_seconds: float = 1.0, registry: StageRegistry | None = None,
-              clock: Clock | None = None, lease: LeaseTerms | None = None) -> Services:
+              clock: Clock | None = None, lease: LeaseTerms | None = None,
+              access: AccessControl | None = None) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
+    ``access`` decides who the acting user is (default: the operating-system login).
     Nothing is started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
@@ -62,6 +77,9 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     storage = StorageMonitor(store)
     queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
-    releases = ReleaseService(store, queue, lambda: run_reference_check(bootstrap))  # checks in a scratch store
+    access = access or AccessControl(store)
+    releases = ReleaseService(store, queue, lambda: run_reference_check(bootstrap),  # checks in a scratch store
+                              access)
+    governance = Governance(access, RevisionService(store, access), AuditTrail(store))
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
-                    CaptureService(store, storage), releases)
+                    CaptureService(store, storage, access=access), releases, governance)

@@ -16,11 +16,15 @@ from typing import Any
 from sqlalchemy import select
 
 from labrig import __version__
+from labrig.access import AccessControl
 from labrig.analysis.reference_check import HealthReport
 from labrig.analysis.stages import analysis_stages
+from labrig.domain.audit import ReasonRequiredError, require_reason
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
+from labrig.domain.roles import Action
 from labrig.errors import InvalidTransitionError, LabrigError
+from labrig.events.audit import record_audit
 from labrig.events.outbox import record_event
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.stages import NO_MODEL_DIGEST
@@ -29,14 +33,12 @@ from labrig.store.models import ReleaseRecord
 from labrig.store.types import utcnow
 
 SCHEMA = "labrig.release/1"
+DEFAULT_ACTIVATION_REASON = "its health check passed"
+__all__ = ["ReasonRequiredError", "ReleaseNotHealthyError", "ReleaseService", "ReleaseView", "UnknownReleaseError"]
 
 
 class ReleaseNotHealthyError(LabrigError):
     code = "LABRIG_RELEASE_NOT_HEALTHY"
-
-
-class ReasonRequiredError(LabrigError):
-    code = "LABRIG_REASON_REQUIRED"
 
 
 class UnknownReleaseError(LabrigError):
@@ -72,8 +74,12 @@ def active_release_digest(store: Store) -> str:
 
 
 class ReleaseService:
-    def __init__(self, store: Store, queue: JobQueue, health_check: Callable[[], HealthReport]) -> None:
+    """Releases; activating and rolling back need the admin role and write the audit trail."""
+
+    def __init__(self, store: Store, queue: JobQueue, health_check: Callable[[], HealthReport],
+                 access: AccessControl | None = None) -> None:
         self.store, self.queue, self.health_check = store, queue, health_check
+        self.access = access or AccessControl(store)
 
     def register(self, version: str | None = None) -> ReleaseView:
         """Record the pipeline this build runs as a release (the same manifest is registered once)."""
@@ -111,13 +117,14 @@ class ReleaseService:
                 row.status = "healthy" if report.passed else "unhealthy"
         return report
 
-    def activate(self, release_id: str) -> ReleaseView:
+    def activate(self, release_id: str, reason: str | None = None) -> ReleaseView:
         """Make a release whose health check passed the active one → ``deployment.activated``."""
         release = self._get(release_id)
-        if not (release.health and release.health.get("passed")):
-            raise ReleaseNotHealthyError(f"release {release.version} ({release.id[:8]}) has no passing health check;"
-                                         " run 'labrig releases check' first and read its report")
         with self.store.write() as session:
+            actor = self.access.authorize(session, Action.RELEASES)
+            if not (release.health and release.health.get("passed")):
+                raise ReleaseNotHealthyError(f"release {release.version} ({release.id[:8]}) has no passing health "
+                                             "check; run 'labrig releases check' first and read its report")
             previous = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "active"))
             if previous is not None and previous.id == release.id:
                 raise InvalidTransitionError(f"release {release.version} is already active")
@@ -126,28 +133,31 @@ class ReleaseService:
             row = session.get(ReleaseRecord, release.id)
             assert row is not None
             row.status, row.activated_at = "active", utcnow()
-            record_event(session, EventName.DEPLOYMENT_ACTIVATED, {
-                "release_id": row.id, "version": row.version,
-                "previous_release_id": previous.id if previous is not None else None})
+            change = {"release_id": row.id, "version": row.version,
+                      "previous_release_id": previous.id if previous is not None else None}
+            record_event(session, EventName.DEPLOYMENT_ACTIVATED, change)
+            record_audit(session, actor, "release.activate", "release", row.id,
+                         (reason or "").strip() or DEFAULT_ACTIVATION_REASON, change | {"digest": row.digest})
         self._use(release.digest)
         return self._get(release.id)
 
     def rollback(self, reason: str) -> ReleaseView | None:
         """Retire the active release and bring back the one before it → ``deployment.rolledback``."""
-        if not reason.strip():
-            raise ReasonRequiredError("a rollback needs a reason (--reason TEXT); it is kept with the release")
+        why = require_reason(reason, "a rollback")
         with self.store.write() as session:
+            actor = self.access.authorize(session, Action.RELEASES)
             active = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "active"))
             if active is None:
                 raise InvalidTransitionError("no release is active, so there is nothing to roll back")
             restored = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "retired")
                                       .order_by(ReleaseRecord.activated_at.desc()).limit(1))
-            active.status, active.note = "rolled_back", reason.strip()
+            active.status, active.note = "rolled_back", why
             if restored is not None:
                 restored.status, restored.activated_at = "active", utcnow()
-            record_event(session, EventName.DEPLOYMENT_ROLLEDBACK, {
-                "release_id": active.id, "restored_release_id": restored.id if restored else None,
-                "reason": reason.strip()})
+            change = {"release_id": active.id, "restored_release_id": restored.id if restored else None,
+                      "reason": why}
+            record_event(session, EventName.DEPLOYMENT_ROLLEDBACK, change)
+            record_audit(session, actor, "release.rollback", "release", active.id, why, change)
             digest = restored.digest if restored is not None else NO_MODEL_DIGEST
             restored_view = ReleaseView.of(restored) if restored is not None else None
         self._use(digest)

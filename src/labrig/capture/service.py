@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from labrig.access import AccessControl
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
@@ -19,6 +20,7 @@ from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
 from labrig.domain.events import EventName
+from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.events.outbox import record_event
 from labrig.storage import StorageMonitor
@@ -45,8 +47,9 @@ class CaptureService:
     def __init__(self, store: Store, monitor: StorageMonitor, *, settings: DiscoverySettings | None = None,
                  inventory: Inventory | None = None,
                  open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
-                 usb_backend: Any = None) -> None:
+                 usb_backend: Any = None, access: AccessControl | None = None) -> None:
         self.store, self.monitor = store, monitor
+        self.access = access or AccessControl(store)
         self.settings = settings or DiscoverySettings()
         self._inventory = inventory
         self.open_source, self.usb_backend = open_source, usb_backend
@@ -88,7 +91,11 @@ class CaptureService:
 
     def start_recording(self, device_id: str, mode: Mode, *, planned_seconds: float = 600.0,
                         session_id: str | None = None, segment_seconds: float = 5.0) -> Recorder:
-        """Verify the device in ``mode``, check the disk can hold it, then start recording."""
+        """Verify the device in ``mode``, check the disk can hold it, then start recording.
+
+        Needs the technician role once roles are enforced (:class:`~labrig.domain.roles.RoleRequiredError`).
+        """
+        self.access.require(Action.CAPTURE)
         device = self.find(device_id)
         verdict = self.verify(device, mode)
         if not verdict.ok:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from labrig import __version__
 from labrig.cli import (
+    audit_cmd,
     calibrate_cmd,
     capture_cmd,
     demo_cmd,
@@ -16,10 +17,13 @@ from labrig.cli import (
     events_cmd,
     jobs_cmd,
     releases_cmd,
+    review_cmd,
+    users_cmd,
 )
 from labrig.errors import LabrigError
 
-SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd)
+SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd,
+               review_cmd, users_cmd, audit_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

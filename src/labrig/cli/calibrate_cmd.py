@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from labrig.access import AccessControl
 from labrig.analysis.boards import Board, parse_board
 from labrig.analysis.calibration import (
     COVERAGE_GRID,
@@ -31,6 +32,7 @@ from labrig.capture.service import parse_mode
 from labrig.capture.sources import Mode
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json
+from labrig.domain.roles import Action
 from labrig.errors import UsageError
 from labrig.store import Store
 from labrig.store.models import DeviceRecord
@@ -72,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--device needs --mode, the mode the device records in (e.g. 1280x720@30)")
     thresholds = CalibrationThresholds(max_rms_px=args.max_rms, min_views=args.min_views,
                                        min_coverage=args.min_coverage, max_age_days=args.max_age_days)
+    if args.device:  # storing a calibration is a technician's; refused before minutes of solving
+        with store_for(args) as store:
+            AccessControl(store).require(Action.CALIBRATE)
     files = list(args.files) + _capture_files(args)
     if not files:
         raise UsageError("give image or video files, or --capture ID of a recording of the board")

@@ -11,12 +11,14 @@ from typing import Any
 
 from sqlalchemy import select
 
+from labrig.access import AccessControl
 from labrig.capture.importer import import_media
 from labrig.capture.integrity import verify_store
 from labrig.capture.recovery import recover
 from labrig.capture.watch import WatchFolderIngestor
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json, print_json_line
+from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.store.models import Capture
 
@@ -64,6 +66,7 @@ def run_captures(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     failed = 0
     with store_for(args) as store:
+        AccessControl(store).require(Action.CAPTURE)
         for name in args.files:
             try:
                 result = import_media(store, Path(name), session_id=args.session, accept_partial=args.accept_partial)
@@ -111,6 +114,7 @@ def run_watch(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with store_for(args) as store:
+        AccessControl(store).require(Action.CAPTURE)
         watcher = WatchFolderIngestor(store, folder, polling=args.polling or None)
         watcher.start()
         print(f"Watching {folder} (Ctrl-C to stop)", flush=True)

@@ -1,4 +1,7 @@
-"""``labrig releases``: register, health-check, activate and roll back analysis releases."""
+"""``labrig releases``: register, health-check, activate and roll back analysis releases.
+
+Activating and rolling back need the admin role (once roles are enforced) and are audited.
+"""
 
 from __future__ import annotations
 
@@ -24,9 +27,10 @@ def add_parser(commands: Any) -> None:
     check.set_defaults(run=run_check)
     activate = sub.add_parser("activate", help="make a healthy release the active one")
     activate.add_argument("release_id", metavar="ID")
+    activate.add_argument("--reason", help="why (kept in the audit trail; default: its health check passed)")
     activate.set_defaults(run=run_activate)
     rollback = sub.add_parser("rollback", help="retire the active release and restore the previous one")
-    rollback.add_argument("--reason", required=True, help="why (kept with the release)")
+    rollback.add_argument("--reason", required=True, help="why (kept with the release and in the audit trail)")
     rollback.set_defaults(run=run_rollback)
 
 
@@ -67,7 +71,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_activate(args: argparse.Namespace) -> int:
     with services_for(args) as services:
-        release = services.releases.activate(args.release_id)
+        release = services.releases.activate(args.release_id, args.reason)
     print(f"Release {release.version} is active; new analysis jobs carry its digest {release.digest[:12]}…")
     return 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from labrig.store.types import UTCDateTime
@@ -265,7 +265,11 @@ class CalibrationRecord(Base):
 
 
 class AnalysisResultRecord(Base):
-    """The AnalysisResult of an attempt: published (maybe degraded) or blocked, with its provenance."""
+    """The AnalysisResult of an attempt: published (maybe degraded) or blocked, with its provenance.
+
+    Append-only (database triggers refuse UPDATE and DELETE): a reprocess adds a
+    new row for the attempt, a reviewer's change is a :class:`ResultRevision`.
+    """
 
     __tablename__ = "analysis_results"
 
@@ -293,3 +297,57 @@ class ReleaseRecord(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     note: Mapped[str | None] = mapped_column(Text)  # rollback reason
+
+
+class ResultRevision(Base):
+    """A reviewer's change to a published result, stored beside it, never over it. Append-only (triggers)."""
+
+    __tablename__ = "result_revisions"
+    __table_args__ = (UniqueConstraint("result_id", "number", name="uq_result_revisions_number"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    result_id: Mapped[str] = mapped_column(String(36), ForeignKey("analysis_results.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer)  # 1, 2, … per result: two revisions of one base cannot both land
+    base_id: Mapped[str] = mapped_column(String(36))  # the result (number 1) or the revision before
+    reviewer: Mapped[str] = mapped_column(String(128))
+    reason: Mapped[str] = mapped_column(Text)
+    document: Mapped[str] = mapped_column(Text)  # labrig.revision/1 canonical JSON: changes with old and new values
+    digest: Mapped[str] = mapped_column(String(64))  # SHA-256 of the document
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RoleAssignment(Base):
+    """A user's role from this assignment on (the latest per user counts; ``role`` null = removed). Append-only."""
+
+    __tablename__ = "role_assignments"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(128), index=True)  # the login, lower-case
+    role: Mapped[str | None] = mapped_column(String(16))  # technician, reviewer, admin, or null
+    assigned_by: Mapped[str] = mapped_column(String(128))
+    reason: Mapped[str] = mapped_column(Text)
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AuditEntry(Base):
+    """One link of the hash-chained audit trail (see ``labrig.domain.audit``). Append-only (triggers).
+
+    Every column is text as hashed, so verifying never re-parses a value; ``seq``
+    is set by the writer (previous + 1), never by a database sequence, so a gap
+    always means a missing entry.
+    """
+
+    __tablename__ = "audit_entries"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    recorded_at: Mapped[str] = mapped_column(String(40))  # ISO-8601 UTC, microseconds
+    actor: Mapped[str] = mapped_column(String(128))  # the login of who did it
+    host: Mapped[str] = mapped_column(String(255))  # the workstation it was done on
+    action: Mapped[str] = mapped_column(String(64))  # e.g. review.revise, roles.set, release.activate
+    object_type: Mapped[str] = mapped_column(String(32))  # result, user, release
+    object_id: Mapped[str] = mapped_column(String(255))
+    reason: Mapped[str] = mapped_column(Text)  # why, in the actor's words
+    change: Mapped[str] = mapped_column(Text)  # canonical JSON of what changed
+    change_digest: Mapped[str] = mapped_column(String(64))  # SHA-256 of ``change``
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    entry_hash: Mapped[str] = mapped_column(String(64))

@@ -10,6 +10,7 @@ may write, plain ``BEGIN`` for read-only ones.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -125,3 +126,42 @@ def to_db_datetime(value: datetime | None) -> str | None:
 def from_db_datetime(value: str | None) -> datetime | None:
     """The inverse of :func:`to_db_datetime`: an aware UTC datetime."""
     return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+# -- append-only tables: the database itself refuses to change or remove their rows --
+
+
+def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) -> list[str]:
+    """DDL of the triggers that refuse UPDATE and DELETE on ``table`` (``label`` names its rows in the error).
+
+    ``INSERT OR REPLACE`` deletes the row it conflicts with *without* firing delete
+    triggers (unless recursive triggers are on, which another program's connection
+    need not set), so a third trigger refuses an insert that meets an existing row
+    on any of ``keys`` (the primary and unique keys). Raised as ``RAISE(ABORT)``,
+    which the driver reports as ``sqlite3.IntegrityError``. A migration that
+    rebuilds the table (batch mode) drops these with it and must create them again.
+    """
+    refuse = "SELECT RAISE(ABORT, 'LABRIG_APPEND_ONLY: {label} are append-only; nothing may {verb} them')"
+    clash = " OR ".join("(" + " AND ".join(f"{c} = NEW.{c}" for c in key) + ")" for key in keys)
+    return [
+        *(f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} BEGIN "
+          f"{refuse.format(label=label, verb=verb)}; END"
+          for op, verb in (("UPDATE", "change"), ("DELETE", "remove"))),
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_replace BEFORE INSERT ON {table} "
+        f"WHEN EXISTS (SELECT 1 FROM {table} WHERE {clash}) BEGIN {refuse.format(label=label, verb='replace')}; END",
+    ]
+
+
+def drop_append_only_triggers(table: str) -> list[str]:
+    return [f"DROP TRIGGER IF EXISTS {table}_no_{op}" for op in ("update", "delete", "replace")]
+
+
+def fetch_stored_text(dbapi_conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Rows with every TEXT value as its stored bytes, undecoded: text altered outside Labrig into invalid
+    UTF-8 is then evidence to report, not a crash of the reader."""
+    previous = dbapi_conn.text_factory
+    dbapi_conn.text_factory = bytes
+    try:
+        return list(dbapi_conn.execute(sql, params).fetchall())
+    finally:
+        dbapi_conn.text_factory = previous

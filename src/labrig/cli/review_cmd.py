@@ -1,0 +1,95 @@
+"""``labrig review``: list results, show one (automatic beside effective values, with history), revise one."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from labrig.analysis.revisions import ReviewedResult
+from labrig.cli.common import services_for
+from labrig.cli.output import print_json
+from labrig.domain.revisions import EXAMPLE, parse_assignments
+
+
+def add_parser(commands: Any) -> None:
+    review = commands.add_parser("review", help="results a reviewer checks: list, show, revise")
+    sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", help="every result with its status and number of revisions")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=run_list)
+    show = sub.add_parser("show", help="a result's automatic values beside its effective values, and its history")
+    show.add_argument("result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(run=run_show)
+    revise = sub.add_parser("revise", help="change a published result's values, beside the automatic ones")
+    revise.add_argument("result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)")
+    revise.add_argument("--set", dest="values", action="append", default=[], metavar="track:ID.metric=VALUE",
+                        help=f"a new value, e.g. {EXAMPLE} (repeat for several fields)")
+    revise.add_argument("--reason", required=True, help="why (kept with the revision and in the audit trail)")
+    revise.add_argument("--base", metavar="REVISION_ID",
+                        help="refuse if the result was revised since this revision (or the result id) was read")
+    revise.add_argument("--json", action="store_true")
+    revise.set_defaults(run=run_revise)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with services_for(args) as services:
+        results = services.governance.revisions.results()
+    if args.json:
+        print_json([vars(r) for r in results])
+        return 0
+    if not results:
+        print("No results yet. Analyse an attempt first (for example 'labrig demo').")
+    for r in results:
+        flags = ", ".join(f for f, on in (("degraded", r.degraded), ("superseded", r.superseded)) if on)
+        print(f"{r.result_id}  {r.status:<9} {r.revisions:>2} revision(s)  attempt {r.attempt_id[:8]}"
+              f"  {r.created_at[:19]}{f'  ({flags})' if flags else ''}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with services_for(args) as services:
+        reviewed = services.governance.revisions.show(args.result_id)
+    if args.json:
+        print_json(reviewed.to_json())
+    else:
+        _print(reviewed)
+    return 0
+
+
+def run_revise(args: argparse.Namespace) -> int:
+    values = parse_assignments(args.values)
+    with services_for(args) as services:
+        revision = services.governance.revisions.revise(args.result_id, values, args.reason, base_id=args.base)
+    if args.json:
+        print_json(revision.to_json())
+        return 0
+    print(f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: {revision.id}")
+    for c in revision.changes:
+        print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
+    return 0
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def _print(r: ReviewedResult) -> None:
+    units = r.units or {}
+    intact = "intact" if r.automatic_intact else "DOES NOT MATCH ITS DIGEST"
+    print(f"Result {r.result_id} ({r.status}{', degraded' if r.degraded else ''}) of attempt {r.attempt_id}")
+    print(f"Automatic document: sha256 {r.automatic_digest} ({intact}); units {units.get('length', '-')}, "
+          f"{units.get('time', '-')}")
+    if r.superseded_by:
+        print(f"A newer result of this attempt exists: {r.superseded_by}")
+    print(f"\n{'field':<32} {'automatic':>12} {'effective':>12}")
+    for f in r.fields:
+        mark = f"  (revision {f.revision})" if f.revision is not None else ""
+        print(f"{f.field:<32} {_num(f.automatic):>12} {_num(f.effective):>12}{mark}")
+    if not r.revisions:
+        print("\nNo revisions.")
+    for rev in r.revisions:
+        print(f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base {rev.base_id}")
+        print(f"  reason: {rev.reason}")
+        for c in rev.changes:
+            print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")

@@ -1,0 +1,117 @@
+"""The audit trail: written in the caller's transaction, like the outbox, and hash-chained.
+
+Every mutating operation of review, roles and releases calls :func:`record_audit`
+in the same session as its change, so both commit or neither does. Entries are
+never changed nor removed (database triggers refuse it, for admins too);
+:meth:`AuditTrail.verify` recomputes the chain from the stored bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from labrig.domain.audit import (
+    COLUMNS,
+    GENESIS,
+    Actor,
+    ChainHead,
+    ChainReport,
+    change_digest,
+    entry_hash,
+    verify_chain,
+)
+from labrig.domain.idempotency import canonical_json
+from labrig.store.database import Store
+from labrig.store.dialects import fetch_stored_text
+from labrig.store.models import AuditEntry
+from labrig.store.types import utcnow
+
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM audit_entries"
+
+
+@dataclass(frozen=True)
+class AuditEntryView:
+    """An entry as read back (text that is not valid UTF-8 shows replacement characters)."""
+
+    seq: int
+    recorded_at: str
+    actor: str
+    host: str
+    action: str
+    object_type: str
+    object_id: str
+    reason: str
+    change: Any  # the recorded change (parsed JSON; the raw text if it no longer parses)
+    change_digest: str
+    prev_hash: str
+    entry_hash: str
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> AuditEntryView:
+        seq, *rest = row
+        text = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in rest]
+        fields: dict[str, Any] = dict(zip(COLUMNS[1:], text, strict=True))
+        with contextlib.suppress(ValueError):  # else shown as stored; `labrig audit verify` says what is wrong
+            fields["change"] = json.loads(fields["change"])
+        return cls(seq=seq, **fields)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def _stored_rows(session: Session, sql: str) -> list[tuple[Any, ...]]:
+    conn = session.connection()
+    return fetch_stored_text(conn.dialect.name, conn.connection.driver_connection, sql)
+
+
+def chain_head(session: Session) -> ChainHead:
+    """The stored head of the chain as ``session`` sees it (an export or sync batch records it with its data)."""
+    rows = _stored_rows(session, "SELECT seq, entry_hash FROM audit_entries ORDER BY seq DESC LIMIT 1")
+    if not rows:
+        return ChainHead(0, GENESIS)
+    seq, digest = rows[0]
+    return ChainHead(seq, digest.decode("utf-8", "replace") if isinstance(digest, bytes) else str(digest))
+
+
+def record_audit(session: Session, actor: Actor, action: str, object_type: str, object_id: str, reason: str,
+                 change: Mapping[str, Any]) -> AuditEntry:
+    """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next one links to it."""
+    head = chain_head(session)
+    body = canonical_json(dict(change)).decode()
+    content = {"seq": head.seq + 1, "recorded_at": utcnow().isoformat(timespec="microseconds"),
+               "actor": actor.user, "host": actor.host, "action": action, "object_type": object_type,
+               "object_id": object_id, "reason": reason, "change": body, "change_digest": change_digest(body)}
+    row = AuditEntry(**content, prev_hash=head.entry_hash, entry_hash=entry_hash(head.entry_hash, content))
+    session.add(row)
+    session.flush()
+    return row
+
+
+class AuditTrail:
+    """Reading and verifying the trail. Writing happens only through :func:`record_audit`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def entries(self, object_id: str | None = None) -> list[AuditEntryView]:
+        """Every entry in order, or those about one object."""
+        with self.store.read() as session:
+            rows = _stored_rows(session, f"{_SELECT} ORDER BY seq")
+        views = [AuditEntryView.of(r) for r in rows]
+        return [v for v in views if v.object_id == object_id] if object_id else views
+
+    def head(self) -> ChainHead:
+        with self.store.read() as session:
+            return chain_head(session)
+
+    def verify(self) -> ChainReport:
+        """Recompute every entry's hash and link from the stored bytes; the first broken entry is named."""
+        with self.store.read() as session:
+            rows = _stored_rows(session, f"{_SELECT} ORDER BY seq")
+        return verify_chain(rows)

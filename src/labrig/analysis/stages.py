@@ -74,6 +74,10 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
                        f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})")
     if qc.count_mismatch or qc.header_mismatch:
         reasons += [p for p in qc.problems() if "frames" in p and "gap" not in p]
+    if len(ctx.input_digests) > 1:  # an attempt grouping several cameras: say plainly what was not analysed
+        reasons.append(f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed the first "
+                       f"({media.capture_id}) only. The others are stored, not analysed: make one attempt per "
+                       "camera to analyse each")
     return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
 
 

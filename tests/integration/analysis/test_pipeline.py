@@ -143,3 +143,16 @@ def test_an_attempt_with_a_setting_its_stage_does_not_take_is_refused_and_nothin
     assert services.queue.jobs() == before
     with services.store.read() as s:
         assert s.scalars(select(Attempt)).all() == []
+
+
+def test_an_attempt_of_two_captures_says_which_one_was_analysed(services: Services) -> None:
+    session_id = create_session(services.queue, "S-6", "reach", "ana")
+    first, second = _record(services, session_id, seconds=1.0), _record(services, session_id, seconds=1.0)
+    create_attempt(services.queue, session_id, [first, second], attempt_pipeline(services.store, first))
+    ThreadExecutor(services.queue, workers=2).run(drain=True)
+    services.dispatcher.dispatch_once()
+    with services.store.read() as s:
+        result = json.loads(s.scalars(select(AnalysisResultRecord)).one().document)
+    assert result["status"] == "published" and result["degraded"] is True
+    assert any(f"has 2 captures; the default pipeline analysed the first ({first}) only" in r
+               for r in result["reasons"]), result["reasons"]

@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,64 @@ def _no_ambient_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     """A fresh store (real SQLite file, migrated) in this test's own folder."""
     s = open_store(tmp_path / "store")
     yield s
     s.close()
+
+
+@pytest.fixture
+def store(sqlite_store: Store) -> Store:
+    """The store of a test: SQLite, unless its suite's conftest runs it on both catalogs (see BACKENDS)."""
+    return sqlite_store
+
+
+# -- PostgreSQL: a throwaway cluster of the tests' own, started once when a test first needs it --------------
+
+
+class PostgresDatabases:
+    """Fresh databases on the session's cluster, each a copy of one migrated template."""
+
+    TEMPLATE = "labrig_template"
+
+    def __init__(self) -> None:
+        from tests.support.pg_cluster import Cluster
+
+        self.cluster = Cluster().start()
+        with self.cluster.admin() as conn:
+            conn.execute(f'CREATE DATABASE "{self.TEMPLATE}"')
+        template = open_store(Path(self.cluster.folder) / "template-store", db=self.cluster.url(self.TEMPLATE))
+        template.close()  # a template must have no connections when it is copied
+
+    def url(self) -> str:
+        """The URL of a new database with Labrig's schema, for one test."""
+        return self.cluster.url(self.cluster.create_database(template=self.TEMPLATE))
+
+    def stop(self) -> None:
+        self.cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresDatabases]:
+    databases = PostgresDatabases()
+    yield databases
+    databases.stop()
+
+
+@pytest.fixture
+def pg_store(tmp_path: Path, postgres: PostgresDatabases) -> Iterator[Store]:
+    """A fresh store whose catalog is a database of its own on the test cluster (media in this test's folder)."""
+    s = open_store(tmp_path / "store", db=postgres.url())
+    yield s
+    s.close()
+
+
+#: the suites that run on both catalogs: request ``store`` through this in their conftest
+BACKENDS = [pytest.param("sqlite", id="sqlite"),
+            pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgresql)]
+
+
+def store_on(request: pytest.FixtureRequest, backend: str) -> Store:
+    """The ``store`` (SQLite) or ``pg_store`` fixture's value, for a conftest parametrised over BACKENDS."""
+    return request.getfixturevalue("sqlite_store" if backend == "sqlite" else "pg_store")  # type: ignore[no-any-return]

@@ -59,6 +59,22 @@ class ForeignDatabaseError(StoreError):
     code = "LABRIG_DB_FOREIGN"
 
 
+class DatabaseUnreachableError(StoreError):
+    """The catalog server cannot be reached (address, port, credentials, or it is down)."""
+
+    code = "LABRIG_DB_UNREACHABLE"
+
+
+class UnsupportedDatabaseError(StoreError):
+    code = "LABRIG_DB_UNSUPPORTED"
+
+
+class NetworkFilesystemError(StoreError):
+    """An SQLite catalog on a network filesystem: its locks do not work there, and files corrupt."""
+
+    code = "LABRIG_SQLITE_ON_NETWORK_FS"
+
+
 class SchemaTooNewError(StoreError):
     code = "LABRIG_SCHEMA_TOO_NEW"
 

@@ -8,6 +8,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy.orm import Session
 
 from labrig.events import EventRecord, record_event
@@ -15,9 +16,16 @@ from labrig.events.dispatcher import Dispatcher, DispatcherThread, Outcome, even
 from labrig.store import Store, open_store
 from labrig.store.models import Meta
 from labrig.store.types import utcnow
+from tests.conftest import BACKENDS, store_on
 
 REPO = Path(__file__).resolve().parents[2]
 
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Store:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_on(request, request.param)
 
 def _emit(store: Store, n: int, name: str = "plugin.tick") -> None:
     for i in range(n):

@@ -12,9 +12,16 @@ from labrig.events import EventRecord, record_event
 from labrig.events.dispatcher import events_after
 from labrig.store import Store
 from labrig.store.models import Meta, OutboxEvent
+from tests.conftest import BACKENDS, store_on
 
 STARTED = {"capture_id": "c1", "session_id": "s1", "device_id": "virtual-0", "manifest_path": "/m/c1.json"}
 
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Store:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_on(request, request.param)
 
 def _count(store: Store) -> int:
     with store.read() as session:

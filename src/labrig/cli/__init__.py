@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ from labrig.cli import (
     users_cmd,
 )
 from labrig.errors import LabrigError
+from labrig.store.database import DB_ENV_VAR
 
 SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd,
                review_cmd, users_cmd, audit_cmd)
@@ -34,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"labrig {__version__}")
     parser.add_argument("--store", metavar="DIR", help="data folder (database and media); "
                         "default: $LABRIG_STORE, else the per-user data folder")
+    parser.add_argument("--db", metavar="URL", help="a shared catalog and queue on PostgreSQL, "
+                        "postgresql+psycopg://USER@HOST/DB (default: $LABRIG_DB, else SQLite in the data folder)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(commands)
@@ -42,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.db:  # every store this process (and its children) opens uses it
+        os.environ[DB_ENV_VAR] = args.db
     try:
         if args.command is None:
             from labrig.cli.gui import launch

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from labrig.domain.audit import (
@@ -28,7 +29,7 @@ from labrig.domain.audit import (
 )
 from labrig.domain.idempotency import canonical_json
 from labrig.store.database import Store
-from labrig.store.dialects import fetch_stored_text
+from labrig.store.dialects import chain_lock_sql, fetch_stored_text
 from labrig.store.models import AuditEntry
 from labrig.store.types import utcnow
 
@@ -81,7 +82,14 @@ def chain_head(session: Session) -> ChainHead:
 
 def record_audit(session: Session, actor: Actor, action: str, object_type: str, object_id: str, reason: str,
                  change: Mapping[str, Any]) -> AuditEntry:
-    """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next one links to it."""
+    """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next one links to it.
+
+    Appends are one at a time per catalog, also across workstations (on PostgreSQL an
+    advisory lock held to the end of the transaction), so no two entries claim one place.
+    """
+    lock = chain_lock_sql(session.connection().dialect.name)
+    if lock is not None:
+        session.execute(text(lock))
     head = chain_head(session)
     body = canonical_json(dict(change)).decode()
     content = {"seq": head.seq + 1, "recorded_at": utcnow().isoformat(timespec="microseconds"),

@@ -29,20 +29,10 @@ from labrig.errors import LeaseLostError, QualityBlockedError, StageFailure, Tra
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import deadlines, lease_expired
 from labrig.jobs.queue import CANCELLED, WORKER_STOPPED, JobQueue
-from labrig.jobs.rows import (
-    COMPLETE_JOB,
-    FINISHING_JOBS,
-    INSERT_INCIDENT,
-    INSERT_OUTPUT,
-    event_row,
-    id_list,
-    insert_events,
-    job_row,
-)
+from labrig.jobs.rows import event_row, insert_events, job_row
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
 from labrig.store.database import RawTransaction
-from labrig.store.dialects.sqlite import to_db_datetime
 from labrig.store.models import Job, JobDependency, JobOutput
 
 S = JobState
@@ -312,8 +302,9 @@ class FencedWrites:
         rows: dict[str, dict[str, Any]] = {}
         first_outputs: dict[str, tuple[str, str]] = {}
         with_dependents: set[str] = set()
-        for found in tx.mappings(FINISHING_JOBS, {"ids": id_list([o.claim.job_id for o in outcomes])}):
-            read = job_row(found)
+        sql = self.queue.sql
+        for found in tx.mappings(sql.finishing_jobs, {"ids": tx.dialect.id_list([o.claim.job_id for o in outcomes])}):
+            read = job_row(found, tx.dialect)
             first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
             if first_job is not None:
                 first_outputs[read["idempotency_key"]] = (first_job, first_digest)
@@ -321,7 +312,7 @@ class FencedWrites:
                 with_dependents.add(read["id"])
             rows[read["id"]] = read
         now = clock.now()
-        stored_now = to_db_datetime(now)
+        stored_now = tx.dialect.to_db_datetime(now)
         views: list[JobView | None] = []
         new_outputs: list[dict[str, Any]] = []
         incidents: list[dict[str, Any]] = []
@@ -372,11 +363,11 @@ class FencedWrites:
                     "reasons": list(output.degraded_reasons)}))
             views.append(JobView.from_row(row))
         if new_outputs:
-            tx.executemany(INSERT_OUTPUT, new_outputs)
+            tx.executemany(sql.insert_output, new_outputs)
         if incidents:
-            tx.executemany(INSERT_INCIDENT, incidents)
+            tx.executemany(sql.insert_incident, incidents)
         if updates:
-            changed = tx.executemany(COMPLETE_JOB, updates)
+            changed = tx.executemany(sql.complete_job, updates)
             if changed != len(updates):  # cannot happen under the write lock; never commit half of it
                 raise LeaseLostError(f"{len(updates) - changed} job(s) changed hands inside the transaction")
         insert_events(tx, events)

@@ -69,6 +69,9 @@ class Clock:
     boot_id: str = field(default_factory=read_boot_id)
     pid: int = field(default_factory=os.getpid)
     nonce: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    #: where the catalog has a clock of its own (PostgreSQL), wall-clock deadlines shared by workstations
+    #: (leases of other hosts, retry times) are read from it; tests that drive time themselves turn this off
+    database_time: bool = True
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -102,13 +105,18 @@ def owner_pid(owner: str | None) -> int:
 
 
 def lease_expired(clock: Clock, host: str | None, boot_id: str | None, owner: str | None,
-                  deadline_mono: float | None, expires_at: datetime | None) -> bool:
-    """Whether a lease recorded with these facts no longer protects its holder."""
+                  deadline_mono: float | None, expires_at: datetime | None, now: datetime | None = None) -> bool:
+    """Whether a lease recorded with these facts no longer protects its holder.
+
+    A lease of another host is judged by its wall-clock deadline against ``now``: the
+    shared clock (the database's, on PostgreSQL) when the caller read it, else this
+    workstation's.
+    """
     if host == clock.host:
         if boot_id != clock.boot_id or not clock.is_alive(owner_pid(owner)):
             return True  # rebooted, or its process is gone: nobody can still be working under it
         return deadline_mono is None or clock.monotonic() >= deadline_mono
-    return expires_at is None or clock.now() >= expires_at
+    return expires_at is None or (now or clock.now()) >= expires_at
 
 
 def deadlines(clock: Clock, terms: LeaseTerms) -> tuple[float, datetime]:

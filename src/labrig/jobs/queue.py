@@ -12,7 +12,7 @@ import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -25,20 +25,10 @@ from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
 from labrig.jobs.policy import RetryPolicy
-from labrig.jobs.rows import (
-    CLAIM_READY,
-    DUE_RETRIES,
-    HELD_LEASES,
-    INSERT_JOB,
-    UPSTREAM_OUTPUTS,
-    event_row,
-    id_list,
-    insert_events,
-)
+from labrig.jobs.rows import QueueSQL, event_row, insert_events, queue_sql
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, IncidentView, JobView
 from labrig.store.database import RawTransaction, Store
-from labrig.store.dialects.sqlite import from_db_datetime, to_db_datetime
 from labrig.store.models import Job, JobDependency, ReproducibilityIncident
 
 S = JobState
@@ -72,6 +62,11 @@ class JobQueue:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: True while storage pressure pauses output-heavy stages (see labrig.storage)
     heavy_paused: Callable[[], bool] = lambda: False
+
+    @property
+    def sql(self) -> QueueSQL:
+        """The hot paths' statements for this store's database."""
+        return queue_sql(self.store.dialect)
 
     # -- transitions and events shared by every caller ------------------------------------------
 
@@ -110,7 +105,8 @@ class JobQueue:
                             f"{message} (gave up after {job.attempts} attempts)")
             return
         self.end_failed(session, job, S.RETRY_WAITING, code, message)
-        job.next_attempt_at = self.clock.now() + timedelta(seconds=self.retry.delay(job.attempts))
+        now = self.shared_now(self.store.raw_in(session))  # any workstation's worker compares it with the same clock
+        job.next_attempt_at = now + timedelta(seconds=self.retry.delay(job.attempts))
 
     # -- producers -----------------------------------------------------------------------------
 
@@ -150,7 +146,7 @@ class JobQueue:
         inputs = list(spec.input_digests)
         cfg_digest = config_digest(merged)
         now = self.clock.now()
-        stored_now = to_db_datetime(now)
+        stored_now = tx.dialect.to_db_datetime(now)
         row: dict[str, Any] = {
             "id": str(uuid.uuid4()), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
             "state": S.READY.value, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
@@ -164,7 +160,7 @@ class JobQueue:
             "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts, "next_attempt_at": None,
             "progress": 0.0, "progress_message": "", "checkpoint": None, "cancel_requested": False,
             "error_code": None, "error_message": None, "output_digest": None}
-        tx.execute(INSERT_JOB, row)
+        tx.execute(self.sql.insert_job, row)
         insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
             "job_id": row["id"], "stage_id": spec.stage_id, "idempotency_key": row["idempotency_key"],
             "attempt_id": spec.attempt_id})])
@@ -262,37 +258,46 @@ class JobQueue:
 
     def needs_reaping(self, tx: RawTransaction) -> bool:
         """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths."""
-        held = tx.execute(HELD_LEASES).fetchall()
-        if any(lease_expired(self.clock, host, boot_id, owner, mono, from_db_datetime(expires))
-               for _id, host, boot_id, owner, mono, expires in held):
+        now = self.shared_now(tx)
+        if any(lease_expired(self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now)
+               for _id, host, boot_id, owner, mono, expires in tx.execute(self.sql.held_leases).fetchall()):
             return True
-        return tx.execute(DUE_RETRIES, {"now": to_db_datetime(self.clock.now())}).fetchone() is not None
+        return tx.execute(self.sql.due_retries, {"now": tx.dialect.to_db_datetime(now)}).fetchone() is not None
+
+    def shared_now(self, tx: RawTransaction) -> datetime:
+        """The wall clock every workstation agrees on: the database's where it has one, else this one's."""
+        if self.sql.db_now is None or not self.clock.database_time:
+            return self.clock.now()
+        value: datetime = tx.execute(self.sql.db_now).fetchone()[0]
+        return value
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
         """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE … RETURNING."""
         check_transition(S.READY, S.LEASED)
         if start:
             check_transition(S.LEASED, S.RUNNING)
-        mono, expires_at = deadlines(self.clock, self.terms)
-        rows = tx.mappings(CLAIM_READY, {
-            "stage_ids": id_list(self.registry.ids(heavy=not self.heavy_paused())), "slots": slots,
+        mono, _ = deadlines(self.clock, self.terms)
+        now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
+        to_db = tx.dialect.to_db_datetime
+        rows = tx.mappings(self.sql.claim_ready, {
+            "stage_ids": tx.dialect.id_list(self.registry.ids(heavy=not self.heavy_paused())), "slots": slots,
             "v_state": (S.RUNNING if start else S.LEASED).value, "v_owner": self.clock.owner,
             "v_host": self.clock.host, "v_boot_id": self.clock.boot_id, "v_mono": mono,
-            "v_expires_at": to_db_datetime(expires_at), "v_now": to_db_datetime(self.clock.now())})
-        rows.sort(key=lambda r: (-r["priority"], r["created_at"], r["id"]))  # RETURNING's order is arbitrary
+            "v_expires_at": to_db(now + timedelta(seconds=self.terms.seconds)), "v_now": to_db(now)})
+        rows.sort(key=lambda r: (-r["priority"], str(r["created_at"]), r["id"]))  # RETURNING's order is arbitrary
         upstream = self._claimed_upstream(tx, [r["id"] for r in rows if r["has_upstream"]])
         return [Claim(r["id"], r["stage_id"], r["fencing_token"], self.clock.owner, r["attempts"],
                       json.loads(r["input_digests"]), json.loads(r["config"]),
                       json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
                       upstream=upstream.get(r["id"], {})) for r in rows]
 
-    @staticmethod
-    def _claimed_upstream(tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _claimed_upstream(self, tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""
         if not job_ids:
             return {}
         out: dict[str, dict[str, Any]] = {}
-        for job_id, upstream_id, body in tx.execute(UPSTREAM_OUTPUTS, {"ids": id_list(job_ids)}).fetchall():
+        rows = tx.execute(self.sql.upstream_outputs, {"ids": tx.dialect.id_list(job_ids)}).fetchall()
+        for job_id, upstream_id, body in rows:
             out.setdefault(job_id, {})[upstream_id] = json.loads(body)
         return out
 
@@ -302,18 +307,21 @@ class JobQueue:
             self._reap_expired(session)
             self._wake_due_retries(session)
 
-    def lease_lapsed(self, job: Job) -> bool:
+    def lease_lapsed(self, job: Job, now: datetime | None = None) -> bool:
+        """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall clock, if read)."""
         return lease_expired(self.clock, job.lease_host, job.lease_boot_id, job.owner,
-                             job.lease_deadline_mono, job.lease_expires_at)
+                             job.lease_deadline_mono, job.lease_expires_at, now)
 
     def _reap_expired(self, session: Session) -> None:
-        held = self.store.raw_in(session).execute(HELD_LEASES).fetchall()
+        tx = self.store.raw_in(session)
+        now = self.shared_now(tx)
+        held = tx.execute(self.sql.held_leases).fetchall()
         lapsed = [job_id for job_id, host, boot_id, owner, mono, expires in held
-                  if lease_expired(self.clock, host, boot_id, owner, mono, from_db_datetime(expires))]
+                  if lease_expired(self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now)]
         if not lapsed:  # the usual case: a cheap column read, no ORM objects
             return
         jobs = session.scalars(select(Job).where(Job.id.in_(lapsed), Job.state.in_(LEASE_HELD)).with_for_update())
-        for job in [j for j in jobs if self.lease_lapsed(j)]:
+        for job in [j for j in jobs if self.lease_lapsed(j, now)]:
             if job.state == S.LEASED.value:  # never started: the attempt was not used
                 self.move(session, job, S.READY)
                 self.clear_lease(job)
@@ -323,8 +331,9 @@ class JobQueue:
         session.flush()  # visible to the Core statements that follow (a due retry is woken at once)
 
     def _wake_due_retries(self, session: Session) -> None:
-        due_ids = [r[0] for r in self.store.raw_in(session).execute(
-            DUE_RETRIES, {"now": to_db_datetime(self.clock.now())}).fetchall()]
+        tx = self.store.raw_in(session)
+        now = tx.dialect.to_db_datetime(self.shared_now(tx))
+        due_ids = [r[0] for r in tx.execute(self.sql.due_retries, {"now": now}).fetchall()]
         if not due_ids:
             return
         due = session.scalars(select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value))

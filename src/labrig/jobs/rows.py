@@ -1,15 +1,19 @@
 """The queue's hot paths as SQL text run on the driver connection (enqueue, claim, complete).
 
 The queue's frequent writes skip SQLAlchemy's execution layer, which cost more
-CPU per job than SQLite itself: they run prepared SQL through a
+CPU per job than the database itself: they run prepared SQL through a
 :class:`~labrig.store.database.RawTransaction`, either a transaction of their own
 (enqueue) or the transaction of the write session they share with the ORM paths
 (claim and complete, so rare endings, failures and dependencies stay ORM code).
 Column lists come from the models, so the INSERTs follow the schema.
 
-The SQL is SQLite's: named ``:parameters``, lists passed as one JSON array and
-opened with ``json_each``, datetimes as SQLAlchemy's SQLite text
-(:func:`~labrig.store.dialects.sqlite.to_db_datetime`).
+One statement set per database (:func:`queue_sql`), written with ``:name``
+parameters and rewritten to the driver's style. They differ where the databases
+do: a list parameter is a JSON array opened with ``json_each`` on SQLite and a
+native array (``= ANY``) on PostgreSQL; PostgreSQL's claim locks the rows it
+leases with ``FOR UPDATE SKIP LOCKED`` (other workstations' workers skip them
+instead of waiting); its wall-clock deadlines come from the database clock,
+shared by every workstation (:meth:`~labrig.jobs.queue.JobQueue.shared_now`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from sqlalchemy import Table
@@ -24,7 +30,7 @@ from sqlalchemy import Table
 from labrig.domain.events import spec_for
 from labrig.errors import InvalidEventPayloadError
 from labrig.store.database import RawTransaction
-from labrig.store.dialects.sqlite import from_db_datetime, to_db_datetime
+from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.models import Job, JobOutput, OutboxEvent, ReproducibilityIncident
 from labrig.store.types import utcnow
 
@@ -37,65 +43,92 @@ OUTBOX: Table = OutboxEvent.__table__  # type: ignore[assignment]
 JOB_DATETIMES = ("created_at", "updated_at", "lease_expires_at", "next_attempt_at")
 
 
-def _insert(table: Table, skip: Iterable[str] = ()) -> tuple[str, tuple[str, ...]]:
+def _insert(table: Table, skip: Iterable[str] = ()) -> str:
     columns = tuple(c.name for c in table.columns if c.name not in set(skip))
-    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
-    return sql, columns
+    return f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
 
 
-INSERT_JOB, JOB_COLUMNS = _insert(JOBS)
-INSERT_OUTPUT, _ = _insert(OUTPUTS)
-INSERT_INCIDENT, _ = _insert(INCIDENTS, skip=("id",))
-INSERT_EVENT, _ = _insert(OUTBOX, skip=("seq",))
-
-#: lease facts of every job a worker holds, to find lapsed leases without loading ORM objects
-HELD_LEASES = ("SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at FROM jobs "
-               "WHERE state IN ('Leased', 'Running', 'Checkpointed')")
-#: RetryWaiting jobs whose delay has elapsed
-DUE_RETRIES = "SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"
-
-#: lease the first ``slots`` Ready jobs of the given stages (claim order, index ix_jobs_claim_order), in one statement
-CLAIM_READY = (
-    "UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
-    "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
-    "lease_expires_at = :v_expires_at, next_attempt_at = NULL, updated_at = :v_now "
-    "WHERE +state = 'Ready' AND id IN ("  # "+": find the rows by id, not by scanning every Ready job
-    "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id IN (SELECT value FROM json_each(:stage_ids)) "
-    "ORDER BY priority DESC, created_at, id LIMIT :slots) "
-    "RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, created_at, "
-    "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream")
-
-#: committed outputs of the jobs that the given jobs depend on
-UPSTREAM_OUTPUTS = (
-    "SELECT d.job_id, d.depends_on_job_id, o.body FROM job_dependencies d "
-    "JOIN jobs u ON u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = u.idempotency_key "
-    "WHERE d.job_id IN (SELECT value FROM json_each(:ids))")
-
-#: the given jobs, with the first output already committed under each one's key and whether any job waits for it
-FINISHING_JOBS = (
-    "SELECT j.*, o.job_id AS first_job_id, o.digest AS first_digest, "
-    "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id = j.id) AS has_dependents "
-    "FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = j.idempotency_key "
-    "WHERE j.id IN (SELECT value FROM json_each(:ids))")
-
-#: Running → Succeeded[Degraded], fenced again in the WHERE clause (executemany over the batch)
-COMPLETE_JOB = (
-    "UPDATE jobs SET state = :v_state, updated_at = :v_now, output_digest = :v_digest, progress = 1.0, "
-    "error_code = NULL, error_message = NULL, owner = NULL, lease_host = NULL, lease_boot_id = NULL, "
-    "lease_deadline_mono = NULL, lease_expires_at = NULL "
-    "WHERE id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'")
+_RETURNING = ("RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, "
+              "created_at, EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream")
+_LEASE = ("UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
+          "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
+          "next_attempt_at = NULL, updated_at = :v_now, ")
+#: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
+_IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
+#: lease the first ``slots`` Ready jobs of the given stages in claim order (index ix_jobs_claim_order)
+_CLAIM = {
+    # "+state": find the leased rows by id, not by scanning every Ready job through the state's index
+    "sqlite": (_LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
+               "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
+               "ORDER BY priority DESC, created_at, id LIMIT :slots) " + _RETURNING),
+    # SKIP LOCKED: never wait for another workstation's claim (the deadline is from the database clock)
+    "postgresql": (_LEASE + "lease_expires_at = :v_expires_at WHERE id IN ("
+                   "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
+                   "ORDER BY priority DESC, created_at, id LIMIT :slots FOR UPDATE SKIP LOCKED) " + _RETURNING),
+}
 
 
-def id_list(ids: Sequence[str]) -> str:
-    """A list parameter: one JSON array, opened by ``json_each`` in the statement."""
-    return json.dumps(list(ids))
+@dataclass(frozen=True)
+class QueueSQL:
+    """The hot paths' statements for one database, in its driver's parameter style."""
+
+    dialect: RawDialect
+    insert_job: str
+    insert_output: str
+    insert_incident: str
+    insert_event: str
+    #: lease facts of every job a worker holds, to find lapsed leases without loading ORM objects
+    held_leases: str
+    #: RetryWaiting jobs whose delay has elapsed
+    due_retries: str
+    claim_ready: str
+    #: committed outputs of the jobs that the given jobs depend on
+    upstream_outputs: str
+    #: the given jobs, with the first output already committed under each one's key and whether any job waits for it
+    finishing_jobs: str
+    #: Running → Succeeded[Degraded], fenced again in the WHERE clause (executemany over the batch)
+    complete_job: str
+    #: the database's clock, where it is the shared one (None: this workstation's clock)
+    db_now: str | None
 
 
-def job_row(row: Mapping[str, Any]) -> dict[str, Any]:
+@cache
+def queue_sql(dialect_name: str) -> QueueSQL:
+    d = raw_dialect(dialect_name)
+    in_list = _IN_LIST[dialect_name]
+    return QueueSQL(
+        dialect=d,
+        insert_job=d.sql(_insert(JOBS)),
+        insert_output=d.sql(_insert(OUTPUTS)),
+        insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
+        insert_event=d.sql(_insert(OUTBOX, skip=("seq",))),
+        held_leases=("SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at FROM jobs "
+                     "WHERE state IN ('Leased', 'Running', 'Checkpointed')"),
+        due_retries=d.sql("SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"),
+        claim_ready=d.sql(_CLAIM[dialect_name].format(stages=in_list.format("stage_ids"))),
+        upstream_outputs=d.sql(
+            "SELECT d.job_id, d.depends_on_job_id, o.body FROM job_dependencies d "
+            "JOIN jobs u ON u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = u.idempotency_key "
+            f"WHERE d.job_id {in_list.format('ids')}"),
+        finishing_jobs=d.sql(
+            "SELECT j.*, o.job_id AS first_job_id, o.digest AS first_digest, "
+            "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id = j.id) AS has_dependents "
+            "FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = j.idempotency_key "
+            f"WHERE j.id {in_list.format('ids')}"),
+        complete_job=d.sql(
+            "UPDATE jobs SET state = :v_state, updated_at = :v_now, output_digest = :v_digest, progress = 1.0, "
+            "error_code = NULL, error_message = NULL, owner = NULL, lease_host = NULL, lease_boot_id = NULL, "
+            "lease_deadline_mono = NULL, lease_expires_at = NULL "
+            "WHERE id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"),
+        db_now="SELECT now()" if dialect_name == "postgresql" else None,
+    )
+
+
+def job_row(row: Mapping[str, Any], dialect: RawDialect) -> dict[str, Any]:
     """A ``jobs`` row read raw, with its datetimes as aware UTC datetimes (as the ORM reads them)."""
     out = dict(row)
     for name in JOB_DATETIMES:
-        out[name] = from_db_datetime(out[name])
+        out[name] = dialect.from_db_datetime(out[name])
     return out
 
 
@@ -109,11 +142,13 @@ def event_row(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
     return {"event_id": str(uuid.uuid4()), "name": str(name), "schema_version": spec.version if spec else 0,
-            "known": spec is not None, "payload": body, "recorded_at": to_db_datetime(utcnow())}
+            "known": spec is not None, "payload": body, "recorded_at": utcnow()}
 
 
 def insert_events(tx: RawTransaction, rows: Sequence[dict[str, Any]]) -> None:
     """Insert outbox rows (in order) in ``tx``; commit listeners fire as for record_event."""
     if rows:
-        tx.executemany(INSERT_EVENT, rows)
+        to_db = tx.dialect.to_db_datetime
+        tx.executemany(queue_sql(tx.dialect.name).insert_event,
+                       [{**row, "recorded_at": to_db(row["recorded_at"])} for row in rows])
         tx.events_added(len(rows))

@@ -6,6 +6,7 @@ Threading: a :class:`Store` is shared; each thread opens its own sessions
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,13 +19,16 @@ from sqlalchemy import Engine, PoolProxiedConnection, event, select
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
-from labrig.errors import DatabaseCorruptError, ReadOnlySessionError
+from labrig.errors import DatabaseCorruptError, ReadOnlySessionError, UnsupportedDatabaseError
 from labrig.store import migrate, paths
+from labrig.store.dialects import RawDialect, raw_dialect
+from labrig.store.dialects import postgresql as pg_dialect
 from labrig.store.dialects import sqlite as sqlite_dialect
 from labrig.store.models import Meta
 from labrig.store.types import utcnow
 
 APP_MARKER = "labrig"
+DB_ENV_VAR = "LABRIG_DB"
 # session.info key counting events recorded in the open transaction
 EVENTS_IN_TRANSACTION = "labrig_events_recorded"
 
@@ -41,21 +45,27 @@ class RawTransaction:
     statements can commit together.
     """
 
-    def __init__(self, dbapi_conn: Any, session: Session | None = None) -> None:
+    def __init__(self, dbapi_conn: Any, dialect: RawDialect, session: Session | None = None) -> None:
         self._conn = dbapi_conn
+        self.dialect = dialect
         self._session = session
         self.events_recorded = 0
 
-    def execute(self, sql: str, params: Mapping[str, Any] | Sequence[Any] = ()) -> Any:
-        return self._conn.execute(sql, params)
+    def execute(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> Any:
+        """Run ``sql`` (in the driver's parameter style); the cursor, to fetch from."""
+        cursor = self._conn.cursor()
+        cursor.execute(sql, params if params is not None else ())
+        return cursor
 
     def executemany(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> int:
         """Run ``sql`` once per row; the number of rows changed in total."""
-        return int(self._conn.executemany(sql, rows).rowcount)
+        cursor = self._conn.cursor()
+        cursor.executemany(sql, rows)
+        return int(cursor.rowcount)
 
-    def mappings(self, sql: str, params: Mapping[str, Any] | Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def mappings(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """The result rows as column → value dictionaries."""
-        cursor = self._conn.execute(sql, params)
+        cursor = self.execute(sql, params)
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -92,6 +102,15 @@ class Store:
                 listener()
 
     @property
+    def dialect(self) -> str:
+        """The catalog's database: ``sqlite`` (a file in the data folder) or ``postgresql`` (a shared server)."""
+        return self.engine.dialect.name
+
+    @property
+    def raw_dialect(self) -> RawDialect:
+        return raw_dialect(self.dialect)
+
+    @property
     def db_path(self) -> Path:
         return self.root / paths.DB_FILENAME
 
@@ -122,9 +141,9 @@ class Store:
             if self._raw_conn is None:
                 self._raw_conn = self.engine.raw_connection()
             conn: Any = self._raw_conn.driver_connection
-            tx = RawTransaction(conn)
+            tx = RawTransaction(conn, self.raw_dialect)
             try:
-                sqlite_dialect.begin_write(conn)
+                tx.dialect.begin_write(conn)
                 yield tx
                 conn.commit()
             except BaseException:
@@ -143,15 +162,14 @@ class Store:
             self._raw_conn.invalidate()
             self._raw_conn = None
 
-    @staticmethod
-    def raw_in(session: Session) -> RawTransaction:
+    def raw_in(self, session: Session) -> RawTransaction:
         """Raw statements in ``session``'s (write) transaction, after its pending ORM changes are flushed.
 
         The session's identity map does not see what raw statements change: expire
         the objects concerned before reading them through the ORM again.
         """
         session.flush()
-        return RawTransaction(session.connection().connection.driver_connection, session)
+        return RawTransaction(session.connection().connection.driver_connection, self.raw_dialect, session)
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -184,25 +202,51 @@ def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
         raise ReadOnlySessionError("a change was made through a read-only session; open it with store.write()")
 
 
-def open_store(root: str | Path | None = None) -> Store:
-    """Open (creating and migrating if needed) the store at ``root``.
+def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
+    """Open (creating and migrating if needed) the store at ``root``, its catalog in ``db`` if given.
 
-    Refuses, with a typed error and without modifying anything, an unwritable
-    root, a corrupt or foreign database file, or a schema newer than this build.
+    ``db`` (else ``$LABRIG_DB``) is a ``postgresql+psycopg://`` URL for a catalog and
+    queue shared by several workstations; the media stay in ``root``, a shared folder.
+    Without it the catalog is SQLite in ``root``, which is refused on a network
+    filesystem. Refuses, with a typed error and without modifying anything, an
+    unwritable root, a corrupt or foreign database, or a schema newer than this build.
     """
     resolved = paths.resolve_root(root)
     paths.ensure_writable(resolved)
-    db_path = resolved / paths.DB_FILENAME
-    facts = sqlite_dialect.inspect_file(db_path)
-    migrate.refuse_unknown_revision(facts.revision, str(db_path))
-    engine = sqlite_dialect.create_sqlite_engine(db_path)
+    url = db or os.environ.get(DB_ENV_VAR) or None
+    if url is not None:
+        if not pg_dialect.is_postgresql_url(url):
+            raise UnsupportedDatabaseError(
+                f"--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, not "
+                f"'{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data folder")
+        engine = pg_dialect.create_postgresql_engine(url)
+        where = pg_dialect.redacted(url)
+        try:
+            facts = pg_dialect.inspect_database(engine, url)
+        except BaseException:
+            engine.dispose()
+            raise
+        revision = facts.revision
+    else:
+        paths.refuse_network_filesystem(resolved)
+        db_path = resolved / paths.DB_FILENAME
+        revision = sqlite_dialect.inspect_file(db_path).revision
+        where = str(db_path)
+    try:
+        migrate.refuse_unknown_revision(revision, where)
+    except BaseException:
+        if url is not None:
+            engine.dispose()
+        raise
+    if url is None:
+        engine = sqlite_dialect.create_sqlite_engine(db_path)
     try:
         migrate.upgrade(engine)
         store = _make_store(resolved, engine)
         _ensure_meta(store)
     except DatabaseError as exc:
         engine.dispose()
-        raise DatabaseCorruptError(f"{db_path} could not be opened ({exc.orig}); restore it from a backup") from exc
+        raise DatabaseCorruptError(f"{where} could not be opened ({exc.orig}); restore it from a backup") from exc
     except BaseException:
         engine.dispose()
         raise

@@ -13,9 +13,14 @@ from pathlib import Path
 
 import platformdirs
 
-from labrig.errors import StoreUnwritableError
+from labrig.errors import NetworkFilesystemError, StoreUnwritableError
 
 ENV_VAR = "LABRIG_STORE"
+#: filesystems whose locking SQLite cannot trust (a shared SQLite file on them gets corrupted)
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "afs", "9p", "ncpfs", "coda",
+                                 "fuse.sshfs", "fuse.rclone", "davfs", "fuse.davfs2", "glusterfs", "fuse.glusterfs",
+                                 "ceph", "fuse.ceph", "lustre", "gpfs", "beegfs"})
+MOUNTS_FILE = "/proc/self/mounts"
 DB_FILENAME = "labrig.db"
 MEDIA_DIRNAME = "media"
 
@@ -52,3 +57,41 @@ def ensure_writable(root: Path) -> None:
             f"cannot write to the data folder {root} ({exc.strerror or exc}). Choose a folder you "
             f"can write to with --store DIR or the {ENV_VAR} environment variable, or fix its permissions"
         ) from exc
+
+
+def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
+    """The type of the filesystem holding ``path`` (Linux: from the mount table), or None when unknown.
+
+    A Windows UNC path (``\\\\server\\share``) is reported as ``smb``. ``mounts`` is the
+    text of ``/proc/self/mounts`` (read when not given).
+    """
+    text = str(path)
+    if text.startswith(("\\\\", "//")):
+        return "smb"
+    if mounts is None:
+        try:
+            mounts = Path(MOUNTS_FILE).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    best, kind = -1, None
+    resolved = path.resolve().as_posix()
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, kind = len(point), fields[2]
+    return kind
+
+
+def refuse_network_filesystem(root: Path, mounts: str | None = None) -> None:
+    """Raise :class:`NetworkFilesystemError` if the SQLite catalog would live on a network filesystem."""
+    kind = filesystem_type(root, mounts)
+    if kind in NETWORK_FILESYSTEMS or kind == "smb":
+        raise NetworkFilesystemError(
+            f"the data folder {root} is on a network filesystem ({kind}). An SQLite catalog there gets corrupted "
+            "when several computers use it. Keep the data folder on a local disk, or share one catalog through "
+            "PostgreSQL: --db postgresql+psycopg://USER@SERVER/DATABASE (or LABRIG_DB), with the media folder on "
+            "the share")

@@ -14,6 +14,13 @@ from labrig.jobs.policy import RetryPolicy
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.stages import Stage, StageContext, StageOutput, StageRegistry
 from labrig.store import Store
+from tests.conftest import BACKENDS, store_on
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Store:
+    """Every queue test runs on SQLite and on PostgreSQL."""
+    return store_on(request, request.param)
 
 
 @dataclass
@@ -30,7 +37,7 @@ class Time:
 
 class FakeClock(Clock):
     def __init__(self, time: Time, nonce: str, host: str = "bench-1", boot_id: str = "boot-a") -> None:
-        super().__init__(host=host, boot_id=boot_id, nonce=nonce)
+        super().__init__(host=host, boot_id=boot_id, nonce=nonce, database_time=False)  # the test drives time
         self.time = time
 
     def monotonic(self) -> float:

@@ -14,7 +14,7 @@ from labrig.events.dispatcher import events_after
 from labrig.jobs.executor import ThreadExecutor
 from labrig.jobs.fenced import Outcome
 from labrig.jobs.queue import JobSpec
-from labrig.jobs.rows import CLAIM_READY
+from labrig.jobs.rows import queue_sql
 from labrig.jobs.runner import execute_claim, run_claim
 from labrig.jobs.stages import Stage, StageOutput, StageRegistry
 from labrig.store import Store
@@ -169,12 +169,13 @@ def test_enqueue_many_is_all_or_nothing_and_may_depend_on_earlier_jobs(rig: Rig)
     assert requested[0]["attempt_id"] == "att"
 
 
-def test_the_claim_statement_reads_only_what_it_leases(store: Store) -> None:
+def test_the_claim_statement_reads_only_what_it_leases(sqlite_store: Store) -> None:
+    store = sqlite_store  # SQLite's query planner; PostgreSQL's claim is tested by the concurrency tests
     """The claim walks the claim index in claim order and updates its rows by id: no sort, no scan of the backlog."""
     params = {"stage_ids": '["a", "b"]', "slots": 4, "v_state": "Running", "v_owner": "o", "v_host": "h",
               "v_boot_id": "b", "v_mono": 1.0, "v_expires_at": None, "v_now": "2026-01-01 00:00:00.000000"}
     with store.raw_write() as tx:
-        plan = tx.execute("EXPLAIN QUERY PLAN " + CLAIM_READY, params).fetchall()
+        plan = tx.execute("EXPLAIN QUERY PLAN " + queue_sql("sqlite").claim_ready, params).fetchall()
     details = [str(row[-1]) for row in plan]
     assert any("ix_jobs_claim_order" in d for d in details)
     assert not any("TEMP B-TREE" in d for d in details)

@@ -1,7 +1,7 @@
 """Runs started before their claim commits: overlapped with the commit's fsync, void if that commit fails.
 
-The commit failure is SQLite's own: a deferred foreign key that a trigger on the
-claim's UPDATE violates is checked at COMMIT, so the whole transaction rolls back.
+The commit failure is the database's own: a deferred foreign key that a trigger on
+the claim's UPDATE violates is checked at COMMIT, so the whole transaction rolls back.
 """
 
 from __future__ import annotations
@@ -22,16 +22,27 @@ from labrig.store import Store
 from labrig.store.models import Job, JobOutput
 
 S = JobState
-FAULT = [
-    "CREATE TABLE fault (ref TEXT REFERENCES jobs(id) DEFERRABLE INITIALLY DEFERRED)",
-    "CREATE TRIGGER fail_claims AFTER UPDATE OF state ON jobs WHEN NEW.state = 'Running' "
-    "BEGIN INSERT INTO fault (ref) VALUES ('no-such-job'); END",
-]
+FAULT = {
+    "sqlite": [
+        "CREATE TABLE fault (ref TEXT REFERENCES jobs(id) DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TRIGGER fail_claims AFTER UPDATE OF state ON jobs WHEN NEW.state = 'Running' "
+        "BEGIN INSERT INTO fault (ref) VALUES ('no-such-job'); END",
+    ],
+    "postgresql": [
+        "CREATE TABLE fault (ref TEXT REFERENCES jobs(id) DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE FUNCTION fail_claim() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN INSERT INTO fault (ref) VALUES ('no-such-job'); RETURN NEW; END $$",
+        "CREATE TRIGGER fail_claims AFTER UPDATE OF state ON jobs FOR EACH ROW WHEN (NEW.state = 'Running') "
+        "EXECUTE FUNCTION fail_claim()",
+    ],
+}
+CLEAR = {"sqlite": ["DROP TRIGGER fail_claims", "DROP TABLE fault"],
+         "postgresql": ["DROP TRIGGER fail_claims ON jobs", "DROP FUNCTION fail_claim()", "DROP TABLE fault"]}
 
 
 def _fault(store: Store, on: bool) -> None:
     with store.write() as session:
-        for sql in FAULT if on else ["DROP TRIGGER fail_claims", "DROP TABLE fault"]:
+        for sql in (FAULT if on else CLEAR)[store.dialect]:
             session.execute(text(sql))
 
 

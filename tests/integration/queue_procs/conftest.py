@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from labrig.store.database import DB_ENV_VAR
+from tests.conftest import BACKENDS
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -45,3 +48,11 @@ def workers(tmp_path: Path) -> Iterator[Workers]:
         yield w
     finally:
         w.kill_all()
+
+
+@pytest.fixture(autouse=True, params=BACKENDS)
+def catalog(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every multi-process test runs on SQLite and on PostgreSQL: the worker children inherit LABRIG_DB."""
+    if request.param == "postgresql":
+        monkeypatch.setenv(DB_ENV_VAR, request.getfixturevalue("postgres").url())
+    return str(request.param)

@@ -2,16 +2,18 @@
 
 What differs per database but is chosen by dialect name (in migrations and in
 readers that get a bare driver connection) is dispatched here, in one place.
-PostgreSQL (issue 8) adds its entry to each table below.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from labrig.store.dialects import sqlite
+from labrig.store.dialects import postgresql, sqlite
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,11 @@ APPEND_ONLY_TABLES: dict[str, AppendOnlyTable] = {
 }
 
 _APPEND_ONLY: dict[str, Callable[[str, str, Sequence[Sequence[str]]], list[str]]] = {
-    "sqlite": sqlite.append_only_triggers}
-_DROP_APPEND_ONLY: dict[str, Callable[[str], list[str]]] = {"sqlite": sqlite.drop_append_only_triggers}
-_STORED_TEXT: dict[str, Callable[..., list[tuple[Any, ...]]]] = {"sqlite": sqlite.fetch_stored_text}
+    "sqlite": sqlite.append_only_triggers, "postgresql": postgresql.append_only_triggers}
+_DROP_APPEND_ONLY: dict[str, Callable[[str], list[str]]] = {
+    "sqlite": sqlite.drop_append_only_triggers, "postgresql": postgresql.drop_append_only_triggers}
+_STORED_TEXT: dict[str, Callable[..., list[tuple[Any, ...]]]] = {
+    "sqlite": sqlite.fetch_stored_text, "postgresql": postgresql.fetch_stored_text}
 
 
 def _for(table: dict[str, Any], dialect: str, what: str) -> Any:
@@ -56,3 +60,48 @@ def drop_append_only_ddl(dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY
 def fetch_stored_text(dialect: str, dbapi_conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """Rows of ``sql`` with text values as their stored bytes (see :func:`sqlite.fetch_stored_text`)."""
     return _for(_STORED_TEXT, dialect, "reading stored text as bytes")(dbapi_conn, sql, params)  # type: ignore[no-any-return]
+
+
+# -- raw statements on a driver connection (labrig.store.database.RawTransaction) --
+
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True)
+class RawDialect:
+    """What raw SQL needs to know about a database: how to begin, its parameter style, datetimes and lists."""
+
+    name: str
+    begin_write: Callable[[Any], None]
+    to_db_datetime: Callable[[datetime | None], Any]
+    from_db_datetime: Callable[[Any], datetime | None]
+    #: a list of ids as one parameter: a JSON array for SQLite's json_each, a native array for PostgreSQL
+    id_list: Callable[[Sequence[str]], Any]
+    named_style: bool  # True: ``:name`` parameters as written; False: rewritten to ``%(name)s``
+
+    def sql(self, text: str) -> str:
+        """``text`` written with ``:name`` parameters, in this driver's parameter style."""
+        return text if self.named_style else _NAMED.sub(r"%(\1)s", text.replace("%", "%%"))
+
+
+RAW_DIALECTS: dict[str, RawDialect] = {
+    "sqlite": RawDialect("sqlite", sqlite.begin_write, sqlite.to_db_datetime, sqlite.from_db_datetime,
+                         lambda ids: json.dumps(list(ids)), True),
+    "postgresql": RawDialect("postgresql", postgresql.begin_write, postgresql.to_db_datetime,
+                             postgresql.from_db_datetime, list, False),
+}
+
+
+def raw_dialect(name: str) -> RawDialect:
+    return _for(RAW_DIALECTS, name, "raw SQL")  # type: ignore[no-any-return]
+
+
+#: a statement that makes appending to the audit chain one writer at a time (None: write transactions already are)
+_CHAIN_LOCK: dict[str, str | None] = {
+    "sqlite": None,  # BEGIN IMMEDIATE: one writer per database
+    "postgresql": "SELECT pg_advisory_xact_lock(7340001)",  # held to the end of the transaction
+}
+
+
+def chain_lock_sql(dialect: str) -> str | None:
+    return _for(_CHAIN_LOCK, dialect, "serialising the audit chain")  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@ from labrig.ui.app import Gui
 from labrig.ui.formatting import human_bytes
 from labrig.ui.main_window import MainWindow
 from labrig.ui.pages import PAGES
+from labrig.ui.review_page import ReviewPage
 
 TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Storage", "Releases", "Settings"]
 
@@ -49,14 +50,9 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
     assert navigation.currentRow() == pages.currentIndex() == TITLES.index("Review")
 
 
-def test_placeholder_pages_say_what_they_will_hold(ui: Gui) -> None:
-    window = ui.window
-    review = window.findChild(QStackedWidget, "pages").widget(TITLES.index("Review"))
-
-    assert "Review" in review.findChild(QLabel, "pageTitle").text()
-    assert review.findChild(QLabel, "pagePromise").text() == (
-        "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
-    )
+def test_the_review_page_is_in_its_place(ui: Gui) -> None:
+    review = ui.window.findChild(QStackedWidget, "pages").widget(TITLES.index("Review"))
+    assert isinstance(review, ReviewPage)
 
 
 def test_settings_page_shows_the_real_store(services: Services, ui: Gui) -> None:

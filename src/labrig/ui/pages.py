@@ -3,7 +3,6 @@
 Each page is built by a factory that receives a :class:`PageContext` (the
 services, the event bridge, the queue monitor) and hands the page only what it
 uses, so a page gets its collaborators in ``__init__`` like every other widget.
-Pages of features not built yet say so plainly instead of showing fake controls.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from labrig.ui.queue_model import QueueMonitor
 from labrig.ui.queue_page import QueuePage
 from labrig.ui.releases_page import ReleasesPage
 from labrig.ui.results_page import ResultsPage
+from labrig.ui.review_page import ReviewPage
 from labrig.ui.storage_page import StoragePage
 
 
@@ -57,22 +57,6 @@ class PageSpec:
     factory: PageFactory
 
 
-class PlaceholderPage(QWidget):
-    """An honest stand-in: the page's title and one sentence on what it will hold."""
-
-    def __init__(self, title: str, promise: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        heading = QLabel(f"<h2>{title}</h2>")
-        heading.setObjectName("pageTitle")
-        body = QLabel(promise)
-        body.setObjectName("pagePromise")
-        body.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.addWidget(heading)
-        layout.addWidget(body)
-        layout.addStretch(1)
-
-
 class SettingsPage(QWidget):
     """Facts about the open store, read once when the page is built."""
 
@@ -98,22 +82,12 @@ class SettingsPage(QWidget):
         layout.addStretch(1)
 
 
-def placeholder(title: str, promise: str) -> PageFactory:
-    """A factory for a :class:`PlaceholderPage`; it needs nothing from the context."""
-    return lambda _context: PlaceholderPage(title, promise)
-
-
-def _spec(key: str, title: str, promise: str) -> PageSpec:
-    return PageSpec(key, title, placeholder(title, promise))
-
-
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("capture", "Capture", lambda context: CapturePage(context.services, context.monitor, context.devices)),
     PageSpec("calibration", "Calibration", lambda context: CalibrationPage(context.services, context.bridge)),
     PageSpec("results", "Results", lambda context: ResultsPage(context.services, context.bridge)),
-    _spec(
-        "review", "Review", "Reviewer revisions, stored beside the automatic results, arrive with the review feature."
-    ),
+    PageSpec("review", "Review",
+             lambda context: ReviewPage(context.services.governance, context.services.store, context.bridge)),
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
     PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
     PageSpec("storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)),

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -30,6 +31,7 @@ from labrig.analysis.result_views import ResultDetail, ResultStatus
 from labrig.domain.jobs import JobState
 from labrig.ui.attempts_model import WORDS
 from labrig.ui.result_plots import ResultPlots
+from labrig.ui.review_data import RevisedValue
 
 # (document key, column caption, what its unit is)
 METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
@@ -70,6 +72,14 @@ def _set_badge(badge: QLabel, text: str, colour: str, tip: str = "") -> None:
     badge.show()
 
 
+def _show_revised(item: QTableWidgetItem, change: RevisedValue) -> None:
+    """The value in force, marked, with the automatic value beside it and who changed it, when and why."""
+    item.setText(f"{format_value(change.effective)} (revised; auto {format_value(change.automatic)})")
+    item.setToolTip(f"Revised: {change.describe()}\nAutomatic value {format_value(change.automatic)}, kept unchanged.")
+    item.setBackground(QBrush(QColor(AMBER)))
+    item.setForeground(QBrush(QColor("black")))
+
+
 def _bullets(lines: Sequence[str]) -> str:
     return "\n".join(f"• {line}" for line in lines)
 
@@ -81,7 +91,7 @@ class ResultView(QWidget):
         super().__init__(parent)
         self.title = _label("resultTitle")
         self.badges = {name: _label(name, wrap=False) for name in
-                       ("statusBadge", "degradedBadge", "unitsBadge", "calibrationBadge", "qcBadge")}
+                       ("statusBadge", "degradedBadge", "unitsBadge", "calibrationBadge", "qcBadge", "revisedBadge")}
         self.degraded_reasons = _label("degradedReasons")
         self.blocked_panel = QFrame()
         self.blocked_panel.setObjectName("blockedPanel")
@@ -154,7 +164,8 @@ class ResultView(QWidget):
         self.body.hide()
         self.placeholder.show()
 
-    def show_result(self, detail: ResultDetail) -> None:
+    def show_result(self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None) -> None:
+        """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside the automatic ones."""
         self.show_message("")
         self.placeholder.hide()
         self.body.show()
@@ -165,7 +176,7 @@ class ResultView(QWidget):
         self._show_reasons(detail)
         self._show_quality(detail)
         self.plots.show_tracks(detail.tracks, detail.units)
-        self._show_metrics(detail.metrics, detail.units)
+        self._show_metrics(detail.metrics, detail.units, revised or {})
         self._show_provenance(detail)
         self.current = detail
 
@@ -208,7 +219,8 @@ class ResultView(QWidget):
             _set_badge(self.badges["qcBadge"], f"{frames} frames · {gaps} gaps", GREEN if sound else AMBER,
                        _bullets(qc.get("problems") or ["the recording decoded completely, with no timestamp gaps"]))
 
-    def _show_metrics(self, metrics: Sequence[Mapping[str, Any]], units: tuple[str, str] | None) -> None:
+    def _show_metrics(self, metrics: Sequence[Mapping[str, Any]], units: tuple[str, str] | None,
+                      revised: Mapping[str, RevisedValue]) -> None:
         length, time = units or ("", "")
         unit = {"length": length, "time": time, "speed": f"{length}/{'frame' if time == 'frames' else time}"}
         self.metrics.setHorizontalHeaderLabels(
@@ -219,7 +231,15 @@ class ResultView(QWidget):
                 item = QTableWidgetItem(format_value(metric.get(key)))
                 if key != "reason":
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                change = revised.get(f"track:{metric.get('track_id')}.{key}")
+                if change is not None:
+                    _show_revised(item, change)
                 self.metrics.setItem(row, column, item)
+        if revised:
+            count = f"{len(revised)} value" + ("s" if len(revised) != 1 else "")
+            _set_badge(self.badges["revisedBadge"], f"REVISED: {count}", AMBER,
+                       "A reviewer changed these values on the Review page; the automatic values are kept and "
+                       "shown beside them.")
 
     def _show_provenance(self, detail: ResultDetail) -> None:
         if detail.document is None:

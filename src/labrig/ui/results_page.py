@@ -15,15 +15,27 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from labrig.analysis.result_views import AttemptSummary, ResultDetail, list_attempts, load_result, refreshes_results
+from labrig.analysis.revisions import RevisionService
 from labrig.bootstrap import Services
+from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord
+from labrig.store.database import Store
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
 from labrig.ui.latest import Latest
 from labrig.ui.result_view import ResultView
 from labrig.ui.results_model import AttemptResultsModel
+from labrig.ui.review_data import RevisedValue, read_revised
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
+Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
+
+
+def load_shown(store: Store, revisions: RevisionService, attempt_id: str) -> Shown:
+    """The attempt's result and the values reviewers revised in it. Blocking: runs on a pool thread."""
+    detail = load_result(store, attempt_id)
+    result_id = detail.summary.result_id if detail is not None and detail.document is not None else None
+    return detail, read_revised(revisions, result_id)
 
 
 class ResultsPage(QWidget):
@@ -31,7 +43,7 @@ class ResultsPage(QWidget):
 
     def __init__(self, services: Services, bridge: EventBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._store = services.store
+        self._store, self._revisions = services.store, services.governance.revisions
         self._calls = BackgroundCalls(threads=2, parent=self)
         self._list_reads, self._detail_reads = Latest(self._calls), Latest(self._calls)
         self._stale = True  # read the list when next shown
@@ -106,6 +118,10 @@ class ResultsPage(QWidget):
 
     @Slot(object)
     def _on_bridge_event_recorded(self, event: EventRecord) -> None:
+        shown = self.detail.current
+        if event.name == EventName.REVIEW_REVISED and shown is not None \
+                and shown.summary.result_id == event.payload.get("result_id"):
+            self._read_detail(shown.summary.attempt_id)  # its revised values changed; the list did not
         if not refreshes_results(event.name, event.payload):
             return
         if self.isVisible():
@@ -145,14 +161,15 @@ class ResultsPage(QWidget):
         self._read_detail(attempt_id)
 
     def _read_detail(self, attempt_id: str) -> None:
-        self._detail_reads.request(partial(load_result, self._store, attempt_id), self._on_result_read,
-                                   self._on_result_failed)
+        self._detail_reads.request(partial(load_shown, self._store, self._revisions, attempt_id),
+                                   self._on_result_read, self._on_result_failed)
 
-    def _on_result_read(self, detail: ResultDetail | None) -> None:
+    def _on_result_read(self, shown: Shown) -> None:
+        detail, revised = shown
         if detail is None:
             self.detail.show_message("This attempt is not in the store any more.")
         elif detail.summary.attempt_id == self.selected_attempt_id():  # else the selection moved on meanwhile
-            self.detail.show_result(detail)
+            self.detail.show_result(detail, revised)
 
     def _on_result_failed(self, error: Exception) -> None:
         self.detail.show_message(f"The result could not be read: {say_error(error)}")

@@ -1,0 +1,126 @@
+"""What the Review screen and the Results screen read about reviewers' revisions (no Qt here).
+
+Every function opens its own read through the services, so it may run on any thread: the pages call them on a
+pool thread. The revision service stays the authority on who may revise and on what a revision does; these
+functions only shape what it returns for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from labrig.access import AccessControl
+from labrig.analysis.result_views import list_attempts
+from labrig.analysis.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
+from labrig.domain.roles import Action, RoleRequiredError
+from labrig.store.database import Store
+
+
+@dataclass(frozen=True)
+class ReviewListRow:
+    """One published result in the Review list."""
+
+    result_id: str
+    attempt_id: str
+    subject_code: str | None  # None when the attempt is older than the Results list reaches
+    protocol: str | None
+    attempt_number: int | None
+    created_at: str  # ISO-8601, UTC
+    degraded: bool
+    revisions: int
+    superseded: bool  # a reprocess published a newer result for the same attempt
+
+
+@dataclass(frozen=True)
+class ReviewerState:
+    """The signed-in user, their role, and whether they may revise (with the service's words when not)."""
+
+    user: str
+    role: str | None
+    enforced: bool  # False until an admin exists: everyone may revise
+    refusal: str | None  # the access service's own message when revising is not allowed
+
+    def describe(self) -> str:
+        role = f"{self.role} role" if self.role else "no role"
+        if not self.enforced:
+            return (f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation yet (no admin), "
+                    "so everyone may revise results.")
+        return f"Signed in as {self.user} ({role})."
+
+
+@dataclass(frozen=True)
+class RevisedValue:
+    """One field a reviewer changed: the machine's value, the value in force, and who set it, when and why."""
+
+    field: str
+    automatic: float | None
+    effective: float | None
+    number: int  # the revision that set the effective value
+    reviewer: str
+    created_at: str  # ISO-8601, UTC
+    reason: str
+
+    def describe(self) -> str:
+        """One line for a tooltip or the Last change column."""
+        return f"revision {self.number} by {self.reviewer}, {local_time(self.created_at)}: {self.reason}"
+
+
+def local_time(iso: str) -> str:
+    """A stored UTC time as the workstation's local minute."""
+    try:
+        return f"{datetime.fromisoformat(iso).astimezone():%Y-%m-%d %H:%M}"
+    except ValueError:  # written by another version: show it as stored
+        return iso
+
+
+def head_of(reviewed: ReviewedResult) -> str:
+    """What a new revision is made on: the latest revision, or the result itself when it has none."""
+    return reviewed.revisions[-1].id if reviewed.revisions else reviewed.result_id
+
+
+def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewListRow]:
+    """Every published result, newest first, with its subject and attempt when the Results list knows them."""
+    attempts = {a.attempt_id: a for a in list_attempts(store)}
+    rows = []
+    for summary in reversed(revisions.results()):
+        if summary.status != "published":
+            continue
+        attempt = attempts.get(summary.attempt_id)
+        rows.append(ReviewListRow(
+            summary.result_id, summary.attempt_id, attempt.subject_code if attempt else None,
+            attempt.protocol if attempt else None, attempt.number if attempt else None, summary.created_at,
+            summary.degraded, summary.revisions, summary.superseded))
+    return rows
+
+
+def read_reviewer(access: AccessControl) -> ReviewerState:
+    """Who is signed in and whether the access service lets them revise now."""
+    roster = access.roster()
+    role = next((u.role for u in roster.users if u.user == roster.current_user), None)
+    try:
+        access.require(Action.REVISE)
+    except RoleRequiredError as refusal:
+        return ReviewerState(roster.current_user, role, roster.enforced, refusal.message)
+    return ReviewerState(roster.current_user, role, roster.enforced, None)
+
+
+def revised_values(fields: Sequence[FieldValue], history: Sequence[RevisionView]) -> dict[str, RevisedValue]:
+    """The fields a revision set, by field name (``track:ID.metric``)."""
+    by_number = {r.number: r for r in history}
+    out = {}
+    for field in fields:
+        revision = by_number.get(field.revision) if field.revision is not None else None
+        if revision is not None:
+            out[field.field] = RevisedValue(field.field, field.automatic, field.effective, revision.number,
+                                            revision.reviewer, revision.created_at, revision.reason)
+    return out
+
+
+def read_revised(revisions: RevisionService, result_id: str | None) -> dict[str, RevisedValue]:
+    """The revised fields of ``result_id`` (none for no result)."""
+    if result_id is None:
+        return {}
+    reviewed = revisions.show(result_id)
+    return revised_values(reviewed.fields, reviewed.revisions)

@@ -1,0 +1,204 @@
+"""Issue 6, end to end by clicking: a technician opens a session on the virtual camera, calibrates from a recorded
+board, records two attempts; the analysis runs and the results are plotted; a reviewer revises a value, and both
+the automatic and the revised value are on screen. Services are called only to set the roles up and to check what
+was stored.
+
+Roles are enforced (ada is admin): tom, a technician, does the capture; then rita, a reviewer, signs in to the
+same workstation (the access service's user provider stands for the operating-system login) and reviews.
+
+The board recording lasts 11 s: a valid calibration needs the board's corners to cover 40 % of the image and
+the virtual board wanders slowly, so 270 frames (9 s; every 10th frame, 27 views) is the shortest recording that
+validates (260 frames reach 39.6 %); 11 s leaves two seconds for a slow machine. The virtual board is a device of
+its own (``virtual:board``) and no plane recording can be made with it, so the calibration is bound to that
+device: the two attempts of ``virtual:markers`` are analysed in pixels (published, degraded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+from sqlalchemy import select
+
+from labrig.access import AccessControl
+from labrig.analysis.calibration_views import Validity
+from labrig.analysis.result_views import ResultStatus
+from labrig.bootstrap import Services, bootstrap
+from labrig.domain.idempotency import sha256_hex
+from labrig.store import Store
+from labrig.store.models import AnalysisResultRecord
+from labrig.ui.app import Gui, build_main_window
+from labrig.ui.calibration_page import CalibrationPage
+from labrig.ui.capture_page import CapturePage, Phase
+from labrig.ui.result_view import METRIC_COLUMNS
+from labrig.ui.results_page import ResultsPage
+from labrig.ui.review_page import ReviewPage
+from labrig.ui.review_widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
+from tests.ui.analysis_helpers import click_row
+from tests.ui.capture_helpers import LEFT, MARKERS, fill_session, pick_device, start_recording, wait_verified
+from tests.ui.jobs_helpers import TEST_LEASE
+
+BOARD = "virtual:board"
+BOARD_SECONDS = 11.0
+ATTEMPT_SECONDS = 1.5
+WAIT_MS = 30_000
+FIELD = "track:0.peak_speed"
+
+
+class SignedIn:
+    """Who is logged in to the workstation: changed when the reviewer takes over from the technician."""
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+
+    def __call__(self) -> str:
+        return self.user
+
+
+@pytest.fixture
+def signed_in() -> SignedIn:
+    return SignedIn("tom")
+
+
+@pytest.fixture
+def services(store: Store, signed_in: SignedIn) -> Iterator[Services]:
+    admin = AccessControl(store, user=lambda: "ada", host=lambda: "bench-1")
+    admin.set_role("ada", "admin", "lab manager")
+    admin.set_role("tom", "technician", "bench technician")
+    admin.set_role("rita", "reviewer", "senior analyst")
+    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE,
+                      access=AccessControl(store, user=signed_in, host=lambda: "bench-1"))
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def gui(qtbot: QtBot, services: Services) -> Iterator[Gui]:
+    """The window as ``build_main_window`` composes it."""
+    built = build_main_window(services)
+    qtbot.addWidget(built.window)
+    yield built
+    built.window.shut_down()
+    built.executor.shutdown(5000)
+    built.bridge.detach(services)
+
+
+def _page(gui: Gui, key: str) -> QWidget:
+    gui.window.show_page(key)
+    return gui.window.pages.currentWidget()
+
+
+def _record(qtbot: QtBot, page: CapturePage, device_id: str, seconds: float, attempts: int) -> None:
+    """Pick ``device_id``, record ``seconds`` of it, stop, and wait for the attempt to be listed."""
+    pick_device(qtbot, page.picker, device_id)
+    wait_verified(qtbot, page.picker, device_id)
+    start_recording(qtbot, page)
+    qtbot.wait(int(seconds * 1000))
+    qtbot.mouseClick(page.stop_button, LEFT)
+    qtbot.waitUntil(lambda: page.attempts.rowCount() == attempts and page.phase is Phase.READY, timeout=WAIT_MS)
+
+
+def _calibrate(qtbot: QtBot, gui: Gui) -> None:
+    page = _page(gui, "calibration")
+    assert isinstance(page, CalibrationPage)
+    qtbot.waitUntil(lambda: page.form.capture.count() == 1 and page.form.button.isEnabled(), timeout=WAIT_MS)
+    assert BOARD in page.form.capture.currentText()
+    assert page.form.board.currentText() == "virtual-9x6-25" and page.form.every.value() == 10  # the defaults
+    qtbot.mouseClick(page.form.button, LEFT)
+    qtbot.waitUntil(lambda: page.detail.current is not None, timeout=WAIT_MS)
+    detail = page.detail.current
+    assert detail is not None and detail.summary.validity is Validity.IN_USE, page.form.status.text()
+    assert f"Bound to {BOARD}" in page.detail.binding.text()
+
+
+def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
+    """Wait for the attempt's result to be published (in pixels: degraded), click its row, see its curves."""
+    def published() -> bool:
+        summary = page.model.summary(attempt_id)
+        return summary is not None and summary.status is ResultStatus.DEGRADED
+
+    qtbot.waitUntil(published, timeout=WAIT_MS)
+    click_row(qtbot, page.table, page.model.row_of(attempt_id) or 0)
+    qtbot.waitUntil(lambda: page.detail.current is not None
+                    and page.detail.current.summary.attempt_id == attempt_id, timeout=WAIT_MS)
+    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == 3  # the three markers
+    assert page.detail.plots.speed.getPlotItem().listDataItems()
+
+
+def _automatic_document(services: Services, attempt_id: str) -> tuple[str, bytes]:
+    with services.store.read() as session:
+        row = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)).one()
+        return row.id, row.document.encode()
+
+
+def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicking(
+        qtbot: QtBot, services: Services, gui: Gui, signed_in: SignedIn) -> None:
+    services.start()  # events reach the window through the bridge
+    gui.window.resize(1400, 900)
+    gui.window.show()
+    qtbot.waitExposed(gui.window)
+
+    # the technician: a session, the board recorded and calibrated, then two attempts of the markers
+    capture = _page(gui, "capture")
+    assert isinstance(capture, CapturePage)
+    fill_session(qtbot, capture, "E2E-1", "reach", "tom")
+    _record(qtbot, capture, BOARD, BOARD_SECONDS, attempts=1)
+    _calibrate(qtbot, gui)
+    capture = _page(gui, "capture")
+    assert isinstance(capture, CapturePage) and capture.session is not None
+    _record(qtbot, capture, MARKERS, ATTEMPT_SECONDS, attempts=2)
+    _record(qtbot, capture, MARKERS, ATTEMPT_SECONDS, attempts=3)
+    first, second = (row.attempt_id for row in capture.attempts.rows[1:])
+    assert first is not None and second is not None
+
+    # the analysis runs; both results are published and plotted
+    gui.executor.start()
+    results = _page(gui, "results")
+    assert isinstance(results, ResultsPage)
+    for attempt_id in (first, second):
+        _plotted(qtbot, results, attempt_id)
+    result_id, automatic_document = _automatic_document(services, second)
+
+    # the reviewer signs in and revises one value of the second attempt's result
+    signed_in.user = "rita"
+    review = _page(gui, "review")
+    assert isinstance(review, ReviewPage)
+    qtbot.waitUntil(lambda: review.reviewer is not None and review.reviewer.user == "rita", timeout=WAIT_MS)
+    assert review.user.text() == "Signed in as rita (reviewer role)." and review.form.permission.isHidden()
+    qtbot.waitUntil(lambda: review.model.row_of(result_id) == 0, timeout=WAIT_MS)  # newest first
+    click_row(qtbot, review.table, 0)
+    qtbot.waitUntil(lambda: review.shown is not None and review.shown.result_id == result_id, timeout=WAIT_MS)
+    row = review.values.row_of(FIELD)
+    assert row is not None
+    automatic = review.values.item(row, AUTOMATIC_COLUMN).text()
+    qtbot.mouseClick(review.values.viewport(), LEFT, pos=review.values.visualItemRect(review.values.item(row, 0))
+                     .center())
+    assert review.form.field() == FIELD
+    qtbot.keyClicks(review.form.value, "812.5")
+    qtbot.keyClicks(review.form.reason, "marker 0 was occluded; peak read from the video")
+    qtbot.mouseClick(review.form.button, LEFT)
+
+    qtbot.waitUntil(lambda: review.form.status.text().startswith("Revision 1 saved"), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: review.values.item(row, EFFECTIVE_COLUMN).text() == "812.50", timeout=WAIT_MS)
+    assert review.values.item(row, AUTOMATIC_COLUMN).text() == automatic != "812.50"
+    assert review.history.item(0, 1).text() == "rita"
+
+    # the Results page shows the revised value, marked, with the automatic one beside it
+    results = _page(gui, "results")
+    assert isinstance(results, ResultsPage)
+    click_row(qtbot, results.table, results.model.row_of(second) or 0)
+    column = [key for key, _, _ in METRIC_COLUMNS].index("peak_speed")
+    qtbot.waitUntil(lambda: results.detail.current is not None and results.detail.metrics.rowCount() > 0
+                    and results.detail.metrics.item(0, column).text().startswith("812.50"), timeout=WAIT_MS)
+    assert results.detail.metrics.item(0, column).text() == f"812.50 (revised; auto {automatic})"
+    assert results.detail.badges["revisedBadge"].isVisible()
+
+    # stored: the revision by rita beside the result, whose automatic document is byte-identical
+    reviewed = services.governance.revisions.show(result_id)
+    [revision] = reviewed.revisions
+    assert (revision.reviewer, revision.changes[0].field, revision.changes[0].new) == ("rita", FIELD, 812.5)
+    assert services.governance.revisions.automatic_document(result_id) == automatic_document
+    assert sha256_hex(automatic_document) == reviewed.automatic_digest and reviewed.automatic_intact
+    assert services.governance.audit.verify().intact

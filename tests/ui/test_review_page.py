@@ -1,0 +1,278 @@
+"""The Review page on a real published result: revising by clicking, refusals in words, roles and conflicts.
+
+The store is a copy of one template (a published and a blocked result, recorded and analysed once per test run);
+each test acts as a named user on the workstation ``bench-1``. What was stored is read back through the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+from sqlalchemy import func, select
+
+from labrig.access import AccessControl
+from labrig.bootstrap import Services, bootstrap
+from labrig.domain.idempotency import sha256_hex
+from labrig.store import Store, open_store
+from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
+from labrig.ui.bridge import EventBridge
+from labrig.ui.result_view import METRIC_COLUMNS
+from labrig.ui.results_page import ResultsPage
+from labrig.ui.review_page import ReviewPage
+from labrig.ui.review_widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
+from tests.support.results import TemplateResults, copy_store, make_results
+from tests.ui.analysis_helpers import click_row
+from tests.ui.jobs_helpers import TEST_LEASE
+
+LEFT = Qt.MouseButton.LeftButton
+WAIT_MS = 10_000
+FIELD = "track:0.peak_speed"
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TemplateResults]:
+    root = tmp_path_factory.mktemp("review-ui-template") / "store"
+    return root, make_results(root)
+
+
+def as_user(store: Store, user: str) -> AccessControl:
+    return AccessControl(store, user=lambda: user, host=lambda: "bench-1")
+
+
+@dataclass
+class Rig:
+    store: Store
+    published_id: str
+
+    def services_as(self, user: str) -> Services:
+        return bootstrap(store=self.store, poll_seconds=0.05, lease=TEST_LEASE, access=as_user(self.store, user))
+
+
+@pytest.fixture
+def rig(template: tuple[Path, TemplateResults], tmp_path: Path) -> Iterator[Rig]:
+    store = open_store(copy_store(template[0], tmp_path / "store"))
+    yield Rig(store, template[1].published_id)
+    store.close()
+
+
+class Bench:
+    """Services acting as one user each, with a bridge attached and the dispatcher running; pages built on them
+    are shut down, and the threads stopped, at the end of the test."""
+
+    def __init__(self, qtbot: QtBot, rig: Rig) -> None:
+        self.qtbot, self.rig = qtbot, rig
+        self.opened: list[tuple[Services, EventBridge]] = []
+        self.pages: list[ReviewPage | ResultsPage] = []
+
+    def open_as(self, user: str) -> tuple[Services, EventBridge]:
+        services = self.rig.services_as(user)
+        bridge = EventBridge()
+        bridge.attach(services)
+        services.start()
+        self.opened.append((services, bridge))
+        return services, bridge
+
+    def show(self, page: ReviewPage | ResultsPage) -> None:
+        self.qtbot.addWidget(page)
+        self.pages.append(page)
+        page.resize(1400, 900)
+        page.show()
+        self.qtbot.waitExposed(page)
+
+    def review_page(self, user: str) -> tuple[ReviewPage, Services]:
+        services, bridge = self.open_as(user)
+        page = ReviewPage(services.governance, services.store, bridge)
+        self.show(page)
+        self.qtbot.waitUntil(lambda: page.model.rowCount() == 1 and page.reviewer is not None, timeout=WAIT_MS)
+        return page, services
+
+    def close(self) -> None:
+        for page in self.pages:
+            page.shut_down(5000)
+        for services, bridge in self.opened:
+            bridge.detach(services)
+            services.dispatcher_thread.stop()
+
+
+@pytest.fixture
+def bench(qtbot: QtBot, rig: Rig) -> Iterator[Bench]:
+    made = Bench(qtbot, rig)
+    yield made
+    made.close()
+
+
+def _open_result(qtbot: QtBot, page: ReviewPage, result_id: str) -> None:
+    row = page.model.row_of(result_id)
+    assert row is not None, "the result is not listed"
+    click_row(qtbot, page.table, row)
+    qtbot.waitUntil(lambda: page.shown is not None and page.shown.result_id == result_id, timeout=WAIT_MS)
+
+
+def _type_revision(qtbot: QtBot, page: ReviewPage, field: str, value: str, reason: str) -> None:
+    """Click the field's row in the values table (which picks it in the form), then type the value and reason."""
+    row = page.values.row_of(field)
+    assert row is not None, f"the values table has no row for {field}"
+    rect = page.values.visualItemRect(page.values.item(row, 0))
+    qtbot.mouseClick(page.values.viewport(), LEFT, pos=rect.center())
+    assert page.form.field() == field
+    for edit, text in ((page.form.value, value), (page.form.reason, reason)):
+        edit.clear()
+        qtbot.keyClicks(edit, text)
+
+
+def _cells(page: ReviewPage, field: str) -> tuple[str, str, str]:
+    row = page.values.row_of(field)
+    assert row is not None
+    automatic, effective, change = (page.values.item(row, c).text()
+                                    for c in (AUTOMATIC_COLUMN, EFFECTIVE_COLUMN, CHANGE_COLUMN))
+    return automatic, effective, change
+
+
+def _counts(store: Store) -> tuple[int, ...]:
+    with store.read() as session:
+        return tuple(session.scalar(select(func.count()).select_from(m)) or 0
+                     for m in (ResultRevision, OutboxEvent, AuditEntry))
+
+
+def _staff(store: Store) -> None:
+    admin = as_user(store, "ada")
+    admin.set_role("ada", "admin", "lab manager")
+    admin.set_role("rita", "reviewer", "senior analyst")
+    admin.set_role("tom", "technician", "bench technician")
+
+
+def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic_one(
+        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    page, services = bench.review_page("rita")
+    automatic_document = services.governance.revisions.automatic_document(rig.published_id)
+    assert "not enforced" in page.user.text() and "rita" in page.user.text()
+    assert page.list_status.text() == "1 published result, newest first."  # the blocked one cannot be revised
+    _open_result(qtbot, page, rig.published_id)
+    automatic, effective, change = _cells(page, FIELD)
+    assert automatic == effective and change == "— (automatic)"
+    assert page.form.button.isEnabled() and page.history.rowCount() == 0
+
+    _type_revision(qtbot, page, FIELD, "812.5", "marker 0 was occluded for ten frames")
+    qtbot.mouseClick(page.form.button, LEFT)
+
+    qtbot.waitUntil(lambda: page.form.status.text().startswith("Revision 1 saved"), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _cells(page, FIELD)[1] == "812.50", timeout=WAIT_MS)
+    assert _cells(page, FIELD)[0] == automatic  # the automatic value stays beside the revised one
+    assert "revision 1 by rita" in _cells(page, FIELD)[2] and "occluded" in _cells(page, FIELD)[2]
+    assert page.values.item(page.values.row_of(FIELD) or 0, EFFECTIVE_COLUMN).background().color().name() == "#ffe2a8"
+    assert page.history.rowCount() == 1
+    assert [page.history.item(0, c).text() for c in (0, 1, 4)] == ["1", "rita", "marker 0 was occluded for ten frames"]
+    assert f"{automatic} → 812.50" in page.history.item(0, 3).text()
+    assert page.form.value.text() == page.form.reason.text() == ""
+    qtbot.waitUntil(lambda: page.model.rows[0].revisions == 1, timeout=WAIT_MS)
+    # stored: the revision beside the result, which stays byte-identical, with its audit entry
+    shown = services.governance.revisions.show(rig.published_id)
+    [revision] = shown.revisions
+    assert (revision.reviewer, revision.base_id, revision.changes[0].new) == ("rita", rig.published_id, 812.5)
+    assert services.governance.revisions.automatic_document(rig.published_id) == automatic_document
+    assert sha256_hex(automatic_document) == shown.automatic_digest
+    assert [e.action for e in services.governance.audit.entries(rig.published_id)] == ["review.revise"]
+
+
+def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    page, services = bench.review_page("rita")
+    _open_result(qtbot, page, rig.published_id)
+    before = _counts(services.store)
+
+    _type_revision(qtbot, page, FIELD, "812.5", "   ")
+    qtbot.mouseClick(page.form.button, LEFT)
+
+    assert page.form.status.text().startswith("Not saved: a revision needs a reason: say why the automatic value")
+    assert page.focusWidget() is page.form.reason  # where to type the fix
+    page.form.value.setText("twelve")
+    qtbot.keyClicks(page.form.reason, "typed from the lab book")
+    qtbot.mouseClick(page.form.button, LEFT)  # the service refuses what it cannot read, in its words
+    qtbot.waitUntil(lambda: "is not a number" in page.form.status.text(), timeout=WAIT_MS)
+    assert page.form.status.text().startswith(f"Not saved: {FIELD}: 'twelve' is not a number")
+    assert page.form.value.text() == "twelve"  # nothing typed is lost
+    assert _counts(services.store) == before
+    assert services.governance.revisions.show(rig.published_id).revisions == []
+
+
+def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    _staff(rig.store)
+    page, _services = bench.review_page("tom")
+    _open_result(qtbot, page, rig.published_id)
+
+    assert page.user.text() == "Signed in as tom (technician role)."
+    assert page.form.permission.isVisible() and not page.form.button.isEnabled()
+    assert not page.form.value.isEnabled() and not page.form.reason.isEnabled()
+    text = page.form.permission.text()
+    assert "revising a result needs the reviewer role (or admin); 'tom' has the technician role" in text
+    assert "An admin (ada) can grant it" in text
+
+
+def test_a_role_refusal_from_the_service_is_shown_in_words_and_nothing_is_stored(
+        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    _staff(rig.store)
+    page, services = bench.review_page("rita")
+    _open_result(qtbot, page, rig.published_id)
+    assert page.form.button.isEnabled() and not page.form.permission.isVisible()
+    _type_revision(qtbot, page, FIELD, "812.5", "checked against the video")
+    as_user(rig.store, "ada").set_role("rita", "technician", "moved to the capture bench")  # while she types
+    before = _counts(services.store)
+
+    qtbot.mouseClick(page.form.button, LEFT)
+
+    qtbot.waitUntil(lambda: page.form.status.text().startswith("Not saved: revising a result needs the reviewer "
+                                                               "role"), timeout=WAIT_MS)
+    assert "'rita' has the technician role" in page.form.status.text()
+    qtbot.waitUntil(lambda: not page.form.button.isEnabled(), timeout=WAIT_MS)  # the form follows the service
+    assert page.user.text() == "Signed in as rita (technician role)."
+    assert _counts(services.store) == before
+
+
+def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_shown(
+        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    page, services = bench.review_page("rita")
+    _open_result(qtbot, page, rig.published_id)
+    _type_revision(qtbot, page, FIELD, "812.5", "marker 0 occluded")
+    bob = rig.services_as("bob").governance.revisions.revise(rig.published_id, {FIELD: 790}, "re-measured by hand")
+    qtbot.waitUntil(lambda: _cells(page, FIELD)[1] == "790.00", timeout=WAIT_MS)  # pushed through the bridge
+    assert "Revision 1 by bob arrived while you were editing" in page.form.status.text()
+
+    qtbot.mouseClick(page.form.button, LEFT)
+
+    qtbot.waitUntil(lambda: "LABRIG_REVISION_CONFLICT" in page.form.status.text(), timeout=WAIT_MS)
+    assert "someone revised this result while you were editing" in page.form.status.text()
+    assert _cells(page, FIELD)[1] == "790.00" and "revision 1 by bob" in _cells(page, FIELD)[2]
+    assert [r.id for r in services.governance.revisions.show(rig.published_id).revisions] == [bob.id]
+    assert (page.form.value.text(), page.form.reason.text()) == ("812.5", "marker 0 occluded")  # kept
+
+    qtbot.mouseClick(page.form.button, LEFT)  # on purpose now: made on bob's revision
+
+    qtbot.waitUntil(lambda: page.form.status.text().startswith("Revision 2 saved"), timeout=WAIT_MS)
+    second = services.governance.revisions.show(rig.published_id).revisions[-1]
+    assert (second.base_id, second.changes[0].old, second.changes[0].new) == (bob.id, 790.0, 812.5)
+
+
+def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    services, bridge = bench.open_as("rita")
+    page = ResultsPage(services, bridge)
+    bench.show(page)
+    attempt_id = services.governance.revisions.show(rig.published_id).attempt_id
+    qtbot.waitUntil(lambda: page.model.row_of(attempt_id) is not None, timeout=WAIT_MS)
+    click_row(qtbot, page.table, page.model.row_of(attempt_id) or 0)
+    qtbot.waitUntil(lambda: page.detail.current is not None, timeout=WAIT_MS)
+    column = [key for key, _, _ in METRIC_COLUMNS].index("peak_speed")
+    automatic = page.detail.metrics.item(0, column).text()
+    assert not page.detail.badges["revisedBadge"].isVisible()
+
+    services.governance.revisions.revise(rig.published_id, {FIELD: 812.5}, "marker 0 occluded")
+
+    qtbot.waitUntil(lambda: page.detail.metrics.item(0, column).text().startswith("812.50"), timeout=WAIT_MS)
+    item = page.detail.metrics.item(0, column)
+    assert item.text() == f"812.50 (revised; auto {automatic})"
+    assert "revision 1 by rita" in item.toolTip() and "marker 0 occluded" in item.toolTip()
+    assert page.detail.badges["revisedBadge"].isVisible()
+    assert page.detail.badges["revisedBadge"].text() == "REVISED: 1 value"

@@ -17,12 +17,16 @@ from labrig.analysis.stages import analysis_stages
 from labrig.capture.service import CaptureService
 from labrig.events.audit import AuditTrail
 from labrig.events.dispatcher import Dispatcher, DispatcherThread
+from labrig.export import ExportService
 from labrig.jobs.builtin import BUILTIN_STAGES
 from labrig.jobs.lease import Clock, LeaseTerms
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.stages import StageRegistry
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
+from labrig.sync import SYNC_INDEXER, FolderDestination, SyncService, index_for_sync
+from labrig.sync.index import INDEXED
+from labrig.sync.service import DestinationFactory
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class Services:
     capture: CaptureService
     releases: ReleaseService
     governance: Governance
+    export: ExportService
+    sync: SyncService  # batches run by `labrig sync` (or a front end's own thread), not by start()
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -65,15 +71,18 @@ def default_registry(store: Store) -> StageRegistry:
 def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
               poll_seconds: float = 1.0, registry: StageRegistry | None = None,
               clock: Clock | None = None, lease: LeaseTerms | None = None,
-              access: AccessControl | None = None) -> Services:
+              access: AccessControl | None = None,
+              sync_destination: DestinationFactory = FolderDestination) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
-    ``access`` decides who the acting user is (default: the operating-system login).
+    ``access`` decides who the acting user is (default: the operating-system login);
+    ``sync_destination`` makes the sync destination from its stored configuration.
     Nothing is started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)
     dispatcher.register(PUBLISHER, publish_when_done, names=WATCHED)
+    dispatcher.register(SYNC_INDEXER, index_for_sync, names=INDEXED)
     storage = StorageMonitor(store)
     queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
@@ -82,4 +91,5 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
                               access)
     governance = Governance(access, RevisionService(store, access), AuditTrail(store))
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
-                    CaptureService(store, storage, access=access), releases, governance)
+                    CaptureService(store, storage, access=access), releases, governance,
+                    ExportService(store, access), SyncService(store, dispatcher, access, sync_destination))

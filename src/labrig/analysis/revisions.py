@@ -106,8 +106,8 @@ class ResultSummary:
     superseded: bool
 
 
-def _find(session: Session, ref: str) -> AnalysisResultRecord:
-    """A result by id or by a unique prefix of at least 4 characters."""
+def find_result(session: Session, ref: str) -> AnalysisResultRecord:
+    """A result by id or by a unique prefix of at least 4 characters; else :class:`UnknownResultError`."""
     ref = ref.strip()
     row = session.get(AnalysisResultRecord, ref) if ref else None
     if row is not None:
@@ -152,7 +152,7 @@ class RevisionService:
             raise FieldSyntaxError("a revision changes at least one field (--set track:ID.metric=VALUE)")
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.REVISE)
-            result = _find(session, result_id)
+            result = find_result(session, result_id)
             if result.status != "published":
                 raise ResultNotPublishedError(
                     f"result {result.id} is {result.status}: only published results can be revised. Its analysis "
@@ -196,24 +196,14 @@ class RevisionService:
     def automatic_document(self, result_id: str) -> bytes:
         """The automatic result document exactly as published (its digest is checked)."""
         with self.store.read() as session:
-            result = _find(session, result_id)
+            result = find_result(session, result_id)
         _automatic(result)
         return result.document.encode()
 
     def show(self, result_id: str) -> ReviewedResult:
         """The automatic values beside the effective ones, and the revision history."""
         with self.store.read() as session:
-            result = _find(session, result_id)
-            history = _history(session, result.id)
-            newer = session.scalar(select(AnalysisResultRecord.id).where(
-                AnalysisResultRecord.attempt_id == result.attempt_id,
-                AnalysisResultRecord.created_at > result.created_at).order_by(
-                AnalysisResultRecord.created_at.desc()).limit(1))
-        document = json.loads(result.document)
-        revisions = [RevisionView.of(r) for r in history]
-        return ReviewedResult(result.id, result.attempt_id, result.status, result.degraded, document.get("units"),
-                              result.digest, sha256_hex(result.document.encode()) == result.digest, newer,
-                              _field_values(document.get("metrics") or [], revisions), revisions)
+            return reviewed_in(session, find_result(session, result_id))
 
     def results(self) -> list[ResultSummary]:
         """Every result, oldest first, with its number of revisions."""
@@ -224,6 +214,20 @@ class RevisionService:
         latest = {r.attempt_id: r.id for r in rows}
         return [ResultSummary(r.id, r.attempt_id, r.status, r.degraded, r.created_at.isoformat(),
                               counts.get(r.id, 0), latest[r.attempt_id] != r.id) for r in rows]
+
+
+def reviewed_in(session: Session, result: AnalysisResultRecord) -> ReviewedResult:
+    """``result`` with its history and effective values, read in ``session`` (so in one snapshot with
+    whatever else the caller reads there, e.g. an export's audit chain head)."""
+    revisions = [RevisionView.of(r) for r in _history(session, result.id)]
+    newer = session.scalar(select(AnalysisResultRecord.id).where(
+        AnalysisResultRecord.attempt_id == result.attempt_id,
+        AnalysisResultRecord.created_at > result.created_at).order_by(
+        AnalysisResultRecord.created_at.desc()).limit(1))
+    document = json.loads(result.document)
+    return ReviewedResult(result.id, result.attempt_id, result.status, result.degraded, document.get("units"),
+                          result.digest, sha256_hex(result.document.encode()) == result.digest, newer,
+                          _field_values(document.get("metrics") or [], revisions), revisions)
 
 
 def _field_values(metrics: Sequence[Mapping[str, Any]], revisions: Sequence[RevisionView]) -> list[FieldValue]:

@@ -16,16 +16,18 @@ from labrig.cli import (
     devices_cmd,
     doctor,
     events_cmd,
+    export_cmd,
     jobs_cmd,
     releases_cmd,
     review_cmd,
+    sync_cmd,
     users_cmd,
 )
 from labrig.errors import LabrigError
 from labrig.store.database import DB_ENV_VAR
 
 SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd,
-               review_cmd, users_cmd, audit_cmd)
+               review_cmd, users_cmd, audit_cmd, export_cmd, sync_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

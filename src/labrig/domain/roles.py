@@ -33,6 +33,8 @@ class Action(StrEnum):
     CALIBRATE = "storing a calibration"
     REVISE = "revising a result"
     PUBLISH = "publishing a result"
+    EXPORT = "exporting results"
+    SYNC = "running sync to the archive"
     RELEASES = "activating or rolling back a release"
     SETTINGS = "changing settings"
     ASSIGN_ROLES = "assigning roles"
@@ -40,7 +42,8 @@ class Action(StrEnum):
 
 REQUIRED_ROLE: Mapping[Action, Role] = {
     Action.CAPTURE: Role.TECHNICIAN, Action.CALIBRATE: Role.TECHNICIAN,
-    Action.REVISE: Role.REVIEWER, Action.PUBLISH: Role.REVIEWER,
+    Action.REVISE: Role.REVIEWER, Action.PUBLISH: Role.REVIEWER, Action.EXPORT: Role.REVIEWER,
+    Action.SYNC: Role.TECHNICIAN,
     Action.RELEASES: Role.ADMIN, Action.SETTINGS: Role.ADMIN, Action.ASSIGN_ROLES: Role.ADMIN,
 }
 

@@ -1,0 +1,324 @@
+"""Sync: copy every indexed object to the configured destination, acknowledge only what re-hashes right.
+
+A batch: index what the outbox announced (the ``sync.indexer`` consumer), list the objects without an
+acknowledgement for this destination (and, unless retrying now, whose backoff has passed) together with the
+audit chain head in one read transaction, then copy each one outside any transaction. An object is
+acknowledged (a ``sync_acks`` row and ``sync.object.acknowledged``, in one transaction) only when the
+destination's copy, read back, hashes to the object's SHA-256; a failure is recorded with its error and a
+backoff (1 s, 2 s, 4 s … 5 min). The batch ends with a record at the destination (``batches/…json``) naming the
+objects it acknowledged and the chain head.
+
+Why a worker over an index rather than copying in the dispatcher's consumer: a consumer runs inside a write
+transaction, and a media copy to a share can take minutes; the catalog's state (index, acknowledgements,
+failures) is all a batch needs to resume after any crash, and every step is idempotent — a copy already at
+the destination with the right digest is acknowledged without copying, and an object is acknowledged at most
+once per destination. Nothing local is deleted or changed by sync, ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from sqlalchemy import and_, exists, select
+from sqlalchemy.orm import Session
+
+from labrig.access import AccessControl
+from labrig.domain.audit import ChainHead, require_reason
+from labrig.domain.events import EventName
+from labrig.domain.roles import Action
+from labrig.errors import LabrigError
+from labrig.events.audit import chain_head, record_audit
+from labrig.events.dispatcher import Dispatcher, Outcome, retry_delay
+from labrig.events.outbox import record_event
+from labrig.store.blobs import BlobMismatchError, BlobStore
+from labrig.store.database import Store
+from labrig.store.models import SyncAck, SyncBatch, SyncDestination, SyncFailure, SyncObject
+from labrig.store.types import utcnow
+from labrig.sync.destination import (
+    BATCHES,
+    OBJECTS,
+    Destination,
+    DestinationConfig,
+    DestinationUnavailableError,
+    FolderDestination,
+    read_marker,
+)
+from labrig.sync.index import SYNC_INDEXER
+
+BATCH_SCHEMA = "labrig.sync.batch/1"
+DestinationFactory = Callable[[DestinationConfig], Destination]
+ObjectProgress = Callable[[SyncObject, int, int], None]
+
+
+class SyncNotConfiguredError(LabrigError):
+    code = "LABRIG_SYNC_NOT_CONFIGURED"
+
+
+class SyncDigestMismatchError(LabrigError):
+    code = "LABRIG_SYNC_DIGEST_MISMATCH"
+
+
+class InvalidDestinationError(LabrigError):
+    code = "LABRIG_SYNC_DESTINATION_INVALID"
+
+
+@dataclass
+class BatchReport:
+    batch_id: str
+    destination: str
+    audit_chain_head: ChainHead
+    pending: int = 0  # objects the batch set out to copy
+    acknowledged: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # sha256 → error
+    error: str | None = None  # why the batch stopped (the destination is unavailable)
+    batch_file: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"batch_id": self.batch_id, "destination": self.destination, "pending": self.pending,
+                "acknowledged": self.acknowledged, "failed": self.failed, "error": self.error,
+                "batch_file": self.batch_file, "audit_chain_head": self.audit_chain_head.to_json()}
+
+
+def object_path(obj: SyncObject) -> str:
+    """Where an object lives at the destination: by content, like the media store."""
+    return f"{OBJECTS}/{obj.sha256[:2]}/{obj.sha256}{obj.ext}"
+
+
+class _HashingReader:
+    """Reads a source while hashing it, so a damaged local copy is told apart from a damaged remote one."""
+
+    def __init__(self, source: BinaryIO) -> None:
+        self.source, self.sha = source, hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.source.read(n)
+        self.sha.update(data)
+        return data
+
+
+def _config(row: SyncDestination) -> DestinationConfig:
+    return DestinationConfig(row.destination_id, row.name, row.kind, row.location, row.configured_by,
+                             row.configured_at.isoformat())
+
+
+def current_destination(session: Session) -> DestinationConfig | None:
+    row = session.scalar(select(SyncDestination).order_by(SyncDestination.seq.desc()).limit(1))
+    return _config(row) if row is not None else None
+
+
+class SyncService:
+    """Configuring the destination and running sync batches. Thread-safe (no state but its parts); the
+    ``progress`` callbacks run on the thread that runs the batch."""
+
+    def __init__(self, store: Store, dispatcher: Dispatcher, access: AccessControl,
+                 destination: DestinationFactory = FolderDestination,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.store, self.dispatcher, self.access = store, dispatcher, access
+        self.make_destination, self.clock = destination, clock
+
+    # -- configuration --
+
+    def current(self) -> DestinationConfig | None:
+        with self.store.read() as session:
+            return current_destination(session)
+
+    def configure(self, location: str | Path, reason: str, name: str | None = None) -> DestinationConfig:
+        """Make the folder ``location`` the destination (admin once roles are enforced; audited)."""
+        why = require_reason(reason, "configuring the sync destination")
+        folder = Path(location).expanduser().absolute()
+        actor = self.access.require(Action.SETTINGS)
+        if not folder.is_dir():
+            raise DestinationUnavailableError(f"{folder} is not a folder that exists here (is the share mounted?); "
+                                              "create it or mount the share, then configure again")
+        marker = read_marker(folder) or {}
+        destination_id = str(marker.get("destination_id") or uuid.uuid4())
+        label = _name(name or str(marker.get("name") or "") or folder.name or "archive")
+        try:
+            FolderDestination.prepare(folder, destination_id, label, actor.user)
+        except OSError as exc:
+            raise DestinationUnavailableError(f"cannot write into {folder} ({exc.strerror}); give Labrig's user "
+                                              "write access to it, then configure again") from exc
+        with self.store.write() as session:
+            actor = self.access.authorize(session, Action.SETTINGS)
+            previous = current_destination(session)
+            row = SyncDestination(destination_id=destination_id, name=label, kind="folder", location=str(folder),
+                                  configured_by=actor.user, configured_at=utcnow())
+            session.add(row)
+            session.flush()
+            record_audit(session, actor, "sync.configure", "sync_destination", destination_id, why, {
+                "name": label, "kind": "folder", "location": str(folder),
+                "previous": previous.to_json() if previous else None})
+            return _config(row)
+
+    # -- running --
+
+    def index(self) -> int:
+        """Deliver pending outbox events to the sync indexer; how many were handled."""
+        consumer, handled = self.dispatcher.consumers[SYNC_INDEXER], 0
+        # each event returned is then in the inbox, or failed and waiting for its backoff: the loop ends
+        while events := self.dispatcher.pending(consumer, self.dispatcher.batch):
+            handled += sum(self.dispatcher.deliver(consumer, e) is Outcome.HANDLED for e in events)
+        return handled
+
+    def run_once(self, *, retry_now: bool = False, progress: ObjectProgress | None = None) -> BatchReport:
+        """One batch over everything pending. ``retry_now`` also retries objects still in their backoff (a
+        person asking for a sync now); the background loop leaves them until their time comes."""
+        config = self.current()
+        if config is None:
+            raise SyncNotConfiguredError("no sync destination is configured; an admin sets one: labrig sync "
+                                         "configure --to DIR --reason \"…\"")
+        self.access.require(Action.SYNC)
+        self.index()
+        destination = self.make_destination(config)
+        with self.store.read() as session:
+            pending = self._pending(session, config.destination_id, retry_now)
+            report = BatchReport(str(uuid.uuid4()), config.name, chain_head(session), len(pending))
+        started = utcnow()
+        if pending:
+            self._copy_all(destination, pending, report, progress)
+            self._record_batch(destination, config, report, pending, started)
+        return report
+
+    def _pending(self, session: Session, destination_id: str, retry_now: bool) -> list[SyncObject]:
+        acked = exists().where(and_(SyncAck.destination_id == destination_id, SyncAck.sha256 == SyncObject.sha256))
+        waiting = exists().where(and_(SyncFailure.destination_id == destination_id,
+                                      SyncFailure.sha256 == SyncObject.sha256,
+                                      SyncFailure.next_attempt_at > self.clock()))
+        query = select(SyncObject).where(~acked).order_by(SyncObject.indexed_at, SyncObject.sha256)
+        return list(session.scalars(query if retry_now else query.where(~waiting)))
+
+    def _copy_all(self, destination: Destination, pending: list[SyncObject], report: BatchReport,
+                  progress: ObjectProgress | None) -> None:
+        for obj in pending:
+            try:
+                destination.check()
+            except DestinationUnavailableError as exc:
+                report.error = exc.message
+                return
+            try:
+                self._sync_one(destination, obj, report.batch_id, progress)
+                report.acknowledged.append(obj.sha256)
+            except (OSError, LabrigError) as exc:
+                error = exc.message if isinstance(exc, LabrigError) else f"{type(exc).__name__}: {exc}"
+                report.failed[obj.sha256] = error
+                self._record_failure(destination.config.destination_id, obj.sha256, error)
+
+    def _sync_one(self, destination: Destination, obj: SyncObject, batch_id: str,
+                  progress: ObjectProgress | None) -> None:
+        relpath = object_path(obj)
+        if destination.digest(relpath) != obj.sha256:  # already there and whole (another workstation, a resume)
+            self._put(destination, obj, relpath, progress)
+            copied = destination.digest(relpath)
+            if copied != obj.sha256:
+                raise SyncDigestMismatchError(
+                    f"the destination's copy of {obj.content} {obj.sha256[:12]}… "
+                    f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after the copy; it is not "
+                    "acknowledged and will be copied again")
+        self._acknowledge(destination.config, obj, relpath, batch_id)
+
+    def _put(self, destination: Destination, obj: SyncObject, relpath: str, progress: ObjectProgress | None) -> None:
+        def relay(done: int, total: int) -> None:
+            if progress is not None:
+                progress(obj, done, total)
+
+        source: BinaryIO
+        if obj.body is not None:
+            source = io.BytesIO(obj.body.encode())
+        else:
+            source = open(BlobStore(self.store.media_dir).path(obj.sha256, obj.ext), "rb")  # noqa: SIM115
+        with source:
+            reader = _HashingReader(source)
+            destination.put(relpath, reader, obj.size, relay)
+        if reader.sha.hexdigest() != obj.sha256:
+            raise BlobMismatchError(f"the local copy of {obj.content} {obj.sha256} no longer matches its digest; "
+                                    "run 'labrig verify' and restore it from a backup")
+
+    def _acknowledge(self, config: DestinationConfig, obj: SyncObject, relpath: str, batch_id: str) -> None:
+        with self.store.write() as session:
+            if session.get(SyncAck, (config.destination_id, obj.sha256)) is not None:
+                return  # another runner acknowledged it first: one acknowledgement, one event
+            session.add(SyncAck(destination_id=config.destination_id, sha256=obj.sha256,
+                                destination_name=config.name, path=relpath, batch_id=batch_id,
+                                acknowledged_at=utcnow()))
+            failure = session.get(SyncFailure, (config.destination_id, obj.sha256))
+            if failure is not None:
+                session.delete(failure)
+            record_event(session, EventName.SYNC_ACKNOWLEDGED, {
+                "object_sha256": obj.sha256, "object_kind": obj.kind, "destination": config.name})
+
+    def _record_failure(self, destination_id: str, sha256: str, error: str) -> None:
+        with self.store.write() as session:
+            failure = session.get(SyncFailure, (destination_id, sha256))
+            if failure is None:
+                failure = SyncFailure(destination_id=destination_id, sha256=sha256, attempts=0)
+                session.add(failure)
+            failure.attempts += 1
+            failure.last_error, failure.failed_at = error, self.clock()
+            failure.next_attempt_at = self.clock() + retry_delay(failure.attempts)
+
+    def _record_batch(self, destination: Destination, config: DestinationConfig, report: BatchReport,
+                      pending: list[SyncObject], started: datetime) -> None:
+        if report.acknowledged:
+            self._write_batch_file(destination, config, report, pending, started)
+        with self.store.write() as session:
+            session.add(SyncBatch(id=report.batch_id, destination_id=config.destination_id, started_at=started,
+                                  finished_at=utcnow(), chain_seq=report.audit_chain_head.seq,
+                                  chain_hash=report.audit_chain_head.entry_hash,
+                                  acknowledged=len(report.acknowledged), failed=len(report.failed),
+                                  error=report.error, batch_file=report.batch_file))
+
+    def _write_batch_file(self, destination: Destination, config: DestinationConfig, report: BatchReport,
+                          pending: list[SyncObject], started: datetime) -> None:
+        by_sha = {o.sha256: o for o in pending}
+        body = json.dumps({
+            "schema": BATCH_SCHEMA, "batch_id": report.batch_id, "destination_id": config.destination_id,
+            "destination": config.name, "store_id": self.store.meta("store_id"),
+            "host": self.access.actor().host, "started_at": started.isoformat(), "finished_at": utcnow().isoformat(),
+            "audit_chain_head": report.audit_chain_head.to_json(),
+            "objects": [{"sha256": s, "kind": by_sha[s].kind, "content": by_sha[s].content,
+                         "ref_id": by_sha[s].ref_id, "path": object_path(by_sha[s])} for s in report.acknowledged],
+        }, indent=1, sort_keys=True).encode()
+        relpath = f"{BATCHES}/{started.strftime('%Y%m%dT%H%M%S%fZ')}-{report.batch_id}.json"
+        try:
+            destination.check()
+            destination.put(relpath, io.BytesIO(body), len(body))
+            if destination.digest(relpath) != hashlib.sha256(body).hexdigest():
+                raise SyncDigestMismatchError(f"the batch record {relpath} did not read back as written")
+            report.batch_file = relpath
+        except (OSError, LabrigError) as exc:  # its objects stay acknowledged: each was confirmed on its own
+            report.error = report.error or f"the batch record could not be written ({exc})"
+
+    def run_forever(self, stop: threading.Event, *, poll_seconds: float = 5.0,
+                    on_batch: Callable[[BatchReport], None] | None = None) -> None:
+        """Run batches until ``stop`` is set: after each local commit that recorded events, else every
+        ``poll_seconds`` (failed objects wait for their backoff)."""
+        wake = threading.Event()
+        self.store.on_events_committed(wake.set)
+        while not stop.is_set():
+            wake.clear()
+            report = self.run_once()
+            if on_batch is not None:
+                on_batch(report)
+            if report.pending and not report.error and not report.failed:
+                continue  # there may be more than one batch's worth
+            wake.wait(poll_seconds)
+            if stop.is_set():
+                break
+
+
+def _name(text: str) -> str:
+    label = text.strip()
+    if not label or len(label) > 128 or any(ord(c) < 32 for c in label):
+        raise InvalidDestinationError(f"'{text}' cannot name a destination: give 1-128 printable characters "
+                                      "(--name)")
+    return label
+

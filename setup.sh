@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The two set-up commands of the README, on a fresh Debian/Ubuntu machine:
 #   ./setup.sh app    install Labrig into .venv and start the window
-#   ./setup.sh test   install Labrig with its test tools into .venv and run the tests
+#   ./setup.sh test   install Labrig with its test and bundle tools into .venv and run the tests
 # Extra arguments go to labrig (app) or pytest (test). System libraries Qt needs are
 # installed with apt-get only when they are missing (with sudo when not root).
 set -euo pipefail
@@ -33,6 +33,10 @@ for pair in $libs; do
   ldconfig -p 2>/dev/null | grep -q "${pair%%:*}" || missing+=("${pair##*:}")
 done
 "$PY" -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+# the frozen-bundle test (tests/e2e/test_bundle.py): PyInstaller reads binaries with objdump
+[ "$mode" = app ] || command -v objdump >/dev/null || missing+=(binutils)
+# the PostgreSQL half of the queue tests starts a throwaway cluster with the server binaries
+[ "$mode" = app ] || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -49,5 +53,6 @@ if [ "$mode" = app ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
   exec .venv/bin/labrig "$@"
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# bundle: PyInstaller, for the test that builds and runs the frozen bundle
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,bundle]'
 exec env QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest "$@"

@@ -85,6 +85,12 @@ class ReadOnlySessionError(StoreError):
     code = "LABRIG_READ_ONLY_SESSION"
 
 
+class QtUnavailableError(LabrigError):
+    """The window cannot open: Qt's platform plugin is missing or cannot start here."""
+
+    code = "LABRIG_QT_UNAVAILABLE"
+
+
 class UsageError(LabrigError):
     """A command-line invocation that cannot be carried out as typed."""
 

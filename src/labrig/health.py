@@ -1,4 +1,4 @@
-"""Health checks of this workstation, shared by ``labrig doctor`` and the GUI.
+"""Health checks of this workstation, shared by ``labrig doctor``, ``labrig --self-test`` and the GUI.
 
 Each check returns a :class:`Check` instead of raising, so a report can list
 every problem at once; a failing check names what to do.
@@ -6,7 +6,11 @@ every problem at once; a failing check names what to do.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
@@ -16,11 +20,14 @@ from labrig.domain.storage import PressureLevel, pressure_level
 from labrig.errors import LabrigError
 from labrig.store import migrate, open_store, paths
 
+QT_PROBE_TIMEOUT_S = 60
+
 
 class Status(StrEnum):
     OK = "ok"
     WARN = "warn"
     FAIL = "fail"
+    SKIP = "skip"  # not run, because a check it needs failed
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,66 @@ class Check:
     status: Status
     detail: str
     fix: str = ""
+
+
+def module_command(module: str) -> list[str]:
+    """The command that runs ``python -m module`` with this installation's Python.
+
+    Frozen, ``sys.executable`` is the bundle's ``labrig``, whose launcher (``app/labrig_app.py``)
+    accepts the same ``-m labrig.…`` arguments, so one command serves both forms.
+    """
+    return [sys.executable, "-m", module]
+
+
+def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
+    """Start Qt in a child process: a missing platform plugin aborts the process that tries.
+
+    ``grab``: also build a QApplication, render a widget and grab it (fonts, raster paint).
+    ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else Qt's own choice.
+    """
+    env = os.environ.copy()
+    if platform:
+        env["QT_QPA_PLATFORM"] = platform
+    command = module_command("labrig.ui.probe") + (["--grab"] if grab else [])
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        return Check("qt", Status.FAIL, f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
+                     "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use")
+    if proc.returncode != 0:
+        return Check("qt", Status.FAIL, f"Qt could not start its platform plugin: {_qt_failure(proc.stderr)}",
+                     "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt plugins are "
+                     "missing; on a machine with no screen (a server, ssh) set QT_QPA_PLATFORM=offscreen")
+    facts = json.loads(proc.stdout.strip().splitlines()[-1])
+    grabbed = f"; widget grab {facts['grab']}" if grab else ""
+    return Check("qt", Status.OK, f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
+                 f"'{facts['platform']}'{grabbed}")
+
+
+def check_qt_plugin(name: str) -> Check:
+    """Load (without starting) the platform plugin ``name`` in a child process: are its libraries installed?
+
+    Needs no display, so a headless self-test can tell whether the window's plugin (``xcb`` on a Linux
+    desktop) would load there. A WARN, not a FAIL: a headless worker never opens a window.
+    """
+    check = f"qt-{name}"
+    try:
+        proc = subprocess.run([*module_command("labrig.ui.probe"), "--plugin", name], capture_output=True,
+                              text=True, timeout=QT_PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return Check(check, Status.WARN, f"loading Qt's '{name}' plugin took over {QT_PROBE_TIMEOUT_S} s")
+    if proc.returncode != 0:
+        return Check(check, Status.WARN, f"the window's platform plugin '{name}' does not load: "
+                     f"{_qt_failure(proc.stderr)}", "install the Qt runtime libraries listed in docs/install.md "
+                     "(the .deb's dependencies pull them); headless commands work without them")
+    return Check(check, Status.OK, f"the window's platform plugin '{name}' loads (its libraries are installed)")
+
+
+def _qt_failure(stderr: str) -> str:
+    """Qt's own words: the line naming the plugin it could not load, and the plugins it has."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line for line in lines if "could not" in line.lower() or line.startswith("Available platform plugins")]
+    return " ".join(said or lines[-1:]) or "no message"
 
 
 def check_opencv() -> Check:

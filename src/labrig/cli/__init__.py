@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Labrig capture-and-analysis workstation. With no command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"labrig {__version__}")
+    parser.add_argument("--self-test", action="store_true", help="check this installation (Qt, OpenCV, migrations, "
+                        "recording, analysis) in a scratch folder, one line per check; exit 1 on a failure")
     parser.add_argument("--store", metavar="DIR", help="data folder (database and media); "
                         "default: $LABRIG_STORE, else the per-user data folder")
     parser.add_argument("--db", metavar="URL", help="a shared catalog and queue on PostgreSQL, "
@@ -50,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.db:  # every store this process (and its children) opens uses it
         os.environ[DB_ENV_VAR] = args.db
+    if args.self_test:  # scratch folders only: never --store or the user's data folder
+        from labrig.selftest import run_self_test
+
+        return run_self_test()
     try:
         if args.command is None:
             from labrig.cli.gui import launch

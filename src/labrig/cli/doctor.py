@@ -3,41 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 from dataclasses import asdict
 from typing import Any
 
 from labrig.cli.output import print_json
-from labrig.health import Check, Status, check_database, check_free_space, check_opencv, check_store_path
+from labrig.health import Status, check_database, check_free_space, check_opencv, check_qt, check_store_path
 from labrig.store import paths
-
-QT_PROBE_TIMEOUT_S = 60
 
 
 def add_parser(commands: Any) -> None:
     p = commands.add_parser("doctor", help="check Qt, OpenCV, the database, the data folder and free space")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
-
-
-def check_qt() -> Check:
-    """Start Qt in a child process: a missing platform plugin aborts the process that tries."""
-    try:
-        proc = subprocess.run([sys.executable, "-m", "labrig.ui.probe"], capture_output=True, text=True,
-                              timeout=QT_PROBE_TIMEOUT_S, env=os.environ.copy())
-    except subprocess.TimeoutExpired:
-        return Check("qt", Status.FAIL, f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
-                     "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use")
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        return Check("qt", Status.FAIL, f"Qt could not start its platform plugin: {last}",
-                     "install Qt's runtime libraries (see README), or set QT_QPA_PLATFORM=offscreen")
-    facts = json.loads(proc.stdout.strip().splitlines()[-1])
-    return Check("qt", Status.OK, f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
-                 f"'{facts['platform']}'")
 
 
 def run(args: argparse.Namespace) -> int:

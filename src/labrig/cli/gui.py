@@ -1,14 +1,45 @@
-"""Opening the window: the only CLI module that reaches into the Qt package."""
+"""Opening the window: the only CLI module that reaches into the Qt package.
+
+Before anything is opened, three refusals, each a typed error with its code and no change to
+the data folder: Qt cannot start here (checked in a child process, because a missing platform
+plugin aborts the process that loads it), the data folder is not writable, or another window
+has it open (:mod:`labrig.instance_lock`). Where a screen can show it, a refusal is also shown
+in a message box, since a window started from a menu has no terminal.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from labrig.bootstrap import bootstrap
+from labrig.errors import QtUnavailableError, StoreError
+from labrig.health import Status, check_qt
+from labrig.instance_lock import InstanceLock
+from labrig.store import paths
+from labrig.store.database import DB_ENV_VAR
 
 
 def launch(store_root: str | None) -> int:
-    services = bootstrap(store_root)
-    from labrig.ui.app import run_gui  # Qt loads only when the window is wanted
+    qt = check_qt()
+    if qt.status is Status.FAIL:
+        raise QtUnavailableError(f"the window cannot open. {qt.detail.rstrip('.')}. What to do: {qt.fix}")
+    root = paths.resolve_root(store_root)
+    # on a shared PostgreSQL catalog every workstation opens its own window on the shared folder
+    lock = InstanceLock(root, shared_catalog=bool(os.environ.get(DB_ENV_VAR)))
+    try:
+        paths.ensure_writable(root)  # before the lock file is created in it
+        lock.acquire()  # before the store opens: opening the window recovers interrupted recordings
+        services = bootstrap(root)
+    except StoreError as exc:
+        lock.release()
+        from labrig.ui.refusal import show_refusal
 
-    return int(run_gui(services, sys.argv[:1]))
+        show_refusal(exc)
+        raise
+    try:
+        from labrig.ui.app import run_gui  # Qt loads only when the window is wanted
+
+        return int(run_gui(services, sys.argv[:1]))
+    finally:
+        lock.release()

@@ -111,7 +111,7 @@ class _Scratch:
         attempt_id = create_attempt(services.queue, self.session_id, [self.capture_id],
                                     attempt_pipeline(services.store, self.capture_id))
         ThreadExecutor(services.queue, workers=2).run(drain=True)
-        services.dispatcher.dispatch_once()
+        services.dispatcher.dispatch_all()
         with services.store.read() as session:
             row = session.scalars(select(AnalysisResultRecord)
                                   .where(AnalysisResultRecord.attempt_id == attempt_id)).one_or_none()

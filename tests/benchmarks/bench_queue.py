@@ -5,6 +5,7 @@ Run as a script (pytest does not collect ``bench_*.py``)::
     .venv/bin/python tests/benchmarks/bench_queue.py            # 3 rounds of 2000 jobs + kill -9 test, ~1 min
     .venv/bin/python tests/benchmarks/bench_queue.py --quick    # 1 round of 300 jobs, < 30 s
     .venv/bin/python tests/benchmarks/bench_queue.py --jobs 5000 --rounds 5
+    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster [--quick]   # PostgreSQL: see bench_queue_pg.py
 
 What is measured (docs/performance.md has the settings and the figures):
 
@@ -28,6 +29,10 @@ What is measured (docs/performance.md has the settings and the figures):
   consumer until the queue is empty). A job is lost when it never gets a result.
 
 The last line is ``ratio_vs_huey=X``: median Labrig jobs/s over median huey jobs/s.
+
+With ``--db URL`` (or ``--db cluster``) it measures the queue on PostgreSQL against procrastinate
+instead, with worker processes: ``bench_queue_pg.py`` says how; its last line is
+``pg_ratio_vs_procrastinate_4proc=X``.
 """
 
 from __future__ import annotations
@@ -462,11 +467,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 3, --quick 1)")
     parser.add_argument("--kill-jobs", type=int, default=None,
                         help="jobs in the kill -9 test (default 120, --quick 40)")
+    parser.add_argument("--db", metavar="URL|cluster", default=None,
+                        help="PostgreSQL instead of SQLite: a postgresql+psycopg:// URL of a server where this role "
+                             "may create databases, or 'cluster' for a throwaway one (--quick: 500 jobs, 1 and 2 "
+                             "processes; default 2000 jobs, 1, 2 and 4 processes, 3 rounds)")
     parser.add_argument("--child", nargs=3, metavar=("SYSTEM", "DIR", "JOBS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         child_main(args.child[0], Path(args.child[1]), int(args.child[2]))
         return 0
+    if args.db:
+        return run_postgresql(args.db, jobs=args.jobs, quick=args.quick, rounds=args.rounds)
     jobs = args.jobs or (300 if args.quick else 2000)
     rounds = args.rounds or (1 if args.quick else 3)
     kill_jobs = args.kill_jobs or (40 if args.quick else 120)
@@ -507,6 +518,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target >= 1.50x huey: {'met' if ratio >= 1.5 else 'NOT met'}")
     print(f"ratio_vs_huey={ratio:.2f}")
     return 0
+
+
+def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | None) -> int:
+    repo = str(Path(__file__).resolve().parents[2])
+    if repo not in sys.path:  # run as a script, only this folder is on the path
+        sys.path.insert(0, repo)
+    from tests.benchmarks.bench_queue_pg import run_postgresql as run
+
+    return run(spec, jobs=jobs, quick=quick, rounds=rounds)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,11 @@ from tests.conftest import BACKENDS, store_on
 REPO = Path(__file__).resolve().parents[2]
 
 
-
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Store:
     """Every test here runs on SQLite and on PostgreSQL."""
     return store_on(request, request.param)
+
 
 def _emit(store: Store, n: int, name: str = "plugin.tick") -> None:
     for i in range(n):
@@ -55,6 +55,18 @@ def test_each_consumer_gets_each_event_once(store: Store) -> None:
     assert dispatcher.dispatch_once()[Outcome.HANDLED] == 0
     assert _counter(store) == 5
     assert seen == [0, 1, 2, 3, 4]
+
+
+def test_dispatch_all_delivers_more_than_one_batch_and_waits_for_no_failing_consumer(store: Store) -> None:
+    with store.write() as session:  # more events than a pass takes (batch 7 here)
+        for i in range(30):
+            record_event(session, "plugin.tick", {"i": i})
+    dispatcher = Dispatcher(store, batch=7)
+    dispatcher.register("count", count_in_session)
+    dispatcher.register("broken", lambda e, s: 1 / 0)  # fails, then waits for its retry time
+    totals = dispatcher.dispatch_all()
+    assert _counter(store) == 30 and totals[Outcome.HANDLED] == 30
+    assert totals[Outcome.FAILED] == 30  # each tried once; none again before its retry time: the loop ends
 
 
 def test_redelivery_of_a_processed_event_changes_nothing(store: Store) -> None:

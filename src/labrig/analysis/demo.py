@@ -83,7 +83,7 @@ def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: S
                                           attempt_pipeline(services.store, capture_id)))
     say("Analysing (media.qc → tracking.markers → kinematics)…")
     ThreadExecutor(services.queue, workers=2).run(drain=True)
-    services.dispatcher.dispatch_once()
+    services.dispatcher.dispatch_all()
     with services.store.read() as session:
         rows = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids)))
         results = [json.loads(r.document) | {"result_id": r.id} for r in rows]

@@ -91,7 +91,7 @@ def run_reference_check(build: Callable[[Path], Services], frames: int = 60) -> 
             save_calibration(services.store, result, device_id, mode, plane_homography(result, detection, board))
             create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
             ThreadExecutor(services.queue, workers=2).run(drain=True)
-            services.dispatcher.dispatch_once()
+            services.dispatcher.dispatch_all()
             return _judge(services, result.camera_matrix, markers, frames)
         finally:
             services.close()

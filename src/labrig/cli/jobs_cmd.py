@@ -123,7 +123,8 @@ def run_worker(args: argparse.Namespace) -> int:
             signal.signal(sig, lambda *_: executor.stop())
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         stats = executor.run(drain=args.drain)
-        services.dispatcher.dispatch_once()  # and the last ones before the worker exits
+        services.dispatcher_thread.stop()  # first, so the passes below do not race it
+        services.dispatcher.dispatch_all()  # every result of the jobs this worker ran, before it exits
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print(f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease.")
     return 0

@@ -131,6 +131,17 @@ class Dispatcher:
                 counts[self.deliver(consumer, event)] += 1
         return counts
 
+    def dispatch_all(self) -> dict[Outcome, int]:
+        """Pass after pass until a pass hands nothing new to any consumer: every event deliverable now is
+        delivered (a consumer that keeps failing waits for its retry time and does not hold this up)."""
+        total = dict.fromkeys(Outcome, 0)
+        while True:
+            counts = self.dispatch_once()
+            for outcome, n in counts.items():
+                total[outcome] += n
+            if not counts[Outcome.HANDLED] and not counts[Outcome.DUPLICATE]:
+                return total
+
     def failures(self) -> list[FailureInfo]:
         """Deliveries waiting for a retry, soonest first."""
         with self.store.read() as session:

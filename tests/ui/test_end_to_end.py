@@ -116,7 +116,7 @@ def _calibrate(qtbot: QtBot, gui: Gui) -> None:
 def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
     """Wait for the attempt's result to be published (in pixels: degraded), click its row, see its curves."""
     def published() -> bool:
-        summary = page.model.summary(attempt_id)
+        summary = page.model.find(attempt_id)
         return summary is not None and summary.status is ResultStatus.DEGRADED
 
     qtbot.waitUntil(published, timeout=WAIT_MS)

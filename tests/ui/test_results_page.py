@@ -70,7 +70,7 @@ def _document(services: Services, attempt_id: str) -> dict[str, Any]:
 
 
 def _status(page: ResultsPage, attempt_id: str) -> ResultStatus | None:
-    summary = page.model.summary(attempt_id)
+    summary = page.model.find(attempt_id)
     return None if summary is None else summary.status
 
 

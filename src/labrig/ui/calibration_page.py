@@ -130,11 +130,11 @@ class CalibrationPage(QWidget):
 
     def _on_calibrations_read(self, calibrations: list[CalibrationSummary]) -> None:
         selected = self._select_next or self.selected_calibration_id()
-        before = self.model.summary(selected) if selected else None
+        before = self.model.find(selected) if selected else None
         selection = self.table.selectionModel()
         selection.blockSignals(True)  # a re-read is not a new choice: the detail is read again only if it changed
         try:
-            self.model.set_calibrations(calibrations)
+            self.model.set_rows(calibrations)
             listed = selected is not None and self.select_calibration(selected)
         finally:
             selection.blockSignals(False)
@@ -142,7 +142,7 @@ class CalibrationPage(QWidget):
         self.list_status.setText(f"{len(calibrations)} stored, newest first." if calibrations
                                  else "No calibrations yet: calibrate a device from a recording of the board below.")
         just_made, self._select_next = selected == self._select_next, None
-        if selected is not None and listed and (just_made or self.model.summary(selected) != before):
+        if selected is not None and listed and (just_made or self.model.find(selected) != before):
             self._read_detail(selected)
 
     def _on_captures_read(self, captures: list[CaptureChoice]) -> None:

@@ -131,11 +131,11 @@ class ResultsPage(QWidget):
 
     def _on_attempts_read(self, attempts: list[AttemptSummary]) -> None:
         selected = self.selected_attempt_id()
-        before = self.model.summary(selected) if selected else None
+        before = self.model.find(selected) if selected else None
         selection = self.table.selectionModel()
         selection.blockSignals(True)  # a re-read is not a new choice: the detail is read again only if it changed
         try:
-            self.model.set_attempts(attempts)
+            self.model.set_rows(attempts)
             still_listed = selected is not None and self.select_attempt(selected)
         finally:
             selection.blockSignals(False)
@@ -145,7 +145,7 @@ class ResultsPage(QWidget):
                                  else "No attempts yet: record one on the Capture page.")
         if selected is not None and not still_listed:
             self.detail.show_message("The selected attempt is no longer listed.")
-        elif selected is not None and self.model.summary(selected) != before:
+        elif selected is not None and self.model.find(selected) != before:
             self._read_detail(selected)
 
     def _on_list_failed(self, error: Exception) -> None:

@@ -1,0 +1,84 @@
+"""A read-only table over a list of frozen rows: what the Calibration, Results and Review lists share.
+
+Threading contract: GUI thread only. A subclass says what its columns are, which
+key identifies a row, the text of each cell, and which one column carries a
+coloured status (dark text on a light fill, readable in any palette).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+Row = TypeVar("Row")
+Index = QModelIndex | QPersistentModelIndex
+STATUS_TEXT = QColor("black")
+
+
+class RowsTableModel(QAbstractTableModel, Generic[Row]):
+    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and :meth:`find`."""
+
+    columns: ClassVar[tuple[str, ...]] = ()
+    #: the column whose cell is filled with :meth:`status_colour` (None: no coloured column)
+    status_column: ClassVar[int | None] = None
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[Row] = []
+
+    # -- what a subclass says --------------------------------------------------------------------
+
+    def key(self, row: Row) -> str:
+        raise NotImplementedError
+
+    def cells(self, row: Row) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def status_colour(self, row: Row) -> QColor | None:
+        return None
+
+    def tooltip(self, row: Row) -> str | None:
+        return None
+
+    # -- shared ----------------------------------------------------------------------------------
+
+    def set_rows(self, rows: Sequence[Row]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def row_of(self, key: str) -> int | None:
+        return next((i for i, r in enumerate(self.rows) if self.key(r) == key), None)
+
+    def find(self, key: str) -> Row | None:
+        row = self.row_of(key)
+        return None if row is None else self.rows[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.columns[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        row, column = self.rows[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.cells(row)[column]
+        if column == self.status_column and role in (Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole):
+            colour = self.status_colour(row)
+            if colour is None:
+                return None
+            return colour if role == Qt.ItemDataRole.BackgroundRole else STATUS_TEXT
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.tooltip(row)
+        return None

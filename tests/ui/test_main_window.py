@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QStackedWidget
 from pytestqt.qtbot import QtBot
@@ -98,3 +100,18 @@ def test_human_bytes_uses_decimal_units() -> None:
     assert human_bytes(999) == "999 B"
     assert human_bytes(12_300_000_000) == "12.3 GB"
     assert human_bytes(4_500_000_000_000) == "4.5 TB"
+
+
+def test_the_status_bar_says_whether_sync_is_configured_and_what_is_pending(
+        qtbot: QtBot, services: Services, ui: Gui, tmp_path: Path) -> None:
+    sync = ui.window.findChild(QLabel, "syncStatus")
+    qtbot.waitUntil(lambda: sync.text() == "Sync: not configured", timeout=5000)
+    assert "labrig sync configure" in sync.toolTip()
+
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    services.sync.configure(archive, "the lab's archive share")
+    ui.window.refresh_action.trigger()
+    qtbot.waitUntil(lambda: sync.text().startswith("Sync: ") and "pending" in sync.text(), timeout=5000)
+    assert sync.text().endswith("· 0 archived")
+    assert str(archive) in sync.toolTip()

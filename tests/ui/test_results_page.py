@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
@@ -198,3 +202,38 @@ def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason
     qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.BLOCKED, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: page.detail.blocked_panel.isVisible(), timeout=WAIT_MS)
     assert "tracking.markers: no markers were found in any of the" in page.detail.blocked_reasons.text()
+
+
+def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_verifies_it(
+        qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path) -> None:
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id))
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+    qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+    target = tmp_path / "exports"
+    target.mkdir()
+
+    qtbot.mouseClick(page.export_button, Qt.MouseButton.LeftButton)
+    dialog = page.findChild(QFileDialog, "exportDialog")
+    assert dialog is not None and dialog.isVisible()
+    dialog.setDirectory(str(target))
+    dialog.selectFile(str(target))
+    dialog.accept()
+    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
+
+    [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
+    assert str(bundle) in page.export_message.text()
+    check = subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=bundle,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert page.export_button.isEnabled()
+
+
+def test_a_blocked_result_cannot_be_exported(qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+    assert _status(page, attempt_id) is ResultStatus.BLOCKED
+    assert not page.export_button.isEnabled()

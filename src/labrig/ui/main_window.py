@@ -20,10 +20,12 @@ from labrig.bootstrap import Services
 from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord
 from labrig.storage import Reading
+from labrig.sync.status import SyncStatus, sync_status
 from labrig.ui.background import BackgroundCalls
 from labrig.ui.bridge import EventBridge
 from labrig.ui.device_checks import DeviceChecks
 from labrig.ui.formatting import human_bytes
+from labrig.ui.latest import Latest
 from labrig.ui.pages import PAGES, PageContext, PageSpec, ShutsDown
 from labrig.ui.queue_model import QueueMonitor, queue_summary
 
@@ -49,6 +51,7 @@ class MainWindow(QMainWindow):
         self._services = services
         self._monitor = monitor
         self._calls = BackgroundCalls(1, self)
+        self._status_reads = Latest(self._calls)  # a burst of events (a sync batch) reads the status at most twice
         self.page_keys = tuple(spec.key for spec in pages)
         self.page_titles = tuple(spec.title for spec in pages)
         self.setWindowTitle("Labrig")
@@ -87,9 +90,11 @@ class MainWindow(QMainWindow):
         self.storage_status = self._status_label("storageStatus", f"Storage: {NOTHING_YET}")
         self.queue_status = self._status_label("queueStatus", f"Queue: {NOTHING_YET}")
         self.release_status = self._status_label("releaseStatus", f"Release: {NOTHING_YET}")
+        self.sync_status = self._status_label("syncStatus", f"Sync: {NOTHING_YET}")
         self.statusBar().addPermanentWidget(self.storage_status)
         self.statusBar().addPermanentWidget(self.queue_status)
         self.statusBar().addPermanentWidget(self.release_status)
+        self.statusBar().addPermanentWidget(self.sync_status)
 
     def _build_menus(self) -> None:
         """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable from a page."""
@@ -125,18 +130,31 @@ class MainWindow(QMainWindow):
         """Read the storage level and the active release off the GUI thread, then show them."""
         services = self._services
 
-        def read() -> tuple[Reading, ReleaseView | None]:
+        def read() -> tuple[Reading, ReleaseView | None, SyncStatus]:
             active = [r for r in services.releases.list() if r.status == "active"]
-            return services.storage.sample(), (active[-1] if active else None)
+            return services.storage.sample(), (active[-1] if active else None), sync_status(services.store)
 
-        self._calls.submit(read, self._show_status, lambda error: self.last_event.setText(
+        self._status_reads.request(read, self._show_status, lambda error: self.last_event.setText(
             f"Could not read the status: {error}"))
 
-    def _show_status(self, status: tuple[Reading, ReleaseView | None]) -> None:
-        reading, release = status
+    def _show_status(self, status: tuple[Reading, ReleaseView | None, SyncStatus]) -> None:
+        reading, release, sync = status
+        self._show_sync(sync)
         self.storage_status.setText(f"Storage: {reading.level.label} ({human_bytes(reading.free_bytes)} free)")
         self.release_status.setText(f"Release: {release.version} ({release.digest[:8]})" if release
                                     else "Release: none active")
+
+    def _show_sync(self, sync: SyncStatus) -> None:
+        """The archive sync in a few words; the last error in the tooltip."""
+        if sync.destination is None:
+            self.sync_status.setText("Sync: not configured")
+            self.sync_status.setToolTip("An admin sets the archive folder: labrig sync configure --to DIR --reason …")
+            return
+        failing = f" ({sync.failing} failing)" if sync.failing else ""
+        self.sync_status.setText(f"Sync: {sync.pending} pending{failing} · {sync.acknowledged} archived")
+        error = sync.last_error
+        self.sync_status.setToolTip(f"Archive: {sync.destination.get('location')}"
+                                    + (f"\nLast error ({error.get('at')}): {error.get('error')}" if error else ""))
 
     def _copy_data_folder(self) -> None:
         QGuiApplication.clipboard().setText(str(self._services.store.root))
@@ -182,7 +200,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_bridge_event_recorded(self, event: EventRecord) -> None:
         self.last_event.setText(f"Last event: {event.name}")
-        if event.name in RELEASE_EVENTS:
+        if event.name in RELEASE_EVENTS or event.name == EventName.SYNC_ACKNOWLEDGED:
             self.refresh_status()
 
     @Slot(str, "qlonglong")

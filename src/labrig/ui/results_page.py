@@ -9,16 +9,29 @@ notes that it is stale and reads when next shown. Newer reads overtake older one
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from labrig.analysis.result_views import AttemptSummary, ResultDetail, list_attempts, load_result, refreshes_results
 from labrig.analysis.revisions import RevisionService
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord
+from labrig.export.service import ExportReport
 from labrig.store.database import Store
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
@@ -53,6 +66,17 @@ class ResultsPage(QWidget):
         self.list_status.setObjectName("listStatus")
         self.list_status.setWordWrap(True)
         self.detail = ResultView()
+        self._export, self._exporting = services.export, BackgroundCalls(threads=1, parent=self)
+        self._exportable: str | None = None  # the shown result, when it is published
+        self.export_button = QPushButton("Export…")
+        self.export_button.setObjectName("exportButton")
+        self.export_button.setToolTip("Write this result (CSV, JSON, plots, provenance, SHA256SUMS) into a folder")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._choose_export_folder)
+        self.export_message = QLabel("")
+        self.export_message.setObjectName("exportMessage")
+        self.export_message.setWordWrap(True)
+        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._lay_out()
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
@@ -75,9 +99,17 @@ class ResultsPage(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.table, 1)
         column.addWidget(self.list_status)
+        right = QWidget()
+        detail_column = QVBoxLayout(right)
+        detail_column.setContentsMargins(0, 0, 0, 0)
+        detail_column.addWidget(self.detail, 1)
+        export_row = QHBoxLayout()
+        export_row.addWidget(self.export_button)
+        export_row.addWidget(self.export_message, 1)
+        detail_column.addLayout(export_row)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
-        split.addWidget(self.detail)
+        split.addWidget(right)
         split.setStretchFactor(1, 3)
         split.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
         layout = QVBoxLayout(self)
@@ -95,8 +127,40 @@ class ResultsPage(QWidget):
         self._list_reads.request(partial(list_attempts, self._store), self._on_attempts_read, self._on_list_failed)
 
     def shut_down(self, timeout_ms: int) -> None:
-        """Wait for running reads, so none outlives the store."""
+        """Wait for running reads and an export, so none outlives the store."""
         self._calls.wait(timeout_ms)
+        self._exporting.wait(timeout_ms)
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def _choose_export_folder(self) -> None:
+        dialog = QFileDialog(self, "Export the result into a folder")
+        dialog.setObjectName("exportDialog")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the same dialog on every platform
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.fileSelected.connect(self.export_to)
+        dialog.open()  # window-modal, no nested event loop
+
+    def export_to(self, folder: str) -> None:
+        """Export the shown result into ``folder`` off the GUI thread (the reviewer role is the service's check)."""
+        result_id = self._exportable
+        if result_id is None or self._exporting.busy:
+            return
+        self.export_button.setEnabled(False)
+        self.export_message.setText("Exporting…")
+        self._exporting.submit(lambda: self._export.export([result_id], Path(folder)), self._exported,
+                               self._export_failed)
+
+    def _exported(self, report: ExportReport) -> None:
+        self.export_button.setEnabled(self._exportable is not None)
+        self.export_message.setText(f"Exported {report.files} files to {report.bundle}. To check it later: "
+                                    f"cd \"{report.bundle}\" && sha256sum -c --strict SHA256SUMS")
+
+    def _export_failed(self, error: Exception) -> None:
+        self.export_button.setEnabled(self._exportable is not None)
+        self.export_message.setText(f"Not exported: {say_error(error)}")
 
     def selected_attempt_id(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
@@ -170,6 +234,9 @@ class ResultsPage(QWidget):
             self.detail.show_message("This attempt is not in the store any more.")
         elif detail.summary.attempt_id == self.selected_attempt_id():  # else the selection moved on meanwhile
             self.detail.show_result(detail, revised)
+            published = detail.document is not None and detail.document.get("status") == "published"
+            self._exportable = detail.summary.result_id if published else None
+            self.export_button.setEnabled(self._exportable is not None and not self._exporting.busy)
 
     def _on_result_failed(self, error: Exception) -> None:
         self.detail.show_message(f"The result could not be read: {say_error(error)}")

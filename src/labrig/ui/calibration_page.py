@@ -12,7 +12,7 @@ from functools import partial
 
 from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from labrig.analysis.board_captures import CalibrationOutcome, CaptureChoice, calibrate_from_capture, committed_captures
 from labrig.analysis.boards import load_boards
@@ -31,6 +31,7 @@ from labrig.ui.calibrate_form import CalibrateForm
 from labrig.ui.calibration_view import CalibrationView
 from labrig.ui.calibrations_model import CalibrationTableModel
 from labrig.ui.latest import Latest
+from labrig.ui.rows_model import rows_table
 
 LIST_WIDTH = 560  # px: device, mode, age, RMS and verdict fit without scrolling
 
@@ -45,7 +46,7 @@ class CalibrationPage(QWidget):
         self._stale = True
         self._select_next: str | None = None  # a calibration just made: selected once the list shows it
         self.model = CalibrationTableModel(self)
-        self.table = self._build_table()
+        self.table = rows_table(self.model, "calibrationTable")
         self.list_status = QLabel("")
         self.list_status.setObjectName("listStatus")
         self.list_status.setWordWrap(True)
@@ -55,18 +56,6 @@ class CalibrationPage(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         self.form.button.clicked.connect(self._on_form_button_clicked)
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
-
-    def _build_table(self) -> QTableView:
-        table = QTableView()
-        table.setObjectName("calibrationTable")
-        table.setModel(self.model)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.verticalHeader().hide()
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
-        return table
 
     def _lay_out(self) -> None:
         left = QWidget()

@@ -14,14 +14,11 @@ from pathlib import Path
 from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +36,7 @@ from labrig.ui.latest import Latest
 from labrig.ui.result_view import ResultView
 from labrig.ui.results_model import AttemptResultsModel
 from labrig.ui.review_data import RevisedValue, read_revised
+from labrig.ui.rows_model import rows_table
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
 Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
@@ -61,7 +59,7 @@ class ResultsPage(QWidget):
         self._list_reads, self._detail_reads = Latest(self._calls), Latest(self._calls)
         self._stale = True  # read the list when next shown
         self.model = AttemptResultsModel(self)
-        self.table = self._build_table()
+        self.table = rows_table(self.model, "attemptTable")
         self.list_status = QLabel("")
         self.list_status.setObjectName("listStatus")
         self.list_status.setWordWrap(True)
@@ -80,18 +78,6 @@ class ResultsPage(QWidget):
         self._lay_out()
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
-
-    def _build_table(self) -> QTableView:
-        table = QTableView()
-        table.setObjectName("attemptTable")
-        table.setModel(self.model)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.verticalHeader().hide()
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
-        return table
 
     def _lay_out(self) -> None:
         left = QWidget()

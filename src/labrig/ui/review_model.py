@@ -7,7 +7,6 @@ pool thread by the page.
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from labrig.ui.review_data import ReviewListRow, local_time
 from labrig.ui.rows_model import RowsTableModel
@@ -42,17 +41,3 @@ class ReviewListModel(RowsTableModel[ReviewListRow]):
 
     def tooltip(self, row: ReviewListRow) -> str:
         return f"result {row.result_id}\nattempt {row.attempt_id}"
-
-
-def list_view(model: ReviewListModel) -> QTableView:
-    """The list as a read-only table, one row selected at a time."""
-    table = QTableView()
-    table.setObjectName("reviewResults")
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().hide()
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table

@@ -39,8 +39,9 @@ from labrig.ui.review_data import (
     read_reviewer,
     revised_values,
 )
-from labrig.ui.review_model import ReviewListModel, list_view
+from labrig.ui.review_model import ReviewListModel
 from labrig.ui.review_widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
+from labrig.ui.rows_model import rows_table
 
 LIST_WIDTH = 380  # px: subject, attempt, time, revisions fit without scrolling
 INTRO = ("A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
@@ -76,7 +77,7 @@ class ReviewPage(QWidget):
         self._base: str | None = None  # what the next revision is made on (see the module docstring)
         self.reviewer: ReviewerState | None = None
         self.model = ReviewListModel(self)
-        self.table = list_view(self.model)
+        self.table = rows_table(self.model, "reviewResults")
         self.list_status = _label("reviewListStatus")
         self.user = _label("reviewUser", "Reading who is signed in…")
         self.heading = ResultHeading()

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 Row = TypeVar("Row")
 Index = QModelIndex | QPersistentModelIndex
@@ -82,3 +83,17 @@ class RowsTableModel(QAbstractTableModel, Generic[Row]):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self.tooltip(row)
         return None
+
+
+def rows_table(model: RowsTableModel[Any], name: str) -> QTableView:
+    """``model`` as a read-only table named ``name``: whole rows, one selected at a time."""
+    table = QTableView()
+    table.setObjectName(name)
+    table.setModel(model)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.verticalHeader().hide()
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table

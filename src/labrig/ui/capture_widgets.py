@@ -9,10 +9,9 @@ import time
 from collections import deque
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QImage, QPainter, QPixmap
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -21,9 +20,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSizePolicy,
-    QStyle,
-    QStyleOptionProgressBar,
-    QStyleOptionViewItem,
     QTableView,
     QWidget,
 )
@@ -172,20 +168,8 @@ class InfoBar(QWidget):
 class AnalysisBarDelegate(ProgressBarDelegate):
     """The Queue page's bar, labelled with the attempt's summary ("1 of 3 stages done") instead of a percentage."""
 
-    def paint(
-        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        fraction = index.data(Qt.ItemDataRole.UserRole)
-        if not isinstance(fraction, float):
-            super().paint(painter, option, index)
-            return
-        bar = QStyleOptionProgressBar()
-        bar.rect = option.rect.adjusted(2, 2, -2, -2)
-        bar.minimum, bar.maximum = 0, 1000
-        bar.progress = round(fraction * 1000)
-        bar.text = str(index.data(Qt.ItemDataRole.DisplayRole))
-        bar.textVisible = True
-        QApplication.style().drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter)
+    def label(self, fraction: float, index: QModelIndex | QPersistentModelIndex) -> str:
+        return str(index.data(Qt.ItemDataRole.DisplayRole))
 
 
 class AttemptTable(QTableView):

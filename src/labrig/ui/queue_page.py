@@ -64,9 +64,13 @@ class ProgressBarDelegate(QStyledItemDelegate):
         bar.rect = option.rect.adjusted(2, 2, -2, -2)
         bar.minimum, bar.maximum = 0, 1000
         bar.progress = round(fraction * 1000)
-        bar.text = f"{fraction:.0%}"
+        bar.text = self.label(fraction, index)
         bar.textVisible = True
         QApplication.style().drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter)
+
+    def label(self, fraction: float, _index: QModelIndex | QPersistentModelIndex) -> str:
+        """The text on the bar: the percentage."""
+        return f"{fraction:.0%}"
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         hint = super().sizeHint(option, index)

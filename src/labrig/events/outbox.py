@@ -9,7 +9,6 @@ plug-in emits is lost; a catalogued name must carry a valid payload.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import spec_for
+from labrig.domain.ids import time_ordered_id
 from labrig.errors import InvalidEventPayloadError
 from labrig.store.database import EVENTS_IN_TRANSACTION
 from labrig.store.models import OutboxEvent
@@ -69,7 +69,7 @@ def record_event(
     except (TypeError, ValueError) as exc:
         raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
     row = OutboxEvent(
-        event_id=str(uuid.uuid4()),
+        event_id=time_ordered_id(),
         name=str(name),
         schema_version=spec.version if spec else (version or 0),
         known=spec is not None,

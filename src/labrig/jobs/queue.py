@@ -9,7 +9,6 @@ the fenced writes of :mod:`labrig.jobs.fenced`), and operators (``cancel``,
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, config_digest, idempotency_key
+from labrig.domain.ids import time_ordered_id
 from labrig.domain.jobs import TERMINAL, JobState, check_transition, is_terminal
 from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
@@ -148,7 +148,7 @@ class JobQueue:
         now = self.clock.now()
         stored_now = tx.dialect.to_db_datetime(now)
         row: dict[str, Any] = {
-            "id": str(uuid.uuid4()), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
+            "id": time_ordered_id(), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
             "state": S.READY.value, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
             "input_digests": json.dumps(inputs), "config": canonical_json(merged).decode(),
             "config_digest": cfg_digest, "model_manifest_digest": stage.model_manifest_digest,
@@ -173,7 +173,7 @@ class JobQueue:
         stage = self.registry.get(stage_id)
         merged = stage.configure(config)
         now = self.clock.now()
-        job = Job(id=str(uuid.uuid4()), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
+        job = Job(id=time_ordered_id(), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
                   priority=priority, created_at=now, updated_at=now, input_digests=json.dumps(list(input_digests)),
                   config=canonical_json(merged).decode(), config_digest=config_digest(merged),
                   model_manifest_digest=stage.model_manifest_digest, schema_version=stage.schema_version,
@@ -289,7 +289,7 @@ class JobQueue:
         return [Claim(r["id"], r["stage_id"], r["fencing_token"], self.clock.owner, r["attempts"],
                       json.loads(r["input_digests"]), json.loads(r["config"]),
                       json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
-                      upstream=upstream.get(r["id"], {})) for r in rows]
+                      upstream=upstream.get(r["id"], {}), idempotency_key=r["idempotency_key"]) for r in rows]
 
     def _claimed_upstream(self, tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""

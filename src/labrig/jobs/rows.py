@@ -19,7 +19,6 @@ shared by every workstation (:meth:`~labrig.jobs.queue.JobQueue.shared_now`).
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +27,7 @@ from typing import Any
 from sqlalchemy import Table
 
 from labrig.domain.events import spec_for
+from labrig.domain.ids import time_ordered_id
 from labrig.errors import InvalidEventPayloadError
 from labrig.store.database import RawTransaction
 from labrig.store.dialects import RawDialect, raw_dialect
@@ -49,13 +49,14 @@ def _insert(table: Table, skip: Iterable[str] = ()) -> str:
 
 
 _RETURNING = ("RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, "
-              "created_at, EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream")
+              "created_at, idempotency_key, "
+              "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream")
 _LEASE = ("UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
           "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
           "next_attempt_at = NULL, updated_at = :v_now, ")
 #: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
 _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
-#: lease the first ``slots`` Ready jobs of the given stages in claim order (index ix_jobs_claim_order)
+#: lease the first ``slots`` Ready jobs of the given stages in claim order (partial index ix_jobs_ready)
 _CLAIM = {
     # "+state": find the leased rows by id, not by scanning every Ready job through the state's index
     "sqlite": (_LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
@@ -141,7 +142,7 @@ def event_row(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         body = json.dumps(dict(payload), sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
-    return {"event_id": str(uuid.uuid4()), "name": str(name), "schema_version": spec.version if spec else 0,
+    return {"event_id": time_ordered_id(), "name": str(name), "schema_version": spec.version if spec else 0,
             "known": spec is not None, "payload": body, "recorded_at": utcnow()}
 
 

@@ -20,7 +20,7 @@ from labrig.errors import (
     StageFailure,
     TransientStageError,
 )
-from labrig.jobs.fenced import FencedWrites, Outcome, RunResult
+from labrig.jobs.fenced import FencedWrites, Outcome, RunResult, completion_event
 from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim
@@ -128,4 +128,4 @@ def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext) -> Outcom
     except Exception as exc:  # noqa: BLE001 - a stage's bug becomes a typed permanent failure
         return Outcome(claim, "fail", failure=PermanentStageError(
             f"the stage crashed: {type(exc).__name__}: {exc}", code=STAGE_CRASHED))
-    return Outcome(claim, "complete", output=output)
+    return Outcome(claim, "complete", output=output, completion=completion_event(claim, output))

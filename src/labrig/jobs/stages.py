@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from labrig.domain.idempotency import canonical_json, sha256_hex
@@ -24,11 +25,12 @@ class StageOutput:
     body: Mapping[str, Any]
     degraded_reasons: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def canonical(self) -> bytes:
+        """Computed once, where it is first asked for: on the worker's thread (see ``runner``)."""
         return canonical_json(dict(self.body))
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return sha256_hex(self.canonical)
 

@@ -98,3 +98,5 @@ class Claim:
     started: bool = False
     #: committed outputs of the jobs it depends on, read in the claim's transaction; None: not read yet
     upstream: Mapping[str, Mapping[str, Any]] | None = None
+    #: the job's idempotency key as claimed (None: not read), so a run's completion event can be made on its thread
+    idempotency_key: str | None = None

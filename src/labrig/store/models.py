@@ -85,8 +85,8 @@ class Job(Base):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     stage_id: Mapped[str] = mapped_column(String(128))
-    attempt_id: Mapped[str | None] = mapped_column(String(64), index=True)
-    state: Mapped[str] = mapped_column(String(32))  # looked up through ix_jobs_claim_order (migration 0004)
+    attempt_id: Mapped[str | None] = mapped_column(String(64))  # ix_jobs_attempt_id (partial: migration 0010)
+    state: Mapped[str] = mapped_column(String(32))  # partial indexes per state looked up (migration 0010)
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -122,7 +122,7 @@ class JobDependency(Base):
     __tablename__ = "job_dependencies"
 
     job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)
-    depends_on_job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)
+    depends_on_job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)  # also indexed
 
 
 class JobOutput(Base):

@@ -177,10 +177,25 @@ def test_the_claim_statement_reads_only_what_it_leases(sqlite_store: Store) -> N
     with store.raw_write() as tx:
         plan = tx.execute("EXPLAIN QUERY PLAN " + queue_sql("sqlite").claim_ready, params).fetchall()
     details = [str(row[-1]) for row in plan]
-    assert any("ix_jobs_claim_order" in d for d in details)
+    assert any("ix_jobs_ready" in d for d in details)
     assert not any("TEMP B-TREE" in d for d in details)
     # the outer UPDATE finds its rows by primary key; scanning the state index would read every Ready job
     assert details[0] == "SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)"
+
+
+def test_the_per_batch_lookups_read_only_the_live_queue(sqlite_store: Store) -> None:
+    """Lapsed leases, due retries and waiting jobs are found through indexes that hold only what they look for
+    (migration 0010), never by scanning every job or dependency ever recorded."""
+    sql = queue_sql("sqlite")
+    params = {"now": "2026-01-01 00:00:00.000000", "ids": '["a"]'}
+    with sqlite_store.raw_write() as tx:
+        def plan(statement: str) -> str:
+            return " | ".join(str(row[-1]) for row in tx.execute("EXPLAIN QUERY PLAN " + statement, params))
+        assert plan(sql.held_leases) == "SEARCH jobs USING INDEX ix_jobs_held (state=?)"
+        assert plan(sql.due_retries) == "SEARCH jobs USING INDEX ix_jobs_retry (next_attempt_at<?)"
+        finishing = plan(sql.finishing_jobs)
+        assert "USING COVERING INDEX ix_job_dependencies_depends_on (depends_on_job_id=?)" in finishing
+        assert "SCAN d" not in finishing
 
 
 def test_the_thread_executor_commits_runs_in_batches(store: Store) -> None:

@@ -50,7 +50,8 @@ def test_json_output_and_device_binding(pngs: list[Path]) -> None:
     result = labrig(*pngs, *BOARD, "--json", "--device", "SN1234", "--mode", "1280x720@30:BGR")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "labrig.calibration/1" and doc["valid"] is True and doc["view_count"] == 20
+    assert doc["schema"] == "labrig.calibration/2" and doc["valid"] is True and doc["view_count"] == 20
+    assert doc["source"] is None and len(doc["views"][0]["corners"]) == len(doc["views"][0]["ids"]) == 54
     assert abs(doc["fx"] / 1000 - 1) < 0.005 and abs(doc["cx"] - 639.5) < 2 and doc["rejected"] == []
     assert doc["binding"]["device_id"] == "SN1234"
     assert doc["binding"]["calibration_id"] == doc["calibration_id"] and len(doc["calibration_id"]) == 64
@@ -97,6 +98,7 @@ def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_p
 
     import cv2
 
+    from labrig.analysis.calibration_views import load_calibration_detail
     from labrig.analysis.calibrations import current_calibration
     from labrig.capture.sources import Mode
     from labrig.capture.virtual import VirtualCamera
@@ -130,8 +132,10 @@ def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_p
     assert done.returncode == 0, done.stdout + done.stderr
     opened = open_store(store)
     stored = current_calibration(opened, "virtual:markers", "1280x720@30 BGR")
+    source = load_calibration_detail(opened, stored.id).source if stored else None
     opened.close()
     assert stored is not None and stored.plane_homography is not None
+    assert source is not None and (source.capture_id, source.every) == (capture["id"], 1)  # its frames can be shown
     assert abs(stored.camera_matrix[0, 0] / 1000 - 1) < 0.005
     names = [_json.loads(line)["name"] for line in labrig("events", "--json").stdout.splitlines()]
     assert "calibration.validated" in names

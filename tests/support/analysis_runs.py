@@ -5,6 +5,8 @@ a second or two."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from datetime import datetime
 
 import numpy as np
@@ -20,6 +22,8 @@ from labrig.capture.sessions import create_attempt, create_session
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
+from labrig.store import Store
+from labrig.store.models import CalibrationRecord
 
 MODE = Mode(1280, 720, 30.0)
 MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
@@ -98,3 +102,23 @@ def record_board(services: Services, mode: Mode, scene: str = "board", frames: i
     """A committed recording of the board moving through its poses (or, scene "plane", lying on the plane)."""
     camera = BoardPosesCamera(scene, paced=False, noise=1.0, frames_limit=frames)  # type: ignore[arg-type]
     return record(services, None, camera=camera, mode=mode)
+
+
+def store_as_v1(store: Store, calibration_id: str) -> str:
+    """Rewrite a stored calibration as Labrig stored it before ``labrig.calibration/2`` (no corners, no source; its
+    id the digest of that document), as a catalog upgraded from that version holds it; the v1 id."""
+    with store.write() as session:
+        row = session.get(CalibrationRecord, calibration_id)
+        assert row is not None
+        doc = json.loads(row.document)
+        doc["schema"] = "labrig.calibration/1"
+        del doc["source"]
+        for view in doc["views"] + doc["rejected"]:
+            del view["ids"], view["corners"]
+        text = json.dumps(doc, sort_keys=True)
+        v1_id = hashlib.sha256(text.encode()).hexdigest()
+        session.add(CalibrationRecord(id=v1_id, device_id=row.device_id, mode=row.mode, valid=row.valid,
+                                      rms_px=row.rms_px, document=text, plane_homography=row.plane_homography,
+                                      created_at=row.created_at, valid_until=row.valid_until))
+        session.delete(row)
+    return v1_id

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
-from labrig.analysis.calibration import CalibrationThresholds
-from labrig.analysis.calibration_views import Validity
+from labrig.analysis.board_captures import calibrate_from_capture, committed_captures
+from labrig.analysis.calibration import CalibrationThresholds, coverage_counts
+from labrig.analysis.calibration_views import Validity, ViewError, load_calibration_detail, load_view_frame
+from labrig.analysis.media import load_capture
 from labrig.bootstrap import Services
 from labrig.capture.sources import Mode
 from labrig.ui.bridge import EventBridge
+from labrig.ui.calibration_overlays import BLANK, EMPTY_CELL
 from labrig.ui.calibration_page import CalibrationPage
 from labrig.ui.calibration_view import REJECTED, USED
 from labrig.ui.calibrations_model import VERDICT_COLUMN
-from tests.support.analysis_runs import MARKERS, calibrate_markers_camera, record_board
+from tests.support.analysis_runs import BOARD, MARKERS, calibrate_markers_camera, record_board, store_as_v1
 from tests.ui.analysis_helpers import WAIT_MS, click_row
 
 SMALL = Mode(640, 360, 30.0)  # quick to render and detect
@@ -89,7 +94,9 @@ def test_stored_calibrations_show_binding_verdict_and_per_view_errors_with_rejec
     assert f"Bound to {MARKERS.device_id} in {SMALL.label()}" in page.detail.binding.text()
     assert "mm" in page.detail.figures["scale"].text()
     assert page.detail.coverage.value() == round(detail.document["coverage"] * 100)
-    assert "no coverage map" in page.detail.coverage_note.text()
+    assert not page.detail.coverage_note.isVisible() and page.detail.coverage_map.isVisible()
+    assert "no frame to show: the views were image or video files given by name" in page.detail.frame_caption.text()
+    assert page.detail.overlay.image.image is not None and (page.detail.overlay.image.image == BLANK).all()
 
     _open(qtbot, page, bad.id)
 
@@ -139,3 +146,122 @@ def test_a_calibration_that_cannot_run_says_why_and_stores_nothing(
     qtbot.waitUntil(lambda: page.form.button.isEnabled(), timeout=WAIT_MS)
     assert page.form.status.text().startswith("Not calibrated: the board was found in 5 of 5 views but 8 are needed")
     assert page.model.rowCount() == 0
+
+
+def _board_calibration(services: Services) -> str:
+    """A calibration from a committed board recording (20 frames, every one a view): its id."""
+    record_board(services, SMALL)
+    [board] = committed_captures(services.store)
+    return calibrate_from_capture(services.store, BOARD, board, every=1).stored.id
+
+
+def _click_bar(qtbot: QtBot, page: CalibrationPage, index: int) -> None:
+    assert page.detail.current is not None
+    plot, view = page.detail.plot, page.detail.current.views[index]
+    box = plot.getPlotItem().getViewBox()
+    at = plot.mapFromScene(box.mapViewToScene(QPointF(index, view.error_px / 2)))
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=at)
+
+
+def _wait_for_frame(qtbot: QtBot, page: CalibrationPage, view: ViewError) -> None:
+    frame = view.name.rpartition("#")[2]
+    qtbot.waitUntil(lambda: page.detail.picked == view.name
+                    and f"frame {frame} of recording" in page.detail.frame_caption.text(), timeout=WAIT_MS)
+
+
+def _shown_corners(page: CalibrationPage) -> np.ndarray:
+    x, y = page.detail.overlay.corners.getData()
+    return np.column_stack([x, y])
+
+
+def test_a_picked_view_shows_its_own_frame_with_its_stored_corners_over_it(
+        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    calibration_id = _board_calibration(services)
+    _show(qtbot, page)
+    _open(qtbot, page, calibration_id)
+    detail = page.detail.current
+    assert detail is not None and detail.source is not None
+    views = detail.views
+    assert page.detail.view_list.count() == len(views) == 20
+    assert [page.detail.view_list.itemData(i) for i in range(20)] == [v.name for v in views]  # the bars' order
+
+    _click_bar(qtbot, page, 5)
+
+    _wait_for_frame(qtbot, page, views[5])
+    assert page.detail.view_list.currentIndex() == 5
+    assert np.array_equal(_shown_corners(page), views[5].corners)
+    frame = load_view_frame(services.store, detail, views[5].name)
+    assert frame is not None and page.detail.overlay.image.image.shape == frame.shape == (SMALL.height, SMALL.width, 3)
+    assert np.array_equal(page.detail.overlay.image.image, frame[..., ::-1])  # RGB on screen
+    first_x, first_y = page.detail.overlay.first.getData()
+    assert (first_x[0], first_y[0]) == tuple(views[5].corners[0])
+    assert page.detail.bars is not None and page.detail.bars.opts["pens"][5].width() == 2
+    assert f"{views[5].error_px:.3f} px" in page.detail.frame_caption.text()
+
+    page.detail.view_list.setFocus()
+    qtbot.keyClick(page.detail.view_list, Qt.Key.Key_Down)
+    qtbot.keyClick(page.detail.view_list, Qt.Key.Key_Down)  # before the first read ends: only the newest is shown
+
+    _wait_for_frame(qtbot, page, views[7])
+    qtbot.waitUntil(lambda: not page.busy, timeout=WAIT_MS)
+    assert page.detail.picked == views[7].name and np.array_equal(_shown_corners(page), views[7].corners)
+    page.detail.show_frame(calibration_id, views[6].name, np.zeros_like(frame))  # a stale answer arriving late
+    assert np.array_equal(_shown_corners(page), views[7].corners)
+    assert page.detail.overlay.image.image.any()
+
+
+def test_the_coverage_map_counts_the_used_views_corners_with_empty_cells_marked(
+        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    stored = calibrate_markers_camera(services, SMALL, reject_one=True)
+    document = load_calibration_detail(services.store, stored.id).document
+    _show(qtbot, page)
+    _open(qtbot, page, stored.id)
+
+    used = np.concatenate([v["corners"] for v in document["views"]])
+    expected = coverage_counts(used, (SMALL.width, SMALL.height))
+    shown = page.detail.coverage_map.counts
+    assert shown is not None and shown.tolist() == expected.tolist()
+    assert np.count_nonzero(shown) / shown.size == document["coverage"]
+    colours = page.detail.coverage_map.cells.image
+    assert colours.shape == (6, 8, 4) and (shown == 0).any()
+    assert all((tuple(colours[r, c]) == EMPTY_CELL) == (shown[r, c] == 0) for r in range(6) for c in range(8))
+    x, _ = page.detail.coverage_map.dots.getData()
+    assert len(x) == len(used) == shown.sum()
+    assert f"{document['coverage']:.0%} of the 8×6 grid cells" in page.detail.coverage.text()
+
+
+def test_a_calibration_stored_before_corners_were_kept_shows_its_figures_and_says_to_calibrate_again(
+        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    v1_id = store_as_v1(services.store, calibrate_markers_camera(services, SMALL, reject_one=True).id)
+    _show(qtbot, page)
+    _open(qtbot, page, v1_id)
+
+    detail = page.detail.current
+    assert detail is not None and json.dumps(detail.document).count("corners") == 0
+    assert page.detail.coverage_note.isVisible() and not page.detail.coverage_map.isVisible()
+    assert "made before Labrig kept where the corners fell" in page.detail.coverage_note.text()
+    assert "calibrate again" in page.detail.coverage_note.text()
+    assert page.detail.bars is not None and len(page.detail.bars.opts["height"]) == 20
+    assert page.detail.coverage.value() == round(detail.document["coverage"] * 100)
+    assert "0.0" in page.detail.figures["rms"].text() and "VALID" in page.detail.verdict.text()
+    assert "made before Labrig kept" in page.detail.frame_caption.text()
+    assert page.detail.overlay.corners.getData()[0].size == 0
+
+
+def test_a_recording_whose_media_is_gone_says_what_to_do_and_still_draws_the_corners(
+        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    calibration_id = _board_calibration(services)
+    [board] = committed_captures(services.store)
+    for segment in load_capture(services.store, board.manifest_sha256).segments:
+        segment.unlink()
+    _show(qtbot, page)
+    _open(qtbot, page, calibration_id)
+
+    caption = page.detail.frame_caption
+    qtbot.waitUntil(lambda: "cannot be shown" in caption.text(), timeout=WAIT_MS)
+
+    detail = page.detail.current
+    assert detail is not None and page.detail.picked == detail.views[0].name
+    assert "missing from the media store" in caption.text() and "labrig verify" in caption.text()
+    assert np.array_equal(_shown_corners(page), detail.views[0].corners)
+    assert page.detail.overlay.image.image is not None and (page.detail.overlay.image.image == BLANK).all()

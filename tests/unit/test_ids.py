@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 
@@ -27,7 +28,7 @@ def test_ids_made_in_later_milliseconds_sort_after_earlier_ones_and_never_repeat
     for _ in range(5):
         batches.append([time_ordered_id() for _ in range(2000)])
         time.sleep(0.002)
-    for earlier, later in zip(batches, batches[1:], strict=False):
+    for earlier, later in itertools.pairwise(batches):
         assert max(earlier) < min(later)
     every = [i for batch in batches for i in batch]
     assert len(set(every)) == len(every)

@@ -21,6 +21,7 @@ from labrig.analysis.calibration import (
     BoardNotFoundError,
     CalibrationResult,
     CalibrationThresholds,
+    CaptureSource,
     calibrate_views,
     detect_views,
     load_views,
@@ -95,7 +96,8 @@ def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice
     if every < 1:
         raise UsageError("use every frame (1) or a larger step")
     media = load_capture(store, capture.manifest_sha256)
-    result = calibrate_views(load_views(list(media.segments), every), board, thresholds)
+    source = CaptureSource(capture.capture_id, capture.manifest_sha256, every)
+    result = calibrate_views(load_views(list(media.segments), every), board, thresholds, source)
     homography = None
     if plane is not None and result.valid:
         plane_media = load_capture(store, plane.manifest_sha256)

@@ -2,7 +2,8 @@
 
 ``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board in each;
 :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is far above the others and
-solves again, then judges the result against :class:`CalibrationThresholds`. :func:`plane_homography` turns one
+solves again, then judges the result against :class:`CalibrationThresholds`. The result keeps every view's detected
+corners, so where they fell (:func:`coverage_counts`) can be shown afterwards. :func:`plane_homography` turns one
 board pose into a map from image pixels to millimetres on the board's plane. Documented in ``docs/calibration.md``.
 
 Qt-free, no database, deterministic for the same inputs; every function may run on any thread. The solve sets
@@ -26,14 +27,17 @@ import numpy.typing as npt
 from labrig.analysis.boards import Board, Detection, detect
 from labrig.errors import LabrigError, UsageError
 
-__all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "Detection", "calibrate", "detect", "load_views"]
-SCHEMA = "labrig.calibration/1"
+__all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "CaptureSource", "Detection", "calibrate",
+           "coverage_counts", "detect", "load_views"]
+SCHEMA = "labrig.calibration/2"  # /1, before corners and source were kept, is still read (calibration_views)
 COVERAGE_GRID = (8, 6)  # cells across and down; coverage is the fraction holding at least one detected corner
+CORNER_DECIMALS = 3  # stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
 VIDEO_SUFFIXES = frozenset({".avi", ".mp4", ".mkv", ".mov", ".m4v", ".webm"})
 FLAGS = cv2.CALIB_FIX_K3  # k1, k2, p1, p2: a free k3 chases noise on ordinary (non-fisheye) lenses
 _CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
 _MAX_ROUNDS = 3  # rejection rounds; one nearly always suffices
 Array = npt.NDArray[np.float64]
+Counts = npt.NDArray[np.int64]
 
 
 class BoardNotFoundError(LabrigError):
@@ -92,6 +96,22 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class CaptureSource:
+    """The stored recording a calibration's views were taken from, so its frames can be shown again."""
+
+    capture_id: str
+    manifest_sha256: str  # the capture's manifest: finds its media (labrig.analysis.media.load_capture)
+    every: int  # every Nth frame of each segment was a view
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> CaptureSource:
+        return cls(str(raw["capture_id"]), str(raw["manifest_sha256"]), int(raw["every"]))
+
+
+@dataclass(frozen=True)
 class CalibrationResult:
     board: Board
     image_size: tuple[int, int]  # width, height in px
@@ -105,7 +125,10 @@ class CalibrationResult:
     pose_spread_deg: float
     focal_std_px: float
     thresholds: CalibrationThresholds
+    used_detections: tuple[Detection, ...]  # the views the solve used, in the order of view_errors
+    rejected_detections: tuple[Detection, ...]  # in the order of rejected
     reasons: tuple[Reason, ...] = ()  # why it is not valid; empty when valid
+    source: CaptureSource | None = None  # None: the views were files given by name, which Labrig does not keep
 
     @property
     def valid(self) -> bool:
@@ -122,12 +145,15 @@ class CalibrationResult:
             "camera_matrix": k, "fx": k[0][0], "fy": k[1][1], "cx": k[0][2], "cy": k[1][2],
             "distortion": dict(zip(("k1", "k2", "p1", "p2", "k3"), d.tolist(), strict=True)),
             "rms_px": self.rms_px, "view_count": self.view_count,
-            "views": [{"name": n, "error_px": e} for n, e in self.view_errors],
-            "rejected": [{"name": n, "error_px": e, "limit_px": lim} for n, e, lim in self.rejected],
+            "views": [{"name": n, "error_px": e, **_corners_json(d)}
+                      for (n, e), d in zip(self.view_errors, self.used_detections, strict=True)],
+            "rejected": [{"name": n, "error_px": e, "limit_px": lim, **_corners_json(d)}
+                         for (n, e, lim), d in zip(self.rejected, self.rejected_detections, strict=True)],
             "skipped": list(self.skipped), "coverage": self.coverage, "coverage_grid": list(COVERAGE_GRID),
             "pose_spread_deg": self.pose_spread_deg, "focal_std_px": self.focal_std_px,
             "thresholds": asdict(self.thresholds), "valid": self.valid,
-            "reasons": [asdict(r) for r in self.reasons], "opencv": cv2.__version__}
+            "reasons": [asdict(r) for r in self.reasons], "opencv": cv2.__version__,
+            "source": self.source.to_json() if self.source else None}
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON document: the calibration's id."""
@@ -225,11 +251,31 @@ def _solve(views: Sequence[Detection], board: Board, size: tuple[int, int]) -> _
     return solved
 
 
+def stored_corners(detection: Detection) -> Array:
+    """A view's corners as the document keeps them (rounded to ``CORNER_DECIMALS``), N×2 image px."""
+    return np.round(np.asarray(detection.corners, dtype=np.float64).reshape(-1, 2), CORNER_DECIMALS)
+
+
+def _corners_json(detection: Detection) -> dict[str, Any]:
+    return {"ids": [int(i) for i in detection.ids], "corners": stored_corners(detection).tolist()}
+
+
+def coverage_counts(points: npt.ArrayLike, image_size: tuple[int, int],
+                    grid: tuple[int, int] = COVERAGE_GRID) -> Counts:
+    """How many of ``points`` (N×2 image px) fall in each cell of ``grid`` (cells across, down) laid over an image
+    of ``image_size`` (width, height): a rows × cols array. Points on or past the edge count in the edge cells."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    cols = np.clip((pts[:, 0] / image_size[0] * grid[0]).astype(int), 0, grid[0] - 1)
+    rows = np.clip((pts[:, 1] / image_size[1] * grid[1]).astype(int), 0, grid[1] - 1)
+    counts = np.zeros((grid[1], grid[0]), dtype=np.int64)
+    np.add.at(counts, (rows, cols), 1)
+    return counts
+
+
 def _coverage(views: Sequence[Detection], size: tuple[int, int]) -> float:
-    pts = np.concatenate([d.corners for d in views])
-    cols = np.clip((pts[:, 0] / size[0] * COVERAGE_GRID[0]).astype(int), 0, COVERAGE_GRID[0] - 1)
-    rows = np.clip((pts[:, 1] / size[1] * COVERAGE_GRID[1]).astype(int), 0, COVERAGE_GRID[1] - 1)
-    return len(set(zip(cols.tolist(), rows.tolist(), strict=True))) / (COVERAGE_GRID[0] * COVERAGE_GRID[1])
+    # from the corners as stored, so the fraction is exactly what a map drawn from the document shows
+    counts = coverage_counts(np.concatenate([stored_corners(d) for d in views]), size)
+    return int(np.count_nonzero(counts)) / counts.size
 
 
 def _pose_spread_deg(rvecs: Sequence[Array]) -> float:
@@ -257,14 +303,17 @@ def _reasons(s: _Solve, coverage: float, spread: float, size: tuple[int, int],
 
 
 def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Board,
-              thresholds: CalibrationThresholds | None = None, skipped: Sequence[str] = ()) -> CalibrationResult:
-    """Solve, reject views far above the median error (keeping ``min_views``), solve again, and judge."""
+              thresholds: CalibrationThresholds | None = None, skipped: Sequence[str] = (),
+              source: CaptureSource | None = None) -> CalibrationResult:
+    """Solve, reject views far above the median error (keeping ``min_views``), solve again, and judge.
+    ``source``: the stored recording the views came from, if any (kept in the document)."""
     t = thresholds or CalibrationThresholds()
     if len(views) < t.min_views:
         raise TooFewViewsError(f"the board was found in {len(views)} of {len(views) + len(skipped)} views but "
                                f"{t.min_views} are needed; capture more views, moving and tilting the board to cover "
                                "the whole image")
-    kept, rejected = list(views), []
+    kept: list[Detection] = list(views)
+    rejected: list[tuple[Detection, float, float]] = []
     solved = _solve(kept, board, image_size)
     for _ in range(_MAX_ROUNDS):
         limit = max(t.max_view_error_factor * float(np.median(solved.errors)), t.view_error_floor_px)
@@ -272,21 +321,21 @@ def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Bo
         worst = worst[:len(kept) - t.min_views]
         if not worst:
             break
-        rejected += [(kept[i].name, float(solved.errors[i]), limit) for i in worst]
+        rejected += [(kept[i], float(solved.errors[i]), limit) for i in worst]
         kept = [d for i, d in enumerate(kept) if i not in worst]
         solved = _solve(kept, board, image_size)
     coverage, spread = _coverage(kept, image_size), _pose_spread_deg(solved.rvecs)
     return CalibrationResult(
         board, image_size, solved.matrix, solved.dist, solved.rms,
-        tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)), tuple(rejected),
-        tuple(skipped), coverage, spread, solved.focal_std, t,
-        _reasons(solved, coverage, spread, image_size, t))
+        tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
+        tuple((d.name, e, lim) for d, e, lim in rejected), tuple(skipped), coverage, spread, solved.focal_std, t,
+        tuple(kept), tuple(d for d, _, _ in rejected), _reasons(solved, coverage, spread, image_size, t), source)
 
 
-def calibrate_views(views: Iterable[View], board: Board,
-                    thresholds: CalibrationThresholds | None = None) -> CalibrationResult:
+def calibrate_views(views: Iterable[View], board: Board, thresholds: CalibrationThresholds | None = None,
+                    source: CaptureSource | None = None) -> CalibrationResult:
     detections, skipped, size = detect_views(views, board)
-    return calibrate(detections, size, board, thresholds, skipped)
+    return calibrate(detections, size, board, thresholds, skipped, source)
 
 
 def _undistort(points: Array, result: CalibrationResult) -> Array:

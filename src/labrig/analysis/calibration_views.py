@@ -1,26 +1,44 @@
-"""What the Calibration screen reads: stored calibrations with their device binding, age and validity.
+"""What the Calibration screen reads: stored calibrations with their device binding, age and validity, each view's
+detected corners, where they fell on the coverage grid, and the frame a view came from.
 
-Read-only and Qt-free; every function opens its own read session, so it may run on any thread. A stored
-calibration keeps its ``labrig.calibration/1`` document: per-view errors, rejected and skipped views, and the
-*fraction* of the coverage grid its corners reached, but not the corners themselves, so no map of where they fell
-can be drawn afterwards.
+Read-only and Qt-free; every function opens its own read session (or media file), so it may run on any thread.
+A ``labrig.calibration/2`` document keeps every view's corners and, when it was made from a stored recording, that
+recording (its ``source``). A ``labrig.calibration/1`` document, stored before Labrig kept corners, has per-view
+errors and the *fraction* of the grid its corners reached but not where they fell: its corner accessors give None.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy import select
 
+from labrig.analysis.calibration import COVERAGE_GRID, CaptureSource, Counts, coverage_counts
 from labrig.analysis.calibrations import UnknownCalibrationError
+from labrig.analysis.media import load_capture
+from labrig.errors import LabrigError
 from labrig.store.database import Store
 from labrig.store.models import CalibrationRecord
 from labrig.store.types import utcnow
+
+Array = npt.NDArray[np.float64]
+Image = npt.NDArray[np.uint8]
+
+
+class ViewFrameUnavailableError(LabrigError):
+    """The frame a view came from cannot be read again: its media file is gone or damaged."""
+
+    code = "LABRIG_VIEW_FRAME_UNAVAILABLE"
 
 CALIBRATION_LIMIT = 500  # newest calibrations listed
 
@@ -51,27 +69,76 @@ class CalibrationSummary:
 
 @dataclass(frozen=True)
 class ViewError:
-    """One view the solve saw: its RMS reprojection error, and the limit it broke if it was rejected."""
+    """One view the solve saw: its RMS reprojection error, the limit it broke if it was rejected, and (since
+    ``labrig.calibration/2``) its detected corners."""
 
     name: str
     error_px: float
     rejected: bool
     limit_px: float | None
+    ids: tuple[int, ...] = ()  # board corner ids, in the order of corners
+    corners: Array | None = field(default=None, compare=False, repr=False)  # N×2 image px; None in a v1 document
+
+    @classmethod
+    def of(cls, raw: dict[str, Any], rejected: bool) -> ViewError:
+        corners = np.asarray(raw["corners"], dtype=np.float64).reshape(-1, 2) if "corners" in raw else None
+        return cls(raw["name"], float(raw["error_px"]), rejected,
+                   float(raw["limit_px"]) if rejected else None, tuple(int(i) for i in raw.get("ids", ())), corners)
 
 
 @dataclass(frozen=True)
 class CalibrationDetail:
     summary: CalibrationSummary
-    document: dict[str, Any]  # labrig.calibration/1
+    document: dict[str, Any]  # labrig.calibration/2, or /1 from before corners were kept
 
-    @property
+    @cached_property
     def views(self) -> list[ViewError]:
         """Used and rejected views together, in capture order (names compared with their numbers as numbers)."""
         doc = self.document
-        views = [ViewError(v["name"], float(v["error_px"]), False, None) for v in doc.get("views", [])]
-        views += [ViewError(v["name"], float(v["error_px"]), True, float(v["limit_px"]))
-                  for v in doc.get("rejected", [])]
+        views = [ViewError.of(v, False) for v in doc.get("views", [])]
+        views += [ViewError.of(v, True) for v in doc.get("rejected", [])]
         return sorted(views, key=lambda v: _natural(v.name))
+
+    def view(self, name: str) -> ViewError:
+        """The view of this name (KeyError when the calibration has none)."""
+        for view in self.views:
+            if view.name == name:
+                return view
+        raise KeyError(name)
+
+    @property
+    def has_corners(self) -> bool:
+        """False for a document stored before Labrig kept where the corners fell (``labrig.calibration/1``)."""
+        return bool(self.views) and all(v.corners is not None for v in self.views)
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        width, height = self.document["image_size"]
+        return int(width), int(height)
+
+    @property
+    def coverage_grid(self) -> tuple[int, int]:
+        cols, rows = self.document.get("coverage_grid") or COVERAGE_GRID
+        return int(cols), int(rows)
+
+    @property
+    def source(self) -> CaptureSource | None:
+        """The stored recording the views came from; None for files given by name, or a v1 document."""
+        raw = self.document.get("source")
+        return CaptureSource.from_json(raw) if raw else None
+
+    def used_corners(self) -> Array | None:
+        """Every corner of every view the solve used, N×2 image px (what coverage counts); None for v1."""
+        if not self.has_corners:
+            return None
+        used = [v.corners for v in self.views if not v.rejected and v.corners is not None]
+        return np.concatenate(used) if used else np.zeros((0, 2))
+
+    def coverage_counts(self) -> Counts | None:
+        """Corners of the used views in each coverage grid cell (rows × cols), as the coverage was judged; None
+        for v1."""
+        corners = self.used_corners()
+        return None if corners is None else coverage_counts(corners, self.image_size, self.coverage_grid)
 
     @property
     def reasons(self) -> list[tuple[str, str]]:
@@ -142,3 +209,50 @@ def _validity(valid: bool, until: datetime | None, now: datetime, newer_in_use: 
 def _natural(name: str) -> list[Any]:
     """``board-90`` before ``board-120``: digit runs compare as numbers."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> Image | None:
+    """The frame (BGR) that ``view_name`` of this calibration came from, decoded from its stored recording; None when
+    the calibration has no ``source`` (its views were files given by name, which Labrig does not keep).
+
+    Raises :class:`ViewFrameUnavailableError` when the media file is gone or cannot be decoded, and
+    ``CaptureMissingError`` when the recording itself is no longer in the store. Blocking (one decode); any thread.
+    """
+    source = detail.source
+    if source is None:
+        return None
+    segment, _, index = view_name.rpartition("#")
+    if not segment or not index.isdigit():
+        raise ViewFrameUnavailableError(f"{view_name} is not a frame of a recording (segment#frame); this "
+                                        "calibration's document is not one Labrig wrote: calibrate again")
+    media = load_capture(store, source.manifest_sha256)
+    path = next((p for p in media.segments if p.name == segment), None)
+    if path is None or not path.is_file():
+        raise ViewFrameUnavailableError(
+            f"the frame of view {view_name} cannot be shown: the media file of recording {source.capture_id[:8]} is "
+            "missing from the media store; run 'labrig verify' to list what is missing and restore the recording "
+            "from the archive")
+    return read_video_frame(path, int(index))
+
+
+def read_video_frame(path: Path, index: int) -> Image:
+    """Frame ``index`` (0-based) of a video file, BGR, as :func:`~labrig.analysis.calibration.frames_from_video`
+    decoded it: MJPG (every frame a key frame) by seeking, other codecs by reading up to it."""
+    cap = cv2.VideoCapture(str(path))
+    try:
+        fourcc = int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").upper() if cap.isOpened() else b""
+        at = index if fourcc in _INTRA_FOURCCS and cap.set(cv2.CAP_PROP_POS_FRAMES, index) else 0
+        ok = cap.isOpened()
+        while ok and at < index:
+            ok, at = cap.grab(), at + 1
+        ok, frame = cap.read() if ok else (False, None)
+    finally:
+        cap.release()
+    if not ok or frame is None:
+        raise ViewFrameUnavailableError(f"frame {index} of {path.name} cannot be decoded (the file is damaged or "
+                                        "shorter than when it was calibrated); run 'labrig verify' and restore the "
+                                        "recording from the archive")
+    return np.asarray(frame, dtype=np.uint8)
+
+
+_INTRA_FOURCCS = frozenset({b"MJPG", b"JPEG"})  # seeking lands exactly on the frame: no frame depends on another

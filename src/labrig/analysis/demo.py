@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import calibrate_views, detect_views, load_views, plane_homography
+from labrig.analysis.calibration import (
+    CaptureSource,
+    calibrate_views,
+    detect_views,
+    load_views,
+    plane_homography,
+)
 from labrig.analysis.calibrations import save_calibration
 from labrig.analysis.media import load_capture
 from labrig.analysis.results import attempt_pipeline
@@ -54,8 +60,10 @@ def record_virtual(services: Services, device: DeviceInfo, scene: str, seconds: 
 def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, float]:
     board = parse_board("chessboard:9x6:25")
     say("Recording the calibration board as it moves through its poses (20 s)…")
-    media = load_capture(services.store, record_virtual(services, device, "board", 20.0, None))
-    result = calibrate_views(load_views(list(media.segments), every=30), board)
+    manifest = record_virtual(services, device, "board", 20.0, None)
+    media = load_capture(services.store, manifest)
+    result = calibrate_views(load_views(list(media.segments), every=30), board,
+                             source=CaptureSource(media.capture_id, manifest, 30))
     say("Recording the board lying on the measurement plane (1 s)…")
     plane = load_capture(services.store, record_virtual(services, device, "plane", 1.0, None))
     detections, _, _ = detect_views(load_views(list(plane.segments), every=30), board)

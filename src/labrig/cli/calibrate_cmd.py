@@ -20,6 +20,7 @@ from labrig.analysis.calibration import (
     CalibrationBinding,
     CalibrationResult,
     CalibrationThresholds,
+    CaptureSource,
     bind,
     calibrate_views,
     detect_views,
@@ -64,7 +65,8 @@ def add_parser(commands: Any) -> None:
                    help="an image or video of the board lying on the measurement plane: outputs become mm")
     p.add_argument("--max-age-days", type=float, default=_DEFAULTS.max_age_days, metavar="DAYS",
                    help=f"a bound calibration is valid this long (default {_DEFAULTS.max_age_days:g} days)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (labrig.calibration/1)")
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output (labrig.calibration/2: with every view's detected corners)")
     p.set_defaults(run=run)
 
 
@@ -77,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
     if args.device:  # storing a calibration is a technician's; refused before minutes of solving
         with store_for(args) as store:
             AccessControl(store).require(Action.CALIBRATE)
-    files = list(args.files) + _capture_files(args)
+    captured, source = _capture_files(args)
+    files = list(args.files) + captured
     if not files:
         raise UsageError("give image or video files, or --capture ID of a recording of the board")
-    result = calibrate_views(load_views(files, args.every), board, thresholds)
+    result = calibrate_views(load_views(files, args.every), board, thresholds, None if args.files else source)
     binding = bind(result, args.device, datetime.now(UTC)) if args.device and result.valid else None
     if binding is not None:
         _store(args, result, board)
@@ -94,21 +97,25 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.valid else 1
 
 
-def _capture_files(args: argparse.Namespace) -> list[Path]:
+def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource | None]:
+    """The segments of the ``--capture`` recordings, and the source to keep in the document: one recording only
+    (the screen shows a view's frame from one recording; views of several are kept without a source)."""
     if not args.capture:
-        return []
+        return [], None
     from labrig.analysis.media import load_capture
     from labrig.store.models import Capture
 
     with store_for(args) as store:
         files: list[Path] = []
+        sources = []
         for capture_id in args.capture:
             with store.read() as session:
                 capture = session.get(Capture, capture_id)
             if capture is None or not capture.manifest_sha256:
                 raise UsageError(f"no committed capture {capture_id}; list them with 'labrig captures'")
             files += list(load_capture(store, capture.manifest_sha256).segments)
-        return files
+            sources.append(CaptureSource(capture.id, capture.manifest_sha256, args.every))
+        return files, sources[0] if len(sources) == 1 else None
 
 
 def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) -> None:

@@ -258,7 +258,7 @@ class CalibrationRecord(Base):
     mode: Mapped[str] = mapped_column(String(64))  # e.g. 1280x720@30 BGR
     valid: Mapped[bool] = mapped_column(Boolean)
     rms_px: Mapped[float] = mapped_column(Float)
-    document: Mapped[str] = mapped_column(Text)  # labrig.calibration/1 JSON
+    document: Mapped[str] = mapped_column(Text)  # labrig.calibration/2 JSON (/1 before corners were kept)
     plane_homography: Mapped[str | None] = mapped_column(Text)  # image px -> plane mm, JSON 3x3
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -2,8 +2,9 @@
 
 Threading contract: GUI thread only. Reads run on a pool thread when the page is first shown and again when the
 :class:`~labrig.ui.bridge.EventBridge` reports ``calibration.validated`` or ``capture.committed`` (a hidden page
-notes it is stale and reads when next shown). A calibration runs on a thread of its own, so reads never wait
-behind a solve; the form is disabled until it ends.
+notes it is stale and reads when next shown). The frame of the view picked in the detail is decoded on a pool
+thread too, newest pick wins. A calibration runs on a thread of its own, so reads never wait behind a solve; the
+form is disabled until it ends.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from labrig.analysis.calibration_views import (
     CalibrationSummary,
     list_calibrations,
     load_calibration_detail,
+    load_view_frame,
 )
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
@@ -42,7 +44,8 @@ class CalibrationPage(QWidget):
         self._store = services.store
         self._reads = BackgroundCalls(threads=2, parent=self)
         self._solves = BackgroundCalls(threads=1, parent=self)
-        self._list_reads, self._detail_reads, self._capture_reads = (Latest(self._reads) for _ in range(3))
+        self._list_reads, self._detail_reads, self._capture_reads, self._frame_reads = (
+            Latest(self._reads) for _ in range(4))
         self._stale = True
         self._select_next: str | None = None  # a calibration just made: selected once the list shows it
         self.model = CalibrationTableModel(self)
@@ -55,6 +58,7 @@ class CalibrationPage(QWidget):
         self._lay_out()
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         self.form.button.clicked.connect(self._on_form_button_clicked)
+        self.detail.viewPicked.connect(self._on_detail_view_picked)
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
 
     def _lay_out(self) -> None:
@@ -159,6 +163,17 @@ class CalibrationPage(QWidget):
 
     def _on_detail_failed(self, error: Exception) -> None:
         self.detail.show_message(f"The calibration could not be read: {say_error(error)}")
+
+    @Slot(str)
+    def _on_detail_view_picked(self, view_name: str) -> None:
+        detail = self.detail.current
+        if detail is None:
+            return
+        calibration_id = detail.summary.calibration_id
+        self._frame_reads.request(partial(load_view_frame, self._store, detail, view_name),
+                                  partial(self.detail.show_frame, calibration_id, view_name),
+                                  lambda error: self.detail.show_frame_failed(calibration_id, view_name,
+                                                                              say_error(error)))
 
     @Slot()
     def _on_form_button_clicked(self) -> None:

@@ -24,6 +24,7 @@ from labrig.analysis.calibration import (
     bind,
     calibrate,
     calibrate_views,
+    coverage_counts,
     frames_from_video,
     load_images,
     load_views,
@@ -79,11 +80,34 @@ def test_the_virtual_camera_is_recovered(solved: CalibrationResult) -> None:
 
 def test_the_result_is_versioned_json_and_deterministic(board_pngs: list[Path], solved: CalibrationResult) -> None:
     doc = json.loads(json.dumps(solved.to_json()))
-    assert doc["schema"] == "labrig.calibration/1" and doc["board"]["spec"] == "chessboard:9x6:25"
+    assert doc["schema"] == "labrig.calibration/2" and doc["board"]["spec"] == "chessboard:9x6:25"
     assert doc["view_count"] == 20 and len(doc["views"]) == 20 and doc["views"][0]["name"] == "board_0000.png"
     assert doc["valid"] is True and doc["coverage_grid"] == [8, 6] and set(doc["distortion"]) == {
         "k1", "k2", "p1", "p2", "k3"}
     assert calibrate_views(load_images(board_pngs), CHESS).digest() == solved.digest()
+
+
+def test_the_document_keeps_each_views_corners_as_detected(board_pngs: list[Path], solved: CalibrationResult) -> None:
+    doc = json.loads(json.dumps(solved.to_json(), sort_keys=True))
+    assert doc["source"] is None  # files given by name: Labrig keeps no copy to show again
+    for view, path in zip(doc["views"], board_pngs, strict=True):
+        found = detect(cv2.imread(str(path)), CHESS)
+        assert found is not None and view["name"] == path.name
+        assert view["ids"] == found.ids.tolist() == list(range(54))
+        assert np.abs(np.asarray(view["corners"]) - found.corners).max() <= 1e-3
+        assert all(round(x, 3) == x for corner in view["corners"] for x in corner)  # rounded: a stable digest
+    counts = coverage_counts(np.concatenate([v["corners"] for v in doc["views"]]), (1280, 720))
+    assert counts.shape == (6, 8) and counts.sum() == 20 * 54
+    assert np.count_nonzero(counts) / counts.size == doc["coverage"] == solved.coverage
+
+
+def test_coverage_counts_corners_per_grid_cell_with_the_edges_in_the_edge_cells() -> None:
+    points = [[0, 0], [159.9, 119.9], [160, 0], [1279.9, 719.9], [1280, 720], [-3, 800], [640, 360]]
+    counts = coverage_counts(points, (1280, 720))  # cells of 160 × 120 px
+    expected = np.zeros((6, 8), dtype=np.int64)
+    expected[0, 0], expected[0, 1], expected[5, 7], expected[5, 0], expected[3, 4] = 2, 1, 2, 1, 1
+    assert counts.tolist() == expected.tolist()
+    assert coverage_counts(points, (1280, 720), grid=(2, 1)).tolist() == [[4, 3]]
 
 
 def test_a_corrupted_view_is_rejected_by_name_and_the_solve_repeated(board_pngs: list[Path], tmp_path: Path) -> None:
@@ -92,6 +116,10 @@ def test_a_corrupted_view_is_rejected_by_name_and_the_solve_repeated(board_pngs:
     result = calibrate_views(views, CHESS)
     [(name, error, limit)] = result.rejected
     assert name == "rippled.png" and error > 1.0 and limit == pytest.approx(0.5)
+    [kept_out] = result.to_json()["rejected"]
+    found = detect(views[6].image, CHESS)
+    assert found is not None and kept_out["ids"] == found.ids.tolist()
+    assert np.abs(np.asarray(kept_out["corners"]) - found.corners).max() <= 1e-3
     assert "rippled.png" not in dict(result.view_errors) and result.view_count == 19
     assert abs(result.camera_matrix[0, 0] / TRUTH.fx - 1) < 0.005 and result.valid
 

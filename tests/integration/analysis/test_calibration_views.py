@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from labrig.analysis.board_captures import PlaneCaptureMismatchError, calibrate_from_capture, committed_captures
-from labrig.analysis.calibration import BoardNotFoundError, CalibrationThresholds
-from labrig.analysis.calibration_views import Validity, list_calibrations, load_calibration_detail
+from labrig.analysis.boards import detect, parse_board
+from labrig.analysis.calibration import BoardNotFoundError, CalibrationThresholds, coverage_counts, frames_from_video
+from labrig.analysis.calibration_views import (
+    Validity,
+    ViewError,
+    ViewFrameUnavailableError,
+    list_calibrations,
+    load_calibration_detail,
+    load_view_frame,
+    read_video_frame,
+)
 from labrig.analysis.calibrations import UnknownCalibrationError, current_calibration
+from labrig.analysis.media import load_capture
 from labrig.bootstrap import Services, bootstrap
 from labrig.capture.sources import Mode
+from labrig.capture.virtual import VirtualCamera
 from labrig.store import Store
 from labrig.store.types import utcnow
-from tests.support.analysis_runs import MARKERS, calibrate_markers_camera, record_board
+from tests.support.analysis_runs import BOARD, MARKERS, calibrate_markers_camera, record_board, store_as_v1
 
 SMALL = Mode(640, 360, 30.0)
 OTHER = Mode(640, 480, 30.0)
@@ -89,3 +103,88 @@ def test_a_plane_recording_of_another_mode_or_without_the_board_is_refused_and_n
     with pytest.raises(BoardNotFoundError, match="not found in the plane recording"):
         calibrate_from_capture(services.store, "virtual-9x6-25", board, no_board, every=1)
     assert list_calibrations(services.store) == []
+
+
+def test_a_board_recording_calibration_keeps_its_source_and_each_views_frame_shows_its_corners_again(
+        services: Services) -> None:
+    record_board(services, SMALL)
+    [board] = committed_captures(services.store)
+    outcome = calibrate_from_capture(services.store, BOARD, board, every=2)
+    detail = load_calibration_detail(services.store, outcome.stored.id)
+
+    assert detail.document["schema"] == "labrig.calibration/2" and detail.has_corners
+    assert detail.source is not None and detail.source.capture_id == board.capture_id
+    assert (detail.source.manifest_sha256, detail.source.every) == (board.manifest_sha256, 2)
+    assert [int(v.name.rpartition("#")[2]) for v in detail.views] == list(range(0, 20, 2))
+    for view in (detail.views[0], detail.views[4], detail.views[-1]):
+        frame = load_view_frame(services.store, detail, view.name)
+        assert frame is not None and frame.shape == (SMALL.height, SMALL.width, 3)
+        found = detect(frame, parse_board(BOARD))
+        assert found is not None and view.corners is not None and found.ids.tolist() == list(view.ids)
+        assert np.abs(found.corners - view.corners).max() < 0.01  # the very frame that was calibrated
+
+
+def test_the_coverage_counts_are_the_used_views_corners_and_give_the_stored_coverage(services: Services) -> None:
+    stored = calibrate_markers_camera(services, SMALL, reject_one=True)
+    detail = load_calibration_detail(services.store, stored.id)
+    used = [v for v in detail.views if not v.rejected]
+    [rejected] = [v for v in detail.views if v.rejected]
+    corners = detail.used_corners()
+    counts = detail.coverage_counts()
+
+    assert corners is not None and counts is not None and rejected.corners is not None
+    assert corners.shape == (len(used) * 54, 2)
+    assert not any((corners == point).all(axis=1).any() for point in rejected.corners)  # the solve did not use it
+    assert counts.tolist() == coverage_counts(corners, (SMALL.width, SMALL.height)).tolist()
+    assert np.count_nonzero(counts) / counts.size == detail.document["coverage"]
+    assert detail.source is None and load_view_frame(services.store, detail, used[0].name) is None  # views by name
+
+
+def test_a_calibration_stored_before_corners_were_kept_still_loads_without_them(services: Services) -> None:
+    stored = calibrate_markers_camera(services, SMALL, reject_one=True)
+    v2 = load_calibration_detail(services.store, stored.id)
+    v1_id = store_as_v1(services.store, stored.id)
+
+    v1 = load_calibration_detail(services.store, v1_id)
+
+    assert v1.document["schema"] == "labrig.calibration/1" and v1_id != stored.id
+    def shown(views: list[ViewError]) -> list[tuple[str, float, bool, float | None]]:
+        return [(v.name, v.error_px, v.rejected, v.limit_px) for v in views]
+
+    assert shown(v1.views) == shown(v2.views) and [v.rejected for v in v1.views].count(True) == 1
+    assert all(v.corners is None and v.ids == () for v in v1.views) and not v1.has_corners
+    assert v1.used_corners() is None and v1.coverage_counts() is None and v1.source is None
+    assert v1.summary.validity is Validity.IN_USE and v1.image_size == (SMALL.width, SMALL.height)
+    assert load_view_frame(services.store, v1, v1.views[0].name) is None
+
+
+def test_a_recording_whose_media_file_is_gone_gives_a_typed_error_saying_what_to_do(services: Services) -> None:
+    record_board(services, SMALL)
+    [board] = committed_captures(services.store)
+    outcome = calibrate_from_capture(services.store, BOARD, board, every=2)
+    detail = load_calibration_detail(services.store, outcome.stored.id)
+    [segment] = load_capture(services.store, board.manifest_sha256).segments
+    segment.unlink()
+
+    with pytest.raises(ViewFrameUnavailableError) as gone:
+        load_view_frame(services.store, detail, detail.views[1].name)
+
+    assert gone.value.code == "LABRIG_VIEW_FRAME_UNAVAILABLE"
+    assert "missing from the media store" in gone.value.message and "labrig verify" in gone.value.message
+
+
+def test_a_frame_is_read_again_as_calibration_read_it_whatever_the_codec(tmp_path: Path) -> None:
+    camera = VirtualCamera("board", paced=False)
+    camera.open(SMALL)
+    for fourcc, name in (("MJPG", "seek.avi"), ("FFV1", "decode-on.avi")):  # MJPG seeks; FFV1 is read up to it
+        path = tmp_path / name
+        writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*fourcc), 30.0, (SMALL.width, SMALL.height))
+        for i in range(12):
+            writer.write(camera.render(i * 30))
+        writer.release()
+        sampled = {int(v.name.rpartition("#")[2]): v.image for v in frames_from_video(path, every=1)}
+        assert len(sampled) == 12
+        for index in (0, 7, 11):
+            assert np.array_equal(read_video_frame(path, index), sampled[index]), (fourcc, index)
+        with pytest.raises(ViewFrameUnavailableError, match="cannot be decoded"):
+            read_video_frame(path, 12)

@@ -28,7 +28,7 @@ from labrig.errors import LeaseLostError, QualityBlockedError, StageFailure, Tra
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import deadlines, lease_expired
 from labrig.jobs.queue import CANCELLED, WORKER_STOPPED, JobQueue
-from labrig.jobs.rows import event_row, insert_events, job_row
+from labrig.jobs.rows import event_row, insert_events
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
 from labrig.store.database import RawTransaction
@@ -305,7 +305,8 @@ class FencedWrites:
         with_dependents: set[str] = set()
         sql = self.queue.sql
         for found in tx.mappings(sql.finishing_jobs, {"ids": tx.dialect.id_list([o.claim.job_id for o in outcomes])}):
-            read = job_row(found, tx.dialect)
+            read = dict(found)  # of its datetimes only the lease's is read here (the view converts the others)
+            read["lease_expires_at"] = tx.dialect.from_db_datetime(read["lease_expires_at"])
             first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
             if first_job is not None:
                 first_outputs[read["idempotency_key"]] = (first_job, first_digest)
@@ -313,7 +314,7 @@ class FencedWrites:
                 with_dependents.add(read["id"])
             rows[read["id"]] = read
         now = clock.now()
-        stored_now = tx.dialect.to_db_datetime(now)
+        stored_now, from_db = tx.dialect.to_db_datetime(now), tx.dialect.from_db_datetime
         views: list[JobView | None] = []
         new_outputs: list[dict[str, Any]] = []
         incidents: list[dict[str, Any]] = []
@@ -347,13 +348,9 @@ class FencedWrites:
                                       "second_job_id": claim.job_id, "second_digest": digest,
                                       "recorded_at": stored_now})
                 committed = first[1]
-            changes = {"state": target.value, "updated_at": now, "output_digest": committed, "progress": 1.0,
-                       "error_code": None, "error_message": None,  # earlier failures stay in the outbox history
-                       "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
-                       "lease_expires_at": None}
+            # earlier failures' error columns are cleared (they stay in the outbox history), and the lease
             updates.append({"b_id": claim.job_id, "b_owner": claim.owner, "b_token": claim.token,
                             "v_state": target.value, "v_now": stored_now, "v_digest": committed})
-            row.update(changes)
             made = outcome.completion
             if made is None or claim.idempotency_key != key or committed != digest:
                 made = event_row(EventName.STAGE_COMPLETED, {
@@ -364,7 +361,11 @@ class FencedWrites:
                 events.append(event_row(EventName.QUALITY_DEGRADED, {
                     "attempt_id": row["attempt_id"], "job_id": claim.job_id,
                     "reasons": list(output.degraded_reasons)}))
-            views.append(JobView.from_row(row))
+            views.append(JobView(
+                claim.job_id, row["stage_id"], target, row["attempt_id"], row["priority"], row["attempts"],
+                row["max_attempts"], 1.0, row["progress_message"], key, list(claim.input_digests),
+                row["supersedes_job_id"], None, None, from_db(row["next_attempt_at"]), None, None, committed,
+                bool(row["cancel_requested"]), from_db(row["created_at"]) or now, now))
         if new_outputs:
             tx.executemany(sql.insert_output, new_outputs)
         if incidents:

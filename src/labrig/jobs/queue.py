@@ -34,6 +34,7 @@ from labrig.store.models import Job, JobDependency, ReproducibilityIncident
 S = JobState
 SUCCESS = (S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value)
 LEASE_HELD = (S.LEASED.value, S.RUNNING.value, S.CHECKPOINTED.value)
+READY = S.READY.value
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
@@ -142,29 +143,27 @@ class JobQueue:
         """
         check_transition(S.CREATED, S.READY)
         stage = self.registry.get(spec.stage_id)
-        merged = stage.configure(spec.config)
+        config_text, cfg_digest = stage.settle(spec.config)
         inputs = list(spec.input_digests)
-        cfg_digest = config_digest(merged)
         now = self.clock.now()
         stored_now = tx.dialect.to_db_datetime(now)
-        row: dict[str, Any] = {
-            "id": time_ordered_id(), "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
-            "state": S.READY.value, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
-            "input_digests": json.dumps(inputs), "config": canonical_json(merged).decode(),
-            "config_digest": cfg_digest, "model_manifest_digest": stage.model_manifest_digest,
-            "schema_version": stage.schema_version,
-            "idempotency_key": idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest,
-                                               stage.schema_version),
-            "deterministic": stage.deterministic, "supersedes_job_id": spec.supersedes_job_id, "owner": None,
-            "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None, "lease_expires_at": None,
-            "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts, "next_attempt_at": None,
-            "progress": 0.0, "progress_message": "", "checkpoint": None, "cancel_requested": False,
-            "error_code": None, "error_message": None, "output_digest": None}
-        tx.execute(self.sql.insert_job, row)
+        job_id = time_ordered_id()
+        key = idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version)
+        tx.execute(self.sql.insert_job, {
+            "id": job_id, "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
+            "state": READY, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
+            "input_digests": json.dumps(inputs), "config": config_text, "config_digest": cfg_digest,
+            "model_manifest_digest": stage.model_manifest_digest, "schema_version": stage.schema_version,
+            "idempotency_key": key, "deterministic": stage.deterministic, "supersedes_job_id": spec.supersedes_job_id,
+            "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
+            "lease_expires_at": None, "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts,
+            "next_attempt_at": None, "progress": 0.0, "progress_message": "", "checkpoint": None,
+            "cancel_requested": False, "error_code": None, "error_message": None, "output_digest": None})
         insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
-            "job_id": row["id"], "stage_id": spec.stage_id, "idempotency_key": row["idempotency_key"],
-            "attempt_id": spec.attempt_id})])
-        return JobView.from_row({**row, "created_at": now, "updated_at": now})
+            "job_id": job_id, "stage_id": spec.stage_id, "idempotency_key": key, "attempt_id": spec.attempt_id},
+            recorded_at=now)])
+        return JobView(job_id, spec.stage_id, S.READY, spec.attempt_id, spec.priority, 0, stage.max_attempts, 0.0,
+                       "", key, inputs, spec.supersedes_job_id, None, None, None, None, None, None, False, now, now)
 
     def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
                 config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -38,9 +39,6 @@ JOBS: Table = Job.__table__  # type: ignore[assignment]
 OUTPUTS: Table = JobOutput.__table__  # type: ignore[assignment]
 INCIDENTS: Table = ReproducibilityIncident.__table__  # type: ignore[assignment]
 OUTBOX: Table = OutboxEvent.__table__  # type: ignore[assignment]
-
-#: the jobs columns that hold datetimes (text in the database, aware UTC datetimes in Python)
-JOB_DATETIMES = ("created_at", "updated_at", "lease_expires_at", "next_attempt_at")
 
 
 def _insert(table: Table, skip: Iterable[str] = ()) -> str:
@@ -125,16 +123,9 @@ def queue_sql(dialect_name: str) -> QueueSQL:
     )
 
 
-def job_row(row: Mapping[str, Any], dialect: RawDialect) -> dict[str, Any]:
-    """A ``jobs`` row read raw, with its datetimes as aware UTC datetimes (as the ORM reads them)."""
-    out = dict(row)
-    for name in JOB_DATETIMES:
-        out[name] = dialect.from_db_datetime(out[name])
-    return out
-
-
-def event_row(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The outbox row :func:`labrig.events.outbox.record_event` would add, validated the same way."""
+def event_row(name: str, payload: Mapping[str, Any], recorded_at: datetime | None = None) -> dict[str, Any]:
+    """The outbox row :func:`labrig.events.outbox.record_event` would add, validated the same way
+    (``recorded_at``: when, if the caller has already read the clock; now otherwise)."""
     spec = spec_for(name)
     if spec is not None:
         spec.validate(payload)
@@ -143,7 +134,7 @@ def event_row(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
     return {"event_id": time_ordered_id(), "name": str(name), "schema_version": spec.version if spec else 0,
-            "known": spec is not None, "payload": body, "recorded_at": utcnow()}
+            "known": spec is not None, "payload": body, "recorded_at": recorded_at or utcnow()}
 
 
 def insert_events(tx: RawTransaction, rows: Sequence[dict[str, Any]]) -> None:

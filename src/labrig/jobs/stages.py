@@ -110,9 +110,9 @@ class Stage:
         merged = {**self.config_defaults, **(config or {})}
         if self.config_schema is None:
             return merged
-        settings = "; ".join(f"{k} ({s.help})" for k, s in sorted(self.config_schema.items()))
         unknown = sorted(set(merged) - set(self.config_schema))
         if unknown:
+            settings = "; ".join(f"{k} ({s.help})" for k, s in sorted(self.config_schema.items()))
             raise StageConfigError(f"stage {self.stage_id} has no setting {', '.join(map(repr, unknown))}; "
                                    f"its settings are: {settings}")
         for key, value in merged.items():
@@ -121,6 +121,19 @@ class Stage:
                 raise StageConfigError(f"stage {self.stage_id}: setting '{key}' {problem} "
                                        f"({self.config_schema[key].help})")
         return merged
+
+    def settle(self, config: Mapping[str, Any] | None) -> tuple[str, str]:
+        """The canonical JSON text of :meth:`configure`'s result and its digest (the job's ``config`` and
+        ``config_digest``); for the defaults alone, the usual case, computed once per stage."""
+        if not config:
+            return self._settled_defaults
+        canonical = canonical_json(self.configure(config))
+        return canonical.decode(), sha256_hex(canonical)
+
+    @cached_property
+    def _settled_defaults(self) -> tuple[str, str]:
+        canonical = canonical_json(self.configure(None))
+        return canonical.decode(), sha256_hex(canonical)
 
 
 class StageRegistry:

@@ -1,11 +1,14 @@
 """Identifiers of rows that are written often: time-ordered UUIDs (RFC 9562 version 7).
 
 A version-7 UUID starts with the Unix time in milliseconds, so ids made one after
-another sort one after another. A job or event written in the same transaction as
-others then lands on the last page of each index on its id, instead of on a random
-page: a commit of a batch writes one index page, not one per row. The other 74 bits
-are random, so ids made on different workstations (or in the same millisecond) do not
-collide, as with version 4. The text form is the usual 36 characters.
+another sort one after another. Events written in the same transaction then land on
+the last page of the index on their id, instead of on random pages: a commit of a
+batch writes one index page, not one per event. The other 74 bits are random, so ids
+made on different workstations (or in the same millisecond) do not collide, as with
+version 4. The text form is the usual 36 characters.
+
+Not for ids people type: ids made within a minute of each other share their first 8
+characters, which ``labrig jobs cancel 3f2a9c01`` and the like rely on to be unique.
 """
 
 from __future__ import annotations

@@ -5,10 +5,19 @@ the same transaction as the consumer's own changes. A redelivery (a second
 dispatcher, a crash before the commit, a restart) finds the id and changes
 nothing. A consumer that raises has its failure recorded and is retried after
 a backoff, while other consumers (and its own later events) go on.
+
+On SQLite each consumer also has a cursor (``outbox_cursors``): every event up
+to it is in its inbox or not one it takes, so a pass reads the outbox from
+there instead of from the first event ever recorded. The cursor moves in the
+delivery's own transaction, up to the consumer's first event still open (a
+failing one holds it). That is sound only where no event can be committed
+below a number already seen, which SQLite guarantees (one writer at a time);
+PostgreSQL may commit out of number order, so there every pass reads all.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -16,19 +25,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import Select, and_, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from labrig.events.outbox import EventRecord
 from labrig.store.database import Store
-from labrig.store.models import DeliveryFailure, InboxEntry, OutboxEvent
+from labrig.store.dialects import commits_in_seq_order
+from labrig.store.models import DeliveryFailure, InboxEntry, OutboxCursor, OutboxEvent
 from labrig.store.types import utcnow
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[EventRecord, Session], None]
 MAX_BACKOFF = timedelta(minutes=5)
+#: a consumer whose cursor lags the last event by more than this, with nothing to deliver, has it advanced
+CATCH_UP_AFTER = 500
 
 
 class Outcome(StrEnum):
@@ -77,21 +89,54 @@ class Dispatcher:
         self.consumers[name] = Consumer(name, handler, frozenset(names) if names is not None else None)
 
     def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
-        """Events the consumer has not processed and whose retry time has come."""
-        query = (
-            select(OutboxEvent)
-            .where(~exists().where(and_(InboxEntry.consumer == consumer.name,
-                                        InboxEntry.event_id == OutboxEvent.event_id)))
-            .where(~exists().where(and_(DeliveryFailure.consumer == consumer.name,
-                                        DeliveryFailure.event_id == OutboxEvent.event_id,
-                                        DeliveryFailure.next_attempt_at > self.clock())))
-            .order_by(OutboxEvent.seq)
-            .limit(limit)
-        )
-        if consumer.names is not None:
-            query = query.where(OutboxEvent.name.in_(consumer.names))
+        """Events the consumer has not processed and whose retry time has come (from its cursor on)."""
         with self.store.read() as session:
+            query = (
+                _open(consumer)
+                .where(OutboxEvent.seq > consumer_cursor(session, consumer.name, consumer.names))
+                .where(~exists().where(and_(DeliveryFailure.consumer == consumer.name,
+                                            DeliveryFailure.event_id == OutboxEvent.event_id,
+                                            DeliveryFailure.next_attempt_at > self.clock())))
+                .order_by(OutboxEvent.seq)
+                .limit(limit)
+            )
             return [EventRecord.from_row(row) for row in session.scalars(query)]
+
+    @property
+    def _ordered(self) -> bool:
+        """Whether this store keeps cursors: its commits number their events in commit order (SQLite)."""
+        return commits_in_seq_order(self.store.dialect)
+
+
+    def _advance(self, session: Session, consumer: Consumer) -> None:
+        """In a write transaction: move the cursor up to just below the consumer's first event not in its inbox
+        (a failed one holds it there), or to the last event when there is none. Only where commits are in
+        sequence order: no event below the cursor can be committed later."""
+        if not self._ordered:
+            return
+        cursor = session.get(OutboxCursor, consumer.name)
+        start = consumer_cursor(session, consumer.name, consumer.names)
+        first_open = session.scalar(_open(consumer).with_only_columns(func.min(OutboxEvent.seq))
+                                    .where(OutboxEvent.seq > start))
+        top = first_open - 1 if first_open is not None else session.scalar(select(func.max(OutboxEvent.seq))) or 0
+        if top <= start:
+            return
+        if cursor is None:
+            session.add(OutboxCursor(consumer=consumer.name, seq=top, names=_names_key(consumer.names)))
+        else:
+            cursor.seq, cursor.names = top, _names_key(consumer.names)
+
+    def _catch_up(self, consumer: Consumer) -> None:
+        """Advance a cursor that lags far behind the last event though nothing was delivered (a consumer of rare
+        events), so the next pass does not read again what this one passed over."""
+        if not self._ordered:
+            return
+        with self.store.read() as session:
+            last = session.scalar(select(func.max(OutboxEvent.seq))) or 0
+            behind = last - consumer_cursor(session, consumer.name, consumer.names)
+        if behind > CATCH_UP_AFTER:
+            with self.store.write() as session:
+                self._advance(session, consumer)
 
     def deliver(self, consumer: Consumer, event: EventRecord) -> Outcome:
         """Deliver one event to one consumer, exactly once in effect."""
@@ -105,6 +150,7 @@ class Dispatcher:
                 failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
                 if failure is not None:
                     session.delete(failure)
+                self._advance(session, consumer)
         except IntegrityError:
             return Outcome.DUPLICATE  # another dispatcher recorded it first
         except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the others
@@ -127,8 +173,11 @@ class Dispatcher:
         """One pass over every consumer; returns how many deliveries had each outcome."""
         counts = dict.fromkeys(Outcome, 0)
         for consumer in list(self.consumers.values()):
-            for event in self.pending(consumer, self.batch):
+            events = self.pending(consumer, self.batch)
+            for event in events:
                 counts[self.deliver(consumer, event)] += 1
+            if not events:
+                self._catch_up(consumer)
         return counts
 
     def dispatch_all(self) -> dict[Outcome, int]:
@@ -190,6 +239,25 @@ class DispatcherThread:
             self._last_seq = event.seq
             for listener in list(self.listeners):
                 listener(event)
+
+
+def consumer_cursor(session: Session, consumer: str, names: Iterable[str] | None) -> int:
+    """Every event up to this number is in the inbox of ``consumer`` taking ``names`` (None: all), or not one it
+    takes (0: none is known to be; always on PostgreSQL, which keeps no cursors). A cursor kept while the consumer
+    took other names does not count: events it passed over may be ones the consumer takes now."""
+    row = session.get(OutboxCursor, consumer)
+    return row.seq if row is not None and row.names == _names_key(names) else 0
+
+
+def _names_key(names: Iterable[str] | None) -> str:
+    return "*" if names is None else json.dumps(sorted(names))
+
+
+def _open(consumer: Consumer) -> Select[OutboxEvent]:
+    """The consumer's events that are not in its inbox."""
+    query = select(OutboxEvent).where(~exists().where(and_(InboxEntry.consumer == consumer.name,
+                                                           InboxEntry.event_id == OutboxEvent.event_id)))
+    return query.where(OutboxEvent.name.in_(consumer.names)) if consumer.names is not None else query
 
 
 def _last_seq(store: Store) -> int:

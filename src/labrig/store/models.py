@@ -39,11 +39,25 @@ class OutboxEvent(Base):
 
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     event_id: Mapped[str] = mapped_column(String(36), unique=True)
-    name: Mapped[str] = mapped_column(String(128), index=True)
+    name: Mapped[str] = mapped_column(String(128))  # indexed on PostgreSQL only (migration 0011)
     schema_version: Mapped[int] = mapped_column(Integer)
     known: Mapped[bool] = mapped_column(Boolean)
     payload: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class OutboxCursor(Base):
+    """Where a consumer's deliveries stand: every event up to ``seq`` is in its inbox or not one it takes.
+
+    Kept only where commits are in sequence order (SQLite), so a pass reads the outbox from here on, not from
+    the first event ever recorded (``labrig.events.dispatcher``).
+    """
+
+    __tablename__ = "outbox_cursors"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
+    names: Mapped[str] = mapped_column(Text)  # the event names it took then: "*" (all) or a sorted JSON list
 
 
 class InboxEntry(Base):

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
+from labrig.events.dispatcher import consumer_cursor
 from labrig.store.database import Store
 from labrig.store.models import InboxEntry, OutboxEvent, SyncAck, SyncBatch, SyncFailure, SyncObject
 from labrig.sync.index import INDEXED, SYNC_INDEXER
@@ -34,6 +35,7 @@ class SyncStatus:
 def _not_indexed(session: Session) -> int:
     handled = exists().where(and_(InboxEntry.consumer == SYNC_INDEXER, InboxEntry.event_id == OutboxEvent.event_id))
     return session.scalar(select(func.count()).select_from(OutboxEvent)
+                          .where(OutboxEvent.seq > consumer_cursor(session, SYNC_INDEXER, INDEXED))
                           .where(OutboxEvent.name.in_(INDEXED)).where(~handled)) or 0
 
 

@@ -105,3 +105,13 @@ _CHAIN_LOCK: dict[str, str | None] = {
 
 def chain_lock_sql(dialect: str) -> str | None:
     return _for(_CHAIN_LOCK, dialect, "serialising the audit chain")  # type: ignore[no-any-return]
+
+
+#: whether each commit's new rows get sequence numbers above those of every commit before it: true where one
+#: transaction writes at a time, so a reader that saw sequence number N will never see a new row below N (on
+#: PostgreSQL two transactions may commit in the other order than they drew their numbers)
+_SERIAL_COMMITS: dict[str, bool] = {"sqlite": True, "postgresql": False}
+
+
+def commits_in_seq_order(dialect: str) -> bool:
+    return _for(_SERIAL_COMMITS, dialect, "ordering commits")  # type: ignore[no-any-return]

@@ -18,7 +18,12 @@ What is measured (docs/performance.md has the settings and the figures):
   alternate which goes first in each round. jobs/s = N / (enqueue time + drain time).
 * write transactions per job, counted the same way on both sides: SQLite's statement
   trace callback on every connection (``BEGIN`` ... ``COMMIT``); "durable" ones are
-  those that changed rows (each is an fsync of the WAL with synchronous=FULL).
+  those that changed rows (each is an fsync of the WAL with synchronous=FULL). The
+  callback runs Python for every statement and expands its bound values into text,
+  which slowed Labrig's rounds by about 5 % more than huey's, so it runs in one extra
+  round of each system that counts and is not timed; the timed rounds are untraced.
+* each round's temporary folder is deleted and the disk synced before the next round
+  starts, so no round pays for writing back the one before it.
 * Labrig claim latency (each ``JobQueue.lease_ready`` call that asked for at least one
   job: the leasing UPDATE and the read of upstream outputs, inside the executor's
   write transaction, without the commit) and, for comparison, huey's dequeue latency
@@ -126,7 +131,7 @@ class RoundResult:
     jobs: int
     enqueue_s: float
     drain_s: float
-    tx: TxCounter
+    tx: TxCounter | None  # None: a timed round, not traced
     latencies: list[float]
     pragmas: str = ""
 
@@ -146,6 +151,7 @@ def temp_dir(prefix: str) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+        os.sync()  # the next round does not wait for this one's write-back (and discards)
 
 
 def timed(record: list[float], fn: Callable[..., Any], skip: Callable[..., bool]) -> Callable[..., Any]:
@@ -189,7 +195,7 @@ def pragmas(execute: Callable[[str], Any]) -> str:
             f"synchronous={execute('PRAGMA synchronous')}")
 
 
-def labrig_round(jobs: int) -> RoundResult:
+def labrig_round(jobs: int, count: bool = False) -> RoundResult:
     from sqlalchemy import func, select
 
     from labrig.bootstrap import bootstrap
@@ -202,7 +208,8 @@ def labrig_round(jobs: int) -> RoundResult:
         try:
             queue = services.queue
             counter, latencies = TxCounter(), []
-            count_labrig_transactions(services.store.engine, counter)
+            if count:
+                count_labrig_transactions(services.store.engine, counter)
             # The benchmark instruments the instance: only claims that ask for a job are timed. The
             # executor claims inside the transaction that commits finished runs (JobQueue.lease_ready), so
             # this is the claim's own statements (lease+start, upstream read), not the lock wait or commit.
@@ -230,11 +237,12 @@ def labrig_round(jobs: int) -> RoundResult:
             if succeeded != jobs or outputs != jobs or events != expected or stats.finished != jobs:
                 raise SystemExit(f"labrig round incomplete: succeeded={succeeded} outputs={outputs} "
                                  f"events={events} finished={stats.finished}")
-            if counter.durable < jobs:  # each enqueue is a durable transaction of its own
+            if count and counter.durable < jobs:  # each enqueue is a durable transaction of its own
                 raise SystemExit(f"transaction tracing missed some: {counter.durable} durable for {jobs} enqueues")
         finally:
             services.close()
-    return RoundResult("labrig", jobs, enqueued - start, end - enqueued, counter, latencies, in_effect)
+    return RoundResult("labrig", jobs, enqueued - start, end - enqueued, counter if count else None, latencies,
+                       in_effect)
 
 
 # -- huey ----------------------------------------------------------------------------------------------
@@ -278,12 +286,12 @@ def huey_consumer(huey: Any) -> Iterator[Any]:
         consumer.stop(graceful=True)
 
 
-def huey_round(jobs: int) -> RoundResult:
+def huey_round(jobs: int, count: bool = False) -> RoundResult:
     from huey.signals import SIGNAL_COMPLETE
 
     with temp_dir("bench-huey-") as root:
         counter, latencies = TxCounter(), []
-        huey = make_huey(root / "huey.db", "bench", counter)
+        huey = make_huey(root / "huey.db", "bench", counter if count else None)
         try:
             @huey.task(name="bench_noop")
             def noop(i: int) -> dict[str, Any]:
@@ -321,7 +329,8 @@ def huey_round(jobs: int) -> RoundResult:
                 raise SystemExit(f"huey round incomplete: {stored} results, {huey.storage.queue_size()} queued")
         finally:
             huey.storage.close()
-    return RoundResult("huey", jobs, enqueued - start, end - enqueued, counter, latencies, in_effect)
+    return RoundResult("huey", jobs, enqueued - start, end - enqueued, counter if count else None, latencies,
+                       in_effect)
 
 
 # -- kill -9 -------------------------------------------------------------------------------------------
@@ -437,25 +446,29 @@ def huey_kill(jobs: int) -> KillResult:
 
 
 def describe(result: RoundResult) -> str:
+    if result.tx is not None:
+        tx = result.tx
+        return (f"{result.system:6s} counted (traced, not timed): write tx/job {tx.write / result.jobs:.2f} "
+                f"durable {tx.durable / result.jobs:.2f} read tx/job {tx.read / result.jobs:.2f}")
     ms = [x * 1000 for x in result.latencies]
     name = "claim" if result.system == "labrig" else "dequeue"
     return (f"{result.system:6s} {result.jobs_per_s:8.1f} jobs/s  (enqueue {result.jobs / result.enqueue_s:7.1f}/s, "
-            f"drain {result.jobs / result.drain_s:7.1f}/s)  write tx/job {result.tx.write / result.jobs:.2f} "
-            f"durable {result.tx.durable / result.jobs:.2f} read tx/job {result.tx.read / result.jobs:.2f}  "
+            f"drain {result.jobs / result.drain_s:7.1f}/s)  "
             f"{name} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms (n={len(ms)})")
 
 
 def summarize(results: list[RoundResult], system: str) -> dict[str, float]:
-    mine = [r for r in results if r.system == system]
-    lat = [x * 1000 for r in mine for x in r.latencies]
-    jobs = sum(r.jobs for r in mine)
+    timed = [r for r in results if r.system == system and r.tx is None]
+    counted = [r for r in results if r.system == system and r.tx is not None]
+    lat = [x * 1000 for r in timed for x in r.latencies]
+    jobs = sum(r.jobs for r in counted)
     return {
-        "jobs_per_s": statistics.median(r.jobs_per_s for r in mine),
-        "enqueue_per_s": statistics.median(r.jobs / r.enqueue_s for r in mine),
-        "drain_per_s": statistics.median(r.jobs / r.drain_s for r in mine),
-        "write_tx": sum(r.tx.write for r in mine) / jobs,
-        "durable_tx": sum(r.tx.durable for r in mine) / jobs,
-        "read_tx": sum(r.tx.read for r in mine) / jobs,
+        "jobs_per_s": statistics.median(r.jobs_per_s for r in timed),
+        "enqueue_per_s": statistics.median(r.jobs / r.enqueue_s for r in timed),
+        "drain_per_s": statistics.median(r.jobs / r.drain_s for r in timed),
+        "write_tx": sum(r.tx.write for r in counted if r.tx) / jobs,
+        "durable_tx": sum(r.tx.durable for r in counted if r.tx) / jobs,
+        "read_tx": sum(r.tx.read for r in counted if r.tx) / jobs,
         "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99),
     }
 
@@ -496,6 +509,10 @@ def main(argv: list[str] | None = None) -> int:
             result = run(jobs)
             results.append(result)
             print(f"round {r + 1}: {describe(result)}", flush=True)
+    for run in (labrig_round, huey_round):  # the transactions, counted where they are not timed
+        result = run(jobs, count=True)
+        results.append(result)
+        print(f"counting round: {describe(result)}", flush=True)
 
     lab, hue = summarize(results, "labrig"), summarize(results, "huey")
     print()

@@ -32,7 +32,9 @@ from labrig.jobs.rows import event_row, insert_events
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
 from labrig.store.database import RawTransaction
+from labrig.store.dialects import RawDialect
 from labrig.store.models import Job, JobDependency, JobOutput
+from labrig.store.types import utcnow
 
 S = JobState
 log = logging.getLogger(__name__)
@@ -355,7 +357,7 @@ class FencedWrites:
             if made is None or claim.idempotency_key != key or committed != digest:
                 made = event_row(EventName.STAGE_COMPLETED, {
                     "job_id": claim.job_id, "stage_id": row["stage_id"], "idempotency_key": key,
-                    "output_digest": committed})
+                    "output_digest": committed}, stored_now)
             events.append(dict(made))
             if output.degraded_reasons and row["attempt_id"]:
                 events.append(event_row(EventName.QUALITY_DEGRADED, {
@@ -378,7 +380,7 @@ class FencedWrites:
         return views, {v.id for v in views if v is not None and v.id in with_dependents}
 
 
-def completion_event(claim: Claim, output: StageOutput) -> dict[str, Any] | None:
+def completion_event(claim: Claim, output: StageOutput, dialect: RawDialect) -> dict[str, Any] | None:
     """The ``analysis.stage.completed`` row of a run whose output is the first under its key (the usual case).
 
     Made where the run ended, on a worker's thread, with the output's digest and
@@ -390,7 +392,7 @@ def completion_event(claim: Claim, output: StageOutput) -> dict[str, Any] | None
         return None
     return event_row(EventName.STAGE_COMPLETED, {"job_id": claim.job_id, "stage_id": claim.stage_id,
                                                  "idempotency_key": claim.idempotency_key,
-                                                 "output_digest": output.digest})
+                                                 "output_digest": output.digest}, dialect.to_db_datetime(utcnow()))
 
 
 class EarlyStart(Protocol):

@@ -161,7 +161,7 @@ class JobQueue:
             "cancel_requested": False, "error_code": None, "error_message": None, "output_digest": None})
         insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
             "job_id": job_id, "stage_id": spec.stage_id, "idempotency_key": key, "attempt_id": spec.attempt_id},
-            recorded_at=now)])
+            recorded_at=stored_now)])
         return JobView(job_id, spec.stage_id, S.READY, spec.attempt_id, spec.priority, 0, stage.max_attempts, 0.0,
                        "", key, inputs, spec.supersedes_job_id, None, None, None, None, None, None, False, now, now)
 

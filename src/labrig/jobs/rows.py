@@ -123,9 +123,11 @@ def queue_sql(dialect_name: str) -> QueueSQL:
     )
 
 
-def event_row(name: str, payload: Mapping[str, Any], recorded_at: datetime | None = None) -> dict[str, Any]:
-    """The outbox row :func:`labrig.events.outbox.record_event` would add, validated the same way
-    (``recorded_at``: when, if the caller has already read the clock; now otherwise)."""
+def event_row(name: str, payload: Mapping[str, Any], recorded_at: Any = None) -> dict[str, Any]:
+    """The outbox row :func:`labrig.events.outbox.record_event` would add, validated the same way.
+
+    ``recorded_at``: when, if the caller has already read the clock (now otherwise): an aware datetime, or
+    the form the database stores (``RawDialect.to_db_datetime``) when the caller has that at hand already."""
     spec = spec_for(name)
     if spec is not None:
         spec.validate(payload)
@@ -142,5 +144,6 @@ def insert_events(tx: RawTransaction, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
         to_db = tx.dialect.to_db_datetime
         tx.executemany(queue_sql(tx.dialect.name).insert_event,
-                       [{**row, "recorded_at": to_db(row["recorded_at"])} for row in rows])
+                       [row if not isinstance(row["recorded_at"], datetime)
+                        else {**row, "recorded_at": to_db(row["recorded_at"])} for row in rows])
         tx.events_added(len(rows))

@@ -24,6 +24,7 @@ from labrig.jobs.fenced import FencedWrites, Outcome, RunResult, completion_even
 from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim
+from labrig.store.dialects import RawDialect
 
 __all__ = ["RunResult", "execute_claim", "run_claim"]
 
@@ -106,12 +107,12 @@ def execute_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
             writes.start(claim)
         upstream = dict(claim.upstream) if claim.upstream is not None else writes.upstream_outputs(claim)
         ctx = RunContext(writes, claim, upstream, on_progress, stopping or threading.Event())
-        return _run_stage(registry, claim, ctx)
+        return _run_stage(registry, claim, ctx, writes.store.raw_dialect)
     except LeaseLostError:
         return Outcome(claim, "lost")
 
 
-def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext) -> Outcome:
+def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext, dialect: RawDialect) -> Outcome:
     stage = registry.get(claim.stage_id)
     try:
         output = run_isolated(stage.run, ctx) if stage.isolated else stage.run(ctx)
@@ -128,4 +129,4 @@ def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext) -> Outcom
     except Exception as exc:  # noqa: BLE001 - a stage's bug becomes a typed permanent failure
         return Outcome(claim, "fail", failure=PermanentStageError(
             f"the stage crashed: {type(exc).__name__}: {exc}", code=STAGE_CRASHED))
-    return Outcome(claim, "complete", output=output, completion=completion_event(claim, output))
+    return Outcome(claim, "complete", output=output, completion=completion_event(claim, output, dialect))

@@ -38,6 +38,8 @@ from labrig.store.types import utcnow
 
 S = JobState
 log = logging.getLogger(__name__)
+for _target in (S.SUCCEEDED, S.SUCCEEDED_DEGRADED):
+    check_transition(S.RUNNING, _target)  # the edges a raw completion takes, checked against seed 000's table once
 
 OutcomeKind = Literal["complete", "fail", "cancelled", "released", "lost"]
 
@@ -334,8 +336,7 @@ class FencedWrites:
                 continue
             key = row["idempotency_key"]
             assert key is not None
-            target = S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED
-            check_transition(S.RUNNING, target)
+            target = S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED  # checked at import
             canonical, digest = output.canonical, output.digest
             first = first_outputs.get(key)
             if first is None:

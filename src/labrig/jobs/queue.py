@@ -35,6 +35,8 @@ S = JobState
 SUCCESS = (S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value)
 LEASE_HELD = (S.LEASED.value, S.RUNNING.value, S.CHECKPOINTED.value)
 READY = S.READY.value
+for _edge in ((S.CREATED, S.READY), (S.READY, S.LEASED), (S.LEASED, S.RUNNING)):
+    check_transition(*_edge)  # the edges the raw statements take, checked against seed 000's table once, here
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
@@ -137,11 +139,11 @@ class JobQueue:
             return views
 
     def _insert_ready(self, tx: RawTransaction, spec: JobSpec) -> JobView:
-        """A job without dependencies: inserted Ready (Created → Ready, checked) with its request event.
+        """A job without dependencies: inserted Ready (Created → Ready, an edge checked as this module loads) with its
+        request event.
 
         One INSERT instead of an ORM object flushed as Created and then updated.
         """
-        check_transition(S.CREATED, S.READY)
         stage = self.registry.get(spec.stage_id)
         config_text, cfg_digest = stage.settle(spec.config)
         inputs = list(spec.input_digests)
@@ -272,9 +274,6 @@ class JobQueue:
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
         """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE … RETURNING."""
-        check_transition(S.READY, S.LEASED)
-        if start:
-            check_transition(S.LEASED, S.RUNNING)
         mono, _ = deadlines(self.clock, self.terms)
         now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
         to_db = tx.dialect.to_db_datetime

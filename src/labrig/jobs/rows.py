@@ -67,6 +67,13 @@ _CLAIM = {
 }
 
 
+#: what a completion reads of each job: the fence, the key, and what its JobView shows
+_FINISHING = ("id", "stage_id", "attempt_id", "state", "priority", "attempts", "max_attempts", "progress_message",
+              "idempotency_key", "deterministic", "supersedes_job_id", "owner", "lease_host", "lease_boot_id",
+              "lease_deadline_mono", "lease_expires_at", "fencing_token", "next_attempt_at", "cancel_requested",
+              "created_at")
+
+
 @dataclass(frozen=True)
 class QueueSQL:
     """The hot paths' statements for one database, in its driver's parameter style."""
@@ -110,7 +117,7 @@ def queue_sql(dialect_name: str) -> QueueSQL:
             "JOIN jobs u ON u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = u.idempotency_key "
             f"WHERE d.job_id {in_list.format('ids')}"),
         finishing_jobs=d.sql(
-            "SELECT j.*, o.job_id AS first_job_id, o.digest AS first_digest, "
+            f"SELECT {', '.join('j.' + c for c in _FINISHING)}, o.job_id AS first_job_id, o.digest AS first_digest, "
             "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id = j.id) AS has_dependents "
             "FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = j.idempotency_key "
             f"WHERE j.id {in_list.format('ids')}"),

@@ -139,11 +139,13 @@ class Stage:
 class StageRegistry:
     def __init__(self, stages: tuple[Stage, ...] = ()) -> None:
         self._stages: dict[str, Stage] = {}
+        self._ids: dict[bool, tuple[str, ...]] = {}  # ids() by ``heavy``, until the next register()
         for stage in stages:
             self.register(stage)
 
     def register(self, stage: Stage) -> None:
         self._stages[stage.stage_id] = stage
+        self._ids = {}
 
     def get(self, stage_id: str) -> Stage:
         try:
@@ -156,6 +158,9 @@ class StageRegistry:
     def __contains__(self, stage_id: str) -> bool:
         return stage_id in self._stages
 
-    def ids(self, *, heavy: bool = True) -> list[str]:
-        """Registered stage ids; ``heavy=False`` leaves out output-heavy stages."""
-        return sorted(i for i, s in self._stages.items() if heavy or not s.output_heavy)
+    def ids(self, *, heavy: bool = True) -> tuple[str, ...]:
+        """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages (every claim asks)."""
+        found = self._ids.get(heavy)
+        if found is None:
+            found = self._ids[heavy] = tuple(sorted(i for i, s in self._stages.items() if heavy or not s.output_heavy))
+        return found

@@ -16,10 +16,12 @@ The GUI's QThreadPool executor (``labrig.ui.qt_executor``) runs the same
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from labrig.jobs.fenced import FencedWrites, Outcome
 from labrig.jobs.queue import JobQueue
@@ -65,9 +67,9 @@ class ThreadExecutor:
 
     def run(self, drain: bool = False) -> ExecutorStats:
         stats = ExecutorStats()
-        running: set[Future[Outcome]] = set()
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="labrig-job") as pool:
-            early = _EarlyStart(self, pool, running)
+        running: set[_Run] = set()
+        with _Pool(self.workers, self._execute, self._wake.set) as pool:
+            early = _EarlyStart(pool, running)
             while not self.stopping.is_set():
                 self._wake.clear()  # a run ending or an event committed from now on wakes the wait below
                 ended = self._gather(running)
@@ -84,21 +86,87 @@ class ThreadExecutor:
                     break
                 if not claimed and not ended:
                     self._wake.wait(self.poll_seconds)
-            ended = set(wait(running).done)
-            for result in self.writes.finish(early.outcomes(ended))[0]:
+            while not all(r.done for r in running):  # stopping: the runs hand their jobs back
+                self._wake.wait(self.poll_seconds)
+                self._wake.clear()
+            for result in self.writes.finish(early.outcomes(set(running)))[0]:
                 stats.add(result)
         return stats
 
-    def _gather(self, running: set[Future[Outcome]]) -> set[Future[Outcome]]:
+    def _execute(self, claim: Claim) -> Outcome:
+        return execute_claim(self.writes, self.queue.registry, claim, self.on_progress, self.stopping)
+
+    def _gather(self, running: set[_Run]) -> set[_Run]:
         """The runs that have ended; once one has, wait a moment for the rest so they commit together."""
-        ended = {f for f in running if f.done()}
+        ended = {r for r in running if r.done}
         if ended and len(ended) < len(running):
             deadline = time.monotonic() + GATHER_SECONDS
             while len(ended) < len(running) and (left := deadline - time.monotonic()) > 0:
                 self._wake.wait(left)
                 self._wake.clear()
-                ended = {f for f in running if f.done()}
+                ended = {r for r in running if r.done}
         return ended
+
+
+class _Run:
+    """One claim handed to the pool: once ``done``, its outcome (or the exception the run raised)."""
+
+    __slots__ = ("claim", "done", "error", "outcome")
+
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
+        self.done = False
+        self.outcome: Outcome | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> Outcome:
+        if self.error is not None:
+            raise self.error
+        assert self.outcome is not None
+        return self.outcome
+
+
+class _Pool:
+    """``workers`` threads that run the claims handed to them, calling ``on_done`` after each.
+
+    Lighter than a ``ThreadPoolExecutor`` (no Future with its own lock and
+    condition per run): the committing thread hands over every claim itself,
+    inside its write transaction, so what a hand-over costs is paid per job on
+    the one thread that every commit waits for.
+    """
+
+    def __init__(self, workers: int, run: Callable[[Claim], Outcome], on_done: Callable[[], None]) -> None:
+        self._run, self._on_done = run, on_done
+        self._todo: queue.SimpleQueue[_Run | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"labrig-job_{i}", daemon=True)
+                         for i in range(workers)]
+
+    def __enter__(self) -> _Pool:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, _type: type[BaseException] | None, _error: BaseException | None,
+                 _tb: TracebackType | None) -> None:
+        for _ in self._threads:
+            self._todo.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def submit(self, claim: Claim) -> _Run:
+        run = _Run(claim)
+        self._todo.put(run)
+        return run
+
+    def _work(self) -> None:
+        while (run := self._todo.get()) is not None:
+            try:
+                run.outcome = self._run(run.claim)
+            except BaseException as exc:  # noqa: BLE001 - handed to the loop, which raises it (as Future did)
+                run.error = exc
+            finally:
+                run.done = True
+                self._on_done()
 
 
 class _EarlyStart:
@@ -110,8 +178,8 @@ class _EarlyStart:
     same fencing token.
     """
 
-    def __init__(self, executor: ThreadExecutor, pool: ThreadPoolExecutor, running: set[Future[Outcome]]) -> None:
-        self.executor, self.pool, self.running = executor, pool, running
+    def __init__(self, pool: _Pool, running: set[_Run]) -> None:
+        self.pool, self.running = pool, running
         self._void: set[tuple[str, int]] = set()
 
     @property
@@ -119,10 +187,7 @@ class _EarlyStart:
         return bool(self._void)
 
     def submit(self, claim: Claim) -> None:
-        ex = self.executor
-        future = self.pool.submit(execute_claim, ex.writes, ex.queue.registry, claim, ex.on_progress, ex.stopping)
-        future.add_done_callback(lambda _f: ex._wake.set())
-        self.running.add(future)
+        self.running.add(self.pool.submit(claim))
 
     def start(self, claims: list[Claim]) -> None:
         for claim in claims:
@@ -131,11 +196,11 @@ class _EarlyStart:
     def void(self, claims: list[Claim]) -> None:
         self._void.update((c.job_id, c.token) for c in claims)
 
-    def outcomes(self, ended: set[Future[Outcome]]) -> list[Outcome]:
+    def outcomes(self, ended: set[_Run]) -> list[Outcome]:
         """The ended runs' outcomes, a void run's as ``lost``."""
         out = []
-        for future in ended:
-            outcome = future.result()
+        for run in ended:
+            outcome = run.result()
             key = (outcome.claim.job_id, outcome.claim.token)
             if key in self._void:
                 self._void.discard(key)

@@ -9,7 +9,6 @@ the fenced writes of :mod:`labrig.jobs.fenced`), and operators (``cancel``,
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, config_digest, idempotency_key
+from labrig.domain.ids import random_id
 from labrig.domain.jobs import TERMINAL, JobState, check_transition, is_terminal
 from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
@@ -149,7 +149,7 @@ class JobQueue:
         inputs = list(spec.input_digests)
         now = self.clock.now()
         stored_now = tx.dialect.to_db_datetime(now)
-        job_id = str(uuid.uuid4())  # random, not time-ordered: people type a job by its first 8 characters
+        job_id = random_id()  # random, not time-ordered: people type a job by its first 8 characters
         key = idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version)
         tx.execute(self.sql.insert_job, {
             "id": job_id, "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
@@ -174,7 +174,7 @@ class JobQueue:
         stage = self.registry.get(stage_id)
         merged = stage.configure(config)
         now = self.clock.now()
-        job = Job(id=str(uuid.uuid4()), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
+        job = Job(id=random_id(), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
                   priority=priority, created_at=now, updated_at=now, input_digests=json.dumps(list(input_digests)),
                   config=canonical_json(merged).decode(), config_digest=config_digest(merged),
                   model_manifest_digest=stage.model_manifest_digest, schema_version=stage.schema_version,

@@ -20,9 +20,13 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: Any) -> bytes:
-    """The one byte encoding Labrig hashes: sorted keys, no spaces, UTF-8, no NaN."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    """The one byte encoding Labrig hashes: sorted keys, no spaces, UTF-8, no NaN (one encoder, made once:
+    ``json.dumps`` with these options makes a new one at every call)."""
+    return _CANONICAL.encode(value).encode()
 
 
 def config_digest(config: Any) -> str:

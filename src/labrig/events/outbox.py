@@ -49,6 +49,23 @@ class EventRecord:
         }
 
 
+_PAYLOAD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)  # made once, not per event
+
+
+def payload_text(name: str, payload: Mapping[str, Any]) -> str:
+    """The stored text of an event's payload, checked against the catalog when ``name`` is catalogued.
+
+    Raises :class:`InvalidEventPayloadError` when it does not match, or is not plain JSON data.
+    """
+    spec = spec_for(name)
+    if spec is not None:
+        spec.validate(payload)
+    try:
+        return _PAYLOAD.encode(dict(payload))
+    except (TypeError, ValueError) as exc:
+        raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
+
+
 def record_event(
     session: Session, name: str, payload: Mapping[str, Any], *, version: int | None = None
 ) -> OutboxEvent:
@@ -58,16 +75,9 @@ def record_event(
     or version does not match the catalog; the caller's transaction then rolls back.
     """
     spec = spec_for(name)
-    if spec is not None:
-        if version is not None and version != spec.version:
-            raise InvalidEventPayloadError(
-                f"{name} is catalogued at schema version {spec.version}, not {version}"
-            )
-        spec.validate(payload)
-    try:
-        body = json.dumps(dict(payload), sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
+    if spec is not None and version is not None and version != spec.version:
+        raise InvalidEventPayloadError(f"{name} is catalogued at schema version {spec.version}, not {version}")
+    body = payload_text(name, payload)
     row = OutboxEvent(
         event_id=time_ordered_id(),
         name=str(name),

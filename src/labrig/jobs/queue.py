@@ -25,7 +25,7 @@ from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events.outbox import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
 from labrig.jobs.policy import RetryPolicy
-from labrig.jobs.rows import QueueSQL, event_row, insert_events, queue_sql
+from labrig.jobs.rows import QueueSQL, event_row, insert_events, job_values, queue_sql
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, IncidentView, JobView
 from labrig.store.database import RawTransaction, Store
@@ -151,7 +151,7 @@ class JobQueue:
         stored_now = tx.dialect.to_db_datetime(now)
         job_id = random_id()  # random, not time-ordered: people type a job by its first 8 characters
         key = idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version)
-        tx.execute(self.sql.insert_job, {
+        tx.execute(self.sql.insert_job, job_values({
             "id": job_id, "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
             "state": READY, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
             "input_digests": json.dumps(inputs), "config": config_text, "config_digest": cfg_digest,
@@ -160,7 +160,7 @@ class JobQueue:
             "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
             "lease_expires_at": None, "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts,
             "next_attempt_at": None, "progress": 0.0, "progress_message": "", "checkpoint": None,
-            "cancel_requested": False, "error_code": None, "error_message": None, "output_digest": None})
+            "cancel_requested": False, "error_code": None, "error_message": None, "output_digest": None}))
         insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
             "job_id": job_id, "stage_id": spec.stage_id, "idempotency_key": key, "attempt_id": spec.attempt_id},
             recorded_at=stored_now)])

@@ -18,18 +18,18 @@ shared by every workstation (:meth:`~labrig.jobs.queue.JobQueue.shared_now`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Table
 
 from labrig.domain.events import spec_for
 from labrig.domain.ids import time_ordered_id
-from labrig.errors import InvalidEventPayloadError
+from labrig.events.outbox import payload_text
 from labrig.store.database import RawTransaction
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.models import Job, JobOutput, OutboxEvent, ReproducibilityIncident
@@ -44,6 +44,10 @@ OUTBOX: Table = OutboxEvent.__table__  # type: ignore[assignment]
 def _insert(table: Table, skip: Iterable[str] = ()) -> str:
     columns = tuple(c.name for c in table.columns if c.name not in set(skip))
     return f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+
+
+#: the jobs columns in the order of ``QueueSQL.insert_job``'s values
+JOB_COLUMNS = tuple(c.name for c in JOBS.columns)
 
 
 _RETURNING = ("RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, "
@@ -79,6 +83,7 @@ class QueueSQL:
     """The hot paths' statements for one database, in its driver's parameter style."""
 
     dialect: RawDialect
+    #: positional: its values are a tuple in JOB_COLUMNS order (``job_values``)
     insert_job: str
     insert_output: str
     insert_incident: str
@@ -104,7 +109,7 @@ def queue_sql(dialect_name: str) -> QueueSQL:
     in_list = _IN_LIST[dialect_name]
     return QueueSQL(
         dialect=d,
-        insert_job=d.sql(_insert(JOBS)),
+        insert_job=f"INSERT INTO jobs ({', '.join(JOB_COLUMNS)}) VALUES ({d.positional(len(JOB_COLUMNS))})",
         insert_output=d.sql(_insert(OUTPUTS)),
         insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
         insert_event=d.sql(_insert(OUTBOX, skip=("seq",))),
@@ -135,13 +140,8 @@ def event_row(name: str, payload: Mapping[str, Any], recorded_at: Any = None) ->
 
     ``recorded_at``: when, if the caller has already read the clock (now otherwise): an aware datetime, or
     the form the database stores (``RawDialect.to_db_datetime``) when the caller has that at hand already."""
+    body = payload_text(name, payload)
     spec = spec_for(name)
-    if spec is not None:
-        spec.validate(payload)
-    try:
-        body = json.dumps(dict(payload), sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidEventPayloadError(f"{name} payload is not plain JSON data: {exc}") from exc
     return {"event_id": time_ordered_id(), "name": str(name), "schema_version": spec.version if spec else 0,
             "known": spec is not None, "payload": body, "recorded_at": recorded_at or utcnow()}
 
@@ -154,3 +154,7 @@ def insert_events(tx: RawTransaction, rows: Sequence[dict[str, Any]]) -> None:
                        [row if not isinstance(row["recorded_at"], datetime)
                         else {**row, "recorded_at": to_db(row["recorded_at"])} for row in rows])
         tx.events_added(len(rows))
+
+
+#: a jobs row (column -> value) as the tuple ``QueueSQL.insert_job`` takes
+job_values = itemgetter(*JOB_COLUMNS)

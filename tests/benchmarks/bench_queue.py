@@ -2,7 +2,7 @@
 
 Run as a script (pytest does not collect ``bench_*.py``)::
 
-    .venv/bin/python tests/benchmarks/bench_queue.py            # 3 rounds of 2000 jobs + kill -9 test, ~1 min
+    .venv/bin/python tests/benchmarks/bench_queue.py            # 3 rounds of 2000 jobs, a count + kill -9, ~75 s
     .venv/bin/python tests/benchmarks/bench_queue.py --quick    # 1 round of 300 jobs, < 30 s
     .venv/bin/python tests/benchmarks/bench_queue.py --jobs 5000 --rounds 5
     .venv/bin/python tests/benchmarks/bench_queue.py --db cluster [--quick]   # PostgreSQL: see bench_queue_pg.py

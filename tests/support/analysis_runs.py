@@ -114,7 +114,7 @@ def store_as_v1(store: Store, calibration_id: str) -> str:
         doc["schema"] = "labrig.calibration/1"
         del doc["source"]
         for view in doc["views"] + doc["rejected"]:
-            del view["ids"], view["corners"]
+            del view["ids"], view["corners"], view["order"]
         text = json.dumps(doc, sort_keys=True)
         v1_id = hashlib.sha256(text.encode()).hexdigest()
         session.add(CalibrationRecord(id=v1_id, device_id=row.device_id, mode=row.mode, valid=row.valid,

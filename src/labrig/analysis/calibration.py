@@ -129,6 +129,7 @@ class CalibrationResult:
     rejected_detections: tuple[Detection, ...]  # in the order of rejected
     reasons: tuple[Reason, ...] = ()  # why it is not valid; empty when valid
     source: CaptureSource | None = None  # None: the views were files given by name, which Labrig does not keep
+    detected: tuple[str, ...] = ()  # the names of the views with the board, in the order they were read
 
     @property
     def valid(self) -> bool:
@@ -145,15 +146,21 @@ class CalibrationResult:
             "camera_matrix": k, "fx": k[0][0], "fy": k[1][1], "cx": k[0][2], "cy": k[1][2],
             "distortion": dict(zip(("k1", "k2", "p1", "p2", "k3"), d.tolist(), strict=True)),
             "rms_px": self.rms_px, "view_count": self.view_count,
-            "views": [{"name": n, "error_px": e, **_corners_json(d)}
+            "views": [{"name": n, "error_px": e, **self._view_json(d)}
                       for (n, e), d in zip(self.view_errors, self.used_detections, strict=True)],
-            "rejected": [{"name": n, "error_px": e, "limit_px": lim, **_corners_json(d)}
+            "rejected": [{"name": n, "error_px": e, "limit_px": lim, **self._view_json(d)}
                          for (n, e, lim), d in zip(self.rejected, self.rejected_detections, strict=True)],
             "skipped": list(self.skipped), "coverage": self.coverage, "coverage_grid": list(COVERAGE_GRID),
             "pose_spread_deg": self.pose_spread_deg, "focal_std_px": self.focal_std_px,
             "thresholds": asdict(self.thresholds), "valid": self.valid,
             "reasons": [asdict(r) for r in self.reasons], "opencv": cv2.__version__,
             "source": self.source.to_json() if self.source else None}
+
+    def _view_json(self, detection: Detection) -> dict[str, Any]:
+        """A view's corners, and its place among the views read (``order``: where names do not sort in reading
+        order, as the segment files of one recording, named by their digests, do not)."""
+        order = {"order": self.detected.index(detection.name)} if detection.name in self.detected else {}
+        return {**order, **_corners_json(detection)}
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON document: the calibration's id."""
@@ -329,7 +336,8 @@ def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Bo
         board, image_size, solved.matrix, solved.dist, solved.rms,
         tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
         tuple((d.name, e, lim) for d, e, lim in rejected), tuple(skipped), coverage, spread, solved.focal_std, t,
-        tuple(kept), tuple(d for d, _, _ in rejected), _reasons(solved, coverage, spread, image_size, t), source)
+        tuple(kept), tuple(d for d, _, _ in rejected), _reasons(solved, coverage, spread, image_size, t), source,
+        tuple(d.name for d in views))
 
 
 def calibrate_views(views: Iterable[View], board: Board, thresholds: CalibrationThresholds | None = None,

@@ -78,12 +78,14 @@ class ViewError:
     limit_px: float | None
     ids: tuple[int, ...] = ()  # board corner ids, in the order of corners
     corners: Array | None = field(default=None, compare=False, repr=False)  # N×2 image px; None in a v1 document
+    order: int | None = None  # its place among the views as they were read; None in a v1 document
 
     @classmethod
     def of(cls, raw: dict[str, Any], rejected: bool) -> ViewError:
         corners = np.asarray(raw["corners"], dtype=np.float64).reshape(-1, 2) if "corners" in raw else None
         return cls(raw["name"], float(raw["error_px"]), rejected,
-                   float(raw["limit_px"]) if rejected else None, tuple(int(i) for i in raw.get("ids", ())), corners)
+                   float(raw["limit_px"]) if rejected else None, tuple(int(i) for i in raw.get("ids", ())), corners,
+                   int(raw["order"]) if "order" in raw else None)
 
 
 @dataclass(frozen=True)
@@ -93,10 +95,13 @@ class CalibrationDetail:
 
     @cached_property
     def views(self) -> list[ViewError]:
-        """Used and rejected views together, in capture order (names compared with their numbers as numbers)."""
+        """Used and rejected views together, in the order they were read (a v1 document's by name, its numbers
+        compared as numbers)."""
         doc = self.document
         views = [ViewError.of(v, False) for v in doc.get("views", [])]
         views += [ViewError.of(v, True) for v in doc.get("rejected", [])]
+        if all(v.order is not None for v in views):
+            return sorted(views, key=lambda v: v.order or 0)
         return sorted(views, key=lambda v: _natural(v.name))
 
     def view(self, name: str) -> ViewError:

@@ -11,7 +11,14 @@ import pytest
 
 from labrig.analysis.board_captures import PlaneCaptureMismatchError, calibrate_from_capture, committed_captures
 from labrig.analysis.boards import detect, parse_board
-from labrig.analysis.calibration import BoardNotFoundError, CalibrationThresholds, coverage_counts, frames_from_video
+from labrig.analysis.calibration import (
+    BoardNotFoundError,
+    CalibrationThresholds,
+    View,
+    calibrate_views,
+    coverage_counts,
+    frames_from_video,
+)
 from labrig.analysis.calibration_views import (
     Validity,
     ViewError,
@@ -21,14 +28,21 @@ from labrig.analysis.calibration_views import (
     load_view_frame,
     read_video_frame,
 )
-from labrig.analysis.calibrations import UnknownCalibrationError, current_calibration
+from labrig.analysis.calibrations import UnknownCalibrationError, current_calibration, save_calibration
 from labrig.analysis.media import load_capture
 from labrig.bootstrap import Services, bootstrap
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.store import Store
 from labrig.store.types import utcnow
-from tests.support.analysis_runs import BOARD, MARKERS, calibrate_markers_camera, record_board, store_as_v1
+from tests.support.analysis_runs import (
+    BOARD,
+    MARKERS,
+    BoardPosesCamera,
+    calibrate_markers_camera,
+    record_board,
+    store_as_v1,
+)
 
 SMALL = Mode(640, 360, 30.0)
 OTHER = Mode(640, 480, 30.0)
@@ -188,3 +202,28 @@ def test_a_frame_is_read_again_as_calibration_read_it_whatever_the_codec(tmp_pat
             assert np.array_equal(read_video_frame(path, index), sampled[index]), (fourcc, index)
         with pytest.raises(ViewFrameUnavailableError, match="cannot be decoded"):
             read_video_frame(path, 12)
+
+
+def test_views_are_listed_in_the_order_they_were_read_even_where_their_names_sort_otherwise(
+        services: Services) -> None:
+    """A recording's segments are files named by their digests: views of the second segment may sort first."""
+    board = parse_board(BOARD)
+    camera = BoardPosesCamera("board", noise=1.0)
+    camera.open(SMALL)
+    views = [View(f"{'f' if i < 6 else '0'}{'e' * 63}.avi#{i % 6}", camera.render(i)) for i in range(12)]
+    views[8] = View(views[8].name, _ripple(views[8].image))  # a rejected view keeps its place among the others
+    result = calibrate_views(views, board)
+    assert [name for name, _, _ in result.rejected] == [views[8].name]
+    stored = save_calibration(services.store, result, MARKERS.device_id, SMALL.label())
+    detail = load_calibration_detail(services.store, stored.id)
+    assert [v.name for v in detail.views] == [v.name for v in views]  # not the 0…-named segment first
+    assert [v.rejected for v in detail.views] == [i == 8 for i in range(12)]
+    old = load_calibration_detail(services.store, store_as_v1(services.store, stored.id))
+    assert [v.name for v in old.views][:6] == [v.name for v in views[6:]]  # v1 documents: by name, as before
+
+
+def _ripple(image: np.ndarray, amplitude: float = 3.0) -> np.ndarray:  # type: ignore[type-arg]
+    """Bend the image a little, as a view whose corners were mis-detected would be."""
+    h, w = image.shape[:2]
+    xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    return cv2.remap(image, xs + amplitude * np.sin(ys / 9.0), ys + amplitude * np.sin(xs / 11.0), cv2.INTER_LINEAR)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 from sqlalchemy import func, select
 
+from labrig.analysis.board_captures import committed_captures
 from labrig.bootstrap import Services
 from labrig.capture.integrity import verify_store
 from labrig.capture.sources import Image
@@ -117,6 +118,40 @@ def test_a_session_on_the_virtual_camera_records_an_attempt_with_verified_digest
 
     ui.window.close()
     assert not page.preview.running
+
+
+def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analysis(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-015", "calibration", "ana")
+    pick_device(qtbot, page.picker, MARKERS)
+    wait_verified(qtbot, page.picker, MARKERS)
+    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
+    assert page.board_check.isChecked()
+    start_recording(qtbot, page)
+    assert not page.board_check.isEnabled()  # what the recording is cannot change once it runs
+    qtbot.wait(1000)
+    qtbot.mouseClick(page.stop_button, LEFT)
+    qtbot.waitUntil(lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS)
+
+    assert page.session is not None
+    [capture] = _committed_captures(services, page.session.id)
+    _assert_digests_verified(services, capture)
+    assert _attempts(services, page.session.id) == [] and services.queue.jobs() == []  # nothing to analyse
+    row = page.attempts.rows[0]
+    assert row.attempt_id is None and row.capture_id == capture.id
+    assert page.message.text().startswith("Board recording saved:") and "Calibration screen" in page.message.text()
+    assert str(page.attempts.index(0, 4).data()) == "not requested"
+    assert capture.id in [c.capture_id for c in committed_captures(services.store)]  # offered for calibration
+
+    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())  # unticked: an attempt again
+    start_recording(qtbot, page)
+    qtbot.wait(1000)
+    qtbot.mouseClick(page.stop_button, LEFT)
+    qtbot.waitUntil(lambda: page.attempts.rowCount() == 2 and page.phase is Phase.READY, timeout=WAIT_MS)
+    assert [number for number, _ in _attempts(services, page.session.id)] == [1]
+    assert page.attempts.rows[1].attempt_id is not None and page.message.text().startswith("Attempt 1 saved")
 
 
 def test_an_empty_subject_code_is_refused_in_words_and_nothing_is_stored(

@@ -90,10 +90,15 @@ def _page(gui: Gui, key: str) -> QWidget:
     return gui.window.pages.currentWidget()
 
 
-def _record(qtbot: QtBot, page: CapturePage, device_id: str, seconds: float, attempts: int) -> None:
-    """Pick ``device_id``, record ``seconds`` of it, stop, and wait for the attempt to be listed."""
+def _record(qtbot: QtBot, page: CapturePage, device_id: str, seconds: float, attempts: int,
+            board: bool = False) -> None:
+    """Pick ``device_id``, record ``seconds`` of it (``board``: as a board recording for calibration, which is
+    not analysed), stop, and wait for the row to be listed."""
     pick_device(qtbot, page.picker, device_id)
     wait_verified(qtbot, page.picker, device_id)
+    if page.board_check.isChecked() != board:
+        qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
+    assert page.board_check.isChecked() == board
     start_recording(qtbot, page)
     qtbot.wait(int(seconds * 1000))
     qtbot.mouseClick(page.stop_button, LEFT)
@@ -144,7 +149,8 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage)
     fill_session(qtbot, capture, "E2E-1", "reach", "tom")
-    _record(qtbot, capture, BOARD, BOARD_SECONDS, attempts=1)
+    _record(qtbot, capture, BOARD, BOARD_SECONDS, attempts=1, board=True)
+    assert capture.attempts.rows[0].attempt_id is None  # the board is not analysed
     _calibrate(qtbot, gui)
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage) and capture.session is not None

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
 from labrig.capture.recorder import Recorder, RecorderStatus
@@ -29,7 +29,7 @@ from labrig.capture.sources import Mode
 from labrig.errors import LabrigError
 from labrig.ui.attempts_model import AttemptRow, AttemptTableModel
 from labrig.ui.background import BackgroundCalls, say_error
-from labrig.ui.capture_steps import SessionInfo, save_attempt
+from labrig.ui.capture_steps import SessionInfo, save_recording
 from labrig.ui.capture_widgets import AttemptTable, InfoBar, PreviewView, SessionForm, message_label
 from labrig.ui.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
 from labrig.ui.device_picker import DevicePicker
@@ -61,6 +61,7 @@ class CapturePage(QWidget):
         self._session: SessionInfo | None = None
         self._recorder: Recorder | None = None
         self._recording_id: str | None = None  # the device recorded, from Record until saved
+        self._board_recording = False  # the recording in progress is of the calibration board: no attempt
         self._previewing: tuple[str, Mode | None] | None = None  # (device id, mode) shown now from the device
         self._held: tuple[str, threading.Event] | None = None  # the last device the preview opened, closed when set
         self._closing = False
@@ -90,6 +91,10 @@ class CapturePage(QWidget):
         self.info = InfoBar()
         self.record_button = self._button("recordButton", "● Record")
         self.stop_button = self._button("stopButton", "■ Stop")
+        self.board_check = QCheckBox("Board recording for calibration (not analysed)")
+        self.board_check.setObjectName("boardRecordingCheck")
+        self.board_check.setToolTip("Record the calibration board: the recording is saved and offered on the "
+                                    "Calibration screen, but it is not an attempt and nothing is analysed.")
         self.message = message_label("captureMessage")
         self.attempt_table = AttemptTable(self.attempts)
         left = QVBoxLayout()
@@ -101,6 +106,7 @@ class CapturePage(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.record_button)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.board_check)
         buttons.addStretch(1)
         recording.addLayout(buttons)
         recording.addWidget(self.message)
@@ -149,6 +155,7 @@ class CapturePage(QWidget):
         choice = self.picker.choice()
         self.record_button.setEnabled(phase is Phase.READY and choice is not None and choice.previewable)
         self.stop_button.setEnabled(phase is Phase.RECORDING)
+        self.board_check.setEnabled(phase in (Phase.NO_SESSION, Phase.READY))  # fixed from Record until saved
         if phase in (Phase.READY, Phase.RECORDING):
             self._info_timer.start()
         else:
@@ -264,6 +271,7 @@ class CapturePage(QWidget):
         if self._phase is not Phase.READY or self._session is None or choice is None or not choice.previewable:
             return
         self._recording_id = choice.device.device_id
+        self._board_recording = self.board_check.isChecked()
         self._set_phase(Phase.STARTING)
         self.message.setText(f"Checking {choice.device.name} once more, then recording…")
         released = self._held[1] if self._held is not None and self._held[0] == choice.device.device_id else None
@@ -306,15 +314,16 @@ class CapturePage(QWidget):
         self.preview.stop()
         why = f"Recording ended by itself: {ended_by_itself}. " if ended_by_itself else ""
         self.message.setText(f"{why}Saving the recording and checking its SHA-256…")
-        services = self._services
-        self._calls.submit(lambda: save_attempt(services, recorder, session.id), self._on_attempt_saved,
+        services, board = self._services, self._board_recording
+        self._calls.submit(lambda: save_recording(services, recorder, session.id, board), self._on_attempt_saved,
                            self._on_save_failed)
 
     def _on_attempt_saved(self, row: AttemptRow) -> None:
         self.attempts.add(row)
         self.attempts.set_jobs(self._monitor.jobs)
         self._monitor.refresh()  # after the operator's action: show its jobs without waiting for the event
-        what = f"Attempt {row.number} saved" if row.number is not None else "Recording saved"
+        what = (f"Attempt {row.number} saved" if row.number is not None
+                else "Board recording saved" if self._board_recording else "Recording saved")
         done = f"{what}: {row.frames} frames, {row.dropped} dropped, SHA-256 {row.manifest_sha256[:12]}…"
         self.message.setText(f"{done} {row.note}" if row.note else f"{done}; analysis requested.")
         self._recording_ended()
@@ -368,7 +377,7 @@ class CapturePage(QWidget):
         if recorder is not None and session is not None and self._phase in (Phase.STARTING, Phase.RECORDING):
             self._recorder = None
             try:
-                self.attempts.add(save_attempt(self._services, recorder, session.id))
+                self.attempts.add(save_recording(self._services, recorder, session.id, self._board_recording))
             except LabrigError:  # it stays provisional: start-up recovery salvages it
                 log.exception("saving the recording in progress failed while quitting")
         if not self.preview.shut_down(timeout_ms):

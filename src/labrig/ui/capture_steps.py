@@ -1,8 +1,8 @@
 """The technician's capture steps as plain calls on the core services (no Qt here).
 
 They are the calls ``labrig demo`` makes for an attempt, in the same order, so
-the GUI adds no capture logic of its own. Threading: :func:`save_attempt` blocks
-(joins the recorder, hashes and commits the media); run it off the GUI thread.
+the GUI adds no capture logic of its own. Threading: the ``save_*`` calls block
+(join the recorder, hash and commit the media); run them off the GUI thread.
 """
 
 from __future__ import annotations
@@ -29,6 +29,23 @@ class SessionInfo:
 
     def label(self) -> str:
         return f"Session {self.subject_code} · {self.protocol} · {self.operator}"
+
+
+def save_recording(services: Services, recorder: Recorder, session_id: str, board: bool) -> AttemptRow:
+    """Stop and commit the recording: an attempt of the session, or (``board``) a recording of the calibration
+    board, which is not analysed."""
+    return save_board_recording(recorder) if board else save_attempt(services, recorder, session_id)
+
+
+def save_board_recording(recorder: Recorder) -> AttemptRow:
+    """Stop and commit a recording of the calibration board: no attempt, nothing analysed. It is offered on the
+    Calibration screen, as every committed recording is."""
+    result = recorder.stop()
+    why = recorder.status().stop_reason
+    note = ("Board recording for calibration: not analysed; pick it on the Calibration screen."
+            + (f" {why}" if why else ""))
+    return AttemptRow(None, None, result.capture_id, result.frame_count, result.dropped_frames,
+                      result.manifest_sha256, note)
 
 
 def save_attempt(services: Services, recorder: Recorder, session_id: str) -> AttemptRow:

@@ -33,7 +33,7 @@ from labrig.ui.calibrate_form import CalibrateForm
 from labrig.ui.calibration_view import CalibrationView
 from labrig.ui.calibrations_model import CalibrationTableModel
 from labrig.ui.latest import Latest
-from labrig.ui.rows_model import rows_table
+from labrig.ui.rows_model import rows_table, select_key, selected_key
 
 LIST_WIDTH = 560  # px: device, mode, age, RMS and verdict fit without scrolling
 
@@ -96,16 +96,10 @@ class CalibrationPage(QWidget):
         self._reads.wait(timeout_ms)
 
     def selected_calibration_id(self) -> str | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.rows[rows[0].row()].calibration_id if rows else None
+        return selected_key(self.table, self.model)
 
     def select_calibration(self, calibration_id: str) -> bool:
-        row = self.model.row_of(calibration_id)
-        if row is None:
-            self.table.clearSelection()
-            return False
-        self.table.selectRow(row)
-        return True
+        return select_key(self.table, self.model, calibration_id)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

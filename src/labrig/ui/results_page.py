@@ -36,7 +36,7 @@ from labrig.ui.latest import Latest
 from labrig.ui.result_view import ResultView
 from labrig.ui.results_model import AttemptResultsModel
 from labrig.ui.review_data import RevisedValue, read_revised
-from labrig.ui.rows_model import rows_table
+from labrig.ui.rows_model import rows_table, select_key, selected_key
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
 Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
@@ -149,17 +149,11 @@ class ResultsPage(QWidget):
         self.export_message.setText(f"Not exported: {say_error(error)}")
 
     def selected_attempt_id(self) -> str | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.rows[rows[0].row()].attempt_id if rows else None
+        return selected_key(self.table, self.model)
 
     def select_attempt(self, attempt_id: str) -> bool:
         """Select ``attempt_id``'s row; False when the list does not show it."""
-        row = self.model.row_of(attempt_id)
-        if row is None:
-            self.table.clearSelection()
-            return False
-        self.table.selectRow(row)
-        return True
+        return select_key(self.table, self.model, attempt_id)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -41,7 +41,7 @@ from labrig.ui.review_data import (
 )
 from labrig.ui.review_model import ReviewListModel
 from labrig.ui.review_widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
-from labrig.ui.rows_model import rows_table
+from labrig.ui.rows_model import rows_table, select_key, selected_key
 
 LIST_WIDTH = 380  # px: subject, attempt, time, revisions fit without scrolling
 INTRO = ("A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
@@ -147,16 +147,10 @@ class ReviewPage(QWidget):
         self._reads.wait(timeout_ms)
 
     def selected_result_id(self) -> str | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.rows[rows[0].row()].result_id if rows else None
+        return selected_key(self.table, self.model)
 
     def select_result(self, result_id: str) -> bool:
-        row = self.model.row_of(result_id)
-        if row is None:
-            self.table.clearSelection()
-            return False
-        self.table.selectRow(row)
-        return True
+        return select_key(self.table, self.model, result_id)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -97,3 +97,19 @@ def rows_table(model: RowsTableModel[Any], name: str) -> QTableView:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+def selected_key(table: QTableView, model: RowsTableModel[Any]) -> str | None:
+    """The key of the row selected in ``table`` (which shows ``model``), or None."""
+    rows = table.selectionModel().selectedRows()
+    return model.key(model.rows[rows[0].row()]) if rows else None
+
+
+def select_key(table: QTableView, model: RowsTableModel[Any], key: str) -> bool:
+    """Select the row of ``key`` in ``table``; False, and nothing selected, when ``model`` does not hold it."""
+    row = model.row_of(key)
+    if row is None:
+        table.clearSelection()
+        return False
+    table.selectRow(row)
+    return True

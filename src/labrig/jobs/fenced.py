@@ -53,7 +53,7 @@ class Outcome:
     output: StageOutput | None = None
     failure: StageFailure | None = None
     #: the completion event, made on the run's own thread (see :func:`completion_event`); None: made at commit
-    completion: Mapping[str, Any] | None = None
+    completion: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -356,10 +356,8 @@ class FencedWrites:
                             "v_state": target.value, "v_now": stored_now, "v_digest": committed})
             made = outcome.completion
             if made is None or claim.idempotency_key != key or committed != digest:
-                made = event_row(EventName.STAGE_COMPLETED, {
-                    "job_id": claim.job_id, "stage_id": row["stage_id"], "idempotency_key": key,
-                    "output_digest": committed}, stored_now)
-            events.append(dict(made))
+                made = _completed(claim.job_id, row["stage_id"], key, committed, stored_now)
+            events.append(made)
             if output.degraded_reasons and row["attempt_id"]:
                 events.append(event_row(EventName.QUALITY_DEGRADED, {
                     "attempt_id": row["attempt_id"], "job_id": claim.job_id,
@@ -391,9 +389,14 @@ def completion_event(claim: Claim, output: StageOutput, dialect: RawDialect) -> 
     """
     if claim.idempotency_key is None:
         return None
-    return event_row(EventName.STAGE_COMPLETED, {"job_id": claim.job_id, "stage_id": claim.stage_id,
-                                                 "idempotency_key": claim.idempotency_key,
-                                                 "output_digest": output.digest}, dialect.to_db_datetime(utcnow()))
+    return _completed(claim.job_id, claim.stage_id, claim.idempotency_key, output.digest,
+                      dialect.to_db_datetime(utcnow()))
+
+
+def _completed(job_id: str, stage_id: str, key: str, output_digest: str, recorded_at: Any) -> dict[str, Any]:
+    """The ``analysis.stage.completed`` row of a job whose key's committed output has ``output_digest``."""
+    return event_row(EventName.STAGE_COMPLETED, {"job_id": job_id, "stage_id": stage_id, "idempotency_key": key,
+                                                 "output_digest": output_digest}, recorded_at)
 
 
 class EarlyStart(Protocol):

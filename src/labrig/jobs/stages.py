@@ -125,15 +125,17 @@ class Stage:
     def settle(self, config: Mapping[str, Any] | None) -> tuple[str, str]:
         """The canonical JSON text of :meth:`configure`'s result and its digest (the job's ``config`` and
         ``config_digest``); for the defaults alone, the usual case, computed once per stage."""
-        if not config:
-            return self._settled_defaults
-        canonical = canonical_json(self.configure(config))
-        return canonical.decode(), sha256_hex(canonical)
+        return _settled(self.configure(config)) if config else self._settled_defaults
 
     @cached_property
     def _settled_defaults(self) -> tuple[str, str]:
-        canonical = canonical_json(self.configure(None))
-        return canonical.decode(), sha256_hex(canonical)
+        return _settled(self.configure(None))
+
+
+def _settled(config: Mapping[str, Any]) -> tuple[str, str]:
+    """A configuration's canonical JSON text and its digest."""
+    canonical = canonical_json(config)
+    return canonical.decode(), sha256_hex(canonical)
 
 
 class StageRegistry:

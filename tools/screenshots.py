@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO / "src"))
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from labrig.analysis.demo import run_demo  # noqa: E402
 from labrig.bootstrap import bootstrap  # noqa: E402
+from labrig.scenarios import run_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.capture_page import CapturePage, Phase  # noqa: E402
 

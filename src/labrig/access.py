@@ -22,10 +22,9 @@ from labrig.domain import roles as rules
 from labrig.domain.audit import Actor, require_reason
 from labrig.domain.roles import Action, Role
 from labrig.errors import LabrigError
-from labrig.events.audit import record_audit
-from labrig.store.database import Store
+from labrig.events import record_audit
+from labrig.store import Store, utcnow
 from labrig.store.models import RoleAssignment
-from labrig.store.types import utcnow
 
 
 class UnknownUserError(LabrigError):

@@ -9,24 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labrig.access import AccessControl
-from labrig.analysis.reference_check import run_reference_check
-from labrig.analysis.releases import ReleaseService, active_release_digest
-from labrig.analysis.results import PUBLISHER, WATCHED, publish_when_done
-from labrig.analysis.revisions import RevisionService
-from labrig.analysis.stages import analysis_stages
-from labrig.capture.service import CaptureService
-from labrig.events.audit import AuditTrail
-from labrig.events.dispatcher import Dispatcher, DispatcherThread
+from labrig.capture import CaptureService
+from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.export import ExportService
-from labrig.jobs.builtin import BUILTIN_STAGES
-from labrig.jobs.lease import Clock, LeaseTerms
-from labrig.jobs.queue import JobQueue
-from labrig.jobs.stages import StageRegistry
+from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
+from labrig.pipeline import analysis_stages
+from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
+from labrig.results import PUBLISHER, WATCHED, publish_when_done
+from labrig.review import RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
-from labrig.sync import SYNC_INDEXER, FolderDestination, SyncService, index_for_sync
-from labrig.sync.index import INDEXED
-from labrig.sync.service import DestinationFactory
+from labrig.sync import INDEXED, SYNC_INDEXER, DestinationFactory, FolderDestination, SyncService, index_for_sync
 
 
 @dataclass(frozen=True)
@@ -72,11 +65,14 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
               poll_seconds: float = 1.0, registry: StageRegistry | None = None,
               clock: Clock | None = None, lease: LeaseTerms | None = None,
               access: AccessControl | None = None,
-              sync_destination: DestinationFactory = FolderDestination) -> Services:
+              sync_destination: DestinationFactory = FolderDestination,
+              health_check: HealthCheck = no_health_check) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
     ``access`` decides who the acting user is (default: the operating-system login);
-    ``sync_destination`` makes the sync destination from its stored configuration.
+    ``sync_destination`` makes the sync destination from its stored configuration; ``health_check`` is what
+    checking a release runs (the front ends pass the reference check of :mod:`labrig.scenarios`, which sits above
+    this module; without one, checking a release is refused with ``LABRIG_HEALTH_CHECK_MISSING``).
     Nothing is started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
@@ -87,8 +83,7 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
                      heavy_paused=storage.heavy_jobs_paused)
     access = access or AccessControl(store)
-    releases = ReleaseService(store, queue, lambda: run_reference_check(bootstrap),  # checks in a scratch store
-                              access)
+    releases = ReleaseService(store, queue, health_check, access)
     governance = Governance(access, RevisionService(store, access), AuditTrail(store))
     return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
                     CaptureService(store, storage, access=access), releases, governance,

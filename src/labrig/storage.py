@@ -13,16 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from labrig.capture.sources import Mode
 from labrig.domain.events import EventName
 from labrig.domain.storage import PressureLevel, PressurePolicy, minutes_left, next_level
 from labrig.errors import LabrigError
-from labrig.events.outbox import record_event
-from labrig.store.database import Store
+from labrig.events import record_event
+from labrig.store import Store
 from labrig.store.models import Meta
 
 LEVEL_KEY = "storage_pressure_level"
-MJPG_BYTES_PER_PIXEL = 0.25  # generous: MJPG at quality 90 of a busy scene
 
 
 class DiskUsage(NamedTuple):
@@ -41,11 +39,6 @@ class Reading:
     free_bytes: int
     minutes_left: float | None
     changed: bool
-
-
-def estimated_rate(mode: Mode) -> float:
-    """Bytes per second a recording in ``mode`` writes, estimated on the high side."""
-    return mode.width * mode.height * mode.fps * MJPG_BYTES_PER_PIXEL
 
 
 class StorageMonitor:
@@ -89,14 +82,16 @@ class StorageMonitor:
                 row.value = new.label
         self.level = new
 
-    def check_capture(self, mode: Mode, planned_seconds: float) -> None:
-        """Refuse, before it starts, a capture that cannot fit above the critical floor."""
+    def check_capture(self, bytes_per_second: float, planned_seconds: float, what: str = "") -> None:
+        """Refuse, before it starts, a capture writing ``bytes_per_second`` (its estimate on the high side) for
+        ``planned_seconds`` that cannot fit above the critical floor; ``what`` names it in the refusal."""
         reading = self.sample()
-        need = estimated_rate(mode) * planned_seconds
+        need = bytes_per_second * planned_seconds
         room = reading.free_bytes - self.policy.critical_free
         if reading.level is PressureLevel.CRITICAL or need > room:
+            at = f" at {what}" if what else ""
             raise StorageInsufficientError(
-                f"a {planned_seconds:.0f} s recording at {mode.label()} needs about {need / 1e9:.1f} GB but only "
+                f"a {planned_seconds:.0f} s recording{at} needs about {need / 1e9:.1f} GB but only "
                 f"{max(room, 0) / 1e9:.1f} GB are free above the safety floor; free disk space, or record shorter")
 
     def heavy_jobs_paused(self) -> bool:

@@ -34,13 +34,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
-import labrig.analysis.calibration as calibration  # noqa: E402
-from labrig.analysis.boards import _CLASSIC, Board, parse_board  # noqa: E402
-from labrig.analysis.calibration import View, calibrate, calibrate_views, detect_views  # noqa: E402
-from labrig.analysis.media_qc import iter_luma  # noqa: E402
-from labrig.analysis.tracking import detect_markers, track  # noqa: E402
+import labrig.calibration.camera as calibration  # noqa: E402
+from labrig.calibration.boards import _CLASSIC, Board, parse_board  # noqa: E402
+from labrig.calibration.camera import View, calibrate, calibrate_views, detect_views  # noqa: E402
+from labrig.capture.media import iter_luma  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
 from labrig.capture.virtual import VirtualCamera  # noqa: E402
+from labrig.pipeline.tracking import detect_markers, track  # noqa: E402
 
 VIDEO_MODE = Mode(1280, 720, 60.0)
 BOARD_MODE = Mode(640, 480, 30.0)

@@ -35,7 +35,6 @@ sys.path.insert(0, str(REPO / "src"))
 from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from labrig.analysis.results import attempt_pipeline  # noqa: E402
 from labrig.bootstrap import Services, bootstrap  # noqa: E402
 from labrig.capture.devices import DeviceInfo, DeviceKind  # noqa: E402
 from labrig.capture.recorder import Recorder  # noqa: E402
@@ -43,6 +42,7 @@ from labrig.capture.sessions import create_attempt, create_session  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
 from labrig.capture.virtual import VirtualCamera  # noqa: E402
 from labrig.domain.jobs import JobState  # noqa: E402
+from labrig.pipeline.attempts import attempt_pipeline  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.capture_page import CapturePage, Phase  # noqa: E402
 

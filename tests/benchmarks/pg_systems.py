@@ -63,7 +63,7 @@ class Labrig:
 
     def left_over(self) -> int:
         """Completed jobs whose event no result publisher had received when the workers exited."""
-        from labrig.analysis.results import PUBLISHER
+        from labrig.results.publish import PUBLISHER
 
         with psycopg.connect(self.server.conninfo(self.database)) as conn:
             return int(scalar(conn, "SELECT count(*) FROM outbox_events e WHERE e.name = 'analysis.stage.completed' "

@@ -98,8 +98,8 @@ def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_p
 
     import cv2
 
-    from labrig.analysis.calibration_views import load_calibration_detail
-    from labrig.analysis.calibrations import current_calibration
+    from labrig.calibration.stored import current_calibration
+    from labrig.calibration.views import load_calibration_detail
     from labrig.capture.sources import Mode
     from labrig.capture.virtual import VirtualCamera
     from labrig.store import open_store

@@ -67,13 +67,13 @@ def test_bad_input_is_refused_with_a_code_and_nothing_stored(tmp_path: Path) -> 
 
 
 def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(tmp_path: Path) -> None:
-    from labrig.analysis.results import attempt_pipeline
     from labrig.bootstrap import bootstrap
     from labrig.capture.devices import DeviceInfo, DeviceKind
     from labrig.capture.recorder import Recorder
     from labrig.capture.sessions import create_attempt, create_session
     from labrig.capture.sources import Mode
     from labrig.capture.virtual import VirtualCamera
+    from labrig.pipeline.attempts import attempt_pipeline
     from labrig.store.models import AnalysisResultRecord
 
     services = bootstrap(tmp_path)

@@ -53,7 +53,7 @@ def test_a_missing_qt_platform_plugin_fails_its_line_and_the_rest_still_run(tmp_
 
 def test_the_self_test_and_the_instance_lock_import_no_qt() -> None:
     """The core stays importable without Qt: Qt runs only in the probe's child process."""
-    code = ("import sys, labrig.selftest, labrig.instance_lock, labrig.health; "
+    code = ("import sys, labrig.scenarios.selftest, labrig.instance_lock, labrig.health; "
             "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')); "
             "print(qt, file=sys.stderr); sys.exit(1 if qt else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)

@@ -11,17 +11,17 @@ from datetime import datetime
 
 import numpy as np
 
-from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import CalibrationThresholds, View, calibrate, detect_views, plane_homography
-from labrig.analysis.calibrations import StoredCalibration, save_calibration
-from labrig.analysis.results import attempt_pipeline
 from labrig.bootstrap import Services
+from labrig.calibration.boards import parse_board
+from labrig.calibration.camera import CalibrationThresholds, View, calibrate, detect_views, plane_homography
+from labrig.calibration.stored import StoredCalibration, save_calibration
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import create_attempt, create_session
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
+from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import CalibrationRecord
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from labrig.analysis.results import attempt_pipeline
 from labrig.bootstrap import Services, bootstrap
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.recorder import Recorder
@@ -21,6 +20,7 @@ from labrig.capture.sessions import PipelineStep, create_attempt, create_session
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
+from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store.models import AnalysisResultRecord, Job
 
 DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")

@@ -8,6 +8,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services, bootstrap
+from labrig.scenarios.reference_check import release_health_check
 from labrig.store import Store
 from labrig.ui.app import Gui, build_main_window
 from tests.ui.jobs_helpers import TEST_LEASE
@@ -16,7 +17,7 @@ from tests.ui.jobs_helpers import TEST_LEASE
 @pytest.fixture
 def services(store: Store) -> Iterator[Services]:
     """Services over the test's store, polling fast and leasing briefly so tests stay quick; not started."""
-    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE)
+    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE, health_check=release_health_check)
     yield built
     built.close()
 

@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
-from labrig.analysis.board_captures import calibrate_from_capture, committed_captures
-from labrig.analysis.calibration import CalibrationThresholds, coverage_counts
-from labrig.analysis.calibration_views import Validity, ViewError, load_calibration_detail, load_view_frame
-from labrig.analysis.media import load_capture
 from labrig.bootstrap import Services
+from labrig.calibration.board_captures import calibrate_from_capture, committed_captures
+from labrig.calibration.camera import CalibrationThresholds, coverage_counts
+from labrig.calibration.views import Validity, ViewError, load_calibration_detail, load_view_frame
+from labrig.capture.media import load_capture
 from labrig.capture.sources import Mode
 from labrig.ui.bridge import EventBridge
 from labrig.ui.calibration_overlays import BLANK, EMPTY_CELL

@@ -14,8 +14,8 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 from sqlalchemy import func, select
 
-from labrig.analysis.board_captures import committed_captures
 from labrig.bootstrap import Services
+from labrig.calibration.board_captures import committed_captures
 from labrig.capture.integrity import verify_store
 from labrig.capture.sources import Image
 from labrig.capture.virtual import VirtualCamera

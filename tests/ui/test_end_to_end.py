@@ -23,10 +23,10 @@ from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
 from labrig.access import AccessControl
-from labrig.analysis.calibration_views import Validity
-from labrig.analysis.result_views import ResultStatus
 from labrig.bootstrap import Services, bootstrap
+from labrig.calibration.views import Validity
 from labrig.domain.idempotency import sha256_hex
+from labrig.results.views import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.app import Gui, build_main_window

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from labrig.analysis.result_views import ResultStatus
 from labrig.bootstrap import Services
 from labrig.jobs.executor import ThreadExecutor
+from labrig.results.views import ResultStatus
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.bridge import EventBridge
 from labrig.ui.result_view import METRIC_COLUMNS

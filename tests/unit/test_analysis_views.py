@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from labrig.analysis.calibration_views import CalibrationDetail, CalibrationSummary, Validity, age_words
-from labrig.analysis.result_views import (
+from labrig.calibration.views import CalibrationDetail, CalibrationSummary, Validity, age_words
+from labrig.domain.events import EventName as E
+from labrig.results.views import (
     ADVICE,
     GENERAL_ADVICE,
     AttemptSummary,
@@ -16,7 +17,6 @@ from labrig.analysis.result_views import (
     StageState,
     refreshes_results,
 )
-from labrig.domain.events import EventName as E
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -1,1 +1,34 @@
-"""Devices and capture: verified sources, crash-safe recording, committed media (Qt-free)."""
+"""Devices and capture: discovery and the compatibility inventory, verification, crash-safe recording into
+segments with timestamp sidecars, the provisional manifest and the commit that hashes the media, recovery
+after a crash, importing and watch folders, sessions and attempts, and reading committed media back. Qt-free.
+
+Modules: ``devices``, ``discovery``, ``inventory``, ``verify`` (what is plugged in and whether it may record);
+``sources``, ``opencv_source``, ``virtual`` (frame sources); ``recorder``, ``sink``, ``manifest``, ``commit``,
+``recovery`` (recording); ``importer``, ``watch`` (media made elsewhere); ``integrity`` (``labrig verify``);
+``sessions`` (sessions and attempts); ``media`` (committed media read back); ``service`` (the front ends' entry).
+"""
+
+from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover_virtual
+from labrig.capture.importer import import_media
+from labrig.capture.integrity import verify_store
+from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
+from labrig.capture.media import CaptureMedia, CaptureMissingError, iter_frames, iter_luma, load_capture
+from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
+from labrig.capture.recovery import RecoveryReport, recover
+from labrig.capture.service import CaptureService, parse_mode
+from labrig.capture.sessions import PipelineStep, create_attempt, create_session
+from labrig.capture.sink import read_timestamps
+from labrig.capture.sources import FrameSource, Image, Mode
+from labrig.capture.verify import DeviceRefusedError, Verification
+from labrig.capture.virtual import DEFAULT_MODE, MARKERS_DEVICE_ID, VirtualCamera
+from labrig.capture.watch import WatchFolderIngestor
+
+__all__ = [
+    "ANY_FORMAT", "DEFAULT_MODE", "FRAME_KINDS", "MARKERS_DEVICE_ID", "CaptureMedia", "CaptureMissingError",
+    "CaptureService", "DeviceInfo", "DeviceKind", "DeviceRefusedError", "DiscoveryReport", "DiscoverySettings",
+    "FrameSource", "Image", "Mode", "PipelineStep", "Recorder", "RecorderState", "RecorderStatus", "RecoveryReport",
+    "Verification", "VirtualCamera", "WatchFolderIngestor", "create_attempt", "create_session", "discover_virtual",
+    "import_media", "iter_frames", "iter_luma", "load_capture", "load_inventory", "parse_mode", "read_timestamps",
+    "recover", "status_json", "verify_store",
+]

@@ -23,12 +23,10 @@ from labrig.capture.manifest import ManifestV1, SegmentV1, read_manifest
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
-from labrig.events.outbox import record_event
+from labrig.events import record_event
 from labrig.fsutil import fsync_file, sha256_file, write_atomic
-from labrig.store.blobs import BlobMismatchError, BlobStore
-from labrig.store.database import Store
+from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
 from labrig.store.models import Blob, Capture, CaptureSegment
-from labrig.store.types import utcnow
 
 
 class FrameCountMismatchError(LabrigError):

@@ -30,6 +30,7 @@ import usb.util
 from cv2_enumerate_cameras import enumerate_cameras
 
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
+from labrig.capture.virtual import device_id, device_name
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +251,6 @@ def discover_watch_folders(folders: Iterable[Path | str]) -> tuple[list[DeviceIn
 
 def discover_virtual() -> list[DeviceInfo]:
     """The built-in synthetic cameras, one per scene; always present."""
-    return [DeviceInfo(device_id=f"virtual:{scene}", kind=DeviceKind.VIRTUAL,
-                       name=f"Labrig virtual camera ({scene})", address=scene, descriptors={"scene": scene})
+    return [DeviceInfo(device_id=device_id(scene), kind=DeviceKind.VIRTUAL,
+                       name=device_name(scene), address=scene, descriptors={"scene": scene})
             for scene in VIRTUAL_SCENES]

@@ -20,9 +20,8 @@ from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.recorder import provisional_root
 from labrig.errors import LabrigError
 from labrig.fsutil import CHUNK, fsync_dir
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.models import Capture
-from labrig.store.types import utcnow
 
 MEDIA_EXTENSIONS = (".avi", ".mkv", ".mp4", ".mov", ".m4v")
 

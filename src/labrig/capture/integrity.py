@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from labrig.store.blobs import BlobStore
-from labrig.store.database import Store
+from labrig.store import BlobStore, Store
 from labrig.store.models import Blob, Capture, CaptureSegment
 
 

@@ -29,12 +29,11 @@ from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.domain.events import EventName
 from labrig.domain.storage import PressureLevel
 from labrig.errors import LabrigError
-from labrig.events.outbox import record_event
+from labrig.events import record_event
 from labrig.fsutil import FolderLock, fsync_dir
 from labrig.storage import StorageMonitor
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.models import Capture
-from labrig.store.types import utcnow
 
 _END = None
 

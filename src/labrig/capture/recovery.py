@@ -22,9 +22,8 @@ from labrig.capture.recorder import provisional_root
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.fsutil import FolderLock, fsync_dir, fsync_file, sha256_file
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.models import Capture
-from labrig.store.types import utcnow
 
 DONE_STATES = ("committed", "salvaged")
 

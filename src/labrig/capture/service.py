@@ -22,11 +22,10 @@ from labrig.capture.verify import DeviceRefusedError, Verification, default_open
 from labrig.domain.events import EventName
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
-from labrig.events.outbox import record_event
+from labrig.events import record_event
 from labrig.storage import StorageMonitor
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.models import DeviceRecord
-from labrig.store.types import utcnow
 
 MODE_TEXT = re.compile(r"^(\d{2,5})x(\d{2,5})@(\d+(?:\.\d+)?)(?::(\w+))?$")
 
@@ -101,7 +100,7 @@ class CaptureService:
         if not verdict.ok:
             raise DeviceRefusedError(verdict.reason, code=verdict.reason_code)
         mode = verdict.requested or mode  # as the inventory lists it
-        self.monitor.check_capture(mode, planned_seconds)
+        self.monitor.check_capture(mode.bytes_per_second(), planned_seconds, mode.label())
         verification = verdict.to_event_payload()
         recorder = Recorder(self.store, self.open_source(device), device, mode, verification=verification,
                             session_id=session_id, segment_seconds=segment_seconds, monitor=self.monitor)

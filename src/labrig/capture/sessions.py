@@ -16,10 +16,10 @@ from sqlalchemy import func, select
 
 from labrig.domain.events import EventName
 from labrig.errors import LabrigError
-from labrig.events.outbox import record_event
-from labrig.jobs.queue import JobQueue
+from labrig.events import record_event
+from labrig.jobs import JobQueue
+from labrig.store import utcnow
 from labrig.store.models import Attempt, AttemptCapture, Capture, CaptureSession
-from labrig.store.types import utcnow
 
 FIELD = re.compile(r"^[\w][\w .\-]{0,127}$")
 USABLE = ("committed", "salvaged")

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 Image = npt.NDArray[np.uint8]
+MJPG_BYTES_PER_PIXEL = 0.25  # generous: MJPG at quality 90 of a busy scene
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,10 @@ class Mode:
 
     def to_json(self) -> dict[str, object]:
         return {"width": self.width, "height": self.height, "fps": self.fps, "pixel_format": self.pixel_format}
+
+    def bytes_per_second(self) -> float:
+        """What a recording in this mode writes per second, estimated on the high side (MJPG of a busy scene)."""
+        return self.width * self.height * self.fps * MJPG_BYTES_PER_PIXEL
 
 
 class FrameSource(Protocol):

@@ -31,7 +31,7 @@ from labrig.errors import LabrigError
 
 SceneName = Literal["markers", "board", "plane"]
 Array = npt.NDArray[np.float64]
-DEFAULT_MODE = Mode(1280, 720, 30.0)
+DEFAULT_MODE = Mode(1280, 720, 30.0)  # the mode the demo, the self-test and the release check record in
 _SHIFT = 4  # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
 
 
@@ -44,6 +44,14 @@ class UnsupportedModeError(LabrigError):
 def device_name(scene: str) -> str:
     """The name the virtual camera shows in device lists."""
     return f"Labrig virtual camera ({scene})"
+
+
+def device_id(scene: str) -> str:
+    """The device id of the virtual camera showing ``scene``."""
+    return f"virtual:{scene}"
+
+
+MARKERS_DEVICE_ID = device_id("markers")  # the camera the demo records its attempts with
 
 
 @dataclass(frozen=True)

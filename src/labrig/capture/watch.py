@@ -24,7 +24,7 @@ from watchdog.observers.polling import PollingObserver
 
 from labrig.capture.importer import MEDIA_EXTENSIONS, AlreadyImportedError, MediaTruncatedError, import_media
 from labrig.errors import LabrigError
-from labrig.store.database import Store
+from labrig.store import Store
 
 log = logging.getLogger(__name__)
 MOVED_IN_GRACE_S = 0.5  # an open() that creates a file reports its opening within this

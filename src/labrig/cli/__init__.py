@@ -24,7 +24,7 @@ from labrig.cli import (
     users_cmd,
 )
 from labrig.errors import LabrigError
-from labrig.store.database import DB_ENV_VAR
+from labrig.store import DB_ENV_VAR
 
 SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd,
                review_cmd, users_cmd, audit_cmd, export_cmd, sync_cmd)
@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.db:  # every store this process (and its children) opens uses it
         os.environ[DB_ENV_VAR] = args.db
     if args.self_test:  # scratch folders only: never --store or the user's data folder
-        from labrig.selftest import run_self_test
+        from labrig.scenarios import run_self_test
 
         return run_self_test()
     try:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from labrig.access import AccessControl
-from labrig.analysis.boards import Board, parse_board
-from labrig.analysis.calibration import (
+from labrig.calibration import (
     COVERAGE_GRID,
+    Board,
     BoardNotFoundError,
     CalibrationBinding,
     CalibrationResult,
@@ -25,12 +25,11 @@ from labrig.analysis.calibration import (
     calibrate_views,
     detect_views,
     load_views,
+    parse_board,
     plane_homography,
+    save_calibration,
 )
-from labrig.analysis.calibrations import save_calibration
-from labrig.capture.inventory import ANY_FORMAT
-from labrig.capture.service import parse_mode
-from labrig.capture.sources import Mode
+from labrig.capture import ANY_FORMAT, Mode, parse_mode
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json
 from labrig.domain.roles import Action
@@ -102,7 +101,7 @@ def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource 
     (the screen shows a view's frame from one recording; views of several are kept without a source)."""
     if not args.capture:
         return [], None
-    from labrig.analysis.media import load_capture
+    from labrig.capture import load_capture
     from labrig.store.models import Capture
 
     with store_for(args) as store:

@@ -12,10 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from labrig.access import AccessControl
-from labrig.capture.importer import import_media
-from labrig.capture.integrity import verify_store
-from labrig.capture.recovery import recover
-from labrig.capture.watch import WatchFolderIngestor
+from labrig.capture import WatchFolderIngestor, import_media, recover, verify_store
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.roles import Action

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from labrig.bootstrap import Services, bootstrap
+from labrig.scenarios import release_health_check
 from labrig.store import Store, open_store
 
 
@@ -19,9 +21,14 @@ def store_for(args: argparse.Namespace) -> Iterator[Store]:
         store.close()
 
 
+def workstation_services(store_root: str | Path | None) -> Services:
+    """The services a front end runs on: the composition root, given the release health check from above it."""
+    return bootstrap(store_root, health_check=release_health_check)
+
+
 @contextmanager
 def services_for(args: argparse.Namespace) -> Iterator[Services]:
-    services = bootstrap(args.store)
+    services = workstation_services(args.store)
     try:
         yield services
     finally:

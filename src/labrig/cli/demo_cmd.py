@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from labrig.analysis.demo import run_demo
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json
 from labrig.errors import UsageError
+from labrig.scenarios import run_demo
 
 
 def add_parser(commands: Any) -> None:

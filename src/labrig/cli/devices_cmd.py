@@ -10,9 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from labrig.bootstrap import Services
-from labrig.capture.discovery import DiscoverySettings
-from labrig.capture.recorder import status_json
-from labrig.capture.service import parse_mode
+from labrig.capture import DiscoverySettings, parse_mode, status_json
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 

@@ -8,8 +8,7 @@ from typing import Any
 
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.events import CATALOG, DELIVERY
-from labrig.events.dispatcher import events_after
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord, events_after
 from labrig.store import open_store
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import sys
 
-from labrig.bootstrap import bootstrap
+from labrig.cli.common import workstation_services
 from labrig.errors import QtUnavailableError, StoreError
 from labrig.health import Status, check_qt
 from labrig.instance_lock import InstanceLock
-from labrig.store import paths
-from labrig.store.database import DB_ENV_VAR
+from labrig.store import DB_ENV_VAR, paths
 
 
 def launch(store_root: str | None) -> int:
@@ -30,7 +29,7 @@ def launch(store_root: str | None) -> int:
     try:
         paths.ensure_writable(root)  # before the lock file is created in it
         lock.acquire()  # before the store opens: opening the window recovers interrupted recordings
-        services = bootstrap(root)
+        services = workstation_services(root)
     except StoreError as exc:
         lock.release()
         from labrig.ui.refusal import show_refusal

@@ -11,9 +11,7 @@ from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.jobs import JobState
 from labrig.errors import UsageError
-from labrig.jobs.executor import ThreadExecutor
-from labrig.jobs.lease import LeaseTerms
-from labrig.jobs.views import JobView
+from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
 
 
 def add_parser(commands: Any) -> None:

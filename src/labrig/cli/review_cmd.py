@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from labrig.analysis.revisions import ReviewedResult
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json
 from labrig.domain.revisions import EXAMPLE, parse_assignments
+from labrig.review import ReviewedResult
 
 
 def add_parser(commands: Any) -> None:

@@ -28,10 +28,9 @@ from labrig.domain.audit import (
     verify_chain,
 )
 from labrig.domain.idempotency import canonical_json
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.dialects import chain_lock_sql, fetch_stored_text
 from labrig.store.models import AuditEntry
-from labrig.store.types import utcnow
 
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM audit_entries"
 

@@ -30,10 +30,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from labrig.events.outbox import EventRecord
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.dialects import commits_in_seq_order
 from labrig.store.models import DeliveryFailure, InboxEntry, OutboxCursor, OutboxEvent
-from labrig.store.types import utcnow
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,8 @@ from sqlalchemy.orm import Session
 from labrig.domain.events import spec_for
 from labrig.domain.ids import time_ordered_id
 from labrig.errors import InvalidEventPayloadError
-from labrig.store.database import EVENTS_IN_TRANSACTION
+from labrig.store import EVENTS_IN_TRANSACTION, utcnow
 from labrig.store.models import OutboxEvent
-from labrig.store.types import utcnow
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from labrig.errors import LabrigError
 from labrig.export.paths import UnsafeTargetError, check_bundle_path, inside
 from labrig.fsutil import CHUNK, fsync_dir
-from labrig.store.blobs import BlobMismatchError
+from labrig.store import BlobMismatchError
 
 SUMS_NAME = "SHA256SUMS"
 MANIFEST_NAME = "manifest.json"

@@ -21,16 +21,14 @@ from labrig.access import AccessControl
 from labrig.domain.audit import Actor, ChainHead
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
-from labrig.events.audit import chain_head
+from labrig.events import chain_head
 from labrig.export import documents as docs
 from labrig.export.bundle import BundleWriter
 from labrig.export.paths import safe_component
 from labrig.export.snapshot import CaptureFiles, ResultSnapshot, select_results, snapshot
 from labrig.export.verify import EXPORT_SCHEMA
-from labrig.store.blobs import BlobStore
-from labrig.store.database import Store
+from labrig.store import BlobStore, Store, utcnow
 from labrig.store.models import Meta
-from labrig.store.types import utcnow
 
 
 class ExportTargetError(LabrigError):

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from labrig.analysis.revisions import ResultNotPublishedError, ReviewedResult, find_result, reviewed_in
 from labrig.errors import LabrigError
-from labrig.store.blobs import BlobStore
+from labrig.review import ResultNotPublishedError, ReviewedResult, find_result, reviewed_in
+from labrig.store import BlobStore
 from labrig.store.models import (
     AnalysisResultRecord,
     Attempt,

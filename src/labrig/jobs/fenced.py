@@ -25,16 +25,15 @@ from sqlalchemy.orm import Session
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState, check_transition
 from labrig.errors import LeaseLostError, QualityBlockedError, StageFailure, TransientStageError
-from labrig.events.outbox import record_event
+from labrig.events import record_event
 from labrig.jobs.lease import deadlines, lease_expired
 from labrig.jobs.queue import CANCELLED, WORKER_STOPPED, JobQueue
 from labrig.jobs.rows import event_row, insert_events
 from labrig.jobs.stages import StageOutput
 from labrig.jobs.views import Claim, JobView
-from labrig.store.database import RawTransaction
+from labrig.store import RawTransaction, utcnow
 from labrig.store.dialects import RawDialect
 from labrig.store.models import Job, JobDependency, JobOutput
-from labrig.store.types import utcnow
 
 S = JobState
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from labrig.store.types import utcnow
+from labrig.store import utcnow
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 

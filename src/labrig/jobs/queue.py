@@ -22,13 +22,13 @@ from labrig.domain.idempotency import canonical_json, config_digest, idempotency
 from labrig.domain.ids import random_id
 from labrig.domain.jobs import TERMINAL, JobState, check_transition, is_terminal
 from labrig.errors import InvalidTransitionError, UnknownJobError
-from labrig.events.outbox import record_event
+from labrig.events import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
 from labrig.jobs.policy import RetryPolicy
 from labrig.jobs.rows import QueueSQL, event_row, insert_events, job_values, queue_sql
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim, IncidentView, JobView
-from labrig.store.database import RawTransaction, Store
+from labrig.store import RawTransaction, Store
 from labrig.store.models import Job, JobDependency, ReproducibilityIncident
 
 S = JobState

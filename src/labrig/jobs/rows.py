@@ -29,11 +29,10 @@ from sqlalchemy import Table
 
 from labrig.domain.events import spec_for
 from labrig.domain.ids import time_ordered_id
-from labrig.events.outbox import payload_text
-from labrig.store.database import RawTransaction
+from labrig.events import payload_text
+from labrig.store import RawTransaction, utcnow
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.models import Job, JobOutput, OutboxEvent, ReproducibilityIncident
-from labrig.store.types import utcnow
 
 JOBS: Table = Job.__table__  # type: ignore[assignment]
 OUTPUTS: Table = JobOutput.__table__  # type: ignore[assignment]

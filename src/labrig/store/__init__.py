@@ -1,5 +1,15 @@
-"""The durable catalog: SQLAlchemy models, migrations and the data root."""
+"""The durable catalog: the data folder, the database (SQLite in WAL or PostgreSQL) with its Alembic
+migrations, the content-addressed media store, and the dialect modules for raw hot-path SQL.
 
-from labrig.store.database import Store, open_store
+The ORM rows are imported from :mod:`labrig.store.models` by module (they are the schema, not an API);
+raw SQL helpers from :mod:`labrig.store.dialects`.
+"""
 
-__all__ = ["Store", "open_store"]
+from labrig.store.blobs import BlobMismatchError, BlobStore
+from labrig.store.database import DB_ENV_VAR, EVENTS_IN_TRANSACTION, RawTransaction, Store, open_store
+from labrig.store.types import utcnow
+
+__all__ = [
+    "DB_ENV_VAR", "EVENTS_IN_TRANSACTION", "BlobMismatchError", "BlobStore", "RawTransaction", "Store", "open_store",
+    "utcnow",
+]

@@ -2,9 +2,21 @@
 acknowledged only when the destination's copy re-hashes to its SHA-256. Qt-free."""
 
 from labrig.sync.destination import Destination, DestinationConfig, DestinationUnavailableError, FolderDestination
-from labrig.sync.index import SYNC_INDEXER, index_for_sync
-from labrig.sync.service import BatchReport, SyncService
+from labrig.sync.index import INDEXED, SYNC_INDEXER, index_for_sync
+from labrig.sync.service import BatchReport, DestinationFactory, SyncService
 from labrig.sync.status import SyncStatus, sync_status
 
-__all__ = ["SYNC_INDEXER", "BatchReport", "Destination", "DestinationConfig", "DestinationUnavailableError",
-           "FolderDestination", "SyncService", "SyncStatus", "index_for_sync", "sync_status"]
+__all__ = [
+           "INDEXED",
+           "SYNC_INDEXER",
+           "BatchReport",
+           "Destination",
+           "DestinationConfig",
+           "DestinationFactory",
+           "DestinationUnavailableError",
+           "FolderDestination",
+           "SyncService",
+           "SyncStatus",
+           "index_for_sync",
+           "sync_status",
+]

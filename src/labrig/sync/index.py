@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord
+from labrig.store import utcnow
 from labrig.store.models import (
     AnalysisResultRecord,
     AttemptCapture,
@@ -26,7 +27,6 @@ from labrig.store.models import (
     ResultRevision,
     SyncObject,
 )
-from labrig.store.types import utcnow
 
 SYNC_INDEXER = "sync.indexer"
 INDEXED = frozenset({EventName.CAPTURE_COMMITTED.value, EventName.RESULT_PUBLISHED.value,

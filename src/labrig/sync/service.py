@@ -36,13 +36,9 @@ from labrig.domain.audit import ChainHead, require_reason
 from labrig.domain.events import EventName
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError
-from labrig.events.audit import chain_head, record_audit
-from labrig.events.dispatcher import Dispatcher, Outcome, retry_delay
-from labrig.events.outbox import record_event
-from labrig.store.blobs import BlobMismatchError, BlobStore
-from labrig.store.database import Store
+from labrig.events import Dispatcher, Outcome, chain_head, record_audit, record_event, retry_delay
+from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
 from labrig.store.models import SyncAck, SyncBatch, SyncDestination, SyncFailure, SyncObject
-from labrig.store.types import utcnow
 from labrig.sync.destination import (
     BATCHES,
     OBJECTS,

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
-from labrig.events.dispatcher import consumer_cursor
-from labrig.store.database import Store
+from labrig.events import consumer_cursor
+from labrig.store import Store
 from labrig.store.models import InboxEntry, OutboxEvent, SyncAck, SyncBatch, SyncFailure, SyncObject
 from labrig.sync.index import INDEXED, SYNC_INDEXER
 from labrig.sync.service import current_destination

@@ -9,13 +9,13 @@ database. Threading contract: GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from labrig.domain.jobs import JobState
-from labrig.jobs.views import JobView
+from labrig.jobs import JobView
+from labrig.pipeline import SavedRecording
 from labrig.ui.queue_model import RUNNING_STATES
 
 S = JobState
@@ -31,19 +31,6 @@ WORDS = {
 Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass(frozen=True)
-class AttemptRow:
-    """One saved recording of the session. ``attempt_id`` is None when its analysis could not be requested."""
-
-    attempt_id: str | None
-    number: int | None
-    capture_id: str
-    frames: int
-    dropped: int
-    manifest_sha256: str
-    note: str = ""  # what the technician should know (why recording ended early, why no analysis)
-
-
 def stage_words(job: JobView, fraction: float) -> str:
     state = f"{fraction:.0%}" if job.state in RUNNING_STATES else WORDS.get(job.state, job.state.value)
     return f"{job.stage_id} {state}"
@@ -54,11 +41,11 @@ class AttemptTableModel(QAbstractTableModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[AttemptRow] = []
+        self.rows: list[SavedRecording] = []
         self._jobs: dict[str, list[JobView]] = {}  # attempt id → its live jobs, oldest first
         self._live: dict[str, float] = {}  # job id → newest progress reported by the executor
 
-    def add(self, row: AttemptRow) -> None:
+    def add(self, row: SavedRecording) -> None:
         self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows))
         self.rows.append(row)
         self.endInsertRows()
@@ -90,7 +77,7 @@ class AttemptTableModel(QAbstractTableModel):
     def jobs_of(self, attempt_id: str) -> list[JobView]:
         return list(self._jobs.get(attempt_id, ()))
 
-    def analysis(self, row: AttemptRow) -> tuple[float, str, str]:
+    def analysis(self, row: SavedRecording) -> tuple[float, str, str]:
         """(fraction of the stages done, a summary, each stage in words)."""
         if row.attempt_id is None:
             return 0.0, "not requested", row.note
@@ -138,12 +125,12 @@ class AttemptTableModel(QAbstractTableModel):
             return self._tooltip(row, column)
         return None
 
-    def _display(self, row: AttemptRow, column: int) -> str:
+    def _display(self, row: SavedRecording, column: int) -> str:
         _, summary, stages = self.analysis(row)
         number = str(row.number) if row.number is not None else "—"
         return (number, str(row.frames), str(row.dropped), row.capture_id[:8], summary, stages)[column]
 
-    def _tooltip(self, row: AttemptRow, column: int) -> str:
+    def _tooltip(self, row: SavedRecording, column: int) -> str:
         if column == COLUMNS.index("Capture"):
             return f"capture {row.capture_id}\nmanifest SHA-256 {row.manifest_sha256}"
         if column == COLUMNS.index("Attempt"):

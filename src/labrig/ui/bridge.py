@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord
 
 
 class EventBridge(QObject):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QSpinBox, QWidget
 
-from labrig.analysis.board_captures import CaptureChoice
+from labrig.calibration import CaptureChoice
 
 NO_PLANE = "none: outputs stay in pixels"
 NO_CAPTURES = ("No committed recordings yet: record the board moving through its poses on the Capture page; it "

@@ -15,18 +15,21 @@ from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from labrig.analysis.board_captures import CalibrationOutcome, CaptureChoice, calibrate_from_capture, committed_captures
-from labrig.analysis.boards import load_boards
-from labrig.analysis.calibration_views import (
+from labrig.bootstrap import Services
+from labrig.calibration import (
     CalibrationDetail,
+    CalibrationOutcome,
     CalibrationSummary,
+    CaptureChoice,
+    calibrate_from_capture,
+    committed_captures,
     list_calibrations,
+    load_boards,
     load_calibration_detail,
     load_view_frame,
 )
-from labrig.bootstrap import Services
 from labrig.domain.events import EventName
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
 from labrig.ui.calibrate_form import CalibrateForm

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.analysis.calibration_views import CalibrationDetail, Validity, ViewError
-from labrig.store.types import utcnow
+from labrig.calibration import CalibrationDetail, Validity, ViewError
+from labrig.store import utcnow
 from labrig.ui.calibration_overlays import REJECTED, USED, CornerOverlay, CoverageMap
 
 VIEW_AXIS = "view (frame number or file number)"

@@ -1,14 +1,14 @@
 """The Calibration list: one row per stored calibration, newest first, with its binding, age and validity.
 
 Threading contract: GUI thread only; rows come from
-:func:`~labrig.analysis.calibration_views.list_calibrations`, read on a pool thread by the page.
+:func:`~labrig.calibration.views.list_calibrations`, read on a pool thread by the page.
 """
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from labrig.analysis.calibration_views import CalibrationSummary, Validity
+from labrig.calibration import CalibrationSummary, Validity
 from labrig.ui.rows_model import RowsTableModel
 
 COLUMNS = ("Device", "Mode", "Age", "RMS (px)", "Verdict", "Scale")

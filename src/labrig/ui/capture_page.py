@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from enum import StrEnum
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from labrig.bootstrap import Services
-from labrig.capture.recorder import Recorder, RecorderStatus
-from labrig.capture.sessions import create_session
-from labrig.capture.sources import Mode
+from labrig.capture import CaptureService, Mode, Recorder, RecorderStatus, create_session
 from labrig.errors import LabrigError
-from labrig.ui.attempts_model import AttemptRow, AttemptTableModel
+from labrig.jobs import JobQueue
+from labrig.pipeline import SavedRecording, stop_and_save
+from labrig.ui.attempts_model import AttemptTableModel
 from labrig.ui.background import BackgroundCalls, say_error
-from labrig.ui.capture_steps import SessionInfo, save_recording
 from labrig.ui.capture_widgets import AttemptTable, InfoBar, PreviewView, SessionForm, message_label
 from labrig.ui.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
 from labrig.ui.device_picker import DevicePicker
@@ -41,6 +40,19 @@ log = logging.getLogger(__name__)
 INFO_INTERVAL_MS = 250
 
 
+@dataclass(frozen=True)
+class SessionInfo:
+    """The open session as the technician typed it (already accepted by ``create_session``)."""
+
+    id: str
+    subject_code: str
+    protocol: str
+    operator: str
+
+    def label(self) -> str:
+        return f"Session {self.subject_code} · {self.protocol} · {self.operator}"
+
+
 class Phase(StrEnum):
     NO_SESSION = "no session"
     READY = "ready"  # a session is open; previewing the picked device when it is verified
@@ -50,13 +62,13 @@ class Phase(StrEnum):
 
 
 class CapturePage(QWidget):
-    """Sessions, devices (from the window's ``checks``), preview and recording over ``services``; analysis
-    progress from ``monitor``. A :class:`~labrig.ui.device_checks.DeviceUser` of ``checks``."""
+    """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and recording through
+    ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.device_checks.DeviceUser` of ``checks``."""
 
-    def __init__(self, services: Services, monitor: QueueMonitor, checks: DeviceChecks,
+    def __init__(self, capture: CaptureService, queue: JobQueue, monitor: QueueMonitor, checks: DeviceChecks,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._services, self._monitor, self._checks = services, monitor, checks
+        self._capture, self._queue, self._monitor, self._checks = capture, queue, monitor, checks
         self._phase = Phase.NO_SESSION
         self._session: SessionInfo | None = None
         self._recorder: Recorder | None = None
@@ -173,7 +185,7 @@ class CapturePage(QWidget):
     def _start_session(self) -> None:
         texts = self.form.texts()
         try:
-            session_id = create_session(self._services.queue, *texts)
+            session_id = create_session(self._queue, *texts)
         except LabrigError as exc:  # the form's words are refused: say which and why, store nothing
             self.form.message.setText(f"The session was not started. {exc.message}.")
             self.form.focus_named(exc.message)
@@ -217,7 +229,7 @@ class CapturePage(QWidget):
             return
         mode = choice.usable_mode
         assert mode is not None
-        open_source, device = self._services.capture.open_source, choice.device
+        open_source, device = self._capture.open_source, choice.device
         feed = SourceFeed(lambda: open_source(device), mode)
         self._previewing = want
         self._held = (choice.device.device_id, self.preview.start(feed))
@@ -276,7 +288,7 @@ class CapturePage(QWidget):
         self.message.setText(f"Checking {choice.device.name} once more, then recording…")
         released = self._held[1] if self._held is not None and self._held[0] == choice.device.device_id else None
         self._stop_preview()
-        capture, device_id, mode, session_id = (self._services.capture, choice.device.device_id,
+        capture, device_id, mode, session_id = (self._capture, choice.device.device_id,
                                                 choice.usable_mode, self._session.id)
         assert mode is not None
 
@@ -314,11 +326,11 @@ class CapturePage(QWidget):
         self.preview.stop()
         why = f"Recording ended by itself: {ended_by_itself}. " if ended_by_itself else ""
         self.message.setText(f"{why}Saving the recording and checking its SHA-256…")
-        services, board = self._services, self._board_recording
-        self._calls.submit(lambda: save_recording(services, recorder, session.id, board), self._on_attempt_saved,
+        queue, board = self._queue, self._board_recording
+        self._calls.submit(lambda: stop_and_save(queue, recorder, session.id, board=board), self._on_attempt_saved,
                            self._on_save_failed)
 
-    def _on_attempt_saved(self, row: AttemptRow) -> None:
+    def _on_attempt_saved(self, row: SavedRecording) -> None:
         self.attempts.add(row)
         self.attempts.set_jobs(self._monitor.jobs)
         self._monitor.refresh()  # after the operator's action: show its jobs without waiting for the event
@@ -377,7 +389,7 @@ class CapturePage(QWidget):
         if recorder is not None and session is not None and self._phase in (Phase.STARTING, Phase.RECORDING):
             self._recorder = None
             try:
-                self.attempts.add(save_recording(self._services, recorder, session.id, self._board_recording))
+                self.attempts.add(stop_and_save(self._queue, recorder, session.id, board=self._board_recording))
             except LabrigError:  # it stays provisional: start-up recovery salvages it
                 log.exception("saving the recording in progress failed while quitting")
         if not self.preview.shut_down(timeout_ms):

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.capture.recorder import RecorderStatus
+from labrig.capture import RecorderStatus
 from labrig.ui.attempts_model import ANALYSIS_COLUMN, AttemptTableModel
 from labrig.ui.queue_page import ProgressBarDelegate
 

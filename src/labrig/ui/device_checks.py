@@ -18,12 +18,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-from labrig.capture.devices import DeviceInfo
-from labrig.capture.discovery import DiscoveryReport
-from labrig.capture.inventory import FRAME_KINDS
-from labrig.capture.service import CaptureService
-from labrig.capture.sources import Mode
-from labrig.capture.verify import Verification
+from labrig.capture import FRAME_KINDS, CaptureService, DeviceInfo, DiscoveryReport, Mode, Verification
 from labrig.ui.background import BackgroundCalls, say_error
 
 RELEASE_TIMEOUT_S = 5.0  # a preview closes its device within one frame; a stalled driver within its read timeout

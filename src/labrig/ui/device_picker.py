@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.capture.devices import DeviceInfo
+from labrig.capture import DeviceInfo
 from labrig.ui.device_checks import Choice, DeviceChecks
 
 COLUMNS = ("Device", "Kind", "Status", "Details")

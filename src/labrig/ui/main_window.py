@@ -15,12 +15,12 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QMessageBox, QStackedWidget, QWidget
 
 from labrig import __version__
-from labrig.analysis.releases import ReleaseView
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord
+from labrig.releases import ReleaseView
 from labrig.storage import Reading
-from labrig.sync.status import SyncStatus, sync_status
+from labrig.sync import SyncStatus, sync_status
 from labrig.ui.background import BackgroundCalls
 from labrig.ui.bridge import EventBridge
 from labrig.ui.device_checks import DeviceChecks

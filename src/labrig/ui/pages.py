@@ -83,7 +83,8 @@ class SettingsPage(QWidget):
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("capture", "Capture", lambda context: CapturePage(context.services, context.monitor, context.devices)),
+    PageSpec("capture", "Capture", lambda context: CapturePage(context.services.capture, context.services.queue,
+                                                              context.monitor, context.devices)),
     PageSpec("calibration", "Calibration", lambda context: CalibrationPage(context.services, context.bridge)),
     PageSpec("results", "Results", lambda context: ResultsPage(context.services, context.bridge)),
     PageSpec("review", "Review",

@@ -24,8 +24,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QImage
 
-from labrig.capture.recorder import Recorder, RecorderState
-from labrig.capture.sources import FrameSource, Image, Mode
+from labrig.capture import FrameSource, Image, Mode, Recorder, RecorderState
 from labrig.errors import LabrigError
 
 log = logging.getLogger(__name__)

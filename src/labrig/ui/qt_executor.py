@@ -23,11 +23,8 @@ from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
 from labrig.errors import LeaseLostError
-from labrig.events.outbox import EventRecord
-from labrig.jobs.fenced import FencedWrites
-from labrig.jobs.queue import WORKER_STOPPED, JobQueue
-from labrig.jobs.runner import RunResult, run_claim
-from labrig.jobs.views import Claim
+from labrig.events import EventRecord
+from labrig.jobs import WORKER_STOPPED, Claim, FencedWrites, JobQueue, RunResult, run_claim
 from labrig.ui.bridge import EventBridge
 from labrig.ui.progress import Progress, ProgressCell, ProgressThrottle
 

@@ -13,9 +13,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal, Slot
 
 from labrig.domain.jobs import JobState
-from labrig.events.outbox import EventRecord
-from labrig.jobs.queue import JobQueue
-from labrig.jobs.views import JobView
+from labrig.events import EventRecord
+from labrig.jobs import JobQueue, JobView
 from labrig.ui.bridge import EventBridge
 from labrig.ui.progress import Progress
 from labrig.ui.qt_executor import JobSignals

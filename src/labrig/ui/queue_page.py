@@ -29,8 +29,7 @@ from PySide6.QtWidgets import (
 
 from labrig.domain.jobs import TERMINAL, JobState
 from labrig.errors import LabrigError
-from labrig.jobs.queue import JobQueue
-from labrig.jobs.views import JobView
+from labrig.jobs import JobQueue, JobView
 from labrig.ui.queue_model import ID_PREFIX, PROGRESS_COLUMN, RUNNING_STATES, JobTableModel, QueueMonitor
 
 S = JobState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from labrig.bootstrap import Services
-from labrig.capture.recovery import RecoveryReport
+from labrig.capture import RecoveryReport
 
 WHAT_IT_MEANS = {
     "salvaged": "kept: every complete segment and the readable part of the last one",

@@ -28,10 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.analysis.reference_check import HealthReport
-from labrig.analysis.releases import ReleaseService, ReleaseView
 from labrig.domain.events import EventName
-from labrig.events.outbox import EventRecord
+from labrig.events import EventRecord
+from labrig.releases import HealthReport, ReleaseService, ReleaseView
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
 

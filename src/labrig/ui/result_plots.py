@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from labrig.analysis.result_views import TrackSeries
+from labrig.results import TrackSeries
 
 
 def _plot(name: str, title: str) -> pg.PlotWidget:

@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.analysis.result_views import ResultDetail, ResultStatus
 from labrig.domain.jobs import JobState
+from labrig.results import ResultDetail, ResultStatus
+from labrig.review import RevisedValue
 from labrig.ui.attempts_model import WORDS
 from labrig.ui.result_plots import ResultPlots
-from labrig.ui.review_data import RevisedValue
 
 # (document key, column caption, what its unit is)
 METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (

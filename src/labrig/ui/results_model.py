@@ -1,14 +1,14 @@
 """The Results list: one row per attempt, newest first, with its result status in words and colour.
 
 Threading contract: GUI thread only; rows come from
-:func:`~labrig.analysis.result_views.list_attempts`, read on a pool thread by the page.
+:func:`~labrig.results.views.list_attempts`, read on a pool thread by the page.
 """
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from labrig.analysis.result_views import AttemptSummary, ResultStatus
+from labrig.results import AttemptSummary, ResultStatus
 from labrig.ui.rows_model import RowsTableModel
 
 COLUMNS = ("Subject", "Attempt", "Result", "Protocol", "Recorded")

@@ -23,19 +23,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.analysis.result_views import AttemptSummary, ResultDetail, list_attempts, load_result, refreshes_results
-from labrig.analysis.revisions import RevisionService
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
-from labrig.events.outbox import EventRecord
-from labrig.export.service import ExportReport
-from labrig.store.database import Store
+from labrig.events import EventRecord
+from labrig.export import ExportReport
+from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result, refreshes_results
+from labrig.review import RevisedValue, RevisionService, read_revised
+from labrig.store import Store
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
 from labrig.ui.latest import Latest
 from labrig.ui.result_view import ResultView
 from labrig.ui.results_model import AttemptResultsModel
-from labrig.ui.review_data import RevisedValue, read_revised
 from labrig.ui.rows_model import rows_table, select_key, selected_key
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling

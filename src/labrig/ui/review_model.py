@@ -1,6 +1,6 @@
 """The Review list: one row per published result, newest first, with how many times reviewers revised it.
 
-Threading contract: GUI thread only; rows come from :func:`~labrig.ui.review_data.read_review_list`, read on a
+Threading contract: GUI thread only; rows come from :func:`~labrig.review.views.read_review_list`, read on a
 pool thread by the page.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from labrig.ui.review_data import ReviewListRow, local_time
+from labrig.review import ReviewListRow, local_time
 from labrig.ui.rows_model import RowsTableModel
 
 COLUMNS = ("Subject", "Attempt", "Published", "Revisions", "Note")

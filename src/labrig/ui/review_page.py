@@ -20,25 +20,27 @@ from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from labrig.analysis.revisions import ReviewedResult, RevisionConflictError, RevisionView
 from labrig.bootstrap import Governance
 from labrig.domain.events import EventName
 from labrig.domain.revisions import FieldRef
 from labrig.domain.roles import RoleRequiredError
-from labrig.events.outbox import EventRecord
-from labrig.store.database import Store
-from labrig.ui.background import BackgroundCalls, say_error
-from labrig.ui.bridge import EventBridge
-from labrig.ui.latest import Latest
-from labrig.ui.result_view import format_value
-from labrig.ui.review_data import (
+from labrig.events import EventRecord
+from labrig.review import (
+    ReviewedResult,
     ReviewerState,
     ReviewListRow,
+    RevisionConflictError,
+    RevisionView,
     head_of,
     read_review_list,
     read_reviewer,
     revised_values,
 )
+from labrig.store import Store
+from labrig.ui.background import BackgroundCalls, say_error
+from labrig.ui.bridge import EventBridge
+from labrig.ui.latest import Latest
+from labrig.ui.result_view import format_value
 from labrig.ui.review_model import ReviewListModel
 from labrig.ui.review_widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
 from labrig.ui.rows_model import rows_table, select_key, selected_key

@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.analysis.revisions import FieldValue, ReviewedResult, RevisionView
 from labrig.domain.revisions import REVISABLE, FieldRef
+from labrig.review import FieldValue, ReviewedResult, ReviewListRow, RevisedValue, RevisionView, local_time
 from labrig.ui.result_view import METRIC_COLUMNS, format_value
-from labrig.ui.review_data import ReviewListRow, RevisedValue, local_time
 from labrig.ui.review_model import REVISED
 
 VALUE_COLUMNS = ("Track", "Metric", "Automatic", "In force", "Last change")

@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.capture.sources import Mode
+from labrig.capture import Mode
 from labrig.domain.storage import PressureLevel
-from labrig.storage import StorageMonitor, estimated_rate
+from labrig.storage import StorageMonitor
 from labrig.ui.background import BackgroundCalls, say_error
 from labrig.ui.bridge import EventBridge
 from labrig.ui.formatting import human_bytes
@@ -62,7 +62,7 @@ def measure(monitor: StorageMonitor) -> StorageFacts:
     total = monitor.usage().total
     media_bytes, media_files = _folder_size(monitor.store.media_dir)
     room = max(reading.free_bytes - monitor.policy.critical_free, 0)
-    minutes = tuple(room / estimated_rate(mode) / 60 for mode in FORECAST_MODES)
+    minutes = tuple(room / mode.bytes_per_second() / 60 for mode in FORECAST_MODES)
     return StorageFacts(reading.level, reading.free_bytes, total, media_bytes, media_files, minutes)
 
 

@@ -10,8 +10,8 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.boards import Board, BoardSpecError, Detection, charuco_board, detect, load_boards, parse_board
-from labrig.analysis.calibration import (
+from labrig.calibration.boards import Board, BoardSpecError, Detection, charuco_board, detect, load_boards, parse_board
+from labrig.calibration.camera import (
     BoardNotFoundError,
     CalibrationNotValidError,
     CalibrationResult,

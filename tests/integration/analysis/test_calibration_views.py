@@ -9,9 +9,10 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.board_captures import PlaneCaptureMismatchError, calibrate_from_capture, committed_captures
-from labrig.analysis.boards import detect, parse_board
-from labrig.analysis.calibration import (
+from labrig.bootstrap import Services, bootstrap
+from labrig.calibration.board_captures import PlaneCaptureMismatchError, calibrate_from_capture, committed_captures
+from labrig.calibration.boards import detect, parse_board
+from labrig.calibration.camera import (
     BoardNotFoundError,
     CalibrationThresholds,
     View,
@@ -19,7 +20,8 @@ from labrig.analysis.calibration import (
     coverage_counts,
     frames_from_video,
 )
-from labrig.analysis.calibration_views import (
+from labrig.calibration.stored import UnknownCalibrationError, current_calibration, save_calibration
+from labrig.calibration.views import (
     Validity,
     ViewError,
     ViewFrameUnavailableError,
@@ -28,9 +30,7 @@ from labrig.analysis.calibration_views import (
     load_view_frame,
     read_video_frame,
 )
-from labrig.analysis.calibrations import UnknownCalibrationError, current_calibration, save_calibration
-from labrig.analysis.media import load_capture
-from labrig.bootstrap import Services, bootstrap
+from labrig.capture.media import load_capture
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.store import Store

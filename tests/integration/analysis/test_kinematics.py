@@ -9,10 +9,10 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.kinematics import kinematics, to_plane_mm
-from labrig.analysis.tracking import track
 from labrig.capture.virtual import MARKERS
 from labrig.domain.idempotency import canonical_json
+from labrig.pipeline.kinematics import kinematics, to_plane_mm
+from labrig.pipeline.tracking import track
 from tests.integration.analysis.test_tracking import HD, calibration, name_tracks, plane_homography, record_markers
 
 

@@ -11,17 +11,16 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.media_qc import (
+from labrig.capture.media import iter_frames, iter_luma
+from labrig.domain.idempotency import canonical_json
+from labrig.errors import JobCancelledError
+from labrig.pipeline.media_qc import (
     Cancelled,
     Thresholds,
     TimestampsUnreadableError,
     frame_measures,
-    iter_frames,
-    iter_luma,
     media_qc,
 )
-from labrig.domain.idempotency import canonical_json
-from labrig.errors import JobCancelledError
 from tests.integration.analysis.test_tracking import SMALL, Recording, record_markers
 
 

@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import View, calibrate_views, detect_views, plane_homography
-from labrig.analysis.calibrations import save_calibration
-from labrig.analysis.results import attempt_pipeline
 from labrig.bootstrap import Services, bootstrap
+from labrig.calibration.boards import parse_board
+from labrig.calibration.camera import View, calibrate_views, detect_views, plane_homography
+from labrig.calibration.stored import save_calibration
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import PipelineStep, create_attempt, create_session
 from labrig.capture.sources import Mode
@@ -26,6 +25,7 @@ from labrig.domain.jobs import JobState
 from labrig.errors import StageConfigError
 from labrig.events.dispatcher import events_after
 from labrig.jobs.executor import ThreadExecutor
+from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.integration.recording.conftest import VIRTUAL

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from labrig.analysis.reference_check import Check, HealthReport, run_reference_check
-from labrig.analysis.releases import ReasonRequiredError, ReleaseNotHealthyError, ReleaseService
 from labrig.bootstrap import bootstrap
 from labrig.errors import InvalidTransitionError
 from labrig.events.dispatcher import events_after
+from labrig.releases.health import Check, HealthReport
+from labrig.releases.service import ReasonRequiredError, ReleaseNotHealthyError, ReleaseService
+from labrig.scenarios.reference_check import run_reference_check
 from labrig.store import Store
 from labrig.store.models import ReleaseRecord
 from labrig.store.types import utcnow

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from labrig.analysis.result_views import ADVICE, ResultStatus, list_attempts, load_result
 from labrig.bootstrap import Services, bootstrap
 from labrig.domain.jobs import JobState
+from labrig.results.views import ADVICE, ResultStatus, list_attempts, load_result
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from tests.support.analysis_runs import new_session, record, request_analysis, run_analysis

@@ -17,13 +17,14 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.analysis.kinematics import to_plane_mm
-from labrig.analysis.media_qc import Cancelled, iter_frames, iter_luma, media_qc
-from labrig.analysis.tracking import Tracks, detect_markers, track
 from labrig.capture.manifest import SegmentV1
+from labrig.capture.media import iter_frames, iter_luma
 from labrig.capture.sink import SegmentSink
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual import CameraModel, MarkersScene, VirtualCamera
+from labrig.pipeline.kinematics import to_plane_mm
+from labrig.pipeline.media_qc import Cancelled, media_qc
+from labrig.pipeline.tracking import Tracks, detect_markers, track
 
 HD = Mode(1280, 720, 30.0)
 SMALL = Mode(640, 480, 30.0)

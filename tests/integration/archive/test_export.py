@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from labrig.analysis.revisions import ResultNotPublishedError, UnknownResultError
 from labrig.bootstrap import bootstrap
 from labrig.domain.roles import RoleRequiredError
 from labrig.errors import UsageError
@@ -22,6 +21,7 @@ from labrig.export import verify_bundle
 from labrig.export.bundle import BlobMissingError
 from labrig.export.service import ExportTargetError
 from labrig.export.snapshot import NothingToExportError
+from labrig.review.revisions import ResultNotPublishedError, UnknownResultError
 from labrig.store.blobs import BlobMismatchError
 from tests.integration.archive.conftest import Lab
 

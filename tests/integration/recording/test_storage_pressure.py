@@ -48,9 +48,9 @@ def test_level_changes_are_recorded_once_and_remembered(store: Store) -> None:
 def test_a_capture_that_cannot_fit_is_refused_before_it_starts(store: Store) -> None:
     monitor = StorageMonitor(store, disk_usage=Disk(6 * GIB))
     with pytest.raises(StorageInsufficientError) as info:
-        monitor.check_capture(Mode(1920, 1080, 60), planned_seconds=3600)
+        monitor.check_capture(Mode(1920, 1080, 60).bytes_per_second(), planned_seconds=3600)
     assert info.value.code == "LABRIG_STORAGE_INSUFFICIENT" and "record shorter" in info.value.message
-    monitor.check_capture(Mode(640, 480, 30), planned_seconds=10)  # a short one fits
+    monitor.check_capture(Mode(640, 480, 30).bytes_per_second(), planned_seconds=10)  # a short one fits
 
 
 def test_recording_stops_cleanly_after_a_segment_when_pressure_turns_critical(store: Store) -> None:

@@ -22,7 +22,7 @@ from tests.support.results import TemplateResults, copy_store
 
 def _build_trail(store: Store, published_id: str) -> None:
     """A trail of role changes, revisions and release rollbacks by several people."""
-    from labrig.analysis.revisions import RevisionService
+    from labrig.review.revisions import RevisionService
 
     admin = as_user(store, "ada")
     admin.set_role("ada", "admin", "first admin")

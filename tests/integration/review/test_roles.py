@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from labrig.analysis.reference_check import Check, HealthReport
-from labrig.analysis.releases import ReleaseService
 from labrig.capture.sources import Mode
 from labrig.domain.roles import LastAdminError, RoleRequiredError, UnknownRoleError
 from labrig.errors import LabrigError
+from labrig.releases.health import Check, HealthReport
+from labrig.releases.service import ReleaseService
 from labrig.store.models import AuditEntry, OutboxEvent, ReleaseRecord, ResultRevision, RoleAssignment
 from tests.integration.review.conftest import Rig, as_user
 

@@ -26,11 +26,9 @@ from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import REVISABLE, SCHEMA, Change, FieldSyntaxError, apply_changes, plan_changes
 from labrig.domain.roles import Action
 from labrig.errors import DatabaseCorruptError, LabrigError
-from labrig.events.audit import record_audit
-from labrig.events.outbox import record_event
-from labrig.store.database import Store
+from labrig.events import record_audit, record_event
+from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, ResultRevision
-from labrig.store.types import utcnow
 
 
 class UnknownResultError(LabrigError):

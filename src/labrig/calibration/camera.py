@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from labrig.analysis.boards import Board, Detection, detect
+from labrig.calibration.boards import Board, Detection, detect
 from labrig.errors import LabrigError, UsageError
 
 __all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "CaptureSource", "Detection", "calibrate",
@@ -100,7 +100,7 @@ class CaptureSource:
     """The stored recording a calibration's views were taken from, so its frames can be shown again."""
 
     capture_id: str
-    manifest_sha256: str  # the capture's manifest: finds its media (labrig.analysis.media.load_capture)
+    manifest_sha256: str  # the capture's manifest: finds its media (labrig.capture.media.load_capture)
     every: int  # every Nth frame of each segment was a view
 
     def to_json(self) -> dict[str, Any]:

@@ -15,16 +15,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from labrig.analysis.calibrations import current_calibration
-from labrig.capture.sessions import PipelineStep
-from labrig.capture.sources import Mode
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.jobs import JobState
-from labrig.events.outbox import EventRecord, record_event
-from labrig.store.database import Store
-from labrig.store.models import AnalysisResultRecord, Capture, Job, JobOutput, ReleaseRecord
-from labrig.store.types import utcnow
+from labrig.events import EventRecord, record_event
+from labrig.store import utcnow
+from labrig.store.models import AnalysisResultRecord, Job, JobOutput, ReleaseRecord
 
 PUBLISHER = "analysis.publisher"
 WATCHED = frozenset({EventName.STAGE_COMPLETED.value, EventName.STAGE_FAILED.value})
@@ -32,19 +28,6 @@ SCHEMA = "labrig.result/1"
 S = JobState
 FINISHED = {S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value, S.BLOCKED_BY_QUALITY.value,
             S.PERMANENT_FAILURE.value, S.CANCELLED.value}
-
-
-def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
-    """The default pipeline for a capture, with the current calibration of its device and mode, if any."""
-    with store.read() as session:
-        capture = session.get(Capture, capture_id)
-        assert capture is not None
-        mode = Mode(**json.loads(capture.mode)).label()
-        device_id = capture.device_id
-    calibration = current_calibration(store, device_id, mode)
-    cal = {"calibration_id": calibration.id if calibration else None}
-    return [PipelineStep("media.qc", {}), PipelineStep("tracking.markers", cal, after_previous=True),
-            PipelineStep("kinematics", cal, after_previous=True)]
 
 
 def _live_jobs(session: Session, attempt_id: str) -> list[Job]:

@@ -16,8 +16,8 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import (
+from labrig.calibration.boards import parse_board
+from labrig.calibration.camera import (
     BoardNotFoundError,
     CalibrationResult,
     CalibrationThresholds,
@@ -27,11 +27,10 @@ from labrig.analysis.calibration import (
     load_views,
     plane_homography,
 )
-from labrig.analysis.calibrations import StoredCalibration, save_calibration
-from labrig.analysis.media import load_capture
-from labrig.capture.sources import Mode
+from labrig.calibration.stored import StoredCalibration, save_calibration
+from labrig.capture import Mode, load_capture
 from labrig.errors import LabrigError, UsageError
-from labrig.store.database import Store
+from labrig.store import Store
 from labrig.store.models import Capture, CaptureSession
 
 CAPTURE_LIMIT = 200  # newest committed captures offered

@@ -2,16 +2,16 @@
 
 Detection thresholds one grey (or colour) plane, or keeps the pixels of one hue, keeps connected components in an
 area range and gives each a sub-pixel centroid weighted by brightness above the local background, so anti-aliased
-edges count by coverage. The tracking stage gives it grey frames (:func:`~labrig.analysis.media_qc.iter_luma`): for
+edges count by coverage. The tracking stage gives it grey frames (:func:`~labrig.capture.media.iter_luma`): for
 MJPG, decoding straight to the grey plane is what lets the stage run faster than a plain BGR decode loop.
 Linking predicts each open track one frame ahead at constant velocity and assigns detections with the Hungarian
 method (``scipy.optimize.linear_sum_assignment``) inside a gating distance. A track survives up to ``max_gap``
 frames without a detection (a marker hidden for a moment keeps its identity); a detection nobody claims starts a
 new track. Positions are pixels of the image, or of the undistorted image when a calibration is given
-(``cv2.undistortPoints`` with ``P=K``), ready for a plane homography (:func:`labrig.analysis.kinematics.to_plane_mm`).
+(``cv2.undistortPoints`` with ``P=K``), ready for a plane homography (:func:`labrig.pipeline.kinematics.to_plane_mm`).
 
 Pure computation: no Qt, no database; deterministic for the same frames. Threading: runs on the caller's thread;
-``progress`` and ``cancelled`` are called from it. Cancellation raises :class:`~labrig.analysis.media_qc.Cancelled`.
+``progress`` and ``cancelled`` are called from it. Cancellation raises :class:`~labrig.pipeline.media_qc.Cancelled`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
-from labrig.analysis.media_qc import CHECK_EVERY, Cancelled, IsCancelled, Progress
+from labrig.pipeline.media_qc import CHECK_EVERY, Cancelled, IsCancelled, Progress
 
 Array = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -41,7 +41,7 @@ def detect_markers(frame: Image, threshold: float = 100.0, min_area: int = 12, m
                    channel: int | None = None, hue: tuple[float, float] | None = None,
                    min_saturation: int = 80) -> Array:
     """Centroids (N×2, x y in px, sorted by y then x) of blobs brighter than ``threshold`` (grey levels 0–255) with
-    an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g. from :func:`~labrig.analysis.media_qc.iter_luma`)
+    an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g. from :func:`~labrig.capture.media.iter_luma`)
     is used as it is. To find markers of one colour in a BGR frame: ``channel`` picks one BGR plane (0 B, 1 G, 2 R)
     instead of grey; or ``hue`` = (low, high) in degrees (0–360; low > high wraps through red) keeps the pixels of
     that hue with a saturation of at least ``min_saturation`` (0–255) whose brightest channel passes ``threshold``."""

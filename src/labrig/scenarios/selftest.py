@@ -31,17 +31,12 @@ from pathlib import Path
 from sqlalchemy import select
 
 from labrig import __version__
-from labrig.analysis.boards import load_boards
-from labrig.analysis.demo import MODE
-from labrig.analysis.results import attempt_pipeline
 from labrig.bootstrap import bootstrap
-from labrig.capture.discovery import discover_virtual
-from labrig.capture.inventory import load_inventory
-from labrig.capture.recorder import Recorder
-from labrig.capture.sessions import create_attempt, create_session
-from labrig.capture.virtual import VirtualCamera
+from labrig.calibration import load_boards
+from labrig.capture import DEFAULT_MODE, Recorder, VirtualCamera, create_session, discover_virtual, load_inventory
 from labrig.health import Check, Status, check_database, check_opencv, check_qt, check_qt_plugin
-from labrig.jobs.executor import ThreadExecutor
+from labrig.jobs import ThreadExecutor
+from labrig.pipeline import save_attempt
 from labrig.store.models import AnalysisResultRecord
 
 RECORD_FRAMES = 30  # one second of the virtual camera at 30 fps
@@ -94,8 +89,8 @@ class _Scratch:
     def record(self) -> Check:
         [device] = [d for d in discover_virtual() if d.address == "markers"]
         self.session_id = create_session(self.services.queue, "SELF-TEST", "self-test", "labrig")
-        recorder = Recorder(self.services.store, VirtualCamera("markers", frames_limit=RECORD_FRAMES), device, MODE,
-                            session_id=self.session_id)
+        camera = VirtualCamera("markers", frames_limit=RECORD_FRAMES)
+        recorder = Recorder(self.services.store, camera, device, DEFAULT_MODE, session_id=self.session_id)
         recorder.start()
         recorder.wait(RECORD_TIMEOUT_S)
         result = recorder.stop()
@@ -103,13 +98,12 @@ class _Scratch:
             return Check("recording", Status.FAIL, f"capture {result.state} with {result.frame_count} of "
                          f"{RECORD_FRAMES} frames", "run 'labrig doctor'; check free space and CPU load")
         self.capture_id = result.capture_id
-        return Check("recording", Status.OK, f"virtual camera {MODE.label()}: {result.frame_count} frames "
+        return Check("recording", Status.OK, f"virtual camera {DEFAULT_MODE.label()}: {result.frame_count} frames "
                      f"({result.dropped_frames} dropped) committed in {result.segments} segment(s)")
 
     def analyse(self) -> Check:
         services = self.services
-        attempt_id = create_attempt(services.queue, self.session_id, [self.capture_id],
-                                    attempt_pipeline(services.store, self.capture_id))
+        attempt_id = save_attempt(services.queue, self.session_id, [self.capture_id])
         ThreadExecutor(services.queue, workers=2).run(drain=True)
         services.dispatcher.dispatch_all()
         with services.store.read() as session:

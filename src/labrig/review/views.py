@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from labrig.access import AccessControl
-from labrig.analysis.result_views import list_attempts
-from labrig.analysis.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.domain.roles import Action, RoleRequiredError
-from labrig.store.database import Store
+from labrig.results import list_attempts
+from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
+from labrig.store import Store
 
 
 @dataclass(frozen=True)

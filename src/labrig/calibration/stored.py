@@ -14,13 +14,12 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
 
-from labrig.analysis.calibration import CalibrationResult, bind
+from labrig.calibration.camera import CalibrationResult, bind
 from labrig.domain.events import EventName
 from labrig.errors import LabrigError
-from labrig.events.outbox import record_event
-from labrig.store.database import Store
+from labrig.events import record_event
+from labrig.store import Store, utcnow
 from labrig.store.models import CalibrationRecord
-from labrig.store.types import utcnow
 
 Array = npt.NDArray[np.float64]
 

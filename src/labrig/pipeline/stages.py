@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from labrig.analysis.calibrations import StoredCalibration, load_calibration
-from labrig.analysis.media import load_capture
-from labrig.analysis.media_qc import media_qc
+from labrig.calibration import StoredCalibration, load_calibration
+from labrig.capture import load_capture
 from labrig.errors import QualityBlockedError
-from labrig.jobs.stages import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
-from labrig.store.database import Store
+from labrig.jobs import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
+from labrig.pipeline.media_qc import media_qc
+from labrig.store import Store
 
 NO_CALIBRATION = "no valid calibration for this device and mode: results are in pixels, not millimetres"
 QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01}
@@ -83,7 +83,7 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
 
 # tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig` start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.analysis.tracking import detect_markers, track
+    from labrig.pipeline.tracking import detect_markers, track
 
     media = load_capture(store, ctx.input_digests[0])
     calibration = _calibration(store, ctx.config)
@@ -109,7 +109,7 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.analysis.kinematics import kinematics, to_plane_mm
+    from labrig.pipeline.kinematics import kinematics, to_plane_mm
 
     media = load_capture(store, ctx.input_digests[0])
     [tracking] = list(ctx.upstream.values())

@@ -23,13 +23,12 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
 
-from labrig.analysis.calibration import COVERAGE_GRID, CaptureSource, Counts, coverage_counts
-from labrig.analysis.calibrations import UnknownCalibrationError
-from labrig.analysis.media import load_capture
+from labrig.calibration.camera import COVERAGE_GRID, CaptureSource, Counts, coverage_counts
+from labrig.calibration.stored import UnknownCalibrationError
+from labrig.capture import load_capture
 from labrig.errors import LabrigError
-from labrig.store.database import Store
+from labrig.store import Store, utcnow
 from labrig.store.models import CalibrationRecord
-from labrig.store.types import utcnow
 
 Array = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -241,7 +240,7 @@ def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> 
 
 
 def read_video_frame(path: Path, index: int) -> Image:
-    """Frame ``index`` (0-based) of a video file, BGR, as :func:`~labrig.analysis.calibration.frames_from_video`
+    """Frame ``index`` (0-based) of a video file, BGR, as :func:`~labrig.calibration.camera.frames_from_video`
     decoded it: MJPG (every frame a key frame) by seeking, other codecs by reading up to it."""
     cap = cv2.VideoCapture(str(path))
     try:

@@ -14,31 +14,32 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import (
+from labrig.calibration import (
     CaptureSource,
     calibrate_views,
     detect_views,
     load_views,
+    parse_board,
     plane_homography,
+    save_calibration,
 )
-from labrig.analysis.calibrations import save_calibration
-from labrig.analysis.media import load_capture
-from labrig.analysis.results import attempt_pipeline
-from labrig.capture.devices import DeviceInfo
-from labrig.capture.recorder import Recorder
-from labrig.capture.sessions import create_attempt, create_session
-from labrig.capture.sources import Mode
-from labrig.capture.verify import DeviceRefusedError
-from labrig.capture.virtual import VirtualCamera
-from labrig.jobs.executor import ThreadExecutor
+from labrig.capture import (
+    DEFAULT_MODE,
+    MARKERS_DEVICE_ID,
+    DeviceInfo,
+    DeviceRefusedError,
+    Recorder,
+    VirtualCamera,
+    create_session,
+    load_capture,
+)
+from labrig.jobs import ThreadExecutor
+from labrig.pipeline import save_attempt
 from labrig.store.models import AnalysisResultRecord
 
 if TYPE_CHECKING:  # bootstrap builds the services this module drives
     from labrig.bootstrap import Services
 
-MODE = Mode(1280, 720, 30.0, "BGR")
-DEVICE_ID = "virtual:markers"
 Say = Callable[[str], None]
 
 
@@ -50,8 +51,8 @@ class DemoSummary:
 
 
 def record_virtual(services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None) -> str:
-    camera = VirtualCamera(scene, frames_limit=int(seconds * MODE.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, device, MODE, session_id=session_id, segment_seconds=2.0)
+    camera = VirtualCamera(scene, frames_limit=int(seconds * DEFAULT_MODE.fps))  # type: ignore[arg-type]
+    recorder = Recorder(services.store, camera, device, DEFAULT_MODE, session_id=session_id, segment_seconds=2.0)
     recorder.start()
     recorder.wait(seconds + 30)
     return recorder.stop().manifest_sha256
@@ -67,7 +68,7 @@ def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, f
     say("Recording the board lying on the measurement plane (1 s)…")
     plane = load_capture(services.store, record_virtual(services, device, "plane", 1.0, None))
     detections, _, _ = detect_views(load_views(list(plane.segments), every=30), board)
-    stored = save_calibration(services.store, result, device.device_id, MODE.label(),
+    stored = save_calibration(services.store, result, device.device_id, DEFAULT_MODE.label(),
                               plane_homography(result, detections[0], board) if detections else None)
     verdict = "valid" if stored.valid else "NOT valid: " + "; ".join(r.message for r in result.reasons)
     say(f"Calibration {stored.id[:12]}…: RMS {stored.rms_px:.3f} px over {result.view_count} views, {verdict}")
@@ -75,8 +76,8 @@ def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, f
 
 
 def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: Say = print) -> DemoSummary:
-    device = services.capture.find(DEVICE_ID)
-    verdict = services.capture.verify(device, MODE)
+    device = services.capture.find(MARKERS_DEVICE_ID)
+    verdict = services.capture.verify(device, DEFAULT_MODE)
     if not verdict.ok:
         raise DeviceRefusedError(verdict.reason, code=verdict.reason_code)
     say(f"Verified {device.name}: {verdict.measured.fps:.1f} fps measured" if verdict.measured else "Verified")
@@ -87,8 +88,7 @@ def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: S
         say(f"Recording attempt {n + 1} of {attempts} ({seconds:g} s)…")
         manifest = record_virtual(services, device, "markers", seconds, session_id)
         capture_id = load_capture(services.store, manifest).capture_id
-        attempt_ids.append(create_attempt(services.queue, session_id, [capture_id],
-                                          attempt_pipeline(services.store, capture_id)))
+        attempt_ids.append(save_attempt(services.queue, session_id, [capture_id]))
     say("Analysing (media.qc → tracking.markers → kinematics)…")
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_all()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,20 +16,17 @@ from sqlalchemy import select
 
 from labrig import __version__
 from labrig.access import AccessControl
-from labrig.analysis.reference_check import HealthReport
-from labrig.analysis.stages import analysis_stages
 from labrig.domain.audit import ReasonRequiredError, require_reason
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.roles import Action
 from labrig.errors import InvalidTransitionError, LabrigError
-from labrig.events.audit import record_audit
-from labrig.events.outbox import record_event
-from labrig.jobs.queue import JobQueue
-from labrig.jobs.stages import NO_MODEL_DIGEST
-from labrig.store.database import Store
+from labrig.events import record_audit, record_event
+from labrig.jobs import NO_MODEL_DIGEST, JobQueue
+from labrig.pipeline import analysis_stages
+from labrig.releases.health import HealthCheck, HealthReport, no_health_check
+from labrig.store import Store, utcnow
 from labrig.store.models import ReleaseRecord
-from labrig.store.types import utcnow
 
 SCHEMA = "labrig.release/1"
 DEFAULT_ACTIVATION_REASON = "its health check passed"
@@ -76,7 +72,7 @@ def active_release_digest(store: Store) -> str:
 class ReleaseService:
     """Releases; activating and rolling back need the admin role and write the audit trail."""
 
-    def __init__(self, store: Store, queue: JobQueue, health_check: Callable[[], HealthReport],
+    def __init__(self, store: Store, queue: JobQueue, health_check: HealthCheck = no_health_check,
                  access: AccessControl | None = None) -> None:
         self.store, self.queue, self.health_check = store, queue, health_check
         self.access = access or AccessControl(store)

@@ -21,10 +21,10 @@ import numpy.typing as npt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from labrig.analysis.results import FINISHED
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
-from labrig.store.database import Store
+from labrig.results.publish import FINISHED
+from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
 
 ATTEMPT_LIMIT = 500  # newest attempts listed; older ones stay in the store and the CLI

@@ -13,65 +13,36 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cv2
 import numpy as np
 from sqlalchemy import select
 
-from labrig.analysis.boards import parse_board
-from labrig.analysis.calibration import View, calibrate_views, detect_views, plane_homography
-from labrig.analysis.calibrations import save_calibration
-from labrig.analysis.demo import MODE
-from labrig.analysis.results import attempt_pipeline
-from labrig.capture.importer import import_media
-from labrig.capture.sessions import create_attempt, create_session
-from labrig.capture.sources import Mode
-from labrig.capture.virtual import VirtualCamera
-from labrig.jobs.executor import ThreadExecutor
+from labrig.bootstrap import Services, bootstrap
+from labrig.calibration import View, calibrate_views, detect_views, parse_board, plane_homography, save_calibration
+from labrig.capture import DEFAULT_MODE, Mode, VirtualCamera, create_session, import_media
+from labrig.jobs import ThreadExecutor
+from labrig.pipeline import save_attempt
+from labrig.releases import Check, HealthReport
 from labrig.store.models import AnalysisResultRecord, Capture
-
-if TYPE_CHECKING:  # the caller passes bootstrap in: the check builds its own scratch services
-    from labrig.bootstrap import Services
 
 TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    measured: float
-    expected: float
-    tolerance: str
-    ok: bool
-
-    def __post_init__(self) -> None:  # plain Python types: the report is stored as JSON
-        object.__setattr__(self, "measured", float(self.measured))
-        object.__setattr__(self, "ok", bool(self.ok))
-
-
-@dataclass(frozen=True)
-class HealthReport:
-    passed: bool
-    checks: tuple[Check, ...]
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "checks": [asdict(c) for c in self.checks], "detail": self.detail}
-
-
-def run_reference_check(build: Callable[[Path], Services], frames: int = 60) -> HealthReport:
-    """Calibrate, scale, import a rendered reference video, analyse it, and compare with the truth."""
+def run_reference_check(build: Callable[[Path], Services] = bootstrap, frames: int = 60) -> HealthReport:
+    """Calibrate, scale, import a rendered reference video, analyse it, and compare with the truth. ``build``
+    makes the scratch services from a store folder (the composition root unless a test gives its own)."""
 
     with tempfile.TemporaryDirectory(prefix="labrig-health-") as tmp:
         services = build(Path(tmp) / "store")
         try:
             markers = VirtualCamera("markers")
-            markers.open(MODE)
+            markers.open(DEFAULT_MODE)
             video = Path(tmp) / "reference.avi"  # rendered, so its timing is exact: 1/30 s a frame
-            writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), MODE.fps, (MODE.width, MODE.height))
+            size = (DEFAULT_MODE.width, DEFAULT_MODE.height)
+            writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), DEFAULT_MODE.fps, size)
             for i in range(frames):
                 writer.write(markers.render(i))
             writer.release()
@@ -83,13 +54,13 @@ def run_reference_check(build: Callable[[Path], Services], frames: int = 60) -> 
                 device_id, mode = capture.device_id, Mode(**json.loads(capture.mode)).label()
             board = parse_board("chessboard:9x6:25")
             camera = VirtualCamera("board", noise=1.0)
-            camera.open(MODE)
+            camera.open(DEFAULT_MODE)
             result = calibrate_views([View(f"v{i}", camera.render(i)) for i in range(0, 600, 30)], board)
             plane = VirtualCamera("plane", noise=1.0)
-            plane.open(MODE)
+            plane.open(DEFAULT_MODE)
             [detection], _, _ = detect_views([View("plane", plane.render(0))], board)
             save_calibration(services.store, result, device_id, mode, plane_homography(result, detection, board))
-            create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+            save_attempt(services.queue, session_id, [capture_id])
             ThreadExecutor(services.queue, workers=2).run(drain=True)
             services.dispatcher.dispatch_all()
             return _judge(services, result.camera_matrix, markers, frames)
@@ -107,7 +78,7 @@ def _judge(services: Services, k: Any, truth_camera: VirtualCamera, frames: int)
     if row is None:
         return HealthReport(False, tuple(checks), "the pipeline published no result")
     document = json.loads(row.document)
-    truth_camera.open(MODE)
+    truth_camera.open(DEFAULT_MODE)
     true_paths = sorted(
         float(np.sum(np.hypot(*np.diff(np.array([truth_camera.truth(i)["markers"][m]["plane_mm"]
                                                  for i in range(frames)]), axis=0).T))) for m in range(3))
@@ -120,3 +91,8 @@ def _judge(services: Services, k: Any, truth_camera: VirtualCamera, frames: int)
     why = "; ".join(document["reasons"])
     return HealthReport(passed, tuple(checks), f"result {document['status']}, units {document['units']}"
                         + (f"; {why}" if why else ""))
+
+
+def release_health_check() -> HealthReport:
+    """The check the front ends hand to :func:`~labrig.bootstrap.bootstrap`: the reference check in a scratch store."""
+    return run_reference_check(bootstrap)

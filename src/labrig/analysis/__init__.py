@@ -1,1 +1,0 @@
-"""Calibration and analysis: gated metric output, reproducible stages, published results (Qt-free)."""

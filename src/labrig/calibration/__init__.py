@@ -1,0 +1,51 @@
+"""Single-camera calibration: boards and their detection, the solve with its quality thresholds and metric
+scale from a board on the measurement plane, stored calibrations bound to a device and mode, what the
+Calibration screen reads about them, and calibrating from a stored recording. Qt-free.
+
+Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve, plane scale),
+``stored`` (saving, finding the current one), ``views`` (the screen's reads), ``board_captures``
+(calibrating from committed recordings).
+"""
+
+from labrig.calibration.board_captures import (
+    CalibrationOutcome,
+    CaptureChoice,
+    calibrate_from_capture,
+    committed_captures,
+)
+from labrig.calibration.boards import Board, Detection, load_boards, named_board, parse_board
+from labrig.calibration.camera import (
+    COVERAGE_GRID,
+    BoardNotFoundError,
+    CalibrationBinding,
+    CalibrationResult,
+    CalibrationThresholds,
+    CaptureSource,
+    View,
+    bind,
+    calibrate,
+    calibrate_views,
+    detect_views,
+    load_views,
+    pixels_to_mm,
+    plane_homography,
+)
+from labrig.calibration.stored import StoredCalibration, current_calibration, load_calibration, save_calibration
+from labrig.calibration.views import (
+    CalibrationDetail,
+    CalibrationSummary,
+    Validity,
+    ViewError,
+    list_calibrations,
+    load_calibration_detail,
+    load_view_frame,
+)
+
+__all__ = [
+    "COVERAGE_GRID", "Board", "BoardNotFoundError", "CalibrationBinding", "CalibrationDetail", "CalibrationOutcome",
+    "CalibrationResult", "CalibrationSummary", "CalibrationThresholds", "CaptureChoice", "CaptureSource",
+    "Detection", "StoredCalibration", "Validity", "View", "ViewError", "bind", "calibrate", "calibrate_from_capture",
+    "calibrate_views", "committed_captures", "current_calibration", "detect_views", "list_calibrations",
+    "load_boards", "load_calibration", "load_calibration_detail", "load_view_frame", "load_views", "named_board",
+    "parse_board", "pixels_to_mm", "plane_homography", "save_calibration",
+]

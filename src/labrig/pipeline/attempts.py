@@ -1,0 +1,81 @@
+"""Saving an attempt: committed captures grouped into a trial of a session, with the default pipeline requested.
+
+The one place that pairs :func:`~labrig.capture.sessions.create_attempt` with the default pipeline: the Capture
+screen, ``labrig demo``, the self-test and the release health check all save their attempts here, so each asks for
+the same analysis. Threading: every call blocks on the store (and :func:`stop_and_save` on the recorder's commit);
+call them off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from labrig.calibration import current_calibration
+from labrig.capture import Mode, PipelineStep, Recorder, create_attempt
+from labrig.errors import LabrigError
+from labrig.jobs import JobQueue
+from labrig.store import Store
+from labrig.store.models import Attempt, Capture
+
+BOARD_NOTE = "Board recording for calibration: not analysed; pick it on the Calibration screen."
+
+
+@dataclass(frozen=True)
+class SavedRecording:
+    """A recording stopped and committed, and what it became. ``attempt_id`` is None for a board recording, or
+    when its analysis could not be requested (``note`` says why)."""
+
+    attempt_id: str | None
+    number: int | None  # the attempt's number in its session
+    capture_id: str
+    frames: int
+    dropped: int
+    manifest_sha256: str
+    note: str = ""  # what the technician should know (why recording ended early, why no analysis)
+
+
+def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
+    """The default pipeline for a capture, with the current calibration of its device and mode, if any."""
+    with store.read() as session:
+        capture = session.get(Capture, capture_id)
+        assert capture is not None
+        mode = Mode(**json.loads(capture.mode)).label()
+        device_id = capture.device_id
+    calibration = current_calibration(store, device_id, mode)
+    cal = {"calibration_id": calibration.id if calibration else None}
+    return [PipelineStep("media.qc", {}), PipelineStep("tracking.markers", cal, after_previous=True),
+            PipelineStep("kinematics", cal, after_previous=True)]
+
+
+def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -> str:
+    """Make committed captures an attempt of the session and request the default pipeline on the first of them,
+    atomically (``attempt.created`` and its jobs in one transaction); the attempt's id."""
+    pipeline = attempt_pipeline(queue.store, capture_ids[0]) if capture_ids else []
+    return create_attempt(queue, session_id, capture_ids, pipeline)
+
+
+def stop_and_save(queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False) -> SavedRecording:
+    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep it as a
+    recording of the calibration board, which is not analysed but offered on the Calibration screen).
+
+    A commit failure raises (the capture stays provisional; start-up recovery salvages it). A committed recording
+    whose attempt is refused is still returned, with ``attempt_id`` None and the reason in ``note``.
+    """
+    result = recorder.stop()
+    why = recorder.status().stop_reason
+    saved = SavedRecording(attempt_id=None, number=None, capture_id=result.capture_id, frames=result.frame_count,
+                           dropped=result.dropped_frames, manifest_sha256=result.manifest_sha256,
+                           note=why or "")
+    if board:
+        return replace(saved, note=BOARD_NOTE + (f" {why}" if why else ""))
+    try:
+        attempt_id = save_attempt(queue, session_id, [result.capture_id])
+    except LabrigError as exc:
+        return replace(saved, note=f"The recording is saved, but its analysis could not be requested: {exc.message}")
+    with queue.store.read() as db:
+        attempt = db.get(Attempt, attempt_id)
+        number = attempt.number if attempt is not None else None
+    return replace(saved, attempt_id=attempt_id, number=number)
+

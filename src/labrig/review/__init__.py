@@ -1,0 +1,49 @@
+"""Review, the reviewer's domain: revisions stored beside the automatic result (never over it), with the roles
+that allow them and the audit entries that record them, and what the Review and Results screens read about
+them. The pure rules (field syntax, applying changes, roles, the audit chain) stay in :mod:`labrig.domain`.
+Qt-free.
+
+Modules: ``revisions`` (the revision service), ``views`` (the screens' reads).
+"""
+
+from labrig.review.revisions import (
+    FieldValue,
+    ResultNotPublishedError,
+    ReviewedResult,
+    RevisionConflictError,
+    RevisionService,
+    RevisionView,
+    find_result,
+    reviewed_in,
+)
+from labrig.review.views import (
+    ReviewerState,
+    ReviewListRow,
+    RevisedValue,
+    head_of,
+    local_time,
+    read_review_list,
+    read_reviewer,
+    read_revised,
+    revised_values,
+)
+
+__all__ = [
+    "FieldValue",
+    "ResultNotPublishedError",
+    "ReviewListRow",
+    "ReviewedResult",
+    "ReviewerState",
+    "RevisedValue",
+    "RevisionConflictError",
+    "RevisionService",
+    "RevisionView",
+    "find_result",
+    "head_of",
+    "local_time",
+    "read_review_list",
+    "read_reviewer",
+    "read_revised",
+    "reviewed_in",
+    "revised_values",
+]

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 from labrig.bootstrap import bootstrap  # noqa: E402
 from labrig.scenarios import run_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
-from labrig.ui.capture_page import CapturePage, Phase  # noqa: E402
+from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
 
 SIZE = (1280, 800)
 

@@ -1,7 +1,7 @@
 """PyInstaller hook for the labrig package: what static analysis of the launcher cannot see.
 
 * every labrig module, for those imported late or by name (the Qt probe run as ``-m
-  labrig.ui.probe``, the window's modules imported inside ``labrig.cli.gui``);
+  labrig.ui.shell.probe``, the window's modules imported inside ``labrig.cli.gui``);
 * the Alembic migrations as source files: Alembic reads ``env.py`` and ``versions/*.py`` from
   disk, next to ``labrig/store/migrate.py`` (``MIGRATIONS_DIR``), not from the archive;
 * ``labrig.resources`` (inventory, boards, icons), read with ``importlib.resources``. It is

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labrig.access import AccessControl
+from labrig.calibration import CalibrationService
 from labrig.capture import CaptureService
 from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.export import ExportService
@@ -16,7 +17,7 @@ from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegist
 from labrig.pipeline import analysis_stages
 from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
 from labrig.results import PUBLISHER, WATCHED, publish_when_done
-from labrig.review import RevisionService
+from labrig.review import ReviewedResults, RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
 from labrig.sync import INDEXED, SYNC_INDEXER, DestinationFactory, FolderDestination, SyncService, index_for_sync
@@ -29,6 +30,7 @@ class Governance:
     access: AccessControl
     revisions: RevisionService
     audit: AuditTrail
+    reviewed: ReviewedResults  # what the Results and Review screens read and revise through
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Services:
     queue: JobQueue
     storage: StorageMonitor
     capture: CaptureService
+    calibration: CalibrationService
     releases: ReleaseService
     governance: Governance
     export: ExportService
@@ -84,7 +87,11 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
                      heavy_paused=storage.heavy_jobs_paused)
     access = access or AccessControl(store)
     releases = ReleaseService(store, queue, health_check, access)
-    governance = Governance(access, RevisionService(store, access), AuditTrail(store))
-    return Services(store, dispatcher, DispatcherThread(dispatcher, poll_seconds), queue, storage,
-                    CaptureService(store, storage, access=access), releases, governance,
-                    ExportService(store, access), SyncService(store, dispatcher, access, sync_destination))
+    revisions = RevisionService(store, access)
+    governance = Governance(access=access, revisions=revisions, audit=AuditTrail(store),
+                            reviewed=ReviewedResults(revisions))
+    return Services(store=store, dispatcher=dispatcher,
+                    dispatcher_thread=DispatcherThread(dispatcher, poll_seconds), queue=queue, storage=storage,
+                    capture=CaptureService(store, storage, access=access), calibration=CalibrationService(store),
+                    releases=releases, governance=governance, export=ExportService(store, access),
+                    sync=SyncService(store, dispatcher, access, sync_destination))

@@ -56,7 +56,7 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
     env = os.environ.copy()
     if platform:
         env["QT_QPA_PLATFORM"] = platform
-    command = module_command("labrig.ui.probe") + (["--grab"] if grab else [])
+    command = module_command("labrig.ui.shell.probe") + (["--grab"] if grab else [])
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
@@ -80,7 +80,7 @@ def check_qt_plugin(name: str) -> Check:
     """
     check = f"qt-{name}"
     try:
-        proc = subprocess.run([*module_command("labrig.ui.probe"), "--plugin", name], capture_output=True,
+        proc = subprocess.run([*module_command("labrig.ui.shell.probe"), "--plugin", name], capture_output=True,
                               text=True, timeout=QT_PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Check(check, Status.WARN, f"loading Qt's '{name}' plugin took over {QT_PROBE_TIMEOUT_S} s")

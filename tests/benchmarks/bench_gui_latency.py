@@ -44,7 +44,7 @@ from labrig.capture.virtual import VirtualCamera  # noqa: E402
 from labrig.domain.jobs import JobState  # noqa: E402
 from labrig.pipeline.attempts import attempt_pipeline  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
-from labrig.ui.capture_page import CapturePage, Phase  # noqa: E402
+from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
 
 TICK_MS = 10
 MODE = Mode(1280, 720, 60.0)

@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from labrig.ui.app import Gui
-from labrig.ui.capture_page import CapturePage, Phase
-from labrig.ui.device_picker import DevicePicker
+from labrig.ui.capture.page import CapturePage, Phase
+from labrig.ui.common.device_picker import DevicePicker
 
 LEFT = Qt.MouseButton.LeftButton
 MARKERS = "virtual:markers"

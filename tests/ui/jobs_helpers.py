@@ -7,8 +7,8 @@ from pytestqt.qtbot import QtBot
 
 from labrig.jobs.lease import LeaseTerms
 from labrig.ui.app import Gui
-from labrig.ui.queue_model import COLUMNS
-from labrig.ui.queue_page import QueuePage
+from labrig.ui.queue.model import COLUMNS
+from labrig.ui.queue.page import QueuePage
 
 SELFTEST = "labrig.selftest"
 SHORT = {"steps": 5, "step_seconds": 0.05}

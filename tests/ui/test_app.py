@@ -12,7 +12,7 @@ from labrig.bootstrap import Services, bootstrap
 from labrig.domain.jobs import JobState
 from labrig.jobs.queue import WORKER_STOPPED
 from labrig.ui.app import run_gui
-from labrig.ui.main_window import MainWindow
+from labrig.ui.shell.main_window import MainWindow
 from tests.ui.jobs_helpers import LONG, SELFTEST
 
 

@@ -15,7 +15,7 @@ from labrig.bootstrap import Services
 from labrig.domain.events import EventName
 from labrig.events.outbox import EventRecord, record_event
 from labrig.ui.app import Gui
-from labrig.ui.bridge import EventBridge
+from labrig.ui.shell.bridge import EventBridge
 
 LOW = {"volume": "/media/lab", "previous_level": "normal", "level": "high", "free_bytes": 12_300_000_000,
        "minutes_left": None}

@@ -16,11 +16,11 @@ from labrig.calibration.camera import CalibrationThresholds, coverage_counts
 from labrig.calibration.views import Validity, ViewError, load_calibration_detail, load_view_frame
 from labrig.capture.media import load_capture
 from labrig.capture.sources import Mode
-from labrig.ui.bridge import EventBridge
-from labrig.ui.calibration_overlays import BLANK, EMPTY_CELL
-from labrig.ui.calibration_page import CalibrationPage
-from labrig.ui.calibration_view import REJECTED, USED
-from labrig.ui.calibrations_model import VERDICT_COLUMN
+from labrig.ui.calibration.model import VERDICT_COLUMN
+from labrig.ui.calibration.overlays import BLANK, EMPTY_CELL
+from labrig.ui.calibration.page import CalibrationPage
+from labrig.ui.calibration.view import REJECTED, USED
+from labrig.ui.shell.bridge import EventBridge
 from tests.support.analysis_runs import BOARD, MARKERS, calibrate_markers_camera, record_board, store_as_v1
 from tests.ui.analysis_helpers import WAIT_MS, click_row
 
@@ -37,7 +37,7 @@ def bridge(services: Services) -> Iterator[EventBridge]:
 
 @pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[CalibrationPage]:
-    page = CalibrationPage(services, bridge)
+    page = CalibrationPage(services.calibration, bridge)
     qtbot.addWidget(page)
     page.resize(1500, 950)
     yield page
@@ -130,7 +130,7 @@ def test_calibrating_from_a_board_recording_runs_off_the_gui_thread_and_shows_it
     assert detail.summary.has_plane and detail.summary.mode == SMALL.label()
     assert form.button.isEnabled()
     assert ", valid; outputs in mm through the plane view." in form.status.text()
-    assert page.model.rowCount() == 1 and page.selected_calibration_id() == detail.summary.calibration_id
+    assert page.model.rowCount() == 1 and page.selected_key() == detail.summary.calibration_id
     assert page.detail.bars is not None and len(page.detail.bars.opts["height"]) == detail.document["view_count"]
 
 

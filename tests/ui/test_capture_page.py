@@ -22,10 +22,10 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.fsutil import sha256_file
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Attempt, AttemptCapture, Capture, CaptureSegment, CaptureSession, OutboxEvent
-from labrig.ui import preview as preview_module
 from labrig.ui.app import Gui
-from labrig.ui.capture_page import Phase
-from labrig.ui.preview import DEVICE_SILENT, to_qimage
+from labrig.ui.capture import preview as preview_module
+from labrig.ui.capture.page import Phase
+from labrig.ui.capture.preview import DEVICE_SILENT, to_qimage
 from tests.ui.capture_helpers import (
     LEFT,
     MARKERS,

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from labrig.bootstrap import Services
 from labrig.store.models import Capture, DeviceRecord
 from labrig.ui.app import Gui
-from labrig.ui.device_checks import IN_USE
-from labrig.ui.devices_page import DevicesPage
+from labrig.ui.devices.page import DevicesPage
+from labrig.ui.shell.device_checks import IN_USE
 from tests.ui.capture_helpers import (
     LEFT,
     MARKERS,

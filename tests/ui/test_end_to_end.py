@@ -30,12 +30,12 @@ from labrig.results.views import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.app import Gui, build_main_window
-from labrig.ui.calibration_page import CalibrationPage
-from labrig.ui.capture_page import CapturePage, Phase
-from labrig.ui.result_view import METRIC_COLUMNS
-from labrig.ui.results_page import ResultsPage
-from labrig.ui.review_page import ReviewPage
-from labrig.ui.review_widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
+from labrig.ui.calibration.page import CalibrationPage
+from labrig.ui.capture.page import CapturePage, Phase
+from labrig.ui.common.result_view import METRIC_COLUMNS
+from labrig.ui.results.page import ResultsPage
+from labrig.ui.review.page import ReviewPage
+from labrig.ui.review.widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
 from tests.ui.analysis_helpers import click_row
 from tests.ui.capture_helpers import LEFT, MARKERS, fill_session, pick_device, start_recording, wait_verified
 from tests.ui.jobs_helpers import TEST_LEASE

@@ -6,8 +6,8 @@ import threading
 
 from pytestqt.qtbot import QtBot
 
-from labrig.ui.background import BackgroundCalls
-from labrig.ui.latest import Latest
+from labrig.ui.shell.background import BackgroundCalls
+from labrig.ui.shell.latest import Latest
 
 
 def test_a_burst_of_requests_runs_twice_and_delivers_only_the_newest(qtbot: QtBot) -> None:

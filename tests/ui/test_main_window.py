@@ -9,12 +9,12 @@ from PySide6.QtWidgets import QLabel, QListWidget, QStackedWidget
 from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
+from labrig.domain.storage import human_bytes
 from labrig.store import migrate
 from labrig.ui.app import Gui
-from labrig.ui.formatting import human_bytes
-from labrig.ui.main_window import MainWindow
-from labrig.ui.pages import PAGES
-from labrig.ui.review_page import ReviewPage
+from labrig.ui.review.page import ReviewPage
+from labrig.ui.screens import PAGES
+from labrig.ui.shell.main_window import MainWindow
 
 TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Storage", "Releases", "Settings"]
 

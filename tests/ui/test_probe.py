@@ -1,4 +1,4 @@
-"""``python -m labrig.ui.probe`` reports the Qt platform in one JSON line, in its own process."""
+"""``python -m labrig.ui.shell.probe`` reports the Qt platform in one JSON line, in its own process."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PySide6.QtCore import qVersion
 def test_probe_reports_the_offscreen_platform() -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run(
-        [sys.executable, "-m", "labrig.ui.probe"], env=env, capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "labrig.ui.shell.probe"], env=env, capture_output=True, text=True, timeout=60, check=False
     )
 
     assert done.returncode == 0, done.stderr
@@ -25,7 +25,7 @@ def test_probe_reports_the_offscreen_platform() -> None:
 
 def _probe(*args: str, platform: str = "offscreen") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, QT_QPA_PLATFORM=platform)
-    return subprocess.run([sys.executable, "-m", "labrig.ui.probe", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "labrig.ui.shell.probe", *args], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
 
 

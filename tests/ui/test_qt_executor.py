@@ -18,8 +18,8 @@ from labrig.jobs.views import JobView
 from labrig.store import Store
 from labrig.store.models import Job
 from labrig.ui.app import Gui, build_main_window
-from labrig.ui.bridge import EventBridge
-from labrig.ui.qt_executor import QtJobExecutor
+from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.qt_executor import QtJobExecutor
 from tests.ui.jobs_helpers import ERROR_COLUMN, LONG, SELFTEST, SHORT, TEST_LEASE, WAIT_MS, queue_page, state_shown
 
 S = JobState

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
 from labrig.ui.app import Gui
-from labrig.ui.queue_page import QueuePage
+from labrig.ui.queue.page import QueuePage
 from tests.ui.jobs_helpers import LONG, SELFTEST, SHORT, WAIT_MS, click_row, shown_queue_page, state_shown
 
 S = JobState

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import bootstrap
 from labrig.store import Store
-from labrig.ui.recovery_dialog import recover_and_report
+from labrig.ui.shell.recovery_dialog import recover_and_report
 
 REPO = Path(__file__).resolve().parents[2]
 

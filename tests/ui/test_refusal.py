@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from labrig.instance_lock import StoreInUseError
-from labrig.ui.refusal import refusal_box, show_refusal
+from labrig.ui.shell.refusal import refusal_box, show_refusal
 
 ERROR = StoreInUseError("the data folder /data is already open in another Labrig window: process 42")
 

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.events.dispatcher import events_after
 from labrig.ui.app import Gui
-from labrig.ui.releases_page import ReleasesPage
+from labrig.ui.releases.page import ReleasesPage
 
 LEFT = Qt.MouseButton.LeftButton
 WAIT_MS = 30_000

@@ -18,10 +18,10 @@ from labrig.bootstrap import Services
 from labrig.jobs.executor import ThreadExecutor
 from labrig.results.views import ResultStatus
 from labrig.store.models import AnalysisResultRecord
-from labrig.ui.bridge import EventBridge
-from labrig.ui.result_view import METRIC_COLUMNS
-from labrig.ui.results_model import STATUS_COLUMN
-from labrig.ui.results_page import ResultsPage
+from labrig.ui.common.result_view import METRIC_COLUMNS
+from labrig.ui.results.model import STATUS_COLUMN
+from labrig.ui.results.page import ResultsPage
+from labrig.ui.shell.bridge import EventBridge
 from tests.support.analysis_runs import (
     analyse,
     calibrate_markers_camera,
@@ -43,7 +43,7 @@ def bridge(services: Services) -> Iterator[EventBridge]:
 
 @pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
-    page = ResultsPage(services, bridge)
+    page = ResultsPage(services.governance.reviewed, services.export, bridge)
     qtbot.addWidget(page)
     page.resize(1400, 900)
     yield page
@@ -61,7 +61,7 @@ def _open(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
     row = page.model.row_of(attempt_id)
     assert row is not None, "the attempt is not listed"
     click_row(qtbot, page.table, row)
-    assert page.selected_attempt_id() == attempt_id
+    assert page.selected_key() == attempt_id
     qtbot.waitUntil(lambda: page.detail.current is not None
                     and page.detail.current.summary.attempt_id == attempt_id, timeout=WAIT_MS)
 
@@ -195,7 +195,7 @@ def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason
     services.start()
     session_id = new_session(services)
     attempt_id = request_analysis(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
-    qtbot.waitUntil(lambda: page.select_attempt(attempt_id), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: page.select(attempt_id), timeout=WAIT_MS)
 
     ThreadExecutor(services.queue, workers=1).run(drain=True)  # the dispatcher thread publishes, not this test
 

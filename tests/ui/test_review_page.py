@@ -20,11 +20,11 @@ from labrig.bootstrap import Services, bootstrap
 from labrig.domain.idempotency import sha256_hex
 from labrig.store import Store, open_store
 from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
-from labrig.ui.bridge import EventBridge
-from labrig.ui.result_view import METRIC_COLUMNS
-from labrig.ui.results_page import ResultsPage
-from labrig.ui.review_page import ReviewPage
-from labrig.ui.review_widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
+from labrig.ui.common.result_view import METRIC_COLUMNS
+from labrig.ui.results.page import ResultsPage
+from labrig.ui.review.page import ReviewPage
+from labrig.ui.review.widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
+from labrig.ui.shell.bridge import EventBridge
 from tests.support.results import TemplateResults, copy_store, make_results
 from tests.ui.analysis_helpers import click_row
 from tests.ui.jobs_helpers import TEST_LEASE
@@ -86,7 +86,7 @@ class Bench:
 
     def review_page(self, user: str) -> tuple[ReviewPage, Services]:
         services, bridge = self.open_as(user)
-        page = ReviewPage(services.governance, services.store, bridge)
+        page = ReviewPage(services.governance.reviewed, bridge)
         self.show(page)
         self.qtbot.waitUntil(lambda: page.model.rowCount() == 1 and page.reviewer is not None, timeout=WAIT_MS)
         return page, services
@@ -258,7 +258,7 @@ def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_s
 
 def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
     services, bridge = bench.open_as("rita")
-    page = ResultsPage(services, bridge)
+    page = ResultsPage(services.governance.reviewed, services.export, bridge)
     bench.show(page)
     attempt_id = services.governance.revisions.show(rig.published_id).attempt_id
     qtbot.waitUntil(lambda: page.model.row_of(attempt_id) is not None, timeout=WAIT_MS)

@@ -11,8 +11,8 @@ from labrig.domain.storage import GIB
 from labrig.events.dispatcher import events_after
 from labrig.storage import DiskUsage, StorageMonitor
 from labrig.ui.app import Gui
-from labrig.ui.bridge import EventBridge
-from labrig.ui.storage_page import FORECAST_MODES, StoragePage
+from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.storage.page import FORECAST_MODES, StoragePage
 
 WAIT_MS = 5_000
 

@@ -4,7 +4,7 @@ Calibration screen reads about them, and calibrating from a stored recording. Qt
 
 Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve, plane scale),
 ``stored`` (saving, finding the current one), ``views`` (the screen's reads), ``board_captures``
-(calibrating from committed recordings).
+(calibrating from committed recordings), ``service`` (what the Calibration screen asks).
 """
 
 from labrig.calibration.board_captures import (
@@ -30,6 +30,7 @@ from labrig.calibration.camera import (
     pixels_to_mm,
     plane_homography,
 )
+from labrig.calibration.service import CalibrationService
 from labrig.calibration.stored import StoredCalibration, current_calibration, load_calibration, save_calibration
 from labrig.calibration.views import (
     CalibrationDetail,
@@ -43,7 +44,7 @@ from labrig.calibration.views import (
 
 __all__ = [
     "COVERAGE_GRID", "Board", "BoardNotFoundError", "CalibrationBinding", "CalibrationDetail", "CalibrationOutcome",
-    "CalibrationResult", "CalibrationSummary", "CalibrationThresholds", "CaptureChoice", "CaptureSource",
+    "CalibrationResult", "CalibrationService", "CalibrationSummary", "CalibrationThresholds", "CaptureChoice", "CaptureSource",
     "Detection", "StoredCalibration", "Validity", "View", "ViewError", "bind", "calibrate", "calibrate_from_capture",
     "calibrate_views", "committed_captures", "current_calibration", "detect_views", "list_calibrations",
     "load_boards", "load_calibration", "load_calibration_detail", "load_view_frame", "load_views", "named_board",

@@ -32,7 +32,7 @@ def launch(store_root: str | None) -> int:
         services = workstation_services(root)
     except StoreError as exc:
         lock.release()
-        from labrig.ui.refusal import show_refusal
+        from labrig.ui.shell.refusal import show_refusal
 
         show_refusal(exc)
         raise

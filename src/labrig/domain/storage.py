@@ -78,3 +78,13 @@ def next_level(previous: PressureLevel, free_bytes: int, bytes_per_second: float
 def pressure_level(free_bytes: int, policy: PressurePolicy = PressurePolicy()) -> PressureLevel:
     """The level from free space alone (no recording running)."""
     return classify(free_bytes, 0.0, policy)
+
+
+def human_bytes(count: int) -> str:
+    """A byte count in decimal units, as disk vendors and file managers report free space."""
+    value = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(value) < 1000:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} TB"

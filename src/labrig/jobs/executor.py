@@ -9,7 +9,7 @@ on its own (see :meth:`~labrig.jobs.fenced.FencedWrites.finish`). New claims are
 handed to the pool before that transaction commits, so their runs overlap the
 commit's fsync; a run whose claim did not commit is void and writes nothing.
 
-The GUI's QThreadPool executor (``labrig.ui.qt_executor``) runs the same
+The GUI's QThreadPool executor (``labrig.ui.shell.qt_executor``) runs the same
 :func:`~labrig.jobs.runner.run_claim`; only the threads differ.
 """
 

@@ -1,8 +1,8 @@
-"""What the Review screen and the Results screen read about reviewers' revisions (no Qt here).
+"""What the Review and Results screens read about results and reviewers' revisions (no Qt here).
 
 Every function opens its own read through the services, so it may run on any thread: the pages call them on a
 pool thread. The revision service stays the authority on who may revise and on what a revision does; these
-functions only shape what it returns for display.
+functions only shape what it returns for display. :class:`ReviewedResults` is the one service both screens get.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 
 from labrig.access import AccessControl
 from labrig.domain.roles import Action, RoleRequiredError
-from labrig.results import list_attempts
+from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.store import Store
 
@@ -124,3 +124,40 @@ def read_revised(revisions: RevisionService, result_id: str | None) -> dict[str,
         return {}
     reviewed = revisions.show(result_id)
     return revised_values(reviewed.fields, reviewed.revisions)
+
+
+Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
+
+
+class ReviewedResults:
+    """Results as the screens show them: every attempt with its result, a result with the values reviewers revised
+    in it, the published results a reviewer may pick, who is signed in, and revising (through the revision service,
+    which decides). Every call blocks on the store: call it off the GUI thread."""
+
+    def __init__(self, revisions: RevisionService) -> None:
+        self.revisions = revisions
+
+    def attempts(self) -> list[AttemptSummary]:
+        """Every attempt (newest first) with the status of its result."""
+        return list_attempts(self.revisions.store)
+
+    def attempt_result(self, attempt_id: str) -> Shown:
+        """The attempt's result (None when the attempt is gone) and the values reviewers revised in it."""
+        detail = load_result(self.revisions.store, attempt_id)
+        result_id = detail.summary.result_id if detail is not None and detail.document is not None else None
+        return detail, read_revised(self.revisions, result_id)
+
+    def published(self) -> list[ReviewListRow]:
+        """Every published result, newest first (see :func:`read_review_list`)."""
+        return read_review_list(self.revisions, self.revisions.store)
+
+    def reviewer(self) -> ReviewerState:
+        """Who is signed in and whether they may revise now."""
+        return read_reviewer(self.revisions.access)
+
+    def show(self, result_id: str) -> ReviewedResult:
+        return self.revisions.show(result_id)
+
+    def revise(self, result_id: str, values: dict[str, str], reason: str, base_id: str) -> RevisionView:
+        """A new revision of ``result_id`` made on ``base_id`` (refused when a newer one exists)."""
+        return self.revisions.revise(result_id, values, reason, base_id=base_id)

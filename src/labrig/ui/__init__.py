@@ -1,6 +1,6 @@
 """The Qt front end: the only package that imports PySide6 or pyqtgraph.
 
 Widgets receive their collaborators in ``__init__`` and hear about core events
-through the one :class:`~labrig.ui.bridge.EventBridge`; the core never imports
+through the one :class:`~labrig.ui.shell.bridge.EventBridge`; the core never imports
 anything from here.
 """

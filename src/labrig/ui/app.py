@@ -1,4 +1,5 @@
-"""Starting the GUI: where the UI parts are composed, once, over the core services."""
+"""Starting the GUI: where the UI parts (bridge, executor, queue monitor, window and its screens) are composed,
+once, over the core services."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication
 
 from labrig.bootstrap import Services
-from labrig.ui.bridge import EventBridge
-from labrig.ui.main_window import MainWindow
-from labrig.ui.qt_executor import QtJobExecutor
-from labrig.ui.queue_model import QueueMonitor
-from labrig.ui.recovery_dialog import recover_and_report
+from labrig.ui.screens import PAGES
+from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.main_window import MainWindow
+from labrig.ui.shell.qt_executor import QtJobExecutor
+from labrig.ui.shell.queue_monitor import QueueMonitor
+from labrig.ui.shell.recovery_dialog import recover_and_report
 
 # How long quitting waits for running stages to hand their jobs back; a stage
 # that does not check in time loses its lease instead, and runs again later.
@@ -41,7 +43,7 @@ def build_main_window(services: Services, workers: int = 2) -> Gui:
     executor = QtJobExecutor(services.queue, workers)
     executor.attach(bridge)
     monitor = QueueMonitor(services.queue, bridge, executor.signals)
-    return Gui(MainWindow(services, bridge, monitor), bridge, executor, monitor)
+    return Gui(MainWindow(services, bridge, monitor, PAGES), bridge, executor, monitor)
 
 
 def run_gui(services: Services, argv: list[str]) -> int:

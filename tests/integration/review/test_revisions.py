@@ -7,12 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from labrig.review import revisions as revisions_module
 from sqlalchemy import func, select
 
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
 from labrig.events.dispatcher import events_after
+from labrig.review import revisions as revisions_module
 from labrig.store.models import AnalysisResultRecord, AuditEntry, OutboxEvent, ResultRevision
 from tests.integration.review.conftest import Rig
 

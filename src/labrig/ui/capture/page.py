@@ -1,0 +1,396 @@
+"""The Capture page: the technician's flow from a new session to recorded attempts under analysis.
+
+New session (subject code, protocol, operator) → pick a verified device and its
+mode → live preview → Record / Stop, with elapsed time, frame rate, MB/s and
+dropped frames in an info bar → the attempt appears below with the progress of
+its analysis.
+
+Threading contract: GUI thread only. Blocking calls (start a recording, stop and
+commit it) run through :class:`~labrig.ui.shell.background.BackgroundCalls`; frames
+are converted on the preview thread; the analysis progress comes from the
+:class:`~labrig.ui.shell.queue_monitor.QueueMonitor` (bridge events and executor
+progress). The info-bar timer reads only the recorder's in-memory counters.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from labrig.capture import CaptureService, Mode, Recorder, RecorderStatus, create_session
+from labrig.errors import LabrigError
+from labrig.jobs import JobQueue
+from labrig.pipeline import SavedRecording, stop_and_save
+from labrig.ui.capture.attempts_model import AttemptTableModel
+from labrig.ui.capture.preview import PreviewStream, RecorderFeed, SourceFeed
+from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, message_label
+from labrig.ui.common.device_picker import DevicePicker
+from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
+from labrig.ui.shell.queue_monitor import QueueMonitor
+
+log = logging.getLogger(__name__)
+
+INFO_INTERVAL_MS = 250
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """The open session as the technician typed it (already accepted by ``create_session``)."""
+
+    id: str
+    subject_code: str
+    protocol: str
+    operator: str
+
+    def label(self) -> str:
+        return f"Session {self.subject_code} · {self.protocol} · {self.operator}"
+
+
+class Phase(StrEnum):
+    NO_SESSION = "no session"
+    READY = "ready"  # a session is open; previewing the picked device when it is verified
+    STARTING = "starting"  # the device is checked once more and the recorder opens it
+    RECORDING = "recording"
+    SAVING = "saving"  # the recorder is stopped and its capture committed
+
+
+class CapturePage(QWidget):
+    """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and recording through
+    ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.shell.device_checks.DeviceUser` of ``checks``."""
+
+    def __init__(self, capture: CaptureService, queue: JobQueue, monitor: QueueMonitor, checks: DeviceChecks,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._capture, self._queue, self._monitor, self._checks = capture, queue, monitor, checks
+        self._phase = Phase.NO_SESSION
+        self._session: SessionInfo | None = None
+        self._recorder: Recorder | None = None
+        self._recording_id: str | None = None  # the device recorded, from Record until saved
+        self._board_recording = False  # the recording in progress is of the calibration board: no attempt
+        self._previewing: tuple[str, Mode | None] | None = None  # (device id, mode) shown now from the device
+        self._held: tuple[str, threading.Event] | None = None  # the last device the preview opened, closed when set
+        self._closing = False
+        self._calls = BackgroundCalls(1, self)
+        self.preview = PreviewStream(self)
+        self.attempts = AttemptTableModel(self)
+        self._info_timer = QTimer(self)
+        self._info_timer.setInterval(INFO_INTERVAL_MS)
+        self._build()
+        self.form.button.clicked.connect(self._on_form_button_clicked)
+        self.record_button.clicked.connect(self._on_record_button_clicked)
+        self.stop_button.clicked.connect(self._on_stop_button_clicked)
+        self.preview.frameReady.connect(self._on_preview_frame_ready)
+        self.preview.previewEnded.connect(self._on_preview_preview_ended)
+        self.picker.choiceChanged.connect(self._on_picker_choice_changed)
+        self._info_timer.timeout.connect(self._on_info_timer_timeout)
+        monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
+        monitor.jobProgressed.connect(self._on_monitor_job_progressed)
+        checks.add_user(self)
+        self._set_phase(Phase.NO_SESSION)
+        self.view.show_text("Start a session to preview a camera.")
+
+    def _build(self) -> None:
+        self.form = SessionForm()
+        self.picker = DevicePicker(self._checks)
+        self.view = PreviewView()
+        self.info = InfoBar()
+        self.record_button = self._button("recordButton", "● Record")
+        self.stop_button = self._button("stopButton", "■ Stop")
+        self.board_check = QCheckBox("Board recording for calibration (not analysed)")
+        self.board_check.setObjectName("boardRecordingCheck")
+        self.board_check.setToolTip("Record the calibration board: the recording is saved and offered on the "
+                                    "Calibration screen, but it is not an attempt and nothing is analysed.")
+        self.message = message_label("captureMessage")
+        self.attempt_table = AttemptTable(self.attempts)
+        left = QVBoxLayout()
+        left.addWidget(self.form)
+        left.addWidget(self._box("2. Device", self.picker), 1)
+        recording = QVBoxLayout()
+        recording.addWidget(self.view, 1)
+        recording.addWidget(self.info)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.record_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.board_check)
+        buttons.addStretch(1)
+        recording.addLayout(buttons)
+        recording.addWidget(self.message)
+        top = QHBoxLayout()
+        top.addLayout(left, 2)
+        top.addWidget(self._box("3. Preview and recording", recording), 3)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Capture</h2>"))
+        layout.addLayout(top, 3)
+        layout.addWidget(self._box("4. Attempts in this session", self.attempt_table), 1)
+
+    @staticmethod
+    def _box(title: str, content: QWidget | QVBoxLayout) -> QGroupBox:
+        box = QGroupBox(title)
+        if isinstance(content, QWidget):
+            QVBoxLayout(box).addWidget(content)
+        else:
+            box.setLayout(content)
+        return box
+
+    @staticmethod
+    def _button(name: str, text: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        return button
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def recording_status(self) -> RecorderStatus | None:
+        """The recording in progress's counters (frames, drops, rate), or None when not recording."""
+        return self._recorder.status() if self._recorder is not None else None
+
+    @property
+    def session(self) -> SessionInfo | None:
+        return self._session
+
+    def _set_phase(self, phase: Phase) -> None:
+        self._phase = phase
+        self.form.show_open(phase is not Phase.NO_SESSION, phase in (Phase.NO_SESSION, Phase.READY))
+        self.picker.setEnabled(phase is Phase.READY)
+        choice = self.picker.choice()
+        self.record_button.setEnabled(phase is Phase.READY and choice is not None and choice.previewable)
+        self.stop_button.setEnabled(phase is Phase.RECORDING)
+        self.board_check.setEnabled(phase in (Phase.NO_SESSION, Phase.READY))  # fixed from Record until saved
+        if phase in (Phase.READY, Phase.RECORDING):
+            self._info_timer.start()
+        else:
+            self._info_timer.stop()
+
+    # -- session -------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_form_button_clicked(self) -> None:
+        if self._session is None:
+            self._start_session()
+        elif self._phase is Phase.READY:
+            self._end_session()
+
+    def _start_session(self) -> None:
+        texts = self.form.texts()
+        try:
+            session_id = create_session(self._queue, *texts)
+        except LabrigError as exc:  # the form's words are refused: say which and why, store nothing
+            self.form.message.setText(f"The session was not started. {exc.message}.")
+            self.form.focus_named(exc.message)
+            return
+        subject, protocol, operator = (t.strip() for t in texts)
+        self._session = SessionInfo(session_id, subject, protocol, operator)
+        self.form.message.setText(f"{self._session.label()} is open. Pick a device, then record.")
+        self._set_phase(Phase.READY)
+        self.picker.search()  # the first time the window needs the devices
+        self._sync_preview()
+
+    def _end_session(self) -> None:
+        self._stop_preview()
+        self._session = None
+        self.attempts.clear()
+        self.message.setText("")
+        self.form.message.setText("Session ended. Its attempts stay in the store and in the Queue.")
+        self._set_phase(Phase.NO_SESSION)
+        self.view.show_text("Start a session to preview a camera.")
+
+    # -- preview -------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_picker_choice_changed(self) -> None:
+        if self._phase is Phase.READY:
+            self.message.setText("")  # it spoke of the device picked before
+            self._sync_preview()
+            self._set_phase(Phase.READY)  # Record follows the picked device's verdict
+
+    def _sync_preview(self) -> None:
+        """Preview the picked device when it is verified; show why not otherwise."""
+        if self._phase is not Phase.READY or self._closing:
+            return
+        choice = self.picker.choice()
+        want = (choice.device.device_id, choice.usable_mode) if choice is not None and choice.previewable else None
+        if want is not None and want == self._previewing:
+            return
+        self._stop_preview()
+        if choice is None or want is None:
+            self.view.show_text(self._why_no_preview())
+            return
+        mode = choice.usable_mode
+        assert mode is not None
+        open_source, device = self._capture.open_source, choice.device
+        feed = SourceFeed(lambda: open_source(device), mode)
+        self._previewing = want
+        self._held = (choice.device.device_id, self.preview.start(feed))
+
+    def _why_no_preview(self) -> str:
+        choice = self.picker.choice()
+        if choice is None:
+            return "Pick a camera in the device list."
+        if choice.verdict is None:
+            return f"Verifying {choice.device.name}…"
+        if not choice.verdict.ok:
+            return f"{choice.device.name} was refused; see the reason under the device list."
+        return f"{choice.device.name} gives no picture stream to preview or record."
+
+    def _stop_preview(self) -> None:
+        self.preview.stop()
+        self._previewing = None
+
+    def release_device(self, device_id: str) -> threading.Event | None:
+        """``device_id`` is about to be verified: stop previewing it; the event is set once it is closed."""
+        if self._held is None or self._held[0] != device_id:
+            return None
+        if self._previewing is not None and self._previewing[0] == device_id:
+            self._stop_preview()
+            device = self._checks.device(device_id)
+            self.view.show_text(f"Verifying {device.name if device else device_id}…")
+        return self._held[1]
+
+    def recording_device(self, device_id: str) -> bool:
+        """True while this page records ``device_id`` (or is about to, or is saving it)."""
+        busy = self._phase in (Phase.STARTING, Phase.RECORDING, Phase.SAVING)
+        return busy and self._recording_id == device_id
+
+    @Slot(QImage, int)
+    def _on_preview_frame_ready(self, image: QImage, _number: int) -> None:
+        self.view.show_frame(image)
+        self.preview.fit_to(self.view.width(), self.view.height())
+
+    @Slot(str)
+    def _on_preview_preview_ended(self, reason: str) -> None:
+        self._previewing = None
+        if reason and self._phase is Phase.READY:
+            self.view.show_text("No picture.")
+            self.message.setText(reason)
+
+    # -- recording -----------------------------------------------------------------------------
+
+    @Slot()
+    def _on_record_button_clicked(self) -> None:
+        choice = self.picker.choice()
+        if self._phase is not Phase.READY or self._session is None or choice is None or not choice.previewable:
+            return
+        self._recording_id = choice.device.device_id
+        self._board_recording = self.board_check.isChecked()
+        self._set_phase(Phase.STARTING)
+        self.message.setText(f"Checking {choice.device.name} once more, then recording…")
+        released = self._held[1] if self._held is not None and self._held[0] == choice.device.device_id else None
+        self._stop_preview()
+        capture, device_id, mode, session_id = (self._capture, choice.device.device_id,
+                                                choice.usable_mode, self._session.id)
+        assert mode is not None
+
+        def start() -> Recorder:  # on the pool thread: the preview lets the device go, the recorder opens it
+            if released is not None:
+                released.wait(RELEASE_TIMEOUT_S)
+            return capture.start_recording(device_id, mode, session_id=session_id)
+
+        self._calls.submit(start, self._on_recording_started, self._on_recording_refused)
+
+    def _on_recording_started(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+        if self._closing:
+            return  # shut_down saves it
+        self._held = None  # the recorder holds the device now; the preview only looks at its frames
+        self.preview.start(RecorderFeed(recorder))
+        self.message.setText(f"Recording {recorder.device.name} in {recorder.mode.label()}.")
+        self._set_phase(Phase.RECORDING)
+        self._on_info_timer_timeout()
+
+    def _on_recording_refused(self, error: Exception) -> None:
+        self.message.setText(f"Recording did not start: {say_error(error)}")
+        self._recording_ended()
+
+    @Slot()
+    def _on_stop_button_clicked(self) -> None:
+        self._save_recording("")
+
+    def _save_recording(self, ended_by_itself: str) -> None:
+        recorder, session = self._recorder, self._session
+        if self._phase is not Phase.RECORDING or recorder is None or session is None:
+            return
+        self.info.show_recording(recorder.status())  # the last counts before they freeze
+        self._set_phase(Phase.SAVING)
+        self.preview.stop()
+        why = f"Recording ended by itself: {ended_by_itself}. " if ended_by_itself else ""
+        self.message.setText(f"{why}Saving the recording and checking its SHA-256…")
+        queue, board = self._queue, self._board_recording
+        self._calls.submit(lambda: stop_and_save(queue, recorder, session.id, board=board), self._on_attempt_saved,
+                           self._on_save_failed)
+
+    def _on_attempt_saved(self, row: SavedRecording) -> None:
+        self.attempts.add(row)
+        self.attempts.set_jobs(self._monitor.jobs)
+        self._monitor.refresh()  # after the operator's action: show its jobs without waiting for the event
+        what = (f"Attempt {row.number} saved" if row.number is not None
+                else "Board recording saved" if self._board_recording else "Recording saved")
+        done = f"{what}: {row.frames} frames, {row.dropped} dropped, SHA-256 {row.manifest_sha256[:12]}…"
+        self.message.setText(f"{done} {row.note}" if row.note else f"{done}; analysis requested.")
+        self._recording_ended()
+
+    def _on_save_failed(self, error: Exception) -> None:
+        self.message.setText(
+            f"The recording could not be saved: {say_error(error)} Nothing was deleted: Labrig recovers it "
+            "at its next start and lists it in the recovery report.")
+        self._recording_ended()
+
+    def _recording_ended(self) -> None:
+        """Back to previewing; the device may be verified again by whoever waited for it."""
+        self._recorder, self._recording_id = None, None
+        if self._closing:
+            return
+        self.info.show_stopped()
+        self._set_phase(Phase.READY)
+        self._sync_preview()
+        self._checks.verify_next()
+
+    @Slot()
+    def _on_info_timer_timeout(self) -> None:
+        self.info.show_preview_rate(self.view.rate_fps())
+        recorder = self._recorder
+        if recorder is None or self._phase is not Phase.RECORDING:
+            return
+        status = recorder.status()
+        self.info.show_recording(status)
+        if status.stop_reason:  # the device or the disk ended it: save what was recorded
+            self._save_recording(status.stop_reason)
+
+    # -- analysis progress ---------------------------------------------------------------------
+
+    @Slot()
+    def _on_monitor_snapshot_changed(self) -> None:
+        self.attempts.set_jobs(self._monitor.jobs)
+
+    @Slot(str, float, str)
+    def _on_monitor_job_progressed(self, job_id: str, fraction: float, _message: str) -> None:
+        self.attempts.set_progress(job_id, fraction)
+
+    # -- quitting ------------------------------------------------------------------------------
+
+    def shut_down(self, timeout_ms: int) -> None:
+        """Stop and save a recording in progress, and join the preview and worker threads."""
+        self._closing = True
+        self._info_timer.stop()
+        self._calls.wait(timeout_ms)  # a start or save in flight reports now
+        self.preview.stop()
+        recorder, session = self._recorder, self._session
+        if recorder is not None and session is not None and self._phase in (Phase.STARTING, Phase.RECORDING):
+            self._recorder = None
+            try:
+                self.attempts.add(stop_and_save(self._queue, recorder, session.id, board=self._board_recording))
+            except LabrigError:  # it stays provisional: start-up recovery salvages it
+                log.exception("saving the recording in progress failed while quitting")
+        if not self.preview.shut_down(timeout_ms):
+            log.warning("the preview thread did not end within %d ms", timeout_ms)

@@ -1,0 +1,269 @@
+"""One attempt's result: status and quality badges, why it is degraded or blocked, plots, metrics, provenance.
+
+Everything shown comes from the stored ``labrig.result/1`` document (or, before the publisher wrote one, from the
+attempt's jobs). Threading contract: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from labrig.domain.jobs import JobState
+from labrig.results import ResultDetail, ResultStatus
+from labrig.review import RevisedValue
+from labrig.ui.common.result_plots import ResultPlots
+from labrig.ui.shell.queue_monitor import WORDS
+
+# (document key, column caption, what its unit is)
+METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
+    ("track_id", "Track", None), ("path_length", "Path length", "length"),
+    ("displacement", "Displacement", "length"), ("peak_speed", "Peak speed", "speed"),
+    ("time_to_peak_speed", "Time to peak speed", "time"), ("extent", "Range of motion", "length"),
+    ("range_x", "Range x", "length"), ("range_y", "Range y", "length"), ("reason", "Note", None),
+)
+GREEN, AMBER, RED, GREY = "#c8ecc8", "#ffe2a8", "#f6c0c0", "#e2e2e2"
+STATUS_BADGES = {
+    ResultStatus.PUBLISHED: ("Published", GREEN), ResultStatus.DEGRADED: ("Published", GREEN),
+    ResultStatus.BLOCKED: ("Blocked", RED), ResultStatus.PENDING: ("Pending", GREY),
+}
+
+
+def format_value(value: Any) -> str:
+    """A metric cell: two decimals for measures, the text itself otherwise, "—" for none."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _label(name: str, wrap: bool = True) -> QLabel:
+    label = QLabel()
+    label.setObjectName(name)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def _set_badge(badge: QLabel, text: str, colour: str, tip: str = "") -> None:
+    badge.setText(text)
+    badge.setToolTip(tip)
+    badge.setStyleSheet(f"QLabel {{ background: {colour}; color: black; border-radius: 4px; padding: 2px 8px; "
+                        "font-weight: bold; }")
+    badge.show()
+
+
+def _show_revised(item: QTableWidgetItem, change: RevisedValue) -> None:
+    """The value in force, marked, with the automatic value beside it and who changed it, when and why."""
+    item.setText(f"{format_value(change.effective)} (revised; auto {format_value(change.automatic)})")
+    item.setToolTip(f"Revised: {change.describe()}\nAutomatic value {format_value(change.automatic)}, kept unchanged.")
+    item.setBackground(QBrush(QColor(AMBER)))
+    item.setForeground(QBrush(QColor("black")))
+
+
+def _bullets(lines: Sequence[str]) -> str:
+    return "\n".join(f"• {line}" for line in lines)
+
+
+class ResultView(QWidget):
+    """The detail half of the Results page; :meth:`show_result` fills it, :meth:`show_message` empties it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = _label("resultTitle")
+        self.badges = {name: _label(name, wrap=False) for name in
+                       ("statusBadge", "degradedBadge", "unitsBadge", "calibrationBadge", "qcBadge", "revisedBadge")}
+        self.degraded_reasons = _label("degradedReasons")
+        self.blocked_panel = QFrame()
+        self.blocked_panel.setObjectName("blockedPanel")
+        self.blocked_panel.setStyleSheet("#blockedPanel { border: 2px solid #c03030; border-radius: 4px; }")
+        self.blocked_reasons = _label("blockedReasons")
+        self.what_to_do = _label("whatToDo")
+        self.pending = _label("pendingStages")
+        self.previous_note = _label("previousNote")
+        self.plots = ResultPlots()
+        self.metrics = self._build_metrics()
+        self.provenance = QTreeWidget()
+        self.provenance.setObjectName("provenanceTree")
+        self.provenance.setHeaderLabels(["Item", "Value"])
+        self.provenance.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.current: ResultDetail | None = None  # what is shown
+        self._lay_out()
+        self.show_message("Select an attempt to see its result.")
+
+    def _build_metrics(self) -> QTableWidget:
+        table = QTableWidget(0, len(METRIC_COLUMNS))
+        table.setObjectName("metricsTable")
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().hide()
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        table.horizontalHeader().setStretchLastSection(True)
+        return table
+
+    def _lay_out(self) -> None:
+        badges = QHBoxLayout()
+        for badge in self.badges.values():
+            badges.addWidget(badge)
+        badges.addStretch(1)
+        blocked = QVBoxLayout(self.blocked_panel)
+        blocked.addWidget(QLabel("<b>Publication is blocked</b>"))
+        blocked.addWidget(self.blocked_reasons)
+        blocked.addWidget(QLabel("<b>What to do</b>"))
+        blocked.addWidget(self.what_to_do)
+        tabs = QTabWidget()
+        tabs.addTab(self.metrics, "Metrics")
+        tabs.addTab(self.provenance, "Provenance")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.plots)
+        split.addWidget(tabs)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.body = QWidget()  # everything but the title: hidden while no result is shown
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addLayout(badges)
+        for widget in (self.degraded_reasons, self.blocked_panel, self.pending, self.previous_note):
+            body.addWidget(widget)
+        body.addWidget(split, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body, 1)
+        self.placeholder = QWidget()  # keeps the title at the top while the body is hidden
+        layout.addWidget(self.placeholder, 1)
+
+    def show_message(self, text: str) -> None:
+        """No result shown: ``text`` says why (nothing selected, loading, a read failed)."""
+        self.current = None
+        self.title.setText(text)
+        for widget in (*self.badges.values(), self.degraded_reasons, self.blocked_panel, self.pending,
+                       self.previous_note):
+            widget.hide()
+        self.plots.clear()
+        self.metrics.setRowCount(0)
+        self.provenance.clear()
+        self.body.hide()
+        self.placeholder.show()
+
+    def show_result(self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None) -> None:
+        """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside the automatic ones."""
+        self.show_message("")
+        self.placeholder.hide()
+        self.body.show()
+        self.plots.setVisible(bool(detail.tracks))  # a blocked result has nothing to plot: its provenance gets the room
+        s = detail.summary
+        self.title.setText(f"<h3>{s.subject_code} · {s.protocol} · attempt {s.number}</h3>")
+        _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])
+        self._show_reasons(detail)
+        self._show_quality(detail)
+        self.plots.show_tracks(detail.tracks, detail.units)
+        self._show_metrics(detail.metrics, detail.units, revised or {})
+        self._show_provenance(detail)
+        self.current = detail
+
+    def _show_reasons(self, detail: ResultDetail) -> None:
+        status, reasons = detail.summary.status, detail.summary.reasons
+        if status is ResultStatus.DEGRADED:
+            _set_badge(self.badges["degradedBadge"], "DEGRADED", AMBER, "Published with limitations: see why below")
+            self.degraded_reasons.setText("Degraded because:\n" + _bullets(reasons))
+            self.degraded_reasons.show()
+        if status is ResultStatus.BLOCKED:
+            self.blocked_reasons.setText(_bullets(reasons))
+            self.what_to_do.setText(_bullets(detail.advice))
+            self.blocked_panel.show()
+        if status is ResultStatus.PENDING:
+            words = [f"{st.stage_id}: {WORDS.get(JobState(st.state), st.state)}" for st in detail.stages]
+            self.pending.setText("Analysis in progress: " + (" · ".join(words) or "no stages requested"))
+            self.pending.show()
+        if detail.previous and detail.document is not None:
+            self.previous_note.setText("A reprocess is running; the plots and metrics below are the previous result.")
+            self.previous_note.show()
+
+    def _show_quality(self, detail: ResultDetail) -> None:
+        doc = detail.document
+        if doc is None:
+            return
+        if detail.units is not None:
+            length, time = detail.units
+            metric = (length, time) == ("mm", "s")
+            _set_badge(self.badges["unitsBadge"], f"{length} · {time}", GREEN if metric else AMBER,
+                       "calibrated: millimetres on the measurement plane, seconds" if metric
+                       else "no valid calibration: pixels and frame numbers")
+        calibration = (doc.get("provenance") or {}).get("calibration_id")
+        _set_badge(self.badges["calibrationBadge"], f"Calibration {calibration[:8]}" if calibration
+                   else "No calibration", GREEN if calibration else AMBER, calibration or "")
+        qc = doc.get("qc") or {}
+        if qc.get("decoded_frames") is not None:
+            decoded, expected, gaps = qc["decoded_frames"], qc.get("expected_frames"), qc.get("gaps") or 0
+            sound = (expected in (None, decoded)) and gaps == 0
+            frames = f"{decoded} of {expected}" if expected is not None else f"{decoded}"
+            _set_badge(self.badges["qcBadge"], f"{frames} frames · {gaps} gaps", GREEN if sound else AMBER,
+                       _bullets(qc.get("problems") or ["the recording decoded completely, with no timestamp gaps"]))
+
+    def _show_metrics(self, metrics: Sequence[Mapping[str, Any]], units: tuple[str, str] | None,
+                      revised: Mapping[str, RevisedValue]) -> None:
+        length, time = units or ("", "")
+        unit = {"length": length, "time": time, "speed": f"{length}/{'frame' if time == 'frames' else time}"}
+        self.metrics.setHorizontalHeaderLabels(
+            [f"{caption} ({unit[kind]})" if kind and units else caption for _, caption, kind in METRIC_COLUMNS])
+        self.metrics.setRowCount(len(metrics))
+        for row, metric in enumerate(metrics):
+            for column, (key, _, _) in enumerate(METRIC_COLUMNS):
+                item = QTableWidgetItem(format_value(metric.get(key)))
+                if key != "reason":
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                change = revised.get(f"track:{metric.get('track_id')}.{key}")
+                if change is not None:
+                    _show_revised(item, change)
+                self.metrics.setItem(row, column, item)
+        if revised:
+            count = f"{len(revised)} value" + ("s" if len(revised) != 1 else "")
+            _set_badge(self.badges["revisedBadge"], f"REVISED: {count}", AMBER,
+                       "A reviewer changed these values on the Review page; the automatic values are kept and "
+                       "shown beside them.")
+
+    def _show_provenance(self, detail: ResultDetail) -> None:
+        if detail.document is None:
+            self._branch("Result", [("document", "not written yet: the analysis has not finished")])
+            return
+        prov = detail.document.get("provenance") or {}
+        release = prov.get("release")
+        self._branch("Result", [("result id", detail.summary.result_id), ("digest (SHA-256)", detail.digest),
+                                ("stored", f"{detail.created_at:%Y-%m-%d %H:%M:%S %Z}" if detail.created_at else None),
+                                ("attempt", detail.summary.attempt_id)])
+        self._branch("Inputs", [("capture manifest", d) for d in prov.get("inputs", [])])
+        self._branch("Calibration", [("calibration id", prov.get("calibration_id") or "none: results in pixels")])
+        self._branch("Release", [("version", release["version"]), ("release id", release["release_id"]),
+                                 ("manifest digest", release["digest"])] if release
+                     else [("release", "none active: the built-in stages ran")])
+        jobs = self._branch("Jobs", [])
+        for job in prov.get("jobs", []):
+            item = QTreeWidgetItem(jobs, [job["stage_id"], job["state"]])
+            for key in ("job_id", "idempotency_key", "output_digest", "error_code"):
+                QTreeWidgetItem(item, [key.replace("_", " "), job.get(key) or "—"])
+        self.provenance.expandAll()
+
+    def _branch(self, title: str, rows: Sequence[tuple[str, str | None]]) -> QTreeWidgetItem:
+        top = QTreeWidgetItem(self.provenance, [title, ""])
+        for key, value in rows:
+            QTreeWidgetItem(top, [key, value or "—"])
+        return top

@@ -1,0 +1,1 @@
+"""The Devices screen: every connected device with its verification verdict and the reason for it."""

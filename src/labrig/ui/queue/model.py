@@ -1,0 +1,103 @@
+"""The Queue screen's table: jobs newest first, running ones with the executor's live progress.
+
+Threading contract: GUI thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from labrig.jobs import JobView
+from labrig.ui.shell.progress import Progress
+from labrig.ui.shell.queue_monitor import RUNNING_STATES
+
+COLUMNS = ("Job", "Stage", "State", "Progress", "Attempts", "Error")
+JOB_COLUMN, PROGRESS_COLUMN, ERROR_COLUMN = (COLUMNS.index(c) for c in ("Job", "Progress", "Error"))
+ID_PREFIX = 8
+Index = QModelIndex | QPersistentModelIndex
+
+
+class JobTableModel(QAbstractTableModel):
+    """Jobs newest first, one row each; running jobs show the executor's live progress."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._jobs: list[JobView] = []
+        self._rows: dict[str, int] = {}
+        self._live: dict[str, Progress] = {}  # newer than the stored progress, which is saved only at renewals
+
+    def set_jobs(self, jobs: Sequence[JobView]) -> None:
+        """``jobs`` newest first, as :meth:`JobQueue.jobs` gives them with ``newest_first``."""
+        self.beginResetModel()
+        self._jobs = list(jobs)
+        self._rows = {job.id: row for row, job in enumerate(self._jobs)}
+        self._live = {
+            i: p for i, p in self._live.items() if i in self._rows and self._jobs[self._rows[i]].state in RUNNING_STATES
+        }
+        self.endResetModel()
+
+    def set_progress(self, job_id: str, fraction: float, message: str) -> None:
+        self._live[job_id] = Progress(fraction, message)
+        row = self._rows.get(job_id)
+        if row is not None:
+            cell = self.index(row, PROGRESS_COLUMN)
+            self.dataChanged.emit(cell, cell)
+
+    def job_at(self, row: int) -> JobView | None:
+        return self._jobs[row] if 0 <= row < len(self._jobs) else None
+
+    def row_of(self, job_id: str) -> int | None:
+        return self._rows.get(job_id)
+
+    def progress_of(self, job: JobView) -> Progress:
+        return self._live.get(job.id) or Progress(job.progress, job.progress_message)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._jobs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        job = self.job_at(index.row()) if index.isValid() else None
+        if job is None:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(job, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(job, index.column())
+        if role == Qt.ItemDataRole.UserRole and index.column() == PROGRESS_COLUMN:
+            return self.progress_of(job).fraction
+        return None
+
+    def _display(self, job: JobView, column: int) -> str:
+        if column == PROGRESS_COLUMN:
+            return f"{self.progress_of(job).fraction:.0%}"
+        state = job.state.value + (
+            " (cancel requested)" if job.cancel_requested and job.state in RUNNING_STATES else ""
+        )
+        return (
+            job.id[:ID_PREFIX],
+            job.stage_id,
+            state,
+            "",
+            f"{job.attempts}/{job.max_attempts}",
+            job.error_code or "",
+        )[column]
+
+    def _tooltip(self, job: JobView, column: int) -> str:
+        if column == PROGRESS_COLUMN:
+            return self.progress_of(job).message
+        if column == ERROR_COLUMN and job.error_code:
+            return f"{job.error_code}: {job.error_message or ''}"
+        if column == JOB_COLUMN:
+            return job.id + (f"\nsupersedes {job.supersedes_job_id}" if job.supersedes_job_id else "")
+        return ""

@@ -1,0 +1,1 @@
+"""The Releases screen: register, health-check, activate and roll back analysis releases."""

@@ -1,0 +1,236 @@
+"""The Releases page: analysis releases with their health, and the admin's register, check, activate, roll back.
+
+Threading contract: GUI thread only. Every service call (listing, registering,
+the health check, which runs the whole pipeline on reference data, activating,
+rolling back) runs on a pool thread through
+:class:`~labrig.ui.shell.background.BackgroundCalls`; the page re-reads the list when
+a call ends and when the bridge reports a deployment event. Role checks are the
+service's: a refusal is shown in its own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from labrig.domain.events import EventName
+from labrig.events import EventRecord
+from labrig.releases import HealthReport, ReleaseService, ReleaseView
+from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.bridge import EventBridge
+
+COLUMNS = ("Version", "Status", "Health", "Digest", "Activated", "Note")
+INTRO = ("A release is the analysis pipeline of a Labrig build: its stages, their versions and parameters. Its "
+         "digest enters every analysis job's key, so results always say which release made them. A release must "
+         "pass its health check (the pipeline on reference recordings with known truth) before it can be "
+         "activated. Activating and rolling back need the admin role and are kept in the audit trail.")
+
+
+def health_text(release: ReleaseView) -> str:
+    if release.health is None:
+        return "not checked"
+    return "passed" if release.health.get("passed") else "FAILED"
+
+
+class ReleasesPage(QWidget):
+    """The release table, a reason field, and one button per action on the selected release."""
+
+    def __init__(self, releases: ReleaseService, bridge: EventBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._releases = releases
+        self._calls = BackgroundCalls(1, self)
+        self._rows: list[ReleaseView] = []
+        self._stale = True
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Releases</h2>"))
+        intro = QLabel(INTRO)
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("releaseTable")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.itemSelectionChanged.connect(lambda: self._sync_buttons())
+        layout.addWidget(self.table, 1)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("reason")
+        self.reason.setPlaceholderText("Reason (required to roll back; kept in the audit trail)")
+        self.reason.textChanged.connect(lambda _text: self._sync_buttons())
+        layout.addWidget(self.reason)
+        buttons = QHBoxLayout()
+        self.register_button = self._button("registerButton", "Register this build's pipeline", self._register)
+        self.check_button = self._button("checkButton", "Run health check", self._check)
+        self.activate_button = self._button("activateButton", "Activate", self._activate)
+        self.rollback_button = self._button("rollbackButton", "Roll back the active release", self._rollback)
+        for button in (self.register_button, self.check_button, self.activate_button, self.rollback_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.message = QLabel("")
+        self.message.setObjectName("message")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        self.report = QLabel("")
+        self.report.setObjectName("healthReport")
+        self.report.setWordWrap(True)
+        layout.addWidget(self.report)
+        bridge.eventRecorded.connect(self._on_bridge_event_recorded)
+        self._sync_buttons()
+
+    @staticmethod
+    def _button(name: str, text: str, slot: Callable[[], None]) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.clicked.connect(slot)
+        return button
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._calls.busy
+
+    @property
+    def releases(self) -> list[ReleaseView]:
+        return list(self._rows)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
+    def refresh(self) -> None:
+        self._stale = False
+        self._run("Reading the releases…", self._releases.list, self._show_list)
+
+    def _show_list(self, releases: list[ReleaseView]) -> None:
+        selected = self.selected()
+        self._rows = list(reversed(releases))  # newest first
+        self.table.setRowCount(len(self._rows))
+        for row, release in enumerate(self._rows):
+            cells = (release.version, release.status, health_text(release), release.digest[:12] + "…",
+                     (release.activated_at or "")[:19].replace("T", " "), release.note or "")
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(release.digest if column == 3 else text)
+                self.table.setItem(row, column, item)
+        if selected is not None:
+            self.select(selected.id)
+        self._sync_buttons()
+
+    def selected(self) -> ReleaseView | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self._rows[rows[0].row()] if rows and rows[0].row() < len(self._rows) else None
+
+    def select(self, release_id: str) -> bool:
+        for row, release in enumerate(self._rows):
+            if release.id == release_id:
+                self.table.selectRow(row)
+                return True
+        return False
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        self._run("Registering this build's pipeline…", self._releases.register, self._registered)
+
+    def _registered(self, release: ReleaseView) -> None:
+        self.message.setText(f"Release {release.version} registered ({release.digest[:12]}…, {release.status}). "
+                             "Run its health check before activating it.")
+        self._after_change(release.id)
+
+    def _check(self) -> None:
+        release = self.selected()
+        if release is not None:
+            self._run(f"Checking release {release.version} on reference recordings (about a minute)…",
+                      lambda: self._releases.check(release.id), lambda report: self._checked(release, report))
+
+    def _checked(self, release: ReleaseView, report: HealthReport) -> None:
+        self.message.setText(f"Health check of {release.version} {'passed' if report.passed else 'FAILED'}: "
+                             f"{report.detail}")
+        self.report.setText("\n".join(f"{'OK' if c.ok else 'FAIL'}  {c.name}: {c.measured:.3f} "
+                                      f"(expected {c.expected:.3f} {c.tolerance})" for c in report.checks))
+        self._after_change(release.id)
+
+    def _activate(self) -> None:
+        release = self.selected()
+        if release is not None:
+            reason = self.reason.text().strip() or None
+            self._run(f"Activating {release.version}…", lambda: self._releases.activate(release.id, reason),
+                      self._activated)
+
+    def _activated(self, release: ReleaseView) -> None:
+        self.message.setText(f"Release {release.version} is active: new analysis jobs carry its digest "
+                             f"{release.digest[:12]}…. Results made before keep theirs; reprocess to use it.")
+        self.reason.clear()
+        self._after_change(release.id)
+
+    def _rollback(self) -> None:
+        reason = self.reason.text().strip()
+        self._run("Rolling back…", lambda: self._releases.rollback(reason), self._rolled_back)
+
+    def _rolled_back(self, restored: ReleaseView | None) -> None:
+        self.message.setText(f"Rolled back; release {restored.version} is active again." if restored is not None
+                             else "Rolled back; no release is active now (jobs carry no release digest).")
+        self.reason.clear()
+        self._after_change(restored.id if restored is not None else None)
+
+    def _after_change(self, select_id: str | None) -> None:
+        def show(releases: list[ReleaseView]) -> None:
+            self._show_list(releases)
+            if select_id is not None:
+                self.select(select_id)
+
+        self._calls.submit(self._releases.list, show, self._failed)
+
+    def _run(self, doing: str, call: Callable[[], Any], done: Callable[[Any], None]) -> None:
+        if self._calls.busy:
+            return
+        self.message.setText(doing)
+        self._sync_buttons(busy=True)
+        self._calls.submit(call, lambda value: (done(value), self._sync_buttons()), self._failed)
+
+    def _failed(self, error: Exception) -> None:
+        self.message.setText(f"Not done: {say_error(error)}")
+        self._sync_buttons()
+
+    def _sync_buttons(self, busy: bool = False) -> None:
+        busy = busy or self._calls.busy
+        release = self.selected()
+        any_active = any(r.status == "active" for r in self._rows)
+        self.register_button.setEnabled(not busy)
+        self.check_button.setEnabled(not busy and release is not None)
+        self.activate_button.setEnabled(not busy and release is not None and release.status != "active"
+                                        and health_text(release) == "passed")
+        self.rollback_button.setEnabled(not busy and any_active and bool(self.reason.text().strip()))
+
+    @Slot(object)
+    def _on_bridge_event_recorded(self, event: EventRecord) -> None:
+        if event.name in (EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK):
+            if self.isVisible():
+                self._after_change(None)
+            else:
+                self._stale = True
+
+    def shut_down(self, timeout_ms: int) -> None:
+        self._calls.wait(timeout_ms)

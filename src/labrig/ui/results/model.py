@@ -1,0 +1,46 @@
+"""The Results list: one row per attempt, newest first, with its result status in words and colour.
+
+Threading contract: GUI thread only; rows come from
+:func:`~labrig.results.views.list_attempts`, read on a pool thread by the page.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+
+from labrig.results import AttemptSummary, ResultStatus
+from labrig.ui.common.rows_model import RowsTableModel
+
+COLUMNS = ("Subject", "Attempt", "Result", "Protocol", "Recorded")
+STATUS_COLUMN = COLUMNS.index("Result")
+STATUS_WORDS = {
+    ResultStatus.PUBLISHED: "Published",
+    ResultStatus.DEGRADED: "Published, degraded",
+    ResultStatus.BLOCKED: "Blocked",
+    ResultStatus.PENDING: "Pending",
+}
+# Light fills that keep black text readable in both the default and a dark palette's table.
+STATUS_COLOURS = {
+    ResultStatus.PUBLISHED: QColor("#c8ecc8"),
+    ResultStatus.DEGRADED: QColor("#ffe2a8"),
+    ResultStatus.BLOCKED: QColor("#f6c0c0"),
+    ResultStatus.PENDING: QColor("#e2e2e2"),
+}
+
+
+class AttemptResultsModel(RowsTableModel[AttemptSummary]):
+    columns = COLUMNS
+    status_column = STATUS_COLUMN
+
+    def key(self, row: AttemptSummary) -> str:
+        return row.attempt_id
+
+    def cells(self, row: AttemptSummary) -> tuple[str, ...]:
+        return (row.subject_code, str(row.number), STATUS_WORDS[row.status], row.protocol,
+                f"{row.created_at.astimezone():%Y-%m-%d %H:%M}")
+
+    def status_colour(self, row: AttemptSummary) -> QColor:
+        return STATUS_COLOURS[row.status]
+
+    def tooltip(self, row: AttemptSummary) -> str:
+        return "\n".join((f"attempt {row.attempt_id}", *row.reasons))

@@ -1,0 +1,270 @@
+"""The Review page: a reviewer picks a published result, sees the automatic and revised values, and revises one.
+
+Threading contract: GUI thread only. Reads (the list, the shown result, the signed-in user's role) and saving a
+revision run on pool threads through :class:`~labrig.ui.shell.background.BackgroundCalls`; the page never polls. It reads
+the list when first shown and whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports ``result.published`` or
+``review.revised`` (a hidden page notes it is stale and reads when next shown); the shown result is read again when
+its number of revisions changes. The revision service is the authority: the page disables the form when the access
+service says the user may not revise, but any refusal the service returns on saving is shown in its words.
+
+A revision is made on the state the reviewer was looking at: the base sent with it is the latest revision shown
+when they started typing. A colleague's revision arriving meanwhile updates the table but not that base, so saving
+is refused (``LABRIG_REVISION_CONFLICT``) instead of silently overriding it; the next save is made on the new state.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from labrig.domain.events import EventName
+from labrig.domain.revisions import FieldRef
+from labrig.domain.roles import RoleRequiredError
+from labrig.events import EventRecord
+from labrig.review import (
+    ReviewedResult,
+    ReviewedResults,
+    ReviewerState,
+    ReviewListRow,
+    RevisionConflictError,
+    RevisionView,
+    head_of,
+    revised_values,
+)
+from labrig.ui.common.list_detail import ListDetailPage, rows_word
+from labrig.ui.common.result_view import format_value
+from labrig.ui.review.model import ReviewListModel
+from labrig.ui.review.widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
+from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.latest import Latest
+
+LIST_WIDTH = 380  # px: subject, attempt, time, revisions fit without scrolling
+INTRO = ("A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
+         "which never changes: both stay visible here and on the Results page, with who changed what, when and why.")
+REFRESHING = frozenset({EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED})
+CONFLICT = ("Not saved ({code}): someone revised this result while you were editing, and your change was made on "
+            "what you saw before. The table now shows the newer values; check them, then press Save revision "
+            "again if your change still stands.")
+ARRIVED = ("Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now is refused "
+           "so that you see it first; press Save revision again after that.")
+
+
+def _label(name: str, text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
+    """Published results on the left; the selected one's values, history and edit form on the right."""
+
+    nothing_selected_text = "Select a published result to review it."
+    reading_text = "Reading the result…"
+    unlisted_text = "The selected result is no longer listed."
+    list_noun, detail_noun = "results", "result"
+
+    def __init__(self, results: ReviewedResults, bridge: EventBridge, parent: QWidget | None = None) -> None:
+        super().__init__(bridge, ReviewListModel(), "reviewResults", "reviewListStatus", parent)
+        self._results = results
+        self._saves = BackgroundCalls(threads=1, parent=self)  # never queued behind a read
+        self._user_reads = Latest(self._reads)
+        self.shown: ReviewedResult | None = None  # the result on screen
+        self._base: str | None = None  # what the next revision is made on (see the module docstring)
+        self.reviewer: ReviewerState | None = None
+        self.list_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.user = _label("reviewUser", "Reading who is signed in…")
+        self.heading = ResultHeading()
+        self.values = ValuesTable()
+        self.history = HistoryTable()
+        self.form = ReviseForm()
+        self._lay_out()
+        self.show_placeholder(self.nothing_selected_text)
+        self.values.itemSelectionChanged.connect(self._on_values_item_selection_changed)
+        self.form.track_box.currentIndexChanged.connect(self._on_form_field_changed)
+        self.form.metric_box.currentIndexChanged.connect(self._on_form_field_changed)
+        self.form.button.clicked.connect(self._on_form_button_clicked)
+
+    def _lay_out(self) -> None:
+        lower = QWidget()
+        row = QHBoxLayout(lower)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.form, 2)
+        history = QVBoxLayout()
+        history.addWidget(QLabel("<b>History of revisions</b>"))
+        history.addWidget(self.history, 1)
+        row.addLayout(history, 3)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.values)
+        split.addWidget(lower)
+        split.setStretchFactor(0, 3)  # the values get the room; the form and history need less
+        split.setStretchFactor(1, 2)
+        self.detail = QWidget()
+        detail = QVBoxLayout(self.detail)
+        detail.setContentsMargins(0, 0, 0, 0)
+        detail.addWidget(self.heading)
+        detail.addWidget(split, 1)
+        sides = QSplitter(Qt.Orientation.Horizontal)
+        sides.addWidget(self.list_column())
+        sides.addWidget(self.detail)
+        sides.setStretchFactor(1, 3)
+        sides.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("<h2>Review</h2>"))
+        layout.addWidget(_label("reviewIntro", INTRO))
+        layout.addWidget(self.user)
+        layout.addWidget(sides, 1)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """A read or a save is running or queued."""
+        return self._reads.busy or self._saves.busy
+
+    def refresh(self) -> None:
+        """Read the list of published results and who is signed in again (off the GUI thread)."""
+        super().refresh()
+        self._read_reviewer()
+
+    def refresh_list(self) -> None:
+        """Read the list again, but not who is signed in."""
+        super().refresh()
+
+    def shut_down(self, timeout_ms: int) -> None:
+        """Wait for a save and for reads, so none outlives the store."""
+        self._saves.wait(timeout_ms)
+        super().shut_down(timeout_ms)
+
+    def read_list(self) -> list[ReviewListRow]:
+        return self._results.published()
+
+    def read_detail(self, key: str) -> ReviewedResult:
+        return self._results.show(key)
+
+    def detail_key(self, detail: ReviewedResult) -> str:
+        return detail.result_id
+
+    def describe_list(self, rows: list[ReviewListRow]) -> str:
+        return (f"{rows_word(len(rows), 'published result')}, newest first." if rows
+                else "No published results yet: results appear here once analysed.")
+
+    def refreshes(self, event: EventRecord) -> bool:
+        return event.name in REFRESHING
+
+    def on_shown_fresh(self) -> None:
+        self._read_reviewer()  # roles may have changed elsewhere (the CLI) since the page was last shown
+
+    def on_selection_changed(self, key: str | None) -> None:
+        self.form.clear_draft()  # a draft belongs to the result it was typed for
+        self.form.status.clear()
+
+    def _read_reviewer(self) -> None:
+        self._user_reads.request(self._results.reviewer, self._on_reviewer_read,
+                                 lambda error: self.user.setText(f"Could not read your role: {say_error(error)}"))
+
+    def _on_reviewer_read(self, state: ReviewerState) -> None:
+        self.reviewer = state
+        self.user.setText(state.describe())
+        self.form.set_refusal(state.refusal)
+
+    def show_detail(self, detail: ReviewedResult) -> None:
+        same = self.shown is not None and self.shown.result_id == detail.result_id
+        head = head_of(detail)
+        if not same or self._base is None or not self.form.dirty:
+            self._base = head
+        elif head != self._base and detail.revisions:
+            latest = detail.revisions[-1]
+            self.form.status.setText(ARRIVED.format(number=latest.number, reviewer=latest.reviewer))
+        self._show_result(detail)
+
+    # -- showing -------------------------------------------------------------------------------
+
+    def show_placeholder(self, text: str) -> None:
+        self.shown, self._base = None, None
+        self.heading.show_text(text)
+        self.values.setRowCount(0)
+        self.history.setRowCount(0)
+        self.form.set_choices([], None)
+        self.form.show_current(None)
+
+    def _show_result(self, reviewed: ReviewedResult) -> None:
+        self.shown = reviewed
+        self.heading.show_result(reviewed, self.model.find(reviewed.result_id))
+        revised = revised_values(reviewed.fields, reviewed.revisions)
+        self.values.show_values(reviewed.fields, revised, reviewed.units)
+        self.history.show_history(reviewed.revisions, reviewed.units)
+        tracks = list(dict.fromkeys(FieldRef.parse(f.field).track_id for f in reviewed.fields))
+        self.form.set_choices(tracks, reviewed.units)
+        self._on_form_field_changed()
+
+    @Slot()
+    def _on_form_field_changed(self) -> None:
+        field = self.form.field()
+        self.form.show_current(next((f for f in self.shown.fields if f.field == field), None) if self.shown
+                               else None)
+
+    @Slot()
+    def _on_values_item_selection_changed(self) -> None:
+        field = self.values.selected_field()
+        if field is not None:
+            self.form.choose(field)
+
+    # -- saving --------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_form_button_clicked(self) -> None:
+        field, shown = self.form.field(), self.shown
+        if field is None or shown is None or self._saves.busy:
+            return
+        value, reason = self.form.value.text().strip(), self.form.reason.text().strip()
+        if not value:
+            self._refuse_locally(self.form.value, "type the new value, in the result's units.")
+            return
+        if not reason:  # the service refuses it too; saying it here spares a round trip and names the field
+            self._refuse_locally(self.form.reason, "a revision needs a reason: say why the automatic value is "
+                                                   "wrong. It is kept with the revision and in the audit trail.")
+            return
+        base = self._base or head_of(shown)
+        self.form.set_saving(True)
+        self.form.status.setText(f"Saving the revision of {field_words(field, shown.units)}…")
+        work = partial(self._results.revise, shown.result_id, {field: value}, reason, base)
+        self._saves.submit(work, self._on_revision_saved, self._on_revision_refused)
+
+    def _refuse_locally(self, where: QWidget, why: str) -> None:
+        self.form.status.setText(f"Not saved: {why}")
+        where.setFocus()
+
+    def _on_revision_saved(self, revision: RevisionView) -> None:
+        self.form.set_saving(False)
+        self.form.clear_draft()
+        same = self.shown is not None and self.shown.result_id == revision.result_id
+        if same:  # else the reviewer moved on to another result while this one was saved
+            self._base = revision.id
+        units = self.shown.units if self.shown is not None and same else None
+        changed = "; ".join(f"{field_words(c.field, units)} {format_value(c.old)} → {format_value(c.new)}"
+                            for c in revision.changes)
+        self.form.status.setText(f"Revision {revision.number} saved: {changed}. The automatic value is kept.")
+        self._reread(revision.result_id)
+
+    def _on_revision_refused(self, error: Exception) -> None:
+        self.form.set_saving(False)
+        if isinstance(error, RevisionConflictError):
+            self.form.status.setText(CONFLICT.format(code=error.code))
+            self._base = None  # the next save is made on the state read now
+        else:
+            self.form.status.setText(f"Not saved: {say_error(error)}")
+        if isinstance(error, RoleRequiredError):
+            self._read_reviewer()
+        if self.shown is not None:
+            self._reread(self.shown.result_id)
+
+    def _reread(self, result_id: str) -> None:
+        """After a save or a refusal: the shown result and the list, without waiting for the bridge."""
+        if result_id == self.selected_key():
+            self.request_detail(result_id)
+        self.refresh_list()

@@ -1,0 +1,33 @@
+"""The screens of the main window, declared as data: one :class:`~labrig.ui.shell.pages.PageSpec` each.
+
+Each factory receives the window's :class:`~labrig.ui.shell.pages.PageContext` and hands its page only the
+services it uses. Adding a screen: a folder under ``labrig/ui/`` with its page, and one entry here.
+"""
+
+from __future__ import annotations
+
+from labrig.ui.calibration.page import CalibrationPage
+from labrig.ui.capture.page import CapturePage
+from labrig.ui.devices.page import DevicesPage
+from labrig.ui.queue.page import QueuePage
+from labrig.ui.releases.page import ReleasesPage
+from labrig.ui.results.page import ResultsPage
+from labrig.ui.review.page import ReviewPage
+from labrig.ui.settings.page import SettingsPage
+from labrig.ui.shell.pages import PageSpec
+from labrig.ui.storage.page import StoragePage
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("capture", "Capture", lambda context: CapturePage(context.services.capture, context.services.queue,
+                                                              context.monitor, context.devices)),
+    PageSpec("calibration", "Calibration", lambda context: CalibrationPage(context.services.calibration, context.bridge)),
+    PageSpec("results", "Results", lambda context: ResultsPage(context.services.governance.reviewed, context.services.export,
+                                                              context.bridge)),
+    PageSpec("review", "Review",
+             lambda context: ReviewPage(context.services.governance.reviewed, context.bridge)),
+    PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
+    PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
+    PageSpec("storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)),
+    PageSpec("releases", "Releases", lambda context: ReleasesPage(context.services.releases, context.bridge)),
+    PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
+)

@@ -1,0 +1,1 @@
+"""The Settings screen: where the data lives and what schema it has."""

@@ -1,0 +1,103 @@
+"""The queue as the window sees it: one snapshot of the jobs, refreshed on events, for every page.
+
+Threading contract: GUI thread only. Nothing here polls: the snapshot is read
+again when the bridge reports an event, when the executor starts or ends a job,
+or when an operator acts; live progress comes from the executor's signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from labrig.domain.jobs import JobState
+from labrig.events import EventRecord
+from labrig.jobs import JobQueue, JobView
+from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.qt_executor import JobSignals
+
+S = JobState
+RUNNING_STATES = frozenset({S.LEASED, S.RUNNING, S.CHECKPOINTED})
+# a job's state in the words the Capture and Results screens use
+WORDS = {
+    S.CREATED: "created", S.INPUTS_PENDING: "waiting for the previous stage", S.READY: "queued",
+    S.SUCCEEDED: "done", S.SUCCEEDED_DEGRADED: "done (degraded)", S.RETRY_WAITING: "will retry",
+    S.BLOCKED_BY_QUALITY: "blocked by a quality check", S.PERMANENT_FAILURE: "failed", S.CANCELLED: "cancelled",
+}
+JOBS_SHOWN = 500  # the newest; older jobs stay available through `labrig jobs`
+
+
+def queue_summary(counts: Mapping[JobState, int]) -> str:
+    """The status bar's one line: jobs waiting for a worker, held by one, and failed for good."""
+    running = sum(counts.get(s, 0) for s in RUNNING_STATES)
+    return f"Queue: {counts.get(S.READY, 0)} ready · {running} running · {counts.get(S.PERMANENT_FAILURE, 0)} failed"
+
+
+class QueueMonitor(QObject):
+    """The newest snapshot of the queue (``jobs``, ``counts``), re-read when something changed it.
+
+    A burst of reasons within one turn of the event loop (a hundred jobs enqueued
+    at once) costs one read, not a hundred.
+    """
+
+    #: ``jobs`` and ``counts`` were re-read.
+    snapshotChanged = Signal()
+    #: The executor's :attr:`~labrig.ui.shell.qt_executor.JobSignals.jobProgressed`, forwarded.
+    jobProgressed = Signal(str, float, str)
+
+    def __init__(self, queue: JobQueue, bridge: EventBridge, jobs: JobSignals, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._queue = queue
+        self.jobs: list[JobView] = []
+        self.counts: dict[JobState, int] = {}
+        self._states: dict[str, JobState] = {}
+        # zero-delay single shot: coalesces a burst of requests into one read (not a poll)
+        self._coalesce = QTimer(self)
+        self._coalesce.setSingleShot(True)
+        self._coalesce.setInterval(0)
+        self._coalesce.timeout.connect(self.refresh_now)
+        bridge.eventRecorded.connect(self._on_bridge_event_recorded)
+        jobs.jobStarted.connect(self._on_executor_job_started)
+        jobs.jobFinished.connect(self._on_executor_job_finished)
+        jobs.jobFailed.connect(self._on_executor_job_failed)
+        jobs.jobProgressed.connect(self._on_executor_job_progressed)
+        self.refresh_now()
+
+    def refresh(self) -> None:
+        """Re-read the snapshot on the next turn of the event loop."""
+        if not self._coalesce.isActive():
+            self._coalesce.start()
+
+    @Slot()
+    def refresh_now(self) -> None:
+        """Re-read the snapshot at once (after an operator's action, so it shows its effect)."""
+        self._coalesce.stop()
+        self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
+        self.counts = self._queue.counts()
+        self._states = {job.id: job.state for job in self.jobs}
+        self.snapshotChanged.emit()
+
+    @Slot(object)
+    def _on_bridge_event_recorded(self, _event: EventRecord) -> None:
+        self.refresh()
+
+    @Slot(str)
+    def _on_executor_job_started(self, _job_id: str) -> None:
+        self.refresh()  # Ready → Leased → Running records no event
+
+    @Slot(str, float, str)
+    def _on_executor_job_progressed(self, job_id: str, fraction: float, message: str) -> None:
+        # The worker moves Leased → Running just after jobStarted, recording no event: the first
+        # progress shows the stage runs, so read once more if the snapshot still says otherwise.
+        if self._states.get(job_id) not in (S.RUNNING, S.CHECKPOINTED):
+            self.refresh()
+        self.jobProgressed.emit(job_id, fraction, message)
+
+    @Slot(object)
+    def _on_executor_job_finished(self, _view: JobView) -> None:
+        self.refresh()
+
+    @Slot(str, str, str)
+    def _on_executor_job_failed(self, _job_id: str, _code: str, _message: str) -> None:
+        self.refresh()

@@ -1,0 +1,1 @@
+"""The Storage screen: free space, the pressure level and how long each recording mode still fits."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from labrig.ui.shell.progress import Progress, ProgressCell, ProgressThrottle
+from labrig.tasks import Progress, ProgressCell, ProgressThrottle
 
 
 class _Clock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,31 @@ def test_a_blocked_result_cannot_be_exported(qtbot: QtBot, services: Services, p
     _open(qtbot, page, attempt_id)
     assert _status(page, attempt_id) is ResultStatus.BLOCKED
     assert not page.export_button.isEnabled()
+
+
+def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
+        qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path) -> None:
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id))
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+    qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+
+    done = tmp_path / "exports"
+    page.export_to(str(done))
+    assert page.export_progress.isVisible() and page.export_progress.task is not None
+    shown: list[float] = []
+    page.export_progress.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
+    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
+    assert shown and shown == sorted(shown) and shown[-1] == 1.0 and not page.export_progress.isVisible()
+
+    cancelled = tmp_path / "cancelled"
+    release = threading.Event()
+    page._exporting.submit(release.wait, lambda _: None, lambda _: None)  # the export thread is busy
+    page.export_to(str(cancelled))
+    qtbot.mouseClick(page.export_progress.cancel_button, Qt.MouseButton.LeftButton)
+    release.set()
+    qtbot.waitUntil(lambda: page.export_message.text().startswith("Not exported:"), timeout=WAIT_MS)
+    assert "cancelled at your request" in page.export_message.text()
+    assert not page.export_progress.isVisible() and page.export_button.isEnabled()
+    assert not cancelled.exists() or list(cancelled.iterdir()) == []

@@ -32,6 +32,7 @@ from labrig.capture import Mode, load_capture
 from labrig.errors import LabrigError, UsageError
 from labrig.store import Store
 from labrig.store.models import Capture, CaptureSession
+from labrig.tasks import UNTRACKED, Share, Task
 
 CAPTURE_LIMIT = 200  # newest committed captures offered
 USABLE = ("committed", "salvaged")
@@ -80,11 +81,12 @@ def committed_captures(store: Store, limit: int = CAPTURE_LIMIT) -> list[Capture
 
 def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice, plane: CaptureChoice | None = None,
                            every: int = 10, thresholds: CalibrationThresholds | None = None,
-                           now: datetime | None = None) -> CalibrationOutcome:
+                           now: datetime | None = None, task: Task = UNTRACKED) -> CalibrationOutcome:
     """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and mode.
 
     ``plane``: a recording of the board lying on the measurement plane, by the same device in the same mode; when
-    the result validates, its first view with the board gives the scale (mm).
+    the result validates, its first view with the board gives the scale (mm). Progress goes to ``task``; a cancel
+    stops it before anything is stored.
     """
     board = parse_board(board_spec)
     if plane is not None and (plane.device_id, plane.mode) != (capture.device_id, capture.mode):
@@ -96,16 +98,20 @@ def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice
         raise UsageError("use every frame (1) or a larger step")
     media = load_capture(store, capture.manifest_sha256)
     source = CaptureSource(capture.capture_id, capture.manifest_sha256, every)
-    result = calibrate_views(load_views(list(media.segments), every), board, thresholds, source)
+    solving = Share(task, 0.0, 0.9 if plane is not None else 1.0)
+    result = calibrate_views(load_views(list(media.segments), every), board, thresholds, source, solving,
+                             expected=-(-capture.frames // every))
     homography = None
     if plane is not None and result.valid:
         plane_media = load_capture(store, plane.manifest_sha256)
         try:
-            detections, _, _ = detect_views(load_views(list(plane_media.segments), every), board)
+            detections, _, _ = detect_views(load_views(list(plane_media.segments), every), board,
+                                            Share(task, 0.9, 1.0), -(-plane.frames // every))
         except BoardNotFoundError:
             raise BoardNotFoundError(f"the {board.describe()} was not found in the plane recording: lay it flat "
                                      "on the measurement plane, fully in view, and record it again") from None
         homography = plane_homography(result, detections[0], board)
+    task.check_cancelled()  # the last point before the store changes
     stored = save_calibration(store, result, capture.device_id, capture.mode, homography, now)
     return CalibrationOutcome(stored, result, homography is not None)
 

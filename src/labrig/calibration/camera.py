@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from labrig.calibration.boards import Board, Detection, detect
 from labrig.errors import LabrigError, UsageError
+from labrig.tasks import UNTRACKED, Share, Task
 
 __all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "CaptureSource", "Detection", "calibrate",
            "coverage_counts", "detect", "load_views"]
@@ -205,12 +206,17 @@ def load_views(paths: Sequence[Path], every: int = 10) -> Iterator[View]:
         yield from frames_from_video(path, every) if path.suffix.lower() in VIDEO_SUFFIXES else load_images([path])
 
 
-def detect_views(views: Iterable[View], board: Board) -> tuple[list[Detection], list[str], tuple[int, int]]:
-    """Detections, names of views without the board, and the common image size (width, height)."""
+def detect_views(views: Iterable[View], board: Board, task: Task = UNTRACKED,
+                 expected: int | None = None) -> tuple[list[Detection], list[str], tuple[int, int]]:
+    """Detections, names of views without the board, and the common image size (width, height).
+
+    Progress goes to ``task`` per view when ``expected`` (how many views are coming) is known; a cancel of
+    ``task`` stops it between views."""
     detections: list[Detection] = []
     skipped: list[str] = []
     size: tuple[int, int] | None = None
-    for view in views:
+    for number, view in enumerate(views, start=1):
+        task.check_cancelled()
         shape = (view.image.shape[1], view.image.shape[0])
         if size is not None and shape != size:
             raise ImageSizeMismatchError(f"{view.name} is {shape[0]}x{shape[1]} but the views before it are "
@@ -220,6 +226,9 @@ def detect_views(views: Iterable[View], board: Board) -> tuple[list[Detection], 
             skipped.append(view.name)
         else:
             detections.append(found)
+        if expected:
+            task.progress(min(number / expected, 1.0), f"finding the board: view {number} of about {expected}, "
+                                                        f"{len(detections)} with the board")
     if size is None or not detections:
         raise BoardNotFoundError(f"the {board.describe()} was not found in any of the {len(skipped)} views; check "
                                  "--board matches the printed board, that it is fully in view, sharp and well lit")
@@ -341,9 +350,15 @@ def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Bo
 
 
 def calibrate_views(views: Iterable[View], board: Board, thresholds: CalibrationThresholds | None = None,
-                    source: CaptureSource | None = None) -> CalibrationResult:
-    detections, skipped, size = detect_views(views, board)
-    return calibrate(detections, size, board, thresholds, skipped, source)
+                    source: CaptureSource | None = None, task: Task = UNTRACKED,
+                    expected: int | None = None) -> CalibrationResult:
+    """Find the board in ``views`` and solve. The finding is most of the time: it reports to ``task`` as
+    :func:`detect_views` does, up to 90 %; the solve itself (one OpenCV call) cannot be cancelled midway."""
+    detections, skipped, size = detect_views(views, board, Share(task, 0.0, 0.9), expected)
+    task.progress(0.9, f"solving the calibration from {len(detections)} views")
+    result = calibrate(detections, size, board, thresholds, skipped, source)
+    task.progress(1.0, "solved")
+    return result
 
 
 def _undistort(points: Array, result: CalibrationResult) -> Array:

@@ -22,6 +22,7 @@ from labrig.calibration.views import (
     load_view_frame,
 )
 from labrig.store import Store
+from labrig.tasks import UNTRACKED, Task
 
 
 class CalibrationService:
@@ -50,6 +51,7 @@ class CalibrationService:
         return committed_captures(self.store)
 
     def calibrate(self, board_spec: str, capture: CaptureChoice, plane: CaptureChoice | None = None,
-                  every: int = 10) -> CalibrationOutcome:
-        """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and store it."""
-        return calibrate_from_capture(self.store, board_spec, capture, plane, every)
+                  every: int = 10, task: Task = UNTRACKED) -> CalibrationOutcome:
+        """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and store it;
+        progress goes to ``task``, and a cancel of it stores nothing."""
+        return calibrate_from_capture(self.store, board_spec, capture, plane, every, task=task)

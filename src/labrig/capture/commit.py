@@ -27,6 +27,7 @@ from labrig.events import record_event
 from labrig.fsutil import fsync_file, sha256_file, write_atomic
 from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
 from labrig.store.models import Blob, Capture, CaptureSegment
+from labrig.tasks import UNTRACKED, Task
 
 
 class FrameCountMismatchError(LabrigError):
@@ -47,13 +48,21 @@ def media_ext(seg: SegmentV1) -> str:
     return Path(seg.name).suffix.lower()
 
 
-def count_frames(path: Path) -> int:
-    """Frames that decode from ``path`` (0 for a file OpenCV cannot open)."""
+CHECK_FRAMES = 64  # frames decoded between a task's progress and cancel checks
+
+
+def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
+    """Frames that decode from ``path`` (0 for a file OpenCV cannot open). Progress goes to ``task`` when
+    ``expected`` (the header's count) is known; a cancel stops it."""
     reader = cv2.VideoCapture(str(path))
     frames = 0
     try:
         while reader.isOpened() and reader.grab():
             frames += 1
+            if frames % CHECK_FRAMES == 0:
+                task.check_cancelled()
+                if expected:
+                    task.progress(min(frames / expected, 1.0), f"decoding frame {frames} of {expected}")
     finally:
         reader.release()
     return frames

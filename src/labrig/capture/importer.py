@@ -22,6 +22,7 @@ from labrig.errors import LabrigError
 from labrig.fsutil import CHUNK, fsync_dir
 from labrig.store import Store, utcnow
 from labrig.store.models import Capture
+from labrig.tasks import UNTRACKED, Share, Task, TaskCancelledError
 
 MEDIA_EXTENSIONS = (".avi", ".mkv", ".mp4", ".mov", ".m4v")
 
@@ -38,13 +39,15 @@ class AlreadyImportedError(LabrigError):
     code = "LABRIG_ALREADY_IMPORTED"
 
 
-def _copy_hashing(source: Path, target: Path) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
+def _copy_hashing(source: Path, target: Path, task: Task = UNTRACKED) -> tuple[str, int]:
+    digest, size, total = hashlib.sha256(), 0, max(source.stat().st_size, 1)
     with open(source, "rb") as src, open(target, "wb") as dst:
         while chunk := src.read(CHUNK):
+            task.check_cancelled()
             digest.update(chunk)
             dst.write(chunk)
             size += len(chunk)
+            task.progress(min(size / total, 1.0), f"copying {source.name} into the store")
         dst.flush()
         os.fsync(dst.fileno())
     return digest.hexdigest(), size
@@ -59,8 +62,9 @@ class MediaFacts:
     fps: float
 
 
-def probe_media(path: Path) -> MediaFacts:
-    """What a media file holds; refuses, with a reason, what is not media."""
+def probe_media(path: Path, task: Task = UNTRACKED) -> MediaFacts:
+    """What a media file holds (every frame is decoded, with progress to ``task``); refuses, with a reason,
+    what is not media."""
     if not path.is_file():
         raise ImportRefusedError(f"{path} is not a file; give the path of a video file")
     if path.suffix.lower() not in MEDIA_EXTENSIONS:
@@ -73,16 +77,19 @@ def probe_media(path: Path) -> MediaFacts:
         fps = float(reader.get(cv2.CAP_PROP_FPS)) if opened else 0.0
     finally:
         reader.release()
-    decoded = count_frames(path) if opened else 0
+    decoded = count_frames(path, task, max(header, 0)) if opened else 0
     if decoded == 0:
         raise ImportRefusedError(f"{path.name} does not decode as video (damaged, or not a video); nothing imported")
     return MediaFacts(decoded, header, size[0], size[1], fps)
 
 
 def import_media(store: Store, path: Path, *, session_id: str | None = None, origin: str = "imported",
-                 accept_partial: bool = False) -> CommitResult:
-    """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and duplicates."""
-    facts = probe_media(path)
+                 accept_partial: bool = False, task: Task = UNTRACKED) -> CommitResult:
+    """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and duplicates.
+
+    Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit leaves nothing
+    in the store, and the source file is never changed."""
+    facts = probe_media(path, Share(task, 0.0, 0.5))
     decoded, header = facts.decoded, facts.header
     if header > decoded and not accept_partial:
         raise MediaTruncatedError(f"{path.name} decodes to {decoded} of the {header} frames its header announces "
@@ -91,7 +98,12 @@ def import_media(store: Store, path: Path, *, session_id: str | None = None, ori
     folder = provisional_root(store) / capture_id
     folder.mkdir(parents=True)
     name = f"seg-00000{path.suffix.lower()}"
-    digest, size = _copy_hashing(path, folder / name)
+    try:
+        digest, size = _copy_hashing(path, folder / name, Share(task, 0.5, 1.0))
+        task.check_cancelled()  # the last point before anything is committed
+    except TaskCancelledError:  # the provisional folder goes: nothing was committed
+        _remove(folder)
+        raise
     fsync_dir(folder)
     _refuse_duplicate(store, digest, path, folder)
     manifest = ManifestV1(capture_id, session_id, {"device_id": f"{origin}:{path.name}", "kind": origin,
@@ -110,7 +122,12 @@ def _refuse_duplicate(store: Store, digest: str, path: Path, folder: Path) -> No
     with store.read() as session:
         existing = session.scalar(select(Capture.id).where(Capture.source_sha256 == digest))
     if existing:
-        for item in folder.iterdir():
-            item.unlink()
-        folder.rmdir()
+        _remove(folder)
         raise AlreadyImportedError(f"{path.name} was already imported as capture {existing}; nothing changed")
+
+
+def _remove(folder: Path) -> None:
+    """A provisional import folder, with what it holds (files only: it has no subfolders)."""
+    for item in folder.iterdir():
+        item.unlink()
+    folder.rmdir()

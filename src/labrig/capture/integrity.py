@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from labrig.store import BlobStore, Store
 from labrig.store.models import Blob, Capture, CaptureSegment
+from labrig.tasks import UNTRACKED, Task
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,21 @@ class IntegrityReport:
     problems: list[Problem]
 
 
-def verify_store(store: Store) -> IntegrityReport:
+def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
+    """Re-hash every blob, then check every committed manifest; progress goes to ``task`` (blob by blob) and a
+    cancel stops it (nothing is changed either way)."""
     blobs = BlobStore(store.media_dir)
     with store.read() as session:
         rows = list(session.scalars(select(Blob).order_by(Blob.sha256)))
         captures = list(session.scalars(select(Capture).where(Capture.manifest_sha256.is_not(None))))
         segments = list(session.scalars(select(CaptureSegment).order_by(CaptureSegment.position)))
-    problems = [Problem(b.sha256, issue) for b in rows if (issue := blobs.verify(b.sha256, b.ext))]
+    problems = []
+    for number, blob in enumerate(rows, start=1):
+        task.check_cancelled()
+        task.progress((number - 1) / max(len(rows), 1), f"re-hashing file {number} of {len(rows)}")
+        if issue := blobs.verify(blob.sha256, blob.ext):
+            problems.append(Problem(blob.sha256, issue))
+    task.progress(1.0, f"checking {len(captures)} manifests")
     for capture in captures:
         assert capture.manifest_sha256 is not None
         own = [s.media_sha256 for s in segments if s.capture_id == capture.id]

@@ -29,6 +29,7 @@ from labrig.export.snapshot import CaptureFiles, ResultSnapshot, select_results,
 from labrig.export.verify import EXPORT_SCHEMA
 from labrig.store import BlobStore, Store, utcnow
 from labrig.store.models import Meta
+from labrig.tasks import UNTRACKED, Task
 
 
 class ExportTargetError(LabrigError):
@@ -78,9 +79,12 @@ class ExportService:
         self.store, self.access = store, access
 
     def export(self, refs: Sequence[str], target: Path, *, everything: bool = False,
-               media: bool = False) -> ExportReport:
+               media: bool = False, task: Task = UNTRACKED) -> ExportReport:
         """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or ``everything``
-        published; ``media`` adds each capture's committed manifest, segments and timestamps."""
+        published; ``media`` adds each capture's committed manifest, segments and timestamps.
+
+        Progress goes to ``task`` after each result and each media file; a cancel of it (or any failure)
+        removes the unfinished bundle, so nothing half-written is left in ``target``."""
         if bool(refs) == everything:
             raise UsageError("name the results to export (RESULT…), or give --all for every published result")
         snap = self._read(refs, everything)
@@ -92,7 +96,7 @@ class ExportService:
             raise ExportTargetError(f"cannot write into {parent} ({exc.strerror}); choose a folder you can write "
                                     "to") from exc
         try:
-            return self._write(writer, snap, media)
+            return self._write(writer, snap, media, task)
         except OSError as exc:
             writer.abort()
             raise ExportFailedError(f"the export into {parent} failed ({exc}); nothing was exported. Check the "
@@ -111,13 +115,16 @@ class ExportService:
             store_id = session.scalar(select(Meta.value).where(Meta.key == "store_id")) or ""
         return _Snapshot(actor, head, store_id, results)
 
-    def _write(self, writer: BundleWriter, snap: _Snapshot, media: bool) -> ExportReport:
+    def _write(self, writer: BundleWriter, snap: _Snapshot, media: bool, task: Task) -> ExportReport:
         exported = {"at": utcnow().isoformat(), "by": snap.actor.user, "host": snap.actor.host,
                     "labrig_version": __version__, "store_id": snap.store_id,
                     "audit_chain_head": snap.head.to_json()}
         listed: list[dict[str, Any]] = []
         folders: set[str] = set()
+        media_files = [c for r in snap.results for c in r.captures] if media else []
+        steps = _Steps(task, len(snap.results) + sum(len(c.files) for c in media_files))
         for result in snap.results:
+            steps.next(f"writing result {len(listed) + 1} of {len(snap.results)}")
             folder = _unique(_folder_name(result), folders)
             self._write_result(writer, f"results/{folder}", result, exported)
             listed.append({"result_id": result.reviewed.result_id, "attempt_id": result.reviewed.attempt_id,
@@ -126,7 +133,8 @@ class ExportService:
                            "revisions": len(result.revisions), "superseded_by": result.reviewed.superseded_by})
         captures: dict[str, str] = {}
         if media:
-            captures = self._write_media(writer, [c for r in snap.results for c in r.captures])
+            captures = self._write_media(writer, media_files, steps)
+        steps.next("writing the manifest and SHA256SUMS")
         manifest = {"schema": EXPORT_SCHEMA, "bundle": writer.final.name, "exported": exported,
                     "audit_chain_head": snap.head.to_json(), "media": media, "results": listed,
                     "media_folders": captures, "files": [e.to_json() for e in sorted(
@@ -148,7 +156,7 @@ class ExportService:
         for name, png in docs.plots(result.automatic).items():
             writer.write(f"{folder}/{name}", png)
 
-    def _write_media(self, writer: BundleWriter, captures: list[CaptureFiles]) -> dict[str, str]:
+    def _write_media(self, writer: BundleWriter, captures: list[CaptureFiles], steps: _Steps) -> dict[str, str]:
         blobs, folders, written = BlobStore(self.store.media_dir), set[str](), {}
         for capture in captures:
             if capture.capture_id in written:
@@ -156,10 +164,23 @@ class ExportService:
             folder = _unique(safe_component(capture.capture_id, "capture"), folders)
             names: set[str] = set()
             for f in capture.files:
+                steps.next(f"copying {f.name} of capture {capture.capture_id[:8]}")
                 name = _unique(safe_component(f.name, f"{f.kind}{f.ext}"), names)
                 writer.copy_verified(f"media/{folder}/{name}", blobs.path(f.sha256, f.ext), f.sha256)
             written[capture.capture_id] = f"media/{folder}"
         return written
+
+
+class _Steps:
+    """An export's units of work (results, media files), counted for its task; each begins with a cancel check."""
+
+    def __init__(self, task: Task, total: int) -> None:
+        self.task, self.total, self.done = task, max(total, 1), 0
+
+    def next(self, message: str) -> None:
+        self.task.check_cancelled()
+        self.task.progress(self.done / self.total, message)
+        self.done += 1
 
 
 def _folder_name(result: ResultSnapshot) -> str:

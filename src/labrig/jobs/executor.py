@@ -25,8 +25,9 @@ from types import TracebackType
 
 from labrig.jobs.fenced import FencedWrites, Outcome
 from labrig.jobs.queue import JobQueue
-from labrig.jobs.runner import ProgressCallback, RunResult, execute_claim
+from labrig.jobs.runner import RunResult, execute_claim
 from labrig.jobs.views import Claim
+from labrig.tasks import KeyedProgress
 
 #: after the first run ends, wait at most this long for the others to end too, to commit them together
 GATHER_SECONDS = 0.002
@@ -52,7 +53,7 @@ class ThreadExecutor:
     """Runs jobs on ``workers`` threads until stopped, or (drain) until no job can run."""
 
     def __init__(self, queue: JobQueue, workers: int = 2, poll_seconds: float = 0.25,
-                 on_progress: ProgressCallback | None = None) -> None:
+                 on_progress: KeyedProgress | None = None) -> None:
         self.queue, self.workers, self.poll_seconds = queue, workers, poll_seconds
         self.writes = FencedWrites(queue)
         self.on_progress = on_progress

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from labrig.errors import (
@@ -25,10 +25,10 @@ from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim
 from labrig.store.dialects import RawDialect
+from labrig.tasks import KeyedProgress
 
 __all__ = ["RunResult", "execute_claim", "run_claim"]
 
-ProgressCallback = Callable[[str, float, str], None]
 STAGE_CRASHED = "LABRIG_STAGE_CRASHED"
 CANCEL_POLL_SECONDS = 1.0
 
@@ -41,7 +41,7 @@ class RunContext:
     """The :class:`~labrig.jobs.stages.StageContext` of one run."""
 
     def __init__(self, writes: FencedWrites, claim: Claim, upstream: dict[str, Mapping[str, Any]],
-                 on_progress: ProgressCallback | None, stopping: threading.Event) -> None:
+                 on_progress: KeyedProgress | None, stopping: threading.Event) -> None:
         self.job_id, self.stage_id = claim.job_id, claim.stage_id
         self.input_digests, self.config, self.checkpoint = claim.input_digests, claim.config, claim.checkpoint
         self.upstream = upstream
@@ -88,14 +88,14 @@ class RunContext:
 
 
 def run_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
-              on_progress: ProgressCallback | None = None, stopping: threading.Event | None = None) -> RunResult:
+              on_progress: KeyedProgress | None = None, stopping: threading.Event | None = None) -> RunResult:
     """Run ``claim`` to its end and write its outcome. Never raises for the stage's sake."""
     results, _ = writes.finish([execute_claim(writes, registry, claim, on_progress, stopping)])
     return results[0]
 
 
 def execute_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
-                  on_progress: ProgressCallback | None = None, stopping: threading.Event | None = None) -> Outcome:
+                  on_progress: KeyedProgress | None = None, stopping: threading.Event | None = None) -> Outcome:
     """Run ``claim``'s stage and return how it ended, for :meth:`FencedWrites.finish` to commit.
 
     Starts the job first unless the claim did (``claim.started``), and reads the

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.errors import StageConfigError, UnknownStageError
+from labrig.tasks import Task
 
 NO_MODEL_DIGEST = sha256_hex(b"no-model")
 
@@ -35,8 +36,11 @@ class StageOutput:
         return sha256_hex(self.canonical)
 
 
-class StageContext(Protocol):
-    """What a running stage may use. Every call runs on the worker's own thread."""
+class StageContext(Task, Protocol):
+    """What a running stage may use: a :class:`~labrig.tasks.Task` (progress, cancel) with the job's inputs,
+    configuration and checkpoint. Every call runs on the worker's own thread. ``check_cancelled`` raises
+    :class:`~labrig.errors.JobCancelledError` once an operator cancelled the job, and hands the job back
+    (nothing is failed) when its worker is stopping; progress and checks also renew the job's lease."""
 
     job_id: str
     stage_id: str
@@ -45,14 +49,7 @@ class StageContext(Protocol):
     checkpoint: dict[str, Any] | None
     upstream: dict[str, Mapping[str, Any]]  # committed outputs of the jobs it depends on, by job id
 
-    def progress(self, fraction: float, message: str = "") -> None: ...
-
     def save_checkpoint(self, state: Mapping[str, Any]) -> None: ...
-
-    @property
-    def cancelled(self) -> bool: ...
-
-    def check_cancelled(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ Checks frame counts (decoded vs the manifest and vs each container header), time
 Pure computation: no Qt, no database. The result is deterministic for the same files (no wall-clock values) and
 :meth:`MediaQC.to_json` gives plain JSON types (no NaN, so it passes ``canonical_json``).
 
-Threading: runs on the caller's thread; ``progress`` and ``cancelled`` are called from that thread.
-Cancellation: when ``cancelled()`` returns True the run stops and raises :class:`Cancelled` (it never returns None).
+Threading: runs on the caller's thread, which is where it calls its :class:`~labrig.tasks.Task`. Cancellation:
+every few frames it calls ``task.check_cancelled()``, which raises (it never returns a partial result).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,16 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from labrig.capture import iter_frames, read_timestamps
-from labrig.errors import JobCancelledError, LabrigError
+from labrig.errors import LabrigError
+from labrig.tasks import UNTRACKED, Task
 
-Progress = Callable[[float], None]
-IsCancelled = Callable[[], bool]
+PROGRESS_MESSAGE = "checking frames"
 CHECK_EVERY = 16  # frames between progress reports and cancel checks: tens of milliseconds at 720p
-
-
-class Cancelled(JobCancelledError):
-    """The caller's ``cancelled()`` said stop; nothing partial is returned. A :class:`JobCancelledError`, so a
-    queue stage that lets it propagate is recorded as cancelled."""
 
 
 class TimestampsUnreadableError(LabrigError):
@@ -125,11 +120,10 @@ class MediaQC:
 
 
 def media_qc(paths: Sequence[Path], timestamps: Sequence[Path | None], expected_frames: int | None,
-             expected_fps: float, progress: Progress | None = None, cancelled: IsCancelled | None = None,
-             thresholds: Thresholds | None = None) -> MediaQC:
+             expected_fps: float, task: Task = UNTRACKED, thresholds: Thresholds | None = None) -> MediaQC:
     """Decode every frame of ``paths`` (in recording order) and check them; ``timestamps[i]`` is the sidecar CSV of
-    ``paths[i]`` or None; ``expected_fps`` (frames/s) is what gaps are measured against. ``progress(fraction)`` gets
-    0–1; raises :class:`Cancelled` when ``cancelled()`` turns True."""
+    ``paths[i]`` or None; ``expected_fps`` (frames/s) is what gaps are measured against. Reports its progress to
+    ``task`` and stops when it is cancelled."""
     if len(timestamps) != len(paths):
         raise ValueError("media_qc needs one timestamps entry (a path or None) per media file")
     limits = thresholds or Thresholds()
@@ -139,11 +133,10 @@ def media_qc(paths: Sequence[Path], timestamps: Sequence[Path | None], expected_
     measures: list[tuple[float, float, float]] = []  # (blur, brightness, clipped) per frame
     files = []
     for path, mono, header in zip(paths, stamps, headers, strict=True):
-        decoded = _measure_file(path, measures, total, progress, cancelled)
+        decoded = _measure_file(path, measures, total, task)
         files.append(FileQC(path.name, header, decoded, None if mono is None else len(mono), decoded == 0))
     gaps, missing, largest = _timestamp_gaps(stamps, expected_fps, limits.gap_factor)
-    if progress is not None:
-        progress(1.0)
+    task.progress(1.0, PROGRESS_MESSAGE)
     blur, brightness, clipped = (np.asarray([m[k] for m in measures], dtype=np.float64) for k in range(3))
     soft = max(limits.blur_min, limits.blur_relative * float(np.median(blur))) if len(blur) else 0.0
     return MediaQC(tuple(files), len(measures), expected_frames, expected_fps, gaps, missing, largest,
@@ -151,18 +144,15 @@ def media_qc(paths: Sequence[Path], timestamps: Sequence[Path | None], expected_
                    _stat(clipped, clipped > limits.clipped_max), limits)
 
 
-def _measure_file(path: Path, into: list[tuple[float, float, float]], total: int, progress: Progress | None,
-                  cancelled: IsCancelled | None) -> int:
+def _measure_file(path: Path, into: list[tuple[float, float, float]], total: int, task: Task) -> int:
     """Measure every frame of one file into ``into``; the number of frames decoded."""
     decoded = 0
     for frame in iter_frames(path):
         into.append(frame_measures(frame))
         decoded += 1
         if len(into) % CHECK_EVERY == 0:
-            if cancelled is not None and cancelled():
-                raise Cancelled("media check cancelled")
-            if progress is not None:
-                progress(min(len(into) / total, 1.0))
+            task.check_cancelled()
+            task.progress(min(len(into) / total, 1.0), PROGRESS_MESSAGE)
     return decoded
 
 

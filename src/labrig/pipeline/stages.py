@@ -63,8 +63,7 @@ def _calibration(store: Store, config: Mapping[str, Any]) -> StoredCalibration |
 
 def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
     media = load_capture(store, ctx.input_digests[0])
-    qc = media_qc(list(media.segments), list(media.timestamps), media.frame_count, media.fps,
-                  progress=lambda f: ctx.progress(f, "checking frames"), cancelled=lambda: ctx.cancelled)
+    qc = media_qc(list(media.segments), list(media.timestamps), media.frame_count, media.fps, ctx)
     if qc.undecodable:
         raise QualityBlockedError(qc.problems(), code="LABRIG_MEDIA_UNDECODABLE")
     reasons = []
@@ -93,8 +92,7 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
     frames = media.luma_frames() if hue is None else media.frames()  # colour needs the BGR frames
     detect = detect_markers if hue is None else partial(detect_markers, hue=(float(hue[0]), float(hue[1])))
     tracks = track(frames, detect=detect, expected_markers=ctx.config["expected_markers"], undistort=undistort,
-                   total_frames=media.frame_count, progress=lambda f: ctx.progress(f, "tracking markers"),
-                   cancelled=lambda: ctx.cancelled)
+                   total_frames=media.frame_count, task=ctx)
     needed = float(ctx.config["min_marker_fraction"])
     if not tracks.tracks:  # with expected_markers unset, "all expected" would read as 100 % of nothing
         raise QualityBlockedError([f"no markers were found in any of the {tracks.frames_processed} frames. Check "

@@ -10,8 +10,8 @@ frames without a detection (a marker hidden for a moment keeps its identity); a 
 new track. Positions are pixels of the image, or of the undistorted image when a calibration is given
 (``cv2.undistortPoints`` with ``P=K``), ready for a plane homography (:func:`labrig.pipeline.kinematics.to_plane_mm`).
 
-Pure computation: no Qt, no database; deterministic for the same frames. Threading: runs on the caller's thread;
-``progress`` and ``cancelled`` are called from it. Cancellation raises :class:`~labrig.pipeline.media_qc.Cancelled`.
+Pure computation: no Qt, no database; deterministic for the same frames. Threading: runs on the caller's thread,
+which is where it calls its :class:`~labrig.tasks.Task`; a cancel raises from ``task.check_cancelled()``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
-from labrig.pipeline.media_qc import CHECK_EVERY, Cancelled, IsCancelled, Progress
+from labrig.pipeline.media_qc import CHECK_EVERY
+from labrig.tasks import UNTRACKED, Task
 
 Array = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
@@ -34,7 +35,8 @@ Calibration = tuple[Array, Array]  # camera matrix K (3×3, px) and distortion c
 _FAR = 1e9  # cost of a pairing outside the gate: never chosen over a real one, filtered afterwards
 _UNDISTORT = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 30, 1e-9)
 
-__all__ = ["Cancelled", "Track", "Tracks", "detect_markers", "track"]
+__all__ = ["Track", "Tracks", "detect_markers", "track"]
+PROGRESS_MESSAGE = "tracking markers"
 
 
 def detect_markers(frame: Image, threshold: float = 100.0, min_area: int = 12, max_area: int = 20000,
@@ -201,25 +203,23 @@ def _undistort(points: Array, calibration: Calibration | None) -> Array:
 
 def track(frames: Iterable[Image], *, detect: Detector = detect_markers, expected_markers: int | None = None,
           gate_px: float = 40.0, max_gap: int = 5, min_length: int = 1, undistort: Calibration | None = None,
-          total_frames: int | None = None, progress: Progress | None = None,
-          cancelled: IsCancelled | None = None) -> Tracks:
+          total_frames: int | None = None, task: Task = UNTRACKED) -> Tracks:
     """Track markers through ``frames``. ``detect`` finds them in one frame (``functools.partial(detect_markers,
     threshold=...)`` to tune it); ``gate_px`` is the farthest a detection may lie from a track's predicted position
-    (px); tracks shorter than ``min_length`` detections are dropped. ``progress(fraction)`` is called only when
-    ``total_frames`` is known. Raises :class:`Cancelled` when ``cancelled()`` turns True."""
+    (px); tracks shorter than ``min_length`` detections are dropped. Progress goes to ``task`` only when
+    ``total_frames`` is known; a cancel of ``task`` stops it (``task.check_cancelled()`` raises)."""
     linker = _Linker(gate_px, max_gap)
     counts: list[int] = []
     for index, frame in enumerate(frames):
         if index % CHECK_EVERY == 0:
-            if cancelled is not None and cancelled():
-                raise Cancelled("tracking cancelled")
-            if progress is not None and total_frames:
-                progress(min(index / total_frames, 1.0))
+            task.check_cancelled()
+            if total_frames:
+                task.progress(min(index / total_frames, 1.0), PROGRESS_MESSAGE)
         points = _undistort(detect(frame), undistort)
         counts.append(len(points))
         linker.step(index, points)
-    if progress is not None and total_frames:
-        progress(1.0)
+    if total_frames:
+        task.progress(1.0, PROGRESS_MESSAGE)
     expected = expected_markers if expected_markers is not None else int(np.bincount(counts or [0]).argmax())
     return Tracks(linker.finish(min_length), len(counts), expected, sum(c == expected for c in counts),
                   undistort is not None)

@@ -20,18 +20,17 @@ import glob
 import json
 import os
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from labrig.errors import LabrigError
 from labrig.fsutil import CHUNK, fsync_dir, sha256_file, write_atomic
+from labrig.tasks import UNTRACKED, Task
 
 MARKER_NAME = ".labrig-destination.json"
 MARKER_SCHEMA = "labrig.sync.destination/1"
 OBJECTS, BATCHES = "objects", "batches"
-Progress = Callable[[int, int], None]  # bytes copied so far, bytes in all
 
 
 class Readable(Protocol):
@@ -69,8 +68,10 @@ class Destination(Protocol):
         """Raise :class:`DestinationUnavailableError` unless the destination is reachable and is the archive
         of :attr:`config`."""
 
-    def put(self, relpath: str, source: Readable, size: int, progress: Progress | None = None) -> None:
-        """Store ``size`` bytes read from ``source`` at ``relpath``, replacing whatever was there, durably."""
+    def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
+        """Store ``size`` bytes read from ``source`` at ``relpath``, replacing whatever was there, durably.
+        Report the fraction copied to ``task``; when it is cancelled, stop and leave nothing at ``relpath``
+        (``task.check_cancelled()`` raises)."""
 
     def digest(self, relpath: str) -> str | None:
         """SHA-256 of what the destination now holds at ``relpath`` (None when it holds nothing there)."""
@@ -123,12 +124,12 @@ class FolderDestination:
     def _path(self, relpath: str) -> Path:
         return self.root.joinpath(*relpath.split("/"))
 
-    def put(self, relpath: str, source: Readable, size: int, progress: Progress | None = None) -> None:
+    def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
         target = self._path(relpath)
         target.parent.mkdir(exist_ok=True)  # never its parents: a missing archive is not silently re-created
         temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
         try:
-            self._copy(source, temp, size, progress)
+            self._copy(source, temp, size, task)
             os.replace(temp, target)
             fsync_dir(target.parent)
         except BaseException:
@@ -146,16 +147,16 @@ class FolderDestination:
             with contextlib.suppress(OSError):
                 stale.unlink()
 
-    def _copy(self, source: Readable, temp: Path, size: int, progress: Progress | None) -> None:
+    def _copy(self, source: Readable, temp: Path, size: int, task: Task) -> None:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         with os.fdopen(fd, "wb") as out:
             done = 0
             while chunk := source.read(self.chunk):
+                task.check_cancelled()
                 out.write(chunk)
                 done += len(chunk)
-                if progress is not None:
-                    out.flush()
-                    progress(done, size)
+                out.flush()  # what the progress says is copied is in the file
+                task.progress(done / size if size else 1.0)
             out.flush()
             os.fsync(out.fileno())
 

@@ -49,10 +49,10 @@ from labrig.sync.destination import (
     read_marker,
 )
 from labrig.sync.index import SYNC_INDEXER
+from labrig.tasks import UNTRACKED, Share, Task, TaskCancelledError
 
 BATCH_SCHEMA = "labrig.sync.batch/1"
 DestinationFactory = Callable[[DestinationConfig], Destination]
-ObjectProgress = Callable[[SyncObject, int, int], None]
 
 
 class SyncNotConfiguredError(LabrigError):
@@ -112,8 +112,8 @@ def current_destination(session: Session) -> DestinationConfig | None:
 
 
 class SyncService:
-    """Configuring the destination and running sync batches. Thread-safe (no state but its parts); the
-    ``progress`` callbacks run on the thread that runs the batch."""
+    """Configuring the destination and running sync batches. Thread-safe (no state but its parts); a batch
+    calls its task on the thread that runs it."""
 
     def __init__(self, store: Store, dispatcher: Dispatcher, access: AccessControl,
                  destination: DestinationFactory = FolderDestination,
@@ -165,9 +165,13 @@ class SyncService:
             handled += sum(self.dispatcher.deliver(consumer, e) is Outcome.HANDLED for e in events)
         return handled
 
-    def run_once(self, *, retry_now: bool = False, progress: ObjectProgress | None = None) -> BatchReport:
+    def run_once(self, *, retry_now: bool = False, task: Task = UNTRACKED) -> BatchReport:
         """One batch over everything pending. ``retry_now`` also retries objects still in their backoff (a
-        person asking for a sync now); the background loop leaves them until their time comes."""
+        person asking for a sync now); the background loop leaves them until their time comes.
+
+        Progress goes to ``task`` by bytes copied. A cancel ends the batch early and is said in its
+        ``error``: what was acknowledged stays so, the object being copied is not (its partial copy is
+        removed), and the rest waits for the next batch."""
         config = self.current()
         if config is None:
             raise SyncNotConfiguredError("no sync destination is configured; an admin sets one: labrig sync "
@@ -180,7 +184,7 @@ class SyncService:
             report = BatchReport(str(uuid.uuid4()), config.name, chain_head(session), len(pending))
         started = utcnow()
         if pending:
-            self._copy_all(destination, pending, report, progress)
+            self._copy_all(destination, pending, report, task)
             self._record_batch(destination, config, report, pending, started)
         return report
 
@@ -193,26 +197,34 @@ class SyncService:
         return list(session.scalars(query if retry_now else query.where(~waiting)))
 
     def _copy_all(self, destination: Destination, pending: list[SyncObject], report: BatchReport,
-                  progress: ObjectProgress | None) -> None:
-        for obj in pending:
+                  task: Task) -> None:
+        total, done = max(sum(o.size for o in pending), 1), 0
+        for number, obj in enumerate(pending, start=1):
             try:
                 destination.check()
             except DestinationUnavailableError as exc:
                 report.error = exc.message
                 return
+            share = Share(task, done / total, (done + obj.size) / total,
+                          f"copying {obj.content} {obj.sha256[:12]}… ({number} of {len(pending)})")
+            done += obj.size
             try:
-                self._sync_one(destination, obj, report.batch_id, progress)
+                task.check_cancelled()
+                self._sync_one(destination, obj, report.batch_id, share)
                 report.acknowledged.append(obj.sha256)
+            except TaskCancelledError:
+                report.error = (f"cancelled: {len(pending) - len(report.acknowledged) - len(report.failed)} "
+                                "objects are left for the next batch")
+                return
             except (OSError, LabrigError) as exc:
                 error = exc.message if isinstance(exc, LabrigError) else f"{type(exc).__name__}: {exc}"
                 report.failed[obj.sha256] = error
                 self._record_failure(destination.config.destination_id, obj.sha256, error)
 
-    def _sync_one(self, destination: Destination, obj: SyncObject, batch_id: str,
-                  progress: ObjectProgress | None) -> None:
+    def _sync_one(self, destination: Destination, obj: SyncObject, batch_id: str, task: Task) -> None:
         relpath = object_path(obj)
         if destination.digest(relpath) != obj.sha256:  # already there and whole (another workstation, a resume)
-            self._put(destination, obj, relpath, progress)
+            self._put(destination, obj, relpath, task)
             copied = destination.digest(relpath)
             if copied != obj.sha256:
                 raise SyncDigestMismatchError(
@@ -221,11 +233,7 @@ class SyncService:
                     "acknowledged and will be copied again")
         self._acknowledge(destination.config, obj, relpath, batch_id)
 
-    def _put(self, destination: Destination, obj: SyncObject, relpath: str, progress: ObjectProgress | None) -> None:
-        def relay(done: int, total: int) -> None:
-            if progress is not None:
-                progress(obj, done, total)
-
+    def _put(self, destination: Destination, obj: SyncObject, relpath: str, task: Task) -> None:
         source: BinaryIO
         if obj.body is not None:
             source = io.BytesIO(obj.body.encode())
@@ -233,7 +241,7 @@ class SyncService:
             source = open(BlobStore(self.store.media_dir).path(obj.sha256, obj.ext), "rb")  # noqa: SIM115
         with source:
             reader = _HashingReader(source)
-            destination.put(relpath, reader, obj.size, relay)
+            destination.put(relpath, reader, obj.size, task)
         if reader.sha.hexdigest() != obj.sha256:
             raise BlobMismatchError(f"the local copy of {obj.content} {obj.sha256} no longer matches its digest; "
                                     "run 'labrig verify' and restore it from a backup")

@@ -15,12 +15,13 @@ from labrig.capture.media import iter_frames, iter_luma
 from labrig.domain.idempotency import canonical_json
 from labrig.errors import JobCancelledError
 from labrig.pipeline.media_qc import (
-    Cancelled,
     Thresholds,
     TimestampsUnreadableError,
     frame_measures,
     media_qc,
 )
+from labrig.tasks import TaskCancelledError as Cancelled
+from labrig.tasks import TaskControl
 from tests.integration.analysis.test_tracking import SMALL, Recording, record_markers
 
 
@@ -36,7 +37,8 @@ def check(rec: Recording, media: list[Path] | None = None, timestamps: list[Path
 
 def test_a_sound_recording_counts_exactly_and_reports_no_problem(recording: Recording) -> None:
     progress: list[float] = []
-    qc = media_qc(recording.media, list(recording.timestamps), 90, SMALL.fps, progress=progress.append)
+    qc = media_qc(recording.media, list(recording.timestamps), 90, SMALL.fps,
+                  TaskControl(lambda fraction, _message: progress.append(fraction)))
     assert len(recording.media) == 2 and [f.decoded_frames for f in qc.files] == [45, 45]
     assert qc.decoded_frames == 90 and [f.header_frames for f in qc.files] == [45, 45]
     assert [f.timestamp_rows for f in qc.files] == [45, 45]
@@ -111,12 +113,15 @@ def test_dark_blurred_frames_are_flagged(tmp_path: Path) -> None:
 def test_cancelling_stops_with_a_cancelled_error(recording: Recording) -> None:
     calls: list[int] = []
 
-    def cancelled() -> bool:
-        calls.append(1)
-        return len(calls) > 1
+    class CancelledAtTheSecondCheck(TaskControl):
+        def check_cancelled(self) -> None:
+            calls.append(1)
+            if len(calls) > 1:
+                self.cancel()
+            super().check_cancelled()
 
     with pytest.raises(Cancelled) as stopped:
-        media_qc(recording.media, list(recording.timestamps), 90, SMALL.fps, cancelled=cancelled)
+        media_qc(recording.media, list(recording.timestamps), 90, SMALL.fps, CancelledAtTheSecondCheck())
     assert isinstance(stopped.value, JobCancelledError) and stopped.value.code == "LABRIG_CANCELLED"
     assert len(calls) == 2  # checked every few frames, not once per frame
     with pytest.raises(ValueError, match="one timestamps entry"):

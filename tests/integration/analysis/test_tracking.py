@@ -23,8 +23,10 @@ from labrig.capture.sink import SegmentSink
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual import CameraModel, MarkersScene, VirtualCamera
 from labrig.pipeline.kinematics import to_plane_mm
-from labrig.pipeline.media_qc import Cancelled, media_qc
+from labrig.pipeline.media_qc import media_qc
 from labrig.pipeline.tracking import Tracks, detect_markers, track
+from labrig.tasks import TaskCancelledError as Cancelled
+from labrig.tasks import TaskControl
 
 HD = Mode(1280, 720, 30.0)
 SMALL = Mode(640, 480, 30.0)
@@ -100,7 +102,8 @@ def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recor
     progress: list[float] = []
     frames = recording.decoded() if read == "bgr" else recording.luma()
     tracks = track(frames, expected_markers=3, undistort=calibration(recording.camera),
-                   total_frames=recording.frames, progress=progress.append)
+                   total_frames=recording.frames,
+                   task=TaskControl(lambda fraction, _message: progress.append(fraction)))
     assert tracks.frames_processed == recording.frames and tracks.fraction_expected == 1.0
     assert len(tracks.tracks) == 3 and tracks.undistorted
     assert all(t.frames.tolist() == list(range(recording.frames)) for t in tracks.tracks)
@@ -207,5 +210,7 @@ def test_tracking_is_deterministic_json_and_cancellable() -> None:
     first, second = track(frames, detect=detect), track(frames, detect=detect)
     assert json.dumps(first.to_json(), sort_keys=True) == json.dumps(second.to_json(), sort_keys=True)
     with pytest.raises(Cancelled) as stopped:
-        track(frames, cancelled=lambda: True)
+        cancelled = TaskControl()
+        cancelled.cancel()
+        track(frames, task=cancelled)
     assert stopped.value.code == "LABRIG_CANCELLED"

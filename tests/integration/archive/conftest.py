@@ -46,3 +46,11 @@ def lab(archive_template: tuple[Path, TemplateResults], tmp_path: Path) -> Itera
     yield Lab(root, store, bootstrap(store=store, access=as_user(store, "ada")), archive_template[1].published_id,
               archive_template[1].blocked_id)
     store.close()
+
+
+@pytest.fixture
+def dest(tmp_path: Path) -> Path:
+    """An archive folder on a 'share' (a folder of the test's own)."""
+    folder = tmp_path / "share" / "labrig"
+    folder.mkdir(parents=True)
+    return folder

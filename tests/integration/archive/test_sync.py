@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from labrig.events.dispatcher import events_after
 from labrig.store.models import OutboxEvent, SyncAck, SyncFailure, SyncObject
 from labrig.sync import FolderDestination, sync_status
 from labrig.sync.destination import MARKER_NAME, DestinationConfig, DestinationUnavailableError, Readable
-from labrig.sync.service import SyncNotConfiguredError, SyncService, object_path
+from labrig.sync.service import DestinationFactory, SyncNotConfiguredError, SyncService, object_path
+from labrig.tasks import UNTRACKED, Task
 from tests.integration.archive.conftest import Lab
 
 ACK = "sync.object.acknowledged"
@@ -56,13 +58,6 @@ def assert_whole(lab: Lab, dest: Path) -> None:
     assert {(p["object_sha256"], p["object_kind"]) for p in payloads} == {(s, o.kind) for s, o in objects.items()}
     status = sync_status(lab.store)
     assert (status.pending, status.failing, status.last_error) == (0, 0, None)
-
-
-@pytest.fixture
-def dest(tmp_path: Path) -> Path:
-    folder = tmp_path / "share" / "labrig"
-    folder.mkdir(parents=True)
-    return folder
 
 
 def configure(lab: Lab, dest: Path) -> None:
@@ -110,6 +105,40 @@ def test_a_revision_is_synced_as_a_new_result_manifest(lab: Lab, dest: Path) -> 
     assert_whole(lab, dest)
 
 
+Hook = Callable[[SyncObject, int, int], None]
+
+
+class _ChunkHook:
+    """The task a destination copies under, calling ``hook(done)`` each time it reports a chunk on disk."""
+
+    def __init__(self, task: Task, size: int, hook: Callable[[int], None]) -> None:
+        self.task, self.size, self.hook = task, size, hook
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self.hook(round(fraction * self.size))
+        self.task.progress(fraction, message)
+
+    @property
+    def cancelled(self) -> bool:
+        return self.task.cancelled
+
+    def check_cancelled(self) -> None:
+        self.task.check_cancelled()
+
+
+def hooked(lab: Lab, hook: Hook) -> DestinationFactory:
+    """Folder destinations (8 KiB chunks) that call ``hook(object, bytes on disk, size)`` after each chunk of a
+    copy: where these tests break the copy midway."""
+    class Hooked(FolderDestination):
+        def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
+            with lab.store.read() as session:  # objects are indexed at the start of each batch
+                obj = session.get(SyncObject, Path(relpath).name[:64])
+            chunks = task if obj is None else _ChunkHook(task, size, lambda done: hook(obj, done, size))
+            super().put(relpath, source, size, chunks)
+
+    return lambda config: Hooked(config, chunk=8192)
+
+
 def _replace_objects_with_a_file(dest: Path) -> None:
     shutil.move(dest / "objects", dest.parent / "objects-elsewhere")
     (dest / "objects").write_text("not a folder")
@@ -117,8 +146,6 @@ def _replace_objects_with_a_file(dest: Path) -> None:
 
 def test_a_copy_that_fails_midway_is_not_acknowledged_and_resumes(lab: Lab, dest: Path) -> None:
     before = local_state(lab)
-    sync = lab.services_as("ada", lambda c: FolderDestination(c, chunk=8192)).sync
-    configure(lab, dest)
     hit: list[str] = []
 
     def break_destination(obj: SyncObject, done: int, total: int) -> None:
@@ -126,7 +153,9 @@ def test_a_copy_that_fails_midway_is_not_acknowledged_and_resumes(lab: Lab, dest
             hit.append(obj.sha256)
             _replace_objects_with_a_file(dest)  # the copy's rename into objects/… now fails
 
-    report = sync.run_once(progress=break_destination)
+    sync = lab.services_as("ada", hooked(lab, break_destination)).sync
+    configure(lab, dest)
+    report = sync.run_once()
     assert hit and hit[0] in report.failed and hit[0] not in report.acknowledged
     assert not acks(lab) or hit[0] not in {p["object_sha256"] for p in acks(lab)}
     status = sync_status(lab.store)
@@ -142,8 +171,6 @@ def test_a_copy_that_fails_midway_is_not_acknowledged_and_resumes(lab: Lab, dest
 
 
 def test_a_copy_truncated_by_another_writer_is_not_acknowledged(lab: Lab, dest: Path) -> None:
-    sync = lab.services_as("ada", lambda c: FolderDestination(c, chunk=8192)).sync
-    configure(lab, dest)
     truncated: list[str] = []
 
     def truncate_the_copy(obj: SyncObject, done: int, total: int) -> None:
@@ -152,7 +179,9 @@ def test_a_copy_truncated_by_another_writer_is_not_acknowledged(lab: Lab, dest: 
             os.truncate(part, 0)  # another program empties the file; the copy goes on writing at its offset
             truncated.append(obj.sha256)
 
-    report = sync.run_once(progress=truncate_the_copy)
+    sync = lab.services_as("ada", hooked(lab, truncate_the_copy)).sync
+    configure(lab, dest)
+    report = sync.run_once()
     assert report.failed[truncated[0]].startswith("the destination's copy of media")
     assert truncated[0] not in {p["object_sha256"] for p in acks(lab)}
     assert len(report.acknowledged) == 5
@@ -166,8 +195,8 @@ class CorruptingFolder(FolderDestination):
 
     healthy = False
 
-    def put(self, relpath: str, source: Readable, size: int, progress: object = None) -> None:
-        super().put(relpath, source, size)
+    def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
+        super().put(relpath, source, size, task)
         if not CorruptingFolder.healthy and relpath.startswith("objects/"):
             with open(self.root / relpath, "r+b") as fh:
                 first = fh.read(1)
@@ -194,17 +223,17 @@ def test_a_corrupted_copy_is_never_acknowledged_and_is_replaced(lab: Lab, dest: 
 @pytest.mark.parametrize("when", ["before", "midway"])
 def test_a_destination_that_disappears_gets_nothing_and_sync_resumes(lab: Lab, dest: Path, when: str) -> None:
     before = local_state(lab)
-    sync = lab.services_as("ada", lambda c: FolderDestination(c, chunk=8192)).sync
-    configure(lab, dest)
     away = dest.parent / "unmounted"
 
     def unmount(obj: SyncObject, done: int, total: int) -> None:
         if obj.content == "media" and done < total and dest.exists():
             shutil.move(dest, away)
 
+    sync = lab.services_as("ada", hooked(lab, unmount)).sync
+    configure(lab, dest)
     if when == "before":
         shutil.move(dest, away)
-    report = sync.run_once(progress=unmount)
+    report = sync.run_once()
     assert report.error is not None and "is not available" in report.error
     assert not dest.exists()  # never re-created on the local disk under the mount point
     acknowledged = {p["object_sha256"] for p in acks(lab)}
@@ -213,6 +242,7 @@ def test_a_destination_that_disappears_gets_nothing_and_sync_resumes(lab: Lab, d
     assert sync_status(lab.store).last_error is not None
 
     shutil.move(away, dest)  # the share is back
+    sync = lab.services_as("ada", lambda c: FolderDestination(c, chunk=8192)).sync  # and stays
     resumed = sync.run_once()  # failed objects wait for their backoff …
     resumed_now = sync.run_once(retry_now=True)  # … unless someone asks now
     assert resumed.error is None and resumed_now.error is None

@@ -16,6 +16,7 @@ from labrig.capture.recorder import provisional_root
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Capture
+from labrig.tasks import TaskCancelledError, TaskControl
 
 
 def _video(path: Path, frames: int = 20, fourcc: str = "MJPG") -> Path:
@@ -88,3 +89,21 @@ def test_a_truncated_file_is_refused_unless_partial_import_is_asked(store: Store
     assert _captures(store) == 0
     result = import_media(store, cut, accept_partial=True)
     assert 0 < result.frame_count < 60
+
+
+def test_an_import_reports_its_progress_and_a_cancel_leaves_nothing(store: Store, tmp_path: Path) -> None:
+    source = _video(tmp_path / "long.avi", frames=300)
+    before = _digest(source)
+    seen: list[tuple[float, str]] = []
+    import_media(store, source, task=TaskControl(lambda f, m: seen.append((f, m))))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert any(m.startswith("decoding frame") for _, m in seen) and any(m.startswith("copying") for _, m in seen)
+
+    other = _video(tmp_path / "other.avi", frames=300, fourcc="XVID")
+    cancelling = TaskControl(lambda _f, m: cancelling.cancel() if m.startswith("copying") else None)
+    with pytest.raises(TaskCancelledError):
+        import_media(store, other, task=cancelling)
+    assert _captures(store) == 1  # only the first import
+    assert list(provisional_root(store).iterdir()) == []  # its half-copied folder is gone
+    assert _digest(source) == before

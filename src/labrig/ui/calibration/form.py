@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QSpinBox, QWidget
 
 from labrig.calibration import CaptureChoice
+from labrig.ui.common.task_bar import TaskBar
 
 NO_PLANE = "none: outputs stay in pixels"
 NO_CAPTURES = ("No committed recordings yet: record the board moving through its poses on the Capture page; it "
@@ -53,12 +54,14 @@ class CalibrateForm(QGroupBox):
         self.status = QLabel("")
         self.status.setObjectName("calibrateStatus")
         self.status.setWordWrap(True)
+        self.progress = TaskBar("calibrateTask")
         form = QFormLayout(self)
         form.addRow("Board recording", self.capture)
         form.addRow("Board", self.board)
         form.addRow("Every Nth frame", self.every)
         form.addRow("Plane recording", self.plane)
         form.addRow(self.button)
+        form.addRow(self.progress)
         form.addRow(self.status)
         self._running = False
         self._update()

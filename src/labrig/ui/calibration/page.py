@@ -4,7 +4,7 @@ Threading contract: GUI thread only. Reads run on a pool thread when the page is
 :class:`~labrig.ui.shell.bridge.EventBridge` reports ``calibration.validated`` or ``capture.committed`` (a hidden page
 notes it is stale and reads when next shown). The frame of the view picked in the detail is decoded on a pool
 thread too, newest pick wins. A calibration runs on a thread of its own, so reads never wait behind a solve; the
-form is disabled until it ends.
+form is disabled until it ends, while a bar shows its progress and a Cancel button stops it.
 """
 
 from __future__ import annotations
@@ -126,11 +126,14 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         if request is None:
             return
         self.form.set_running(True)
-        self.form.status.setText(f"Calibrating from {request.capture.describe()}…")
-        work = partial(self._calibration.calibrate, request.board, request.capture, request.plane, request.every)
+        self.form.status.clear()
+        task = self.form.progress.begin(f"Calibrating from {request.capture.describe()}")
+        work = partial(self._calibration.calibrate, request.board, request.capture, request.plane, request.every,
+                       task)
         self._solves.submit(work, self._on_calibration_done, self._on_calibration_failed)
 
     def _on_calibration_done(self, outcome: CalibrationOutcome) -> None:
+        self.form.progress.end()
         self.form.set_running(False)
         result = outcome.result
         verdict = "valid" if result.valid else "NOT valid (see the reasons on the right)"
@@ -141,5 +144,6 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         self.refresh()
 
     def _on_calibration_failed(self, error: Exception) -> None:
+        self.form.progress.end()
         self.form.set_running(False)
         self.form.status.setText(f"Not calibrated: {say_error(error)}")

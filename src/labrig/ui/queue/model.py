@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from labrig.jobs import JobView
-from labrig.ui.shell.progress import Progress
+from labrig.tasks import Progress
 from labrig.ui.shell.queue_monitor import RUNNING_STATES
 
 COLUMNS = ("Job", "Stage", "State", "Progress", "Attempts", "Error")

@@ -20,6 +20,7 @@ from labrig.results import AttemptSummary, refreshes_results
 from labrig.review import ReviewedResults, Shown
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.result_view import ResultView
+from labrig.ui.common.task_bar import TaskBar
 from labrig.ui.results.model import AttemptResultsModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
@@ -52,6 +53,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_message.setObjectName("exportMessage")
         self.export_message.setWordWrap(True)
         self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_progress = TaskBar("exportTask")
         self._lay_out()
 
     def _lay_out(self) -> None:
@@ -63,6 +65,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         export_row.addWidget(self.export_button)
         export_row.addWidget(self.export_message, 1)
         detail_column.addLayout(export_row)
+        detail_column.addWidget(self.export_progress)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.list_column())
         split.addWidget(right)
@@ -97,19 +100,22 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     def export_to(self, folder: str) -> None:
         """Export the shown result into ``folder`` off the GUI thread (the reviewer role is the service's check)."""
         result_id = self._exportable
-        if result_id is None or self._exporting.busy:
+        if result_id is None or self.export_progress.running:
             return
         self.export_button.setEnabled(False)
-        self.export_message.setText("Exporting…")
-        self._exporting.submit(lambda: self._export.export([result_id], Path(folder)), self._exported,
+        self.export_message.setText("")
+        task = self.export_progress.begin(f"Exporting into {folder}")
+        self._exporting.submit(lambda: self._export.export([result_id], Path(folder), task=task), self._exported,
                                self._export_failed)
 
     def _exported(self, report: ExportReport) -> None:
+        self.export_progress.end()
         self.export_button.setEnabled(self._exportable is not None)
         self.export_message.setText(f"Exported {report.files} files to {report.bundle}. To check it later: "
                                     f"cd \"{report.bundle}\" && sha256sum -c --strict SHA256SUMS")
 
     def _export_failed(self, error: Exception) -> None:
+        self.export_progress.end()
         self.export_button.setEnabled(self._exportable is not None)
         self.export_message.setText(f"Not exported: {say_error(error)}")
 
@@ -132,7 +138,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.detail.show_result(shown, revised)
         published = shown.document is not None and shown.document.get("status") == "published"
         self._exportable = shown.summary.result_id if published else None
-        self.export_button.setEnabled(self._exportable is not None and not self._exporting.busy)
+        self.export_button.setEnabled(self._exportable is not None and not self.export_progress.running)
 
     def show_placeholder(self, text: str) -> None:
         self.detail.show_message(text)

@@ -15,7 +15,6 @@ lambda) runs there and may touch widgets.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal, Slot
@@ -26,7 +25,7 @@ from labrig.errors import LeaseLostError
 from labrig.events import EventRecord
 from labrig.jobs import WORKER_STOPPED, Claim, FencedWrites, JobQueue, RunResult, run_claim
 from labrig.ui.shell.bridge import EventBridge
-from labrig.ui.shell.progress import Progress, ProgressCell, ProgressThrottle
+from labrig.ui.shell.tasks import ProgressRelay
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +54,17 @@ class _WorkerSignals(QObject):
     """The private hop from pool threads to the executor: emitted from worker threads only."""
 
     started = Signal(str)
-    progressPosted = Signal(str)  # the job's ProgressCell holds a value to take
     ended = Signal(str, object)  # job id, the RunResult or the exception run_claim raised
 
 
 class _JobRunnable(QRunnable):
-    """Runs one claimed job on a pool thread; talks back only through ``hop``."""
+    """Runs one claimed job on a pool thread; talks back only through ``hop`` and ``relay``."""
 
     def __init__(
-        self, writes: FencedWrites, claim: Claim, cell: ProgressCell, hop: _WorkerSignals, stopping: threading.Event
+        self, writes: FencedWrites, claim: Claim, relay: ProgressRelay, hop: _WorkerSignals, stopping: threading.Event
     ) -> None:
         super().__init__()
-        self._writes, self._claim, self._cell, self._hop, self._stopping = writes, claim, cell, hop, stopping
+        self._writes, self._claim, self._relay, self._hop, self._stopping = writes, claim, relay, hop, stopping
 
     def run(self) -> None:
         job_id = self._claim.job_id
@@ -74,17 +72,12 @@ class _JobRunnable(QRunnable):
         outcome: RunResult | Exception
         try:
             outcome = run_claim(
-                self._writes, self._writes.queue.registry, self._claim, self._on_stage_progress, self._stopping
+                self._writes, self._writes.queue.registry, self._claim, self._relay.post, self._stopping
             )
         except Exception as exc:  # reported on the GUI thread, so the slot frees and nothing is lost
             log.exception("the worker running job %s failed", job_id)
             outcome = exc
         self._hop.ended.emit(job_id, outcome)
-
-    def _on_stage_progress(self, job_id: str, fraction: float, message: str) -> None:
-        """Called on the worker thread; tells the GUI thread only when it has nothing left to take."""
-        if self._cell.put(fraction, message):
-            self._hop.progressPosted.emit(job_id)
 
 
 class QtJobExecutor(QObject):
@@ -105,26 +98,23 @@ class QtJobExecutor(QObject):
         self.stopping = threading.Event()
         self._writes = FencedWrites(queue)
         self._active = False
-        self._cells: dict[str, ProgressCell] = {}  # one per running job: the jobs holding a slot
-        self._throttle = ProgressThrottle(progress_interval)
+        self._running: set[str] = set()  # the jobs holding a slot
+        self._relay = ProgressRelay(progress_interval, self)
+        self._relay.progressed.connect(self.signals.jobProgressed)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(workers)
         self._hop = _WorkerSignals(self)
         queued = Qt.ConnectionType.QueuedConnection
         self._hop.started.connect(self._on_worker_started, queued)
-        self._hop.progressPosted.connect(self._on_worker_progress_posted, queued)
         self._hop.ended.connect(self._on_worker_ended, queued)
         self._fallback = QTimer(self)
         self._fallback.setInterval(fallback_ms)
         self._fallback.timeout.connect(self.poke)
-        self._progress_timer = QTimer(self)
-        self._progress_timer.setSingleShot(True)
-        self._progress_timer.timeout.connect(self._on_progress_timer_timeout)
 
     @property
     def running_jobs(self) -> frozenset[str]:
         """Ids of the jobs this executor's workers hold now."""
-        return frozenset(self._cells)
+        return frozenset(self._running)
 
     def attach(self, bridge: EventBridge) -> None:
         """Claim when the bridge reports a stage requested or completed (local or not)."""
@@ -141,7 +131,7 @@ class QtJobExecutor(QObject):
     @Slot()
     def poke(self) -> None:
         """Claim as many ready jobs as there are free worker slots, and run them."""
-        free = self.workers - len(self._cells)
+        free = self.workers - len(self._running)
         if not self._active or free <= 0:
             return
         try:
@@ -150,9 +140,8 @@ class QtJobExecutor(QObject):
             log.exception("claiming jobs failed; trying again in %s ms", self._fallback.interval())
             return
         for claim in claims:
-            cell = ProgressCell()
-            self._cells[claim.job_id] = cell
-            self._pool.start(_JobRunnable(self._writes, claim, cell, self._hop, self.stopping))
+            self._running.add(claim.job_id)
+            self._pool.start(_JobRunnable(self._writes, claim, self._relay, self._hop, self.stopping))
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
         """Stop claiming, ask running stages to hand their jobs back, and wait for the workers.
@@ -164,10 +153,10 @@ class QtJobExecutor(QObject):
         self.stopping.set()
         self._fallback.stop()
         done = self._pool.waitForDone(timeout_ms)
-        QCoreApplication.sendPostedEvents(self)  # the workers' last queued reports
-        self._progress_timer.stop()
+        QCoreApplication.sendPostedEvents(self._relay)  # the workers' last queued progress …
+        QCoreApplication.sendPostedEvents(self)  # … and reports
         if not done:
-            log.warning("%d job(s) still running after %d ms; their leases will lapse", len(self._cells), timeout_ms)
+            log.warning("%d job(s) still running after %d ms; their leases will lapse", len(self._running), timeout_ms)
         return done
 
     # -- slots, all on the GUI thread ----------------------------------------------------------
@@ -181,27 +170,10 @@ class QtJobExecutor(QObject):
     def _on_worker_started(self, job_id: str) -> None:
         self.signals.jobStarted.emit(job_id)
 
-    @Slot(str)
-    def _on_worker_progress_posted(self, job_id: str) -> None:
-        cell = self._cells.get(job_id)
-        progress = cell.take() if cell is not None else None
-        if progress is not None and (deliver := self._throttle.offer(job_id, progress)) is not None:
-            self._emit_progress(job_id, deliver)
-        self._arm_progress_timer()
-
-    @Slot()
-    def _on_progress_timer_timeout(self) -> None:
-        for job_id, progress in self._throttle.due():
-            self._emit_progress(job_id, progress)
-        self._arm_progress_timer()
-
     @Slot(str, object)
     def _on_worker_ended(self, job_id: str, outcome: RunResult | Exception) -> None:
-        cell = self._cells.pop(job_id, None)
-        newest = cell.take() if cell is not None else None
-        waiting = self._throttle.finish(job_id)
-        if (last := newest or waiting) is not None:
-            self._emit_progress(job_id, last)
+        self._running.discard(job_id)
+        self._relay.finish(job_id)  # its last progress, before its outcome
         self._report(job_id, outcome)
         self.poke()
 
@@ -215,11 +187,3 @@ class QtJobExecutor(QObject):
             if view.state in FAILED_STATES and view.error_code != WORKER_STOPPED:  # handed back is no failure
                 self.signals.jobFailed.emit(view.id, view.error_code or "", view.error_message or "")
             self.signals.jobFinished.emit(view)
-
-    def _emit_progress(self, job_id: str, progress: Progress) -> None:
-        self.signals.jobProgressed.emit(job_id, progress.fraction, progress.message)
-
-    def _arm_progress_timer(self) -> None:
-        wait = self._throttle.wait()
-        if wait is not None:
-            self._progress_timer.start(math.ceil(wait * 1000))

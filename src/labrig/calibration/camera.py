@@ -341,12 +341,15 @@ def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Bo
         kept = [d for i, d in enumerate(kept) if i not in worst]
         solved = _solve(kept, board, image_size)
     coverage, spread = _coverage(kept, image_size), _pose_spread_deg(solved.rvecs)
-    return CalibrationResult(
-        board, image_size, solved.matrix, solved.dist, solved.rms,
-        tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
-        tuple((d.name, e, lim) for d, e, lim in rejected), tuple(skipped), coverage, spread, solved.focal_std, t,
-        tuple(kept), tuple(d for d, _, _ in rejected), _reasons(solved, coverage, spread, image_size, t), source,
-        tuple(d.name for d in views))
+    return CalibrationResult(board=board, image_size=image_size, camera_matrix=solved.matrix, dist=solved.dist,
+                             rms_px=solved.rms,
+                             view_errors=tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
+                             rejected=tuple((d.name, e, lim) for d, e, lim in rejected), skipped=tuple(skipped),
+                             coverage=coverage, pose_spread_deg=spread, focal_std_px=solved.focal_std,
+                             thresholds=t, used_detections=tuple(kept),
+                             rejected_detections=tuple(d for d, _, _ in rejected),
+                             reasons=_reasons(solved, coverage, spread, image_size, t), source=source,
+                             detected=tuple(d.name for d in views))
 
 
 def calibrate_views(views: Iterable[View], board: Board, thresholds: CalibrationThresholds | None = None,

@@ -47,9 +47,10 @@ class StoredCalibration:
         doc = json.loads(row.document)
         d = doc["distortion"]
         h = np.asarray(json.loads(row.plane_homography), dtype=np.float64) if row.plane_homography else None
-        return cls(row.id, row.device_id, row.mode, row.valid, row.rms_px,
-                   np.asarray(doc["camera_matrix"], dtype=np.float64),
-                   np.asarray([d["k1"], d["k2"], d["p1"], d["p2"], d["k3"]], dtype=np.float64), h, row.valid_until)
+        return cls(id=row.id, device_id=row.device_id, mode=row.mode, valid=row.valid, rms_px=row.rms_px,
+                   camera_matrix=np.asarray(doc["camera_matrix"], dtype=np.float64),
+                   dist=np.asarray([d["k1"], d["k2"], d["p1"], d["p2"], d["k3"]], dtype=np.float64),
+                   plane_homography=h, valid_until=row.valid_until)
 
 
 def save_calibration(store: Store, result: CalibrationResult, device_id: str, mode: str,

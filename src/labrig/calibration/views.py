@@ -180,7 +180,9 @@ def list_calibrations(store: Store, now: datetime | None = None,
         validity = _validity(bool(valid), until, now, (device, mode) in used)
         if validity is Validity.IN_USE:
             used.add((device, mode))
-        out.append(CalibrationSummary(cid, device, mode, created, float(rms), until, validity, bool(plane)))
+        out.append(CalibrationSummary(calibration_id=cid, device_id=device, mode=mode, created_at=created,
+                                      rms_px=float(rms), valid_until=until, validity=validity,
+                                      has_plane=bool(plane)))
     return out
 
 
@@ -196,9 +198,10 @@ def load_calibration_detail(store: Store, calibration_id: str, now: datetime | N
             .where(CalibrationRecord.device_id == row.device_id, CalibrationRecord.mode == row.mode,
                    CalibrationRecord.valid.is_(True), CalibrationRecord.valid_until > now)
             .order_by(CalibrationRecord.created_at.desc()).limit(1))
-        summary = CalibrationSummary(row.id, row.device_id, row.mode, row.created_at, row.rms_px, row.valid_until,
-                                     _validity(row.valid, row.valid_until, now, in_use != row.id),
-                                     row.plane_homography is not None)
+        summary = CalibrationSummary(calibration_id=row.id, device_id=row.device_id, mode=row.mode,
+                                     created_at=row.created_at, rms_px=row.rms_px, valid_until=row.valid_until,
+                                     validity=_validity(row.valid, row.valid_until, now, in_use != row.id),
+                                     has_plane=row.plane_homography is not None)
         return CalibrationDetail(summary, json.loads(row.document))
 
 

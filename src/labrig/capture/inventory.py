@@ -191,7 +191,8 @@ def _parse_entry(raw: Any, index: int, source: str) -> InventoryEntry:
     min_firmware = raw.get("min_firmware")
     if min_firmware is not None and (not isinstance(min_firmware, str) or not _VERSION.match(min_firmware)):
         raise fail("'min_firmware' must be null or a dotted version such as \"1.2.0\"")
-    return InventoryEntry(entry_id, kind, name, vid_pid, name_glob, schemes, modes, min_firmware, notes)
+    return InventoryEntry(id=entry_id, kind=kind, name=name, vid_pid=vid_pid, name_glob=name_glob,
+                          url_schemes=schemes, modes=modes, min_firmware=min_firmware, notes=notes)
 
 
 def _parse_match(raw: Any, fail: _Fail) -> tuple[str | None, str | None, tuple[str, ...]]:

@@ -176,9 +176,11 @@ class Recorder:
 
     def status(self) -> RecorderStatus:
         elapsed = time.monotonic() - self._started if self._started else 0.0
-        return RecorderStatus(self._state, self.capture_id, self._frames, self.dropped, elapsed,
-                              self._frames / elapsed if elapsed else 0.0,
-                              self._bytes / 1e6 / elapsed if elapsed else 0.0, self._segments, self._stop_reason)
+        return RecorderStatus(state=self._state, capture_id=self.capture_id, frames=self._frames,
+                              dropped=self.dropped, elapsed_s=elapsed,
+                              fps=self._frames / elapsed if elapsed else 0.0,
+                              mb_per_s=self._bytes / 1e6 / elapsed if elapsed else 0.0, segments=self._segments,
+                              stop_reason=self._stop_reason)
 
     # -- threads -------------------------------------------------------------------------------
 

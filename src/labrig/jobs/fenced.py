@@ -362,10 +362,14 @@ class FencedWrites:
                     "attempt_id": row["attempt_id"], "job_id": claim.job_id,
                     "reasons": list(output.degraded_reasons)}))
             views.append(JobView(
-                claim.job_id, row["stage_id"], target, row["attempt_id"], row["priority"], row["attempts"],
-                row["max_attempts"], 1.0, row["progress_message"], key, list(claim.input_digests),
-                row["supersedes_job_id"], None, None, from_db(row["next_attempt_at"]), None, None, committed,
-                bool(row["cancel_requested"]), from_db(row["created_at"]) or now, now))
+                id=claim.job_id, stage_id=row["stage_id"], state=target, attempt_id=row["attempt_id"],
+                priority=row["priority"], attempts=row["attempts"], max_attempts=row["max_attempts"],
+                progress=1.0, progress_message=row["progress_message"], idempotency_key=key,
+                input_digests=list(claim.input_digests), supersedes_job_id=row["supersedes_job_id"],
+                owner=None, lease_expires_at=None, next_attempt_at=from_db(row["next_attempt_at"]),
+                error_code=None, error_message=None, output_digest=committed,
+                cancel_requested=bool(row["cancel_requested"]),
+                created_at=from_db(row["created_at"]) or now, updated_at=now))
         if new_outputs:
             tx.executemany(sql.insert_output, new_outputs)
         if incidents:

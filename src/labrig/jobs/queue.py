@@ -164,8 +164,12 @@ class JobQueue:
         insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
             "job_id": job_id, "stage_id": spec.stage_id, "idempotency_key": key, "attempt_id": spec.attempt_id},
             recorded_at=stored_now)])
-        return JobView(job_id, spec.stage_id, S.READY, spec.attempt_id, spec.priority, 0, stage.max_attempts, 0.0,
-                       "", key, inputs, spec.supersedes_job_id, None, None, None, None, None, None, False, now, now)
+        return JobView(id=job_id, stage_id=spec.stage_id, state=S.READY, attempt_id=spec.attempt_id,
+                       priority=spec.priority, attempts=0, max_attempts=stage.max_attempts, progress=0.0,
+                       progress_message="", idempotency_key=key, input_digests=inputs,
+                       supersedes_job_id=spec.supersedes_job_id, owner=None, lease_expires_at=None,
+                       next_attempt_at=None, error_code=None, error_message=None, output_digest=None,
+                       cancel_requested=False, created_at=now, updated_at=now)
 
     def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
                 config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,
@@ -284,9 +288,10 @@ class JobQueue:
             "v_expires_at": to_db(now + timedelta(seconds=self.terms.seconds)), "v_now": to_db(now)})
         rows.sort(key=lambda r: (-r["priority"], str(r["created_at"]), r["id"]))  # RETURNING's order is arbitrary
         upstream = self._claimed_upstream(tx, [r["id"] for r in rows if r["has_upstream"]])
-        return [Claim(r["id"], r["stage_id"], r["fencing_token"], self.clock.owner, r["attempts"],
-                      json.loads(r["input_digests"]), json.loads(r["config"]),
-                      json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
+        return [Claim(job_id=r["id"], stage_id=r["stage_id"], token=r["fencing_token"], owner=self.clock.owner,
+                      attempt=r["attempts"], input_digests=json.loads(r["input_digests"]),
+                      config=json.loads(r["config"]),
+                      checkpoint=json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
                       upstream=upstream.get(r["id"], {}), idempotency_key=r["idempotency_key"]) for r in rows]
 
     def _claimed_upstream(self, tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:

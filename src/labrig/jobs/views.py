@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -38,26 +38,23 @@ class JobView:
 
     @classmethod
     def of(cls, job: Job) -> JobView:
-        return cls(job.id, job.stage_id, JobState(job.state), job.attempt_id, job.priority, job.attempts,
-                   job.max_attempts, job.progress, job.progress_message, job.idempotency_key,
-                   json.loads(job.input_digests), job.supersedes_job_id, job.owner, job.lease_expires_at,
-                   job.next_attempt_at, job.error_code, job.error_message, job.output_digest,
-                   job.cancel_requested, job.created_at, job.updated_at)
+        return cls.from_row({name: getattr(job, name) for name in _COLUMNS})
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> JobView:
         """From a ``jobs`` row read (and possibly updated) with Core statements, as column → value."""
-        return cls(row["id"], row["stage_id"], JobState(row["state"]), row["attempt_id"], row["priority"],
-                   row["attempts"], row["max_attempts"], row["progress"], row["progress_message"],
-                   row["idempotency_key"], json.loads(row["input_digests"]), row["supersedes_job_id"],
-                   row["owner"], row["lease_expires_at"], row["next_attempt_at"], row["error_code"],
-                   row["error_message"], row["output_digest"], bool(row["cancel_requested"]), row["created_at"],
-                   row["updated_at"])
+        values = {name: row[name] for name in _COLUMNS}
+        values.update(state=JobState(row["state"]), input_digests=json.loads(row["input_digests"]),
+                      cancel_requested=bool(row["cancel_requested"]))
+        return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["state"] = self.state.value
         return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
+
+
+_COLUMNS = tuple(f.name for f in fields(JobView))  # every field of a JobView is a column of ``jobs``
 
 
 @dataclass(frozen=True)
@@ -73,8 +70,9 @@ class IncidentView:
 
     @classmethod
     def of(cls, row: ReproducibilityIncident) -> IncidentView:
-        return cls(row.id, row.idempotency_key, row.stage_id, row.first_job_id, row.first_digest,
-                   row.second_job_id, row.second_digest, row.recorded_at)
+        return cls(id=row.id, idempotency_key=row.idempotency_key, stage_id=row.stage_id,
+                   first_job_id=row.first_job_id, first_digest=row.first_digest, second_job_id=row.second_job_id,
+                   second_digest=row.second_digest, recorded_at=row.recorded_at)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

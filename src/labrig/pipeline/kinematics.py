@@ -121,13 +121,12 @@ def _measure(units: str, time_units: str, samples: int, polyorder: int, window: 
         speed = np.hypot(velocity[:, 0], velocity[:, 1])
         at = int(np.argmax(speed))
         peak, time_to_peak = float(speed[at]), float(t[at] - t[0])
-    return TrackKinematics(
-        units, time_units, samples, polyorder, window, t, xy, velocity, acceleration,
-        path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
-        displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
-        range_x=float(span[0]), range_y=float(span[1]),
-        extent=_extent(xy),
-        peak_speed=peak, time_to_peak_speed=time_to_peak, reason=reason)
+    return TrackKinematics(units=units, time_units=time_units, samples=samples, polyorder=polyorder,
+                           window_samples=window, t=t, xy=xy, velocity=velocity, acceleration=acceleration,
+                           path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
+                           displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
+                           range_x=float(span[0]), range_y=float(span[1]), extent=_extent(xy), peak_speed=peak,
+                           time_to_peak_speed=time_to_peak, reason=reason)
 
 
 def _extent(xy: Array) -> float:

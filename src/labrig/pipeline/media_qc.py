@@ -139,9 +139,10 @@ def media_qc(paths: Sequence[Path], timestamps: Sequence[Path | None], expected_
     task.progress(1.0, PROGRESS_MESSAGE)
     blur, brightness, clipped = (np.asarray([m[k] for m in measures], dtype=np.float64) for k in range(3))
     soft = max(limits.blur_min, limits.blur_relative * float(np.median(blur))) if len(blur) else 0.0
-    return MediaQC(tuple(files), len(measures), expected_frames, expected_fps, gaps, missing, largest,
-                   _stat(blur, blur < soft), _stat(brightness, brightness < limits.dark_mean),
-                   _stat(clipped, clipped > limits.clipped_max), limits)
+    return MediaQC(files=tuple(files), decoded_frames=len(measures), expected_frames=expected_frames,
+                   expected_fps=expected_fps, gaps=gaps, missing_frames=missing, largest_interval_s=largest,
+                   blur=_stat(blur, blur < soft), brightness=_stat(brightness, brightness < limits.dark_mean),
+                   clipped=_stat(clipped, clipped > limits.clipped_max), thresholds=limits)
 
 
 def _measure_file(path: Path, into: list[tuple[float, float, float]], total: int, task: Task) -> int:

@@ -196,8 +196,9 @@ def _current(jobs: Sequence[Job]) -> bool:
 def _summary(attempt: Attempt, session: CaptureSession, record: AnalysisResultRecord | None,
              jobs: Sequence[Job]) -> AttemptSummary:
     status, reasons = _status(record, jobs)
-    return AttemptSummary(attempt.id, attempt.number, session.subject_code, session.protocol, attempt.created_at,
-                          status, tuple(reasons), record.id if record is not None else None)
+    return AttemptSummary(attempt_id=attempt.id, number=attempt.number, subject_code=session.subject_code,
+                          protocol=session.protocol, created_at=attempt.created_at, status=status,
+                          reasons=tuple(reasons), result_id=record.id if record is not None else None)
 
 
 def _status(record: AnalysisResultRecord | None, jobs: Sequence[Job]) -> tuple[ResultStatus, list[str]]:

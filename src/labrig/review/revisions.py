@@ -58,8 +58,9 @@ class RevisionView:
     @classmethod
     def of(cls, row: ResultRevision) -> RevisionView:
         doc = json.loads(row.document)
-        return cls(row.id, row.result_id, row.number, row.base_id, row.reviewer, row.reason, doc["created_at"],
-                   [Change.of(c) for c in doc["changes"]], row.digest)
+        return cls(id=row.id, result_id=row.result_id, number=row.number, base_id=row.base_id,
+                   reviewer=row.reviewer, reason=row.reason, created_at=doc["created_at"],
+                   changes=[Change.of(c) for c in doc["changes"]], digest=row.digest)
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self)) | {"changes": [c.to_json() for c in self.changes]}
@@ -223,9 +224,11 @@ def reviewed_in(session: Session, result: AnalysisResultRecord) -> ReviewedResul
         AnalysisResultRecord.created_at > result.created_at).order_by(
         AnalysisResultRecord.created_at.desc()).limit(1))
     document = json.loads(result.document)
-    return ReviewedResult(result.id, result.attempt_id, result.status, result.degraded, document.get("units"),
-                          result.digest, sha256_hex(result.document.encode()) == result.digest, newer,
-                          _field_values(document.get("metrics") or [], revisions), revisions)
+    return ReviewedResult(result_id=result.id, attempt_id=result.attempt_id, status=result.status,
+                          degraded=result.degraded, units=document.get("units"), automatic_digest=result.digest,
+                          automatic_intact=sha256_hex(result.document.encode()) == result.digest,
+                          superseded_by=newer, fields=_field_values(document.get("metrics") or [], revisions),
+                          revisions=revisions)
 
 
 def _field_values(metrics: Sequence[Mapping[str, Any]], revisions: Sequence[RevisionView]) -> list[FieldValue]:

@@ -88,10 +88,12 @@ def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewLis
         if summary.status != "published":
             continue
         attempt = attempts.get(summary.attempt_id)
-        rows.append(ReviewListRow(
-            summary.result_id, summary.attempt_id, attempt.subject_code if attempt else None,
-            attempt.protocol if attempt else None, attempt.number if attempt else None, summary.created_at,
-            summary.degraded, summary.revisions, summary.superseded))
+        rows.append(ReviewListRow(result_id=summary.result_id, attempt_id=summary.attempt_id,
+                                  subject_code=attempt.subject_code if attempt else None,
+                                  protocol=attempt.protocol if attempt else None,
+                                  attempt_number=attempt.number if attempt else None,
+                                  created_at=summary.created_at, degraded=summary.degraded,
+                                  revisions=summary.revisions, superseded=summary.superseded))
     return rows
 
 

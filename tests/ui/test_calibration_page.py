@@ -276,12 +276,12 @@ def test_a_calibration_shows_its_progress_in_the_form_to_the_end(
     form.board.setCurrentText("virtual-9x6-25")
     form.every.setValue(1)
     qtbot.mouseClick(form.button, Qt.MouseButton.LeftButton)
-    assert form.progress.isVisible() and form.progress.task is not None
+    assert form.progress.shown and form.progress.task is not None
     shown: list[float] = []
     form.progress.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
     qtbot.waitUntil(lambda: form.status.text().startswith("Calibration "), timeout=WAIT_MS)
     assert shown and shown == sorted(shown) and shown[-1] == 1.0  # the last value arrives before the bar hides
-    assert not form.progress.isVisible() and form.button.isEnabled()
+    assert not form.progress.shown and form.button.isEnabled()
 
 
 def test_cancelling_a_calibration_in_the_window_stores_nothing(
@@ -293,11 +293,11 @@ def test_cancelling_a_calibration_in_the_window_stores_nothing(
     release = threading.Event()
     page._solves.submit(release.wait, lambda _: None, lambda _: None)  # the solve thread is busy: the click waits
     qtbot.mouseClick(form.button, Qt.MouseButton.LeftButton)
-    assert form.progress.isVisible() and form.button.text() == "Calibrating…"
+    assert form.progress.shown and form.button.text() == "Calibrating…"
     qtbot.mouseClick(form.progress.cancel_button, Qt.MouseButton.LeftButton)
     assert form.progress.cancel_button.text() == "Cancelling…" and not form.progress.cancel_button.isEnabled()
     release.set()  # the calibration starts now, with its cancel already asked for
     qtbot.waitUntil(lambda: form.status.text().startswith("Not calibrated:"), timeout=WAIT_MS)
     assert "cancelled at your request" in form.status.text()
-    assert not form.progress.isVisible() and form.button.isEnabled()
+    assert not form.progress.shown and form.button.isEnabled()
     assert services.calibration.calibrations() == [] and page.model.rowCount() == 0

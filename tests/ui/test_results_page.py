@@ -250,11 +250,11 @@ def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
 
     done = tmp_path / "exports"
     page.export_to(str(done))
-    assert page.export_progress.isVisible() and page.export_progress.task is not None
+    assert page.export_progress.shown and page.export_progress.task is not None
     shown: list[float] = []
     page.export_progress.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
     qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
-    assert shown and shown == sorted(shown) and shown[-1] == 1.0 and not page.export_progress.isVisible()
+    assert shown and shown == sorted(shown) and shown[-1] == 1.0 and not page.export_progress.shown
 
     cancelled = tmp_path / "cancelled"
     release = threading.Event()
@@ -264,5 +264,5 @@ def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
     release.set()
     qtbot.waitUntil(lambda: page.export_message.text().startswith("Not exported:"), timeout=WAIT_MS)
     assert "cancelled at your request" in page.export_message.text()
-    assert not page.export_progress.isVisible() and page.export_button.isEnabled()
+    assert not page.export_progress.shown and page.export_button.isEnabled()
     assert not cancelled.exists() or list(cancelled.iterdir()) == []

@@ -54,8 +54,7 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         self.detail.viewPicked.connect(self._on_detail_view_picked)
 
     def _lay_out(self) -> None:
-        left = self.list_column()
-        left.layout().addWidget(self.form)
+        left = self.list_column(self.form)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
         split.addWidget(self.detail)

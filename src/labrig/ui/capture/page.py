@@ -63,7 +63,8 @@ class Phase(StrEnum):
 
 class CapturePage(QWidget):
     """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and recording through
-    ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.shell.device_checks.DeviceUser` of ``checks``."""
+    ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.shell.device_checks.DeviceUser` of
+    ``checks``."""
 
     def __init__(self, capture: CaptureService, queue: JobQueue, monitor: QueueMonitor, checks: DeviceChecks,
                  parent: QWidget | None = None) -> None:

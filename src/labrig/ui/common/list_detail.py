@@ -97,13 +97,15 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
 
     # -- shared --------------------------------------------------------------------------------------
 
-    def list_column(self) -> QWidget:
-        """The table above its status line, to lay out on the page's left."""
+    def list_column(self, *below: QWidget) -> QWidget:
+        """The table above its status line, then ``below`` in order, to lay out on the page's left."""
         column = QWidget()
         layout = QVBoxLayout(column)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.list_status)
+        for widget in below:
+            layout.addWidget(widget)
         return column
 
     @property

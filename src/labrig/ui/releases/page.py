@@ -11,7 +11,7 @@ service's: a refusal is shown in its own words.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QShowEvent
@@ -34,6 +34,7 @@ from labrig.releases import HealthReport, ReleaseService, ReleaseView
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 
+T = TypeVar("T")
 COLUMNS = ("Version", "Status", "Health", "Digest", "Activated", "Note")
 INTRO = ("A release is the analysis pipeline of a Labrig build: its stages, their versions and parameters. Its "
          "digest enters every analysis job's key, so results always say which release made them. A release must "
@@ -203,12 +204,17 @@ class ReleasesPage(QWidget):
 
         self._calls.submit(self._releases.list, show, self._failed)
 
-    def _run(self, doing: str, call: Callable[[], Any], done: Callable[[Any], None]) -> None:
+    def _run(self, doing: str, call: Callable[[], T], done: Callable[[T], None]) -> None:
         if self._calls.busy:
             return
         self.message.setText(doing)
         self._sync_buttons(busy=True)
-        self._calls.submit(call, lambda value: (done(value), self._sync_buttons()), self._failed)
+
+        def finish(value: T) -> None:
+            done(value)
+            self._sync_buttons()
+
+        self._calls.submit(call, finish, self._failed)
 
     def _failed(self, error: Exception) -> None:
         self.message.setText(f"Not done: {say_error(error)}")

@@ -3,7 +3,8 @@
 Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when it is first
 shown and again whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports an event that may change a status
 (an attempt created, a stage requested or finally failed, a quality block, a result published); a hidden page only
-notes that it is stale and reads when next shown. Newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`).
+notes that it is stale and reads when next shown. Newer reads overtake older ones
+(:class:`~labrig.ui.shell.latest.Latest`).
 """
 
 from __future__ import annotations

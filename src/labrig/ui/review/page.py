@@ -1,11 +1,12 @@
 """The Review page: a reviewer picks a published result, sees the automatic and revised values, and revises one.
 
 Threading contract: GUI thread only. Reads (the list, the shown result, the signed-in user's role) and saving a
-revision run on pool threads through :class:`~labrig.ui.shell.background.BackgroundCalls`; the page never polls. It reads
-the list when first shown and whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports ``result.published`` or
-``review.revised`` (a hidden page notes it is stale and reads when next shown); the shown result is read again when
-its number of revisions changes. The revision service is the authority: the page disables the form when the access
-service says the user may not revise, but any refusal the service returns on saving is shown in its words.
+revision run on pool threads through :class:`~labrig.ui.shell.background.BackgroundCalls`; the page never polls. It
+reads the list when first shown and whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports
+``result.published`` or ``review.revised`` (a hidden page notes it is stale and reads when next shown); the shown
+result is read again when its number of revisions changes. The revision service is the authority: the page disables
+the form when the access service says the user may not revise, but any refusal the service returns on saving is
+shown in its words.
 
 A revision is made on the state the reviewer was looking at: the base sent with it is the latest revision shown
 when they started typing. A colleague's revision arriving meanwhile updates the table but not that base, so saving

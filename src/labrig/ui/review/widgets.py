@@ -152,11 +152,16 @@ class ValuesTable(QTableWidget):
                 self.setItem(row, column, item)
 
     def row_of(self, field: str) -> int | None:
-        return next((r for r in range(self.rowCount()) if self.item(r, 0).data(FIELD_ROLE) == field), None)
+        return next((r for r in range(self.rowCount()) if self._field(r) == field), None)
 
     def selected_field(self) -> str | None:
         rows = self.selectionModel().selectedRows()
-        return str(self.item(rows[0].row(), 0).data(FIELD_ROLE)) if rows else None
+        return self._field(rows[0].row()) if rows else None
+
+    def _field(self, row: int) -> str | None:
+        """The field shown on ``row``; every row's cells are set by :meth:`show_values`."""
+        item = self.item(row, 0)
+        return None if item is None else str(item.data(FIELD_ROLE))
 
 
 class HistoryTable(QTableWidget):

@@ -26,7 +26,7 @@ def show_refusal(error: LabrigError) -> bool:
     Call on the main thread before the main window exists. The caller still prints it and exits.
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])  # held: the box needs it alive
-    if app.platformName() in HEADLESS_PLATFORMS:
-        return False
+    if not isinstance(app, QApplication) or app.platformName() in HEADLESS_PLATFORMS:
+        return False  # a bare QCoreApplication has no widgets to show a box with
     refusal_box(error).exec()
     return True

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from labrig.calibration import CalibrationDetail, Validity, ViewError
 from labrig.store import utcnow
 from labrig.ui.calibration.overlays import REJECTED, USED, CornerOverlay, CoverageMap
+from labrig.ui.common.widgets import message_label, title_over_body
 
 VIEW_AXIS = "view (frame number or file number)"
 MAX_TICKS = 15  # more view numbers than this crowd the axis: label every n-th bar only
@@ -48,14 +49,6 @@ COVERAGE_CAPTION = ("Corners of the used views per grid cell (more corners, deep
                     "Red cells hold none</span>: hold the board there next.")
 NO_FRAME = ("no frame to show: the views were image or video files given by name, which Labrig does not keep; the "
             "corners are drawn on a blank {w}×{h} canvas")
-
-
-def _label(name: str) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 def _tick(name: str) -> str:
@@ -79,11 +72,12 @@ class CalibrationView(QWidget):
         super().__init__(parent)
         self.current: CalibrationDetail | None = None
         self.picked: str | None = None  # the view shown in the overlay (or being read)
-        self.title = _label("calibrationTitle")
-        self.binding = _label("binding")
-        self.verdict = _label("verdict")
-        self.reasons = _label("verdictReasons")
-        self.figures = {name: _label(name) for name in ("rms", "views", "tilts", "intrinsics", "distortion", "scale")}
+        self.title = message_label("calibrationTitle")
+        self.binding = message_label("binding")
+        self.verdict = message_label("verdict")
+        self.reasons = message_label("verdictReasons")
+        self.figures = {name: message_label(name)
+                        for name in ("rms", "views", "tilts", "intrinsics", "distortion", "scale")}
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("viewErrorPlot")
         self.plot.getPlotItem().setLabel("left", "RMS error (px)")
@@ -96,9 +90,9 @@ class CalibrationView(QWidget):
         self.legend.setWordWrap(True)
         self.coverage = QProgressBar()
         self.coverage.setObjectName("coverageBar")
-        self.coverage_note = _label("coverageNote")
+        self.coverage_note = message_label("coverageNote")
         self.coverage_map = CoverageMap()
-        self.coverage_caption = _label("coverageCaption")
+        self.coverage_caption = message_label("coverageCaption")
         self.coverage_caption.setText(COVERAGE_CAPTION.format(red=REJECTED))
         self.coverage_heading = QLabel("<b>Coverage map</b>")
         self.view_list = QComboBox()
@@ -107,7 +101,7 @@ class CalibrationView(QWidget):
         self.view_list.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.view_list.setMinimumContentsLength(16)  # names are long: the list opens wide enough to read them
         self.overlay = CornerOverlay()
-        self.frame_caption = _label("frameCaption")
+        self.frame_caption = message_label("frameCaption")
         self._lay_out()
         self.view_list.currentIndexChanged.connect(self._on_view_list_current_index_changed)
         self.plot.scene().sigMouseClicked.connect(self._on_plot_scene_clicked)
@@ -129,12 +123,7 @@ class CalibrationView(QWidget):
         body.addWidget(self.plot, 1)
         body.addWidget(self.legend)
         body.addLayout(self._pictures(), 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.body, 1)
-        self.placeholder = QWidget()  # keeps the title at the top while the body is hidden
-        layout.addWidget(self.placeholder, 1)
+        self.placeholder = title_over_body(self, self.title, self.body)
 
     def _pictures(self) -> QHBoxLayout:
         """The picked view's frame with its corners beside the coverage map: both in image pixels, side by side."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from labrig.domain.jobs import JobState
 from labrig.jobs import JobView
 from labrig.pipeline import SavedRecording
+from labrig.ui.common.rows_model import ColumnsTableModel
 from labrig.ui.shell.queue_monitor import RUNNING_STATES, WORDS
 
 S = JobState
@@ -31,8 +32,10 @@ def stage_words(job: JobView, fraction: float) -> str:
     return f"{job.stage_id} {state}"
 
 
-class AttemptTableModel(QAbstractTableModel):
+class AttemptTableModel(ColumnsTableModel):
     """Attempts oldest first; the Analysis column's UserRole is the fraction of its stages done."""
+
+    columns = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -97,16 +100,8 @@ class AttemptTableModel(QAbstractTableModel):
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(COLUMNS) - 1))
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):

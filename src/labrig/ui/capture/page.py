@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from labrig.capture import CaptureService, Mode, Recorder, RecorderStatus, create_session
 from labrig.errors import LabrigError
@@ -29,8 +29,9 @@ from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save
 from labrig.ui.capture.attempts_model import AttemptTableModel
 from labrig.ui.capture.preview import PreviewStream, RecorderFeed, SourceFeed
-from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, message_label
+from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm
 from labrig.ui.common.device_picker import DevicePicker
+from labrig.ui.common.widgets import message_label, named_button
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
 from labrig.ui.shell.queue_monitor import QueueMonitor
@@ -102,8 +103,8 @@ class CapturePage(QWidget):
         self.picker = DevicePicker(self._checks)
         self.view = PreviewView()
         self.info = InfoBar()
-        self.record_button = self._button("recordButton", "● Record")
-        self.stop_button = self._button("stopButton", "■ Stop")
+        self.record_button = named_button("recordButton", "● Record")
+        self.stop_button = named_button("stopButton", "■ Stop")
         self.board_check = QCheckBox("Board recording for calibration (not analysed)")
         self.board_check.setObjectName("boardRecordingCheck")
         self.board_check.setToolTip("Record the calibration board: the recording is saved and offered on the "
@@ -139,12 +140,6 @@ class CapturePage(QWidget):
         else:
             box.setLayout(content)
         return box
-
-    @staticmethod
-    def _button(name: str, text: str) -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        return button
 
     # -- state ---------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from labrig.capture import RecorderStatus
 from labrig.ui.capture.attempts_model import ANALYSIS_COLUMN, AttemptTableModel
 from labrig.ui.common.progress_bar import ProgressBarDelegate
+from labrig.ui.common.widgets import message_label
 
 NOTHING = "—"
 RATE_WINDOW_S = 1.0  # the preview rate is counted over the last second
@@ -36,15 +37,6 @@ def clock(seconds: float) -> str:
     """``mm:ss.s``, as an info bar shows a recording's length."""
     minutes, rest = divmod(max(seconds, 0.0), 60)
     return f"{int(minutes):02d}:{rest:04.1f}"
-
-
-def message_label(name: str) -> QLabel:
-    """A label for sentences a technician reads (and may copy into a support request)."""
-    label = QLabel("")
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 class SessionForm(QGroupBox):

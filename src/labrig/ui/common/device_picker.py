@@ -9,8 +9,6 @@ Threading contract: GUI thread only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -18,8 +16,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
-    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -27,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.capture import DeviceInfo
+from labrig.ui.common.widgets import message_label, named_button
 from labrig.ui.shell.device_checks import Choice, DeviceChecks
 
 COLUMNS = ("Device", "Kind", "Status", "Details")
@@ -63,10 +60,10 @@ class DevicePicker(QWidget):
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("modeCombo")
         self.mode_combo.activated.connect(self._on_mode_combo_activated)
-        self.search_button = self._button("searchButton", "Search again", self._on_search_button_clicked)
-        self.verify_button = self._button("verifyButton", "Verify again", self._on_verify_button_clicked)
-        self.reason = self._label("deviceReason")
-        self.problems = self._label("discoveryProblems")
+        self.search_button = named_button("searchButton", "Search again", self._on_search_button_clicked)
+        self.verify_button = named_button("verifyButton", "Verify again", self._on_verify_button_clicked)
+        self.reason = message_label("deviceReason", selectable=False)
+        self.problems = message_label("discoveryProblems", selectable=False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.table, 1)
@@ -81,19 +78,6 @@ class DevicePicker(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.problems)
 
-    @staticmethod
-    def _button(name: str, text: str, slot: Callable[[], None]) -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        button.clicked.connect(slot)
-        return button
-
-    @staticmethod
-    def _label(name: str) -> QLabel:
-        label = QLabel("")
-        label.setObjectName(name)
-        label.setWordWrap(True)
-        return label
 
     # -- what pages and tests read -------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
 from labrig.ui.common.result_plots import ResultPlots
+from labrig.ui.common.widgets import message_label, title_over_body
 from labrig.ui.shell.queue_monitor import WORDS
 
 # (document key, column caption, what its unit is)
@@ -54,14 +55,6 @@ def format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
-
-
-def _label(name: str, wrap: bool = True) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
-    label.setWordWrap(wrap)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 def _set_badge(badge: QLabel, text: str, colour: str, tip: str = "") -> None:
@@ -89,17 +82,17 @@ class ResultView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = _label("resultTitle")
-        self.badges = {name: _label(name, wrap=False) for name in
+        self.title = message_label("resultTitle")
+        self.badges = {name: message_label(name, wrap=False) for name in
                        ("statusBadge", "degradedBadge", "unitsBadge", "calibrationBadge", "qcBadge", "revisedBadge")}
-        self.degraded_reasons = _label("degradedReasons")
+        self.degraded_reasons = message_label("degradedReasons")
         self.blocked_panel = QFrame()
         self.blocked_panel.setObjectName("blockedPanel")
         self.blocked_panel.setStyleSheet("#blockedPanel { border: 2px solid #c03030; border-radius: 4px; }")
-        self.blocked_reasons = _label("blockedReasons")
-        self.what_to_do = _label("whatToDo")
-        self.pending = _label("pendingStages")
-        self.previous_note = _label("previousNote")
+        self.blocked_reasons = message_label("blockedReasons")
+        self.what_to_do = message_label("whatToDo")
+        self.pending = message_label("pendingStages")
+        self.previous_note = message_label("previousNote")
         self.plots = ResultPlots()
         self.metrics = self._build_metrics()
         self.provenance = QTreeWidget()
@@ -144,12 +137,7 @@ class ResultView(QWidget):
         for widget in (self.degraded_reasons, self.blocked_panel, self.pending, self.previous_note):
             body.addWidget(widget)
         body.addWidget(split, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.body, 1)
-        self.placeholder = QWidget()  # keeps the title at the top while the body is hidden
-        layout.addWidget(self.placeholder, 1)
+        self.placeholder = title_over_body(self, self.title, self.body)
 
     def show_message(self, text: str) -> None:
         """No result shown: ``text`` says why (nothing selected, loading, a read failed)."""

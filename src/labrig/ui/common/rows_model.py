@@ -19,10 +19,29 @@ Index = QModelIndex | QPersistentModelIndex
 STATUS_TEXT = QColor("black")
 
 
-class RowsTableModel(QAbstractTableModel, Generic[Row]):
-    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and :meth:`find`."""
+class ColumnsTableModel(QAbstractTableModel):
+    """A flat table whose column titles are fixed: what every Labrig table model shares. A subclass says its
+    :attr:`columns` and how many rows it holds (:meth:`row_count`), and answers ``data``."""
 
     columns: ClassVar[tuple[str, ...]] = ()
+
+    def row_count(self) -> int:
+        raise NotImplementedError
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else self.row_count()
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.columns[section]
+        return None
+
+
+class RowsTableModel(ColumnsTableModel, Generic[Row]):
+    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and :meth:`find`."""
     #: the column whose cell is filled with :meth:`status_colour` (None: no coloured column)
     status_column: ClassVar[int | None] = None
 
@@ -58,16 +77,8 @@ class RowsTableModel(QAbstractTableModel, Generic[Row]):
         row = self.row_of(key)
         return None if row is None else self.rows[row]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.columns[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):

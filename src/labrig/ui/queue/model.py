@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from labrig.jobs import JobView
 from labrig.tasks import Progress
+from labrig.ui.common.rows_model import ColumnsTableModel
 from labrig.ui.shell.queue_monitor import RUNNING_STATES
 
 COLUMNS = ("Job", "Stage", "State", "Progress", "Attempts", "Error")
@@ -20,8 +21,10 @@ ID_PREFIX = 8
 Index = QModelIndex | QPersistentModelIndex
 
 
-class JobTableModel(QAbstractTableModel):
+class JobTableModel(ColumnsTableModel):
     """Jobs newest first, one row each; running jobs show the executor's live progress."""
+
+    columns = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -55,16 +58,8 @@ class JobTableModel(QAbstractTableModel):
     def progress_of(self, job: JobView) -> Progress:
         return self._live.get(job.id) or Progress(job.progress, job.progress_message)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self._jobs)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self._jobs)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         job = self.job_at(index.row()) if index.isValid() else None

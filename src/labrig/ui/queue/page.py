@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -25,6 +24,7 @@ from labrig.domain.jobs import TERMINAL, JobState
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue, JobView
 from labrig.ui.common.progress_bar import ProgressBarDelegate
+from labrig.ui.common.widgets import named_button
 from labrig.ui.queue.model import ID_PREFIX, PROGRESS_COLUMN, JobTableModel
 from labrig.ui.shell.queue_monitor import RUNNING_STATES, QueueMonitor
 
@@ -52,11 +52,10 @@ class QueuePage(QWidget):
         self._queue, self._monitor = queue, monitor
         self.model = JobTableModel(self)
         self.table = self._build_table()
-        self.retry_button = self._button("retryButton", "Retry", RETRY_TIP, self._on_retry_button_clicked)
-        self.cancel_button = self._button("cancelButton", "Cancel", CANCEL_TIP, self._on_cancel_button_clicked)
-        self.reprocess_button = self._button(
-            "reprocessButton", "Reprocess", REPROCESS_TIP, self._on_reprocess_button_clicked
-        )
+        self.retry_button = named_button("retryButton", "Retry", self._on_retry_button_clicked, RETRY_TIP)
+        self.cancel_button = named_button("cancelButton", "Cancel", self._on_cancel_button_clicked, CANCEL_TIP)
+        self.reprocess_button = named_button("reprocessButton", "Reprocess", self._on_reprocess_button_clicked,
+                                             REPROCESS_TIP)
         self.action_status = QLabel("")
         self.action_status.setObjectName("actionStatus")
         self.action_status.setWordWrap(True)
@@ -78,13 +77,6 @@ class QueuePage(QWidget):
         table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         table.horizontalHeader().setStretchLastSection(True)
         return table
-
-    def _button(self, name: str, text: str, tip: str, slot: Callable[[], None]) -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        button.setToolTip(tip)
-        button.clicked.connect(slot)
-        return button
 
     def _lay_out(self) -> None:
         layout = QVBoxLayout(self)

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
 from labrig.releases import HealthReport, ReleaseService, ReleaseView
+from labrig.ui.common.widgets import named_button
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 
@@ -79,10 +79,10 @@ class ReleasesPage(QWidget):
         self.reason.textChanged.connect(lambda _text: self._sync_buttons())
         layout.addWidget(self.reason)
         buttons = QHBoxLayout()
-        self.register_button = self._button("registerButton", "Register this build's pipeline", self._register)
-        self.check_button = self._button("checkButton", "Run health check", self._check)
-        self.activate_button = self._button("activateButton", "Activate", self._activate)
-        self.rollback_button = self._button("rollbackButton", "Roll back the active release", self._rollback)
+        self.register_button = named_button("registerButton", "Register this build's pipeline", self._register)
+        self.check_button = named_button("checkButton", "Run health check", self._check)
+        self.activate_button = named_button("activateButton", "Activate", self._activate)
+        self.rollback_button = named_button("rollbackButton", "Roll back the active release", self._rollback)
         for button in (self.register_button, self.check_button, self.activate_button, self.rollback_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -97,13 +97,6 @@ class ReleasesPage(QWidget):
         layout.addWidget(self.report)
         bridge.eventRecorded.connect(self._on_bridge_event_recorded)
         self._sync_buttons()
-
-    @staticmethod
-    def _button(name: str, text: str, slot: Callable[[], None]) -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        button.clicked.connect(slot)
-        return button
 
     # -- reading -------------------------------------------------------------------------------
 

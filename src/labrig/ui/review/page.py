@@ -36,6 +36,7 @@ from labrig.review import (
 )
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.result_view import format_value
+from labrig.ui.common.widgets import message_label
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
 from labrig.ui.shell.background import BackgroundCalls, say_error
@@ -51,14 +52,6 @@ CONFLICT = ("Not saved ({code}): someone revised this result while you were edit
             "again if your change still stands.")
 ARRIVED = ("Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now is refused "
            "so that you see it first; press Save revision again after that.")
-
-
-def _label(name: str, text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
 
 
 class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
@@ -78,7 +71,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._base: str | None = None  # what the next revision is made on (see the module docstring)
         self.reviewer: ReviewerState | None = None
         self.list_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.user = _label("reviewUser", "Reading who is signed in…")
+        self.user = message_label("reviewUser", "Reading who is signed in…")
         self.heading = ResultHeading()
         self.values = ValuesTable()
         self.history = HistoryTable()
@@ -116,7 +109,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         sides.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Review</h2>"))
-        layout.addWidget(_label("reviewIntro", INTRO))
+        layout.addWidget(message_label("reviewIntro", INTRO))
         layout.addWidget(self.user)
         layout.addWidget(sides, 1)
 

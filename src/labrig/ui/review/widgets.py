@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from labrig.domain.revisions import REVISABLE, FieldRef
 from labrig.review import FieldValue, ReviewedResult, ReviewListRow, RevisedValue, RevisionView, local_time
 from labrig.ui.common.result_view import METRIC_COLUMNS, format_value
+from labrig.ui.common.widgets import message_label
 from labrig.ui.review.model import REVISED
 
 VALUE_COLUMNS = ("Track", "Metric", "Automatic", "In force", "Last change")
@@ -82,21 +83,13 @@ def _mark_revised(item: QTableWidgetItem) -> None:
     item.setFont(font)
 
 
-def _label(name: str) -> QLabel:
-    label = QLabel("")
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
-
-
 class ResultHeading(QWidget):
     """Which result is shown (subject, attempt, id, units, revisions), and warnings about it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = _label("reviewTitle")
-        self.notes = _label("reviewNotes")
+        self.title = message_label("reviewTitle")
+        self.notes = message_label("reviewNotes")
         self.notes.setStyleSheet("#reviewNotes { color: #a02020; }")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -5,12 +5,13 @@ tests pass their own parts instead of patching.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from labrig.access import AccessControl
 from labrig.calibration import CalibrationService
-from labrig.capture import CaptureService
+from labrig.capture import CaptureService, FrameClock, Mode
 from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.export import ExportService
 from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
@@ -69,13 +70,16 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
               clock: Clock | None = None, lease: LeaseTerms | None = None,
               access: AccessControl | None = None,
               sync_destination: DestinationFactory = FolderDestination,
-              health_check: HealthCheck = no_health_check) -> Services:
+              health_check: HealthCheck = no_health_check,
+              frame_clock: Callable[[Mode], FrameClock] | None = None) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
     ``access`` decides who the acting user is (default: the operating-system login);
     ``sync_destination`` makes the sync destination from its stored configuration; ``health_check`` is what
     checking a release runs (the front ends pass the reference check of :mod:`labrig.scenarios`, which sits above
-    this module; without one, checking a release is refused with ``LABRIG_HEALTH_CHECK_MISSING``).
+    this module; without one, checking a release is refused with ``LABRIG_HEALTH_CHECK_MISSING``);
+    ``frame_clock`` gives each new recording the clock its frames are stamped with (the wall clock unless a
+    test gives a steady one).
     Nothing is started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
@@ -92,6 +96,6 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
                             reviewed=ReviewedResults(revisions))
     return Services(store=store, dispatcher=dispatcher,
                     dispatcher_thread=DispatcherThread(dispatcher, poll_seconds), queue=queue, storage=storage,
-                    capture=CaptureService(store, storage, access=access), calibration=CalibrationService(store),
+                    capture=CaptureService(store, storage, access=access, frame_clock=frame_clock), calibration=CalibrationService(store),
                     releases=releases, governance=governance, export=ExportService(store, access),
                     sync=SyncService(store, dispatcher, access, sync_destination))

@@ -18,7 +18,7 @@ from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, sta
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.service import CaptureService, parse_mode
 from labrig.capture.sessions import PipelineStep, create_attempt, create_session
-from labrig.capture.sink import read_timestamps
+from labrig.capture.sink import FrameClock, now_ns, read_timestamps
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification
 from labrig.capture.virtual import DEFAULT_MODE, MARKERS_DEVICE_ID, VirtualCamera
@@ -27,8 +27,8 @@ from labrig.capture.watch import WatchFolderIngestor
 __all__ = [
     "ANY_FORMAT", "DEFAULT_MODE", "FRAME_KINDS", "MARKERS_DEVICE_ID", "CaptureMedia", "CaptureMissingError",
     "CaptureService", "DeviceInfo", "DeviceKind", "DeviceRefusedError", "DiscoveryReport", "DiscoverySettings",
-    "FrameSource", "Image", "Mode", "PipelineStep", "Recorder", "RecorderState", "RecorderStatus", "RecoveryReport",
+    "FrameClock", "FrameSource", "Image", "Mode", "PipelineStep", "Recorder", "RecorderState", "RecorderStatus", "RecoveryReport",
     "Verification", "VirtualCamera", "WatchFolderIngestor", "create_attempt", "create_session", "discover_virtual",
-    "import_media", "iter_frames", "iter_luma", "load_capture", "load_inventory", "parse_mode", "read_timestamps",
+    "import_media", "iter_frames", "iter_luma", "load_capture", "load_inventory", "now_ns", "parse_mode", "read_timestamps",
     "recover", "status_json", "verify_store",
 ]

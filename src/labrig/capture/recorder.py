@@ -24,7 +24,7 @@ from typing import Any
 from labrig.capture.commit import CommitResult, commit_capture, count_frames
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
-from labrig.capture.sink import SegmentSink, now_ns
+from labrig.capture.sink import FrameClock, SegmentSink, now_ns
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.domain.events import EventName
 from labrig.domain.storage import PressureLevel
@@ -71,8 +71,9 @@ class Recorder:
     def __init__(self, store: Store, source: FrameSource, device: DeviceInfo, mode: Mode, *,
                  verification: dict[str, Any] | None = None, session_id: str | None = None,
                  segment_seconds: float = 5.0, queue_seconds: float = 2.0,
-                 monitor: StorageMonitor | None = None) -> None:
+                 monitor: StorageMonitor | None = None, clock: FrameClock = now_ns) -> None:
         self.store, self.source, self.device, self.mode = store, source, device, mode
+        self.clock = clock  # stamps each frame as the grab thread takes it
         self.verification, self.session_id = verification or {}, session_id
         self.capture_id = str(uuid.uuid4())
         self.folder = provisional_root(store) / self.capture_id
@@ -192,7 +193,7 @@ class Recorder:
             if image is None:
                 self._end("the device stopped sending frames (unplugged or switched off)")
                 break
-            mono, utc = now_ns()
+            mono, utc = self.clock()
             with self._newest:
                 self._grabbed, self._latest = self._grabbed + 1, image
                 self._newest.notify_all()

@@ -17,6 +17,7 @@ from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discove
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
 from labrig.capture.recorder import Recorder
 from labrig.capture.recovery import RecoveryReport, recover
+from labrig.capture.sink import FrameClock, now_ns
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
 from labrig.domain.events import EventName
@@ -46,8 +47,11 @@ class CaptureService:
     def __init__(self, store: Store, monitor: StorageMonitor, *, settings: DiscoverySettings | None = None,
                  inventory: Inventory | None = None,
                  open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
-                 usb_backend: Any = None, access: AccessControl | None = None) -> None:
+                 usb_backend: Any = None, access: AccessControl | None = None,
+                 frame_clock: Callable[[Mode], FrameClock] | None = None) -> None:
         self.store, self.monitor = store, monitor
+        # the clock a new recording in a mode stamps its frames with: the wall clock unless a test gives its own
+        self.frame_clock: Callable[[Mode], FrameClock] = frame_clock or (lambda _mode: now_ns)
         self.access = access or AccessControl(store)
         self.settings = settings or DiscoverySettings()
         self._inventory = inventory
@@ -103,6 +107,7 @@ class CaptureService:
         self.monitor.check_capture(mode.bytes_per_second(), planned_seconds, mode.label())
         verification = verdict.to_event_payload()
         recorder = Recorder(self.store, self.open_source(device), device, mode, verification=verification,
+                            clock=self.frame_clock(mode),
                             session_id=session_id, segment_seconds=segment_seconds, monitor=self.monitor)
         recorder.start()
         return recorder

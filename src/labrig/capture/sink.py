@@ -143,6 +143,9 @@ def read_timestamps(path: Path) -> list[int]:
     return out
 
 
+FrameClock = Callable[[], tuple[int, int]]  # what a recorder stamps each frame with: (monotonic ns, UTC ns)
+
+
 def now_ns() -> tuple[int, int]:
-    """(monotonic ns, UTC ns) of one instant, taken together."""
+    """(monotonic ns, UTC ns) of one instant, taken together: the clock frames are stamped with."""
     return time.monotonic_ns(), time.time_ns()

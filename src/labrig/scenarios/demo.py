@@ -52,7 +52,8 @@ class DemoSummary:
 
 def record_virtual(services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None) -> str:
     camera = VirtualCamera(scene, frames_limit=int(seconds * DEFAULT_MODE.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, device, DEFAULT_MODE, session_id=session_id, segment_seconds=2.0)
+    recorder = Recorder(services.store, camera, device, DEFAULT_MODE, session_id=session_id, segment_seconds=2.0,
+                        clock=services.capture.frame_clock(DEFAULT_MODE))
     recorder.start()
     recorder.wait(seconds + 30)
     return recorder.stop().manifest_sha256

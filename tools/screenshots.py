@@ -65,14 +65,18 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     services = bootstrap(Path(tempfile.mkdtemp(prefix="labrig-shots-")) / "store")
-    print(f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does (about a minute)…")
+    print(
+        f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does (about a minute)…"
+    )
     summary = run_demo(services, attempts=2, seconds=3.0, say=lambda line: print("  " + line))
     # a reviewer's correction, as the Review screen records it: the automatic value stays beside it
     newest = summary.results[-1]
     metric = newest["metrics"][0]
     services.governance.revisions.revise(
-        newest["result_id"], {f"track:{metric['track_id']}.peak_speed": round(metric["peak_speed"] * 0.97, 2)},
-        "peak frame blurred by motion; value read from the neighbouring frames")
+        newest["result_id"],
+        {f"track:{metric['track_id']}.peak_speed": round(metric["peak_speed"] * 0.97, 2)},
+        "peak frame blurred by motion; value read from the neighbouring frames",
+    )
     gui = build_main_window(services)
     window = gui.window
     window.resize(*SIZE)
@@ -99,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             select_first_row(page)
             spin(1500)
-            wait_until(lambda p=page: not getattr(p, "reading", False) and not getattr(p, "busy", False), 20)
+            wait_until(
+                lambda p=page: not getattr(p, "reading", False) and not getattr(p, "busy", False),
+                20,
+            )
             spin(300)
         path = args.out / f"{key}.png"
         window.grab().save(str(path))

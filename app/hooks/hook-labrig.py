@@ -18,16 +18,23 @@ from PyInstaller.utils.hooks import collect_data_files, collect_submodules, copy
 def _package_files(package: str) -> list[tuple[str, str]]:
     """Every file of ``package`` (not its Python source) as (source, destination folder) pairs."""
     spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.submodule_search_locations, f"{package} is not an installed package"
+    assert spec is not None and spec.submodule_search_locations, (
+        f"{package} is not an installed package"
+    )
     root = Path(next(iter(spec.submodule_search_locations)))
     dest = Path(*package.split("."))
-    return [(str(p), str(dest / p.relative_to(root).parent)) for p in sorted(root.rglob("*"))
-            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    return [
+        (str(p), str(dest / p.relative_to(root).parent))
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    ]
 
 
 hiddenimports = collect_submodules("labrig")
 datas = [
-    *collect_data_files("labrig.store.migrations", include_py_files=True, excludes=["**/__pycache__"]),
+    *collect_data_files(
+        "labrig.store.migrations", include_py_files=True, excludes=["**/__pycache__"]
+    ),
     *_package_files("labrig.resources"),
     *copy_metadata("labrig"),
 ]

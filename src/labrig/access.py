@@ -36,8 +36,10 @@ def os_login() -> str:
     try:
         return getpass.getuser()
     except (OSError, KeyError) as exc:
-        raise UnknownUserError("could not tell who is logged in to this computer; sign in with your own "
-                               "account (or set USERNAME/LOGNAME) and try again") from exc
+        raise UnknownUserError(
+            "could not tell who is logged in to this computer; sign in with your own "
+            "account (or set USERNAME/LOGNAME) and try again"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,11 @@ class Roster:
     users: list[UserRole]
 
     def to_json(self) -> dict[str, Any]:
-        return {"current_user": self.current_user, "enforced": self.enforced,
-                "users": [u.to_json() for u in self.users]}
+        return {
+            "current_user": self.current_user,
+            "enforced": self.enforced,
+            "users": [u.to_json() for u in self.users],
+        }
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,13 @@ def current_roles(session: Session) -> dict[str, Role]:
 class AccessControl:
     """Role checks and role assignment. Thread-safe: it holds no state but the store and two providers."""
 
-    def __init__(self, store: Store, *, user: Callable[[], str] = os_login,
-                 host: Callable[[], str] = socket.gethostname) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        user: Callable[[], str] = os_login,
+        host: Callable[[], str] = socket.gethostname,
+    ) -> None:
         self.store, self._user, self._host = store, user, host
 
     def actor(self) -> Actor:
@@ -112,8 +122,10 @@ class AccessControl:
         with self.store.read() as session:
             latest = _latest(session)
             roles = current_roles(session)
-        users = [UserRole(u, r.role, r.assigned_by, r.assigned_at.isoformat(), r.reason)
-                 for u, r in sorted(latest.items())]
+        users = [
+            UserRole(u, r.role, r.assigned_by, r.assigned_at.isoformat(), r.reason)
+            for u, r in sorted(latest.items())
+        ]
         return Roster(self.actor().user, rules.enforced(roles), users)
 
     def set_role(self, user: str, role: str | Role | None, reason: str) -> RoleChange:
@@ -130,8 +142,22 @@ class AccessControl:
             after = new.value if new is not None else None
             if previous == new:
                 return RoleChange(target, before, after, False, None)
-            session.add(RoleAssignment(username=target, role=after, assigned_by=actor.user, reason=why,
-                                       assigned_at=utcnow()))
-            entry = record_audit(session, actor, "roles.set", "user", target, why,
-                                 {"user": target, "previous_role": before, "role": after})
+            session.add(
+                RoleAssignment(
+                    username=target,
+                    role=after,
+                    assigned_by=actor.user,
+                    reason=why,
+                    assigned_at=utcnow(),
+                )
+            )
+            entry = record_audit(
+                session,
+                actor,
+                "roles.set",
+                "user",
+                target,
+                why,
+                {"user": target, "previous_role": before, "role": after},
+            )
             return RoleChange(target, before, after, True, entry.seq)

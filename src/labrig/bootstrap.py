@@ -21,7 +21,14 @@ from labrig.results import PUBLISHER, WATCHED, publish_when_done
 from labrig.review import ReviewedResults, RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
-from labrig.sync import INDEXED, SYNC_INDEXER, DestinationFactory, FolderDestination, SyncService, index_for_sync
+from labrig.sync import (
+    INDEXED,
+    SYNC_INDEXER,
+    DestinationFactory,
+    FolderDestination,
+    SyncService,
+    index_for_sync,
+)
 
 
 @dataclass(frozen=True)
@@ -65,13 +72,19 @@ def default_registry(store: Store) -> StageRegistry:
     return StageRegistry((*BUILTIN_STAGES, *analysis_stages(store, active_release_digest(store))))
 
 
-def bootstrap(store_root: str | Path | None = None, *, store: Store | None = None,
-              poll_seconds: float = 1.0, registry: StageRegistry | None = None,
-              clock: Clock | None = None, lease: LeaseTerms | None = None,
-              access: AccessControl | None = None,
-              sync_destination: DestinationFactory = FolderDestination,
-              health_check: HealthCheck = no_health_check,
-              frame_clock: Callable[[Mode], FrameClock] | None = None) -> Services:
+def bootstrap(
+    store_root: str | Path | None = None,
+    *,
+    store: Store | None = None,
+    poll_seconds: float = 1.0,
+    registry: StageRegistry | None = None,
+    clock: Clock | None = None,
+    lease: LeaseTerms | None = None,
+    access: AccessControl | None = None,
+    sync_destination: DestinationFactory = FolderDestination,
+    health_check: HealthCheck = no_health_check,
+    frame_clock: Callable[[Mode], FrameClock] | None = None,
+) -> Services:
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
     ``access`` decides who the acting user is (default: the operating-system login);
@@ -87,15 +100,32 @@ def bootstrap(store_root: str | Path | None = None, *, store: Store | None = Non
     dispatcher.register(PUBLISHER, publish_when_done, names=WATCHED)
     dispatcher.register(SYNC_INDEXER, index_for_sync, names=INDEXED)
     storage = StorageMonitor(store)
-    queue = JobQueue(store, registry or default_registry(store), clock or Clock(), lease or LeaseTerms(),
-                     heavy_paused=storage.heavy_jobs_paused)
+    queue = JobQueue(
+        store,
+        registry or default_registry(store),
+        clock or Clock(),
+        lease or LeaseTerms(),
+        heavy_paused=storage.heavy_jobs_paused,
+    )
     access = access or AccessControl(store)
     releases = ReleaseService(store, queue, health_check, access)
     revisions = RevisionService(store, access)
-    governance = Governance(access=access, revisions=revisions, audit=AuditTrail(store),
-                            reviewed=ReviewedResults(revisions))
-    return Services(store=store, dispatcher=dispatcher,
-                    dispatcher_thread=DispatcherThread(dispatcher, poll_seconds), queue=queue, storage=storage,
-                    capture=CaptureService(store, storage, access=access, frame_clock=frame_clock), calibration=CalibrationService(store),
-                    releases=releases, governance=governance, export=ExportService(store, access),
-                    sync=SyncService(store, dispatcher, access, sync_destination))
+    governance = Governance(
+        access=access,
+        revisions=revisions,
+        audit=AuditTrail(store),
+        reviewed=ReviewedResults(revisions),
+    )
+    return Services(
+        store=store,
+        dispatcher=dispatcher,
+        dispatcher_thread=DispatcherThread(dispatcher, poll_seconds),
+        queue=queue,
+        storage=storage,
+        capture=CaptureService(store, storage, access=access, frame_clock=frame_clock),
+        calibration=CalibrationService(store),
+        releases=releases,
+        governance=governance,
+        export=ExportService(store, access),
+        sync=SyncService(store, dispatcher, access, sync_destination),
+    )

@@ -58,18 +58,32 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
         env["QT_QPA_PLATFORM"] = platform
     command = module_command("labrig.ui.shell.probe") + (["--grab"] if grab else [])
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, env=env)
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, env=env
+        )
     except subprocess.TimeoutExpired:
-        return Check("qt", Status.FAIL, f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
-                     "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use")
+        return Check(
+            "qt",
+            Status.FAIL,
+            f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
+            "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use",
+        )
     if proc.returncode != 0:
-        return Check("qt", Status.FAIL, f"Qt could not start its platform plugin: {_qt_failure(proc.stderr)}",
-                     "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt plugins are "
-                     "missing; on a machine with no screen (a server, ssh) set QT_QPA_PLATFORM=offscreen")
+        return Check(
+            "qt",
+            Status.FAIL,
+            f"Qt could not start its platform plugin: {_qt_failure(proc.stderr)}",
+            "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt plugins are "
+            "missing; on a machine with no screen (a server, ssh) set QT_QPA_PLATFORM=offscreen",
+        )
     facts = json.loads(proc.stdout.strip().splitlines()[-1])
     grabbed = f"; widget grab {facts['grab']}" if grab else ""
-    return Check("qt", Status.OK, f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
-                 f"'{facts['platform']}'{grabbed}")
+    return Check(
+        "qt",
+        Status.OK,
+        f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
+        f"'{facts['platform']}'{grabbed}",
+    )
 
 
 def check_qt_plugin(name: str) -> Check:
@@ -80,21 +94,39 @@ def check_qt_plugin(name: str) -> Check:
     """
     check = f"qt-{name}"
     try:
-        proc = subprocess.run([*module_command("labrig.ui.shell.probe"), "--plugin", name], capture_output=True,
-                              text=True, timeout=QT_PROBE_TIMEOUT_S)
+        proc = subprocess.run(
+            [*module_command("labrig.ui.shell.probe"), "--plugin", name],
+            capture_output=True,
+            text=True,
+            timeout=QT_PROBE_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
-        return Check(check, Status.WARN, f"loading Qt's '{name}' plugin took over {QT_PROBE_TIMEOUT_S} s")
+        return Check(
+            check, Status.WARN, f"loading Qt's '{name}' plugin took over {QT_PROBE_TIMEOUT_S} s"
+        )
     if proc.returncode != 0:
-        return Check(check, Status.WARN, f"the window's platform plugin '{name}' does not load: "
-                     f"{_qt_failure(proc.stderr)}", "install the Qt runtime libraries listed in docs/install.md "
-                     "(the .deb's dependencies pull them); headless commands work without them")
-    return Check(check, Status.OK, f"the window's platform plugin '{name}' loads (its libraries are installed)")
+        return Check(
+            check,
+            Status.WARN,
+            f"the window's platform plugin '{name}' does not load: {_qt_failure(proc.stderr)}",
+            "install the Qt runtime libraries listed in docs/install.md "
+            "(the .deb's dependencies pull them); headless commands work without them",
+        )
+    return Check(
+        check,
+        Status.OK,
+        f"the window's platform plugin '{name}' loads (its libraries are installed)",
+    )
 
 
 def _qt_failure(stderr: str) -> str:
     """Qt's own words: the line naming the plugin it could not load, and the plugins it has."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    said = [line for line in lines if "could not" in line.lower() or line.startswith("Available platform plugins")]
+    said = [
+        line
+        for line in lines
+        if "could not" in line.lower() or line.startswith("Available platform plugins")
+    ]
     return " ".join(said or lines[-1:]) or "no message"
 
 
@@ -116,10 +148,17 @@ def check_opencv() -> Check:
             frames += 1
         reader.release()
     if frames != 5:
-        return Check("opencv", Status.FAIL, f"OpenCV {cv2.__version__} wrote 5 MJPG frames and read back {frames}",
-                     "reinstall opencv-python-headless (only one cv2 package may be installed)")
-    return Check("opencv", Status.OK, f"OpenCV {cv2.__version__}; MJPG/AVI write+read ok; "
-                 f"video back ends: {', '.join(backends)}")
+        return Check(
+            "opencv",
+            Status.FAIL,
+            f"OpenCV {cv2.__version__} wrote 5 MJPG frames and read back {frames}",
+            "reinstall opencv-python-headless (only one cv2 package may be installed)",
+        )
+    return Check(
+        "opencv",
+        Status.OK,
+        f"OpenCV {cv2.__version__}; MJPG/AVI write+read ok; video back ends: {', '.join(backends)}",
+    )
 
 
 def check_store_path(root: Path) -> Check:
@@ -140,9 +179,17 @@ def check_database(root: Path) -> Check:
     finally:
         store.close()
     if revision != migrate.head_revision():
-        return Check("database", Status.FAIL, f"schema at {revision}, expected {migrate.head_revision()}",
-                     "restart Labrig so it migrates the database")
-    return Check("database", Status.OK, f"{root / paths.DB_FILENAME} (schema {revision}, WAL, synchronous=FULL)")
+        return Check(
+            "database",
+            Status.FAIL,
+            f"schema at {revision}, expected {migrate.head_revision()}",
+            "restart Labrig so it migrates the database",
+        )
+    return Check(
+        "database",
+        Status.OK,
+        f"{root / paths.DB_FILENAME} (schema {revision}, WAL, synchronous=FULL)",
+    )
 
 
 def check_free_space(root: Path) -> Check:
@@ -150,7 +197,11 @@ def check_free_space(root: Path) -> Check:
     level = pressure_level(free)
     detail = f"{free / 1024**3:.1f} GiB free on the data volume (pressure: {level.label})"
     if level is PressureLevel.CRITICAL:
-        return Check("space", Status.FAIL, detail, "free disk space or move the data folder with --store")
+        return Check(
+            "space", Status.FAIL, detail, "free disk space or move the data folder with --store"
+        )
     if level >= PressureLevel.ELEVATED:
-        return Check("space", Status.WARN, detail, "free disk space soon; recordings stop when it runs out")
+        return Check(
+            "space", Status.WARN, detail, "free disk space soon; recordings stop when it runs out"
+        )
     return Check("space", Status.OK, detail)

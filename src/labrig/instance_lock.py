@@ -52,7 +52,9 @@ class Holder:
             user = getpass.getuser()
         except (KeyError, OSError):  # no login name (a service account without a passwd entry)
             user = "unknown"
-        return cls(os.getpid(), socket.gethostname(), user, datetime.now(UTC).isoformat(timespec="seconds"))
+        return cls(
+            os.getpid(), socket.gethostname(), user, datetime.now(UTC).isoformat(timespec="seconds")
+        )
 
     def describe(self) -> str:
         return f"process {self.pid} of user {self.user} on {self.host}, since {self.since}"
@@ -103,16 +105,22 @@ class InstanceLock:
     def _refusal(self) -> str:
         holder = self.holder()
         who = holder.describe() if holder else "another process (it has not written its name yet)"
-        return (f"the data folder {self.root} is already open in another Labrig window: {who}. "
-                "Switch to that window, or close it and start Labrig again. To work on two stores at once, "
-                "start the second with --store DIR. Nothing was changed")
+        return (
+            f"the data folder {self.root} is already open in another Labrig window: {who}. "
+            "Switch to that window, or close it and start Labrig again. To work on two stores at once, "
+            "start the second with --store DIR. Nothing was changed"
+        )
 
     def __enter__(self) -> InstanceLock:
         self.acquire()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.release()
 
 

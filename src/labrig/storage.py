@@ -44,8 +44,12 @@ class Reading:
 class StorageMonitor:
     """Threading: ``sample`` may be called from any thread (it serialises itself)."""
 
-    def __init__(self, store: Store, policy: PressurePolicy | None = None,
-                 disk_usage: Callable[[Path], DiskUsage] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        policy: PressurePolicy | None = None,
+        disk_usage: Callable[[Path], DiskUsage] | None = None,
+    ) -> None:
         self.store, self.policy = store, policy or PressurePolicy()
         self._disk_usage = disk_usage or (lambda p: DiskUsage(*shutil.disk_usage(p)))
         self._lock = threading.Lock()
@@ -72,9 +76,17 @@ class StorageMonitor:
 
     def _record(self, new: PressureLevel, free: int, left: float | None) -> None:
         with self.store.write() as session:
-            record_event(session, EventName.STORAGE_PRESSURE_CHANGED, {
-                "volume": str(self.store.media_dir), "previous_level": self.level.label, "level": new.label,
-                "free_bytes": free, "minutes_left": left})
+            record_event(
+                session,
+                EventName.STORAGE_PRESSURE_CHANGED,
+                {
+                    "volume": str(self.store.media_dir),
+                    "previous_level": self.level.label,
+                    "level": new.label,
+                    "free_bytes": free,
+                    "minutes_left": left,
+                },
+            )
             row = session.get(Meta, LEVEL_KEY)
             if row is None:
                 session.add(Meta(key=LEVEL_KEY, value=new.label))
@@ -82,7 +94,9 @@ class StorageMonitor:
                 row.value = new.label
         self.level = new
 
-    def check_capture(self, bytes_per_second: float, planned_seconds: float, what: str = "") -> None:
+    def check_capture(
+        self, bytes_per_second: float, planned_seconds: float, what: str = ""
+    ) -> None:
         """Refuse, before it starts, a capture writing ``bytes_per_second`` (its estimate on the high side) for
         ``planned_seconds`` that cannot fit above the critical floor; ``what`` names it in the refusal."""
         reading = self.sample()
@@ -92,7 +106,8 @@ class StorageMonitor:
             at = f" at {what}" if what else ""
             raise StorageInsufficientError(
                 f"a {planned_seconds:.0f} s recording{at} needs about {need / 1e9:.1f} GB but only "
-                f"{max(room, 0) / 1e9:.1f} GB are free above the safety floor; free disk space, or record shorter")
+                f"{max(room, 0) / 1e9:.1f} GB are free above the safety floor; free disk space, or record shorter"
+            )
 
     def heavy_jobs_paused(self) -> bool:
         """Jobs that write large outputs wait while pressure is high or critical."""

@@ -82,7 +82,9 @@ class TaskControl:
 
     def check_cancelled(self) -> None:
         if self._cancel.is_set():
-            raise TaskCancelledError("cancelled at your request; nothing was kept of the unfinished work")
+            raise TaskCancelledError(
+                "cancelled at your request; nothing was kept of the unfinished work"
+            )
 
 
 class _Untracked:
@@ -111,7 +113,9 @@ class Share:
         self._parent, self._start, self._span, self._message = parent, start, end - start, message
 
     def progress(self, fraction: float, message: str = "") -> None:
-        self._parent.progress(self._start + self._span * min(max(fraction, 0.0), 1.0), message or self._message)
+        self._parent.progress(
+            self._start + self._span * min(max(fraction, 0.0), 1.0), message or self._message
+        )
 
     @property
     def cancelled(self) -> bool:

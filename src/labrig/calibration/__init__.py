@@ -31,7 +31,12 @@ from labrig.calibration.camera import (
     plane_homography,
 )
 from labrig.calibration.service import CalibrationService
-from labrig.calibration.stored import StoredCalibration, current_calibration, load_calibration, save_calibration
+from labrig.calibration.stored import (
+    StoredCalibration,
+    current_calibration,
+    load_calibration,
+    save_calibration,
+)
 from labrig.calibration.views import (
     CalibrationDetail,
     CalibrationSummary,
@@ -43,10 +48,39 @@ from labrig.calibration.views import (
 )
 
 __all__ = [
-    "COVERAGE_GRID", "Board", "BoardNotFoundError", "CalibrationBinding", "CalibrationDetail", "CalibrationOutcome",
-    "CalibrationResult", "CalibrationService", "CalibrationSummary", "CalibrationThresholds", "CaptureChoice", "CaptureSource",
-    "Detection", "StoredCalibration", "Validity", "View", "ViewError", "bind", "calibrate", "calibrate_from_capture",
-    "calibrate_views", "committed_captures", "current_calibration", "detect_views", "list_calibrations",
-    "load_boards", "load_calibration", "load_calibration_detail", "load_view_frame", "load_views", "named_board",
-    "parse_board", "pixels_to_mm", "plane_homography", "save_calibration",
+    "COVERAGE_GRID",
+    "Board",
+    "BoardNotFoundError",
+    "CalibrationBinding",
+    "CalibrationDetail",
+    "CalibrationOutcome",
+    "CalibrationResult",
+    "CalibrationService",
+    "CalibrationSummary",
+    "CalibrationThresholds",
+    "CaptureChoice",
+    "CaptureSource",
+    "Detection",
+    "StoredCalibration",
+    "Validity",
+    "View",
+    "ViewError",
+    "bind",
+    "calibrate",
+    "calibrate_from_capture",
+    "calibrate_views",
+    "committed_captures",
+    "current_calibration",
+    "detect_views",
+    "list_calibrations",
+    "load_boards",
+    "load_calibration",
+    "load_calibration_detail",
+    "load_view_frame",
+    "load_views",
+    "named_board",
+    "parse_board",
+    "pixels_to_mm",
+    "plane_homography",
+    "save_calibration",
 ]

@@ -56,8 +56,10 @@ class CaptureChoice:
 
     def describe(self) -> str:
         where = f", session {self.subject_code}" if self.subject_code else ""
-        return (f"{self.started_at.astimezone():%Y-%m-%d %H:%M} · {self.device_id} · {self.mode} · "
-                f"{self.frames} frames{where} ({self.capture_id[:8]})")
+        return (
+            f"{self.started_at.astimezone():%Y-%m-%d %H:%M} · {self.device_id} · {self.mode} · "
+            f"{self.frames} frames{where} ({self.capture_id[:8]})"
+        )
 
 
 @dataclass(frozen=True)
@@ -74,14 +76,33 @@ def committed_captures(store: Store, limit: int = CAPTURE_LIMIT) -> list[Capture
             select(Capture, CaptureSession.subject_code)
             .outerjoin(CaptureSession, CaptureSession.id == Capture.session_id)
             .where(Capture.state.in_(USABLE), Capture.manifest_sha256.is_not(None))
-            .order_by(Capture.started_at.desc()).limit(limit)).all()
-        return [CaptureChoice(c.id, c.manifest_sha256 or "", c.device_id, _mode_label(c.mode), c.frame_count,
-                              c.started_at, subject) for c, subject in rows]
+            .order_by(Capture.started_at.desc())
+            .limit(limit)
+        ).all()
+        return [
+            CaptureChoice(
+                c.id,
+                c.manifest_sha256 or "",
+                c.device_id,
+                _mode_label(c.mode),
+                c.frame_count,
+                c.started_at,
+                subject,
+            )
+            for c, subject in rows
+        ]
 
 
-def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice, plane: CaptureChoice | None = None,
-                           every: int = 10, thresholds: CalibrationThresholds | None = None,
-                           now: datetime | None = None, task: Task = UNTRACKED) -> CalibrationOutcome:
+def calibrate_from_capture(
+    store: Store,
+    board_spec: str,
+    capture: CaptureChoice,
+    plane: CaptureChoice | None = None,
+    every: int = 10,
+    thresholds: CalibrationThresholds | None = None,
+    now: datetime | None = None,
+    task: Task = UNTRACKED,
+) -> CalibrationOutcome:
     """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and mode.
 
     ``plane``: a recording of the board lying on the measurement plane, by the same device in the same mode; when
@@ -93,23 +114,36 @@ def calibrate_from_capture(store: Store, board_spec: str, capture: CaptureChoice
         raise PlaneCaptureMismatchError(
             f"the plane recording is from {plane.device_id} in {plane.mode} but the board recording from "
             f"{capture.device_id} in {capture.mode}: record the board lying on the plane with the same camera "
-            "and mode")
+            "and mode"
+        )
     if every < 1:
         raise UsageError("use every frame (1) or a larger step")
     media = load_capture(store, capture.manifest_sha256)
     source = CaptureSource(capture.capture_id, capture.manifest_sha256, every)
     solving = Share(task, 0.0, 0.9 if plane is not None else 1.0)
-    result = calibrate_views(load_views(list(media.segments), every), board, thresholds, source, solving,
-                             expected=-(-capture.frames // every))
+    result = calibrate_views(
+        load_views(list(media.segments), every),
+        board,
+        thresholds,
+        source,
+        solving,
+        expected=-(-capture.frames // every),
+    )
     homography = None
     if plane is not None and result.valid:
         plane_media = load_capture(store, plane.manifest_sha256)
         try:
-            detections, _, _ = detect_views(load_views(list(plane_media.segments), every), board,
-                                            Share(task, 0.9, 1.0), -(-plane.frames // every))
+            detections, _, _ = detect_views(
+                load_views(list(plane_media.segments), every),
+                board,
+                Share(task, 0.9, 1.0),
+                -(-plane.frames // every),
+            )
         except BoardNotFoundError:
-            raise BoardNotFoundError(f"the {board.describe()} was not found in the plane recording: lay it flat "
-                                     "on the measurement plane, fully in view, and record it again") from None
+            raise BoardNotFoundError(
+                f"the {board.describe()} was not found in the plane recording: lay it flat "
+                "on the measurement plane, fully in view, and record it again"
+            ) from None
         homography = plane_homography(result, detections[0], board)
     task.check_cancelled()  # the last point before the store changes
     stored = save_calibration(store, result, capture.device_id, capture.mode, homography, now)

@@ -47,13 +47,17 @@ class Board:
     rows: int
     square_mm: float
     marker_mm: float | None = None  # ChArUco only: side of the ArUco markers
-    dictionary: str | None = None  # ChArUco only: an OpenCV predefined dictionary name, e.g. DICT_4X4_50
+    dictionary: str | None = (
+        None  # ChArUco only: an OpenCV predefined dictionary name, e.g. DICT_4X4_50
+    )
     name: str | None = None  # the boards.json name it was loaded by, if any
 
     @property
     def corner_grid(self) -> tuple[int, int]:
         """Inner corners across and down."""
-        return (self.cols, self.rows) if self.kind == "chessboard" else (self.cols - 1, self.rows - 1)
+        return (
+            (self.cols, self.rows) if self.kind == "chessboard" else (self.cols - 1, self.rows - 1)
+        )
 
     @property
     def corner_count(self) -> int:
@@ -62,8 +66,12 @@ class Board:
     def object_points(self) -> npt.NDArray[np.float64]:
         """Corner positions (N×3 mm, z = 0) in corner-id order: row by row from the first inner corner."""
         if self.kind == "charuco":
-            return np.asarray(charuco_board(self).getChessboardCorners(), dtype=np.float64).reshape(-1, 3)
-        gx, gy = np.meshgrid(np.arange(self.cols, dtype=np.float64), np.arange(self.rows, dtype=np.float64))
+            return np.asarray(charuco_board(self).getChessboardCorners(), dtype=np.float64).reshape(
+                -1, 3
+            )
+        gx, gy = np.meshgrid(
+            np.arange(self.cols, dtype=np.float64), np.arange(self.rows, dtype=np.float64)
+        )
         return np.stack([gx.ravel(), gy.ravel(), np.zeros(gx.size)], axis=1) * self.square_mm
 
     def spec(self) -> str:
@@ -73,14 +81,25 @@ class Board:
 
     def describe(self) -> str:
         if self.kind == "chessboard":
-            return f"chessboard, {self.cols}x{self.rows} inner corners, {self.square_mm:g} mm squares"
-        return (f"ChArUco, {self.cols}x{self.rows} squares of {self.square_mm:g} mm, "
-                f"{self.marker_mm:g} mm {self.dictionary} markers")
+            return (
+                f"chessboard, {self.cols}x{self.rows} inner corners, {self.square_mm:g} mm squares"
+            )
+        return (
+            f"ChArUco, {self.cols}x{self.rows} squares of {self.square_mm:g} mm, "
+            f"{self.marker_mm:g} mm {self.dictionary} markers"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "cols": self.cols, "rows": self.rows,
-                "square_mm": self.square_mm, "marker_mm": self.marker_mm, "dictionary": self.dictionary,
-                "spec": self.spec()}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "cols": self.cols,
+            "rows": self.rows,
+            "square_mm": self.square_mm,
+            "marker_mm": self.marker_mm,
+            "dictionary": self.dictionary,
+            "spec": self.spec(),
+        }
 
 
 def charuco_board(board: Board) -> Any:
@@ -88,7 +107,9 @@ def charuco_board(board: Board) -> Any:
     if board.kind != "charuco" or board.dictionary is None or board.marker_mm is None:
         raise BoardSpecError(f"{board.spec()} is not a ChArUco board")
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, board.dictionary))
-    return cv2.aruco.CharucoBoard((board.cols, board.rows), board.square_mm, board.marker_mm, dictionary)
+    return cv2.aruco.CharucoBoard(
+        (board.cols, board.rows), board.square_mm, board.marker_mm, dictionary
+    )
 
 
 def _check(board: Board) -> Board:
@@ -107,11 +128,15 @@ def _check(board: Board) -> Board:
         raise fail("the marker size must be positive and smaller than the square size")
     code = getattr(cv2.aruco, board.dictionary or "", None)
     if not (board.dictionary or "").startswith("DICT_") or not isinstance(code, int):
-        raise fail(f"unknown ArUco dictionary {board.dictionary!r}; use an OpenCV name such as DICT_4X4_50")
+        raise fail(
+            f"unknown ArUco dictionary {board.dictionary!r}; use an OpenCV name such as DICT_4X4_50"
+        )
     available = cv2.aruco.getPredefinedDictionary(code).bytesList.shape[0]
     if available < board.cols * board.rows // 2:
-        raise fail(f"{board.dictionary} has {available} markers but the board needs {board.cols * board.rows // 2}; "
-                   "pick a larger dictionary (e.g. DICT_4X4_100)")
+        raise fail(
+            f"{board.dictionary} has {available} markers but the board needs {board.cols * board.rows // 2}; "
+            "pick a larger dictionary (e.g. DICT_4X4_100)"
+        )
     return board
 
 
@@ -119,7 +144,9 @@ def _number(text: str, what: str, spec: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise BoardSpecError(f"board {spec!r}: {what} {text!r} is not a number of millimetres") from None
+        raise BoardSpecError(
+            f"board {spec!r}: {what} {text!r} is not a number of millimetres"
+        ) from None
 
 
 def parse_board(spec: str) -> Board:
@@ -131,9 +158,11 @@ def parse_board(spec: str) -> Board:
     size = _SIZE.match(fields[0].lower()) if fields else None
     expected = {"chessboard": 2, "charuco": 4}.get(kind)
     if expected is None or len(fields) != expected or size is None:
-        raise BoardSpecError(f"board {spec!r} is not understood; write chessboard:COLSxROWS:SQUARE_MM, "
-                             "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT, or a board name from "
-                             f"{', '.join(sorted(load_boards()))}")
+        raise BoardSpecError(
+            f"board {spec!r} is not understood; write chessboard:COLSxROWS:SQUARE_MM, "
+            "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT, or a board name from "
+            f"{', '.join(sorted(load_boards()))}"
+        )
     cols, rows = int(size.group(1)), int(size.group(2))
     square = _number(fields[1], "square size", spec)
     if kind == "chessboard":
@@ -144,15 +173,25 @@ def parse_board(spec: str) -> Board:
 
 def _entry(raw: Any, index: int) -> Board:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-        raise BoardSpecError(f"boards.json entry {index} must be an object with a \"name\"")
+        raise BoardSpecError(f'boards.json entry {index} must be an object with a "name"')
     try:
-        board = Board(raw["kind"], int(raw["cols"]), int(raw["rows"]), float(raw["square_mm"]),
-                      None if raw.get("marker_mm") is None else float(raw["marker_mm"]), raw.get("dictionary"),
-                      raw["name"])
+        board = Board(
+            raw["kind"],
+            int(raw["cols"]),
+            int(raw["rows"]),
+            float(raw["square_mm"]),
+            None if raw.get("marker_mm") is None else float(raw["marker_mm"]),
+            raw.get("dictionary"),
+            raw["name"],
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise BoardSpecError(f"boards.json entry {raw['name']!r} is incomplete or mistyped ({exc})") from None
+        raise BoardSpecError(
+            f"boards.json entry {raw['name']!r} is incomplete or mistyped ({exc})"
+        ) from None
     if board.kind not in ("chessboard", "charuco"):
-        raise BoardSpecError(f"boards.json entry {board.name!r}: kind must be chessboard or charuco")
+        raise BoardSpecError(
+            f"boards.json entry {board.name!r}: kind must be chessboard or charuco"
+        )
     return _check(board)
 
 
@@ -163,9 +202,15 @@ def load_boards(text: str | None = None) -> dict[str, Board]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BoardSpecError(f"boards.json is not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("boards"), list):
-        raise BoardSpecError(f"boards.json must be a {SCHEMA} document with a \"boards\" list")
+        raise BoardSpecError(
+            f"boards.json is not valid JSON ({exc.msg}, line {exc.lineno})"
+        ) from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("schema") != SCHEMA
+        or not isinstance(doc.get("boards"), list)
+    ):
+        raise BoardSpecError(f'boards.json must be a {SCHEMA} document with a "boards" list')
     boards = [_entry(raw, i) for i, raw in enumerate(doc["boards"])]
     return {b.name: b for b in boards if b.name is not None}
 
@@ -173,8 +218,10 @@ def load_boards(text: str | None = None) -> dict[str, Board]:
 def named_board(name: str) -> Board:
     boards = load_boards()
     if name not in boards:
-        raise BoardSpecError(f"no board named {name!r}; known boards: {', '.join(sorted(boards))} "
-                             "(or write a spec such as chessboard:9x6:25)")
+        raise BoardSpecError(
+            f"no board named {name!r}; known boards: {', '.join(sorted(boards))} "
+            "(or write a spec such as chessboard:9x6:25)"
+        )
     return boards[name]
 
 
@@ -187,7 +234,9 @@ class Detection:
     corners: npt.NDArray[np.float64]
 
 
-MIN_CHARUCO_CORNERS = 6  # fewer interpolated corners pin a view's pose down too loosely to help a calibration
+MIN_CHARUCO_CORNERS = (
+    6  # fewer interpolated corners pin a view's pose down too loosely to help a calibration
+)
 _SUBPIX = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 1e-3)
 _CLASSIC = cv2.CALIB_CB_ADAPTIVE_THRESH | cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_FAST_CHECK
 _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_ACCURACY
@@ -195,7 +244,9 @@ _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_
 
 def detect(image: npt.NDArray[np.uint8], board: Board, name: str = "") -> Detection | None:
     """The board's corners in ``image`` (BGR or grey) to sub-pixel accuracy, or None when it is not (fully) seen."""
-    gray = np.asarray(image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    gray = np.asarray(
+        image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8
+    )
     found = _chessboard(gray, board) if board.kind == "chessboard" else _charuco(gray, board)
     return None if found is None else Detection(name, *found)
 
@@ -205,8 +256,12 @@ def _chessboard(gray: npt.NDArray[np.uint8], board: Board) -> tuple[Any, Any] | 
     ok, corners = cv2.findChessboardCorners(gray, grid, flags=_CLASSIC)
     if ok:
         pts = corners.reshape(-1, 2)
-        spacing = float(np.min(np.linalg.norm(np.diff(pts.reshape(grid[1], grid[0], 2), axis=1), axis=2)))
-        half = int(np.clip(spacing * 0.4, 2, 11))  # a window wider than half a square drifts to the next corner
+        spacing = float(
+            np.min(np.linalg.norm(np.diff(pts.reshape(grid[1], grid[0], 2), axis=1), axis=2))
+        )
+        half = int(
+            np.clip(spacing * 0.4, 2, 11)
+        )  # a window wider than half a square drifts to the next corner
         corners = cv2.cornerSubPix(gray, corners, (half, half), (-1, -1), _SUBPIX)
     else:
         # the sector-based detector copes with blur and noise that defeat the classic one; slower, so second
@@ -215,7 +270,9 @@ def _chessboard(gray: npt.NDArray[np.uint8], board: Board) -> tuple[Any, Any] | 
         return None
     pts = np.asarray(corners, dtype=np.float64).reshape(-1, 2)
     if np.linalg.norm(pts[0]) > np.linalg.norm(pts[-1]):
-        pts = pts[::-1].copy()  # a chessboard reads the same turned 180°: put corner 0 nearer the image origin
+        pts = pts[
+            ::-1
+        ].copy()  # a chessboard reads the same turned 180°: put corner 0 nearer the image origin
     return np.arange(len(pts), dtype=np.int64), pts
 
 

@@ -28,11 +28,25 @@ from labrig.calibration.boards import Board, Detection, detect
 from labrig.errors import LabrigError, UsageError
 from labrig.tasks import UNTRACKED, Share, Task
 
-__all__ = ["Board", "CalibrationResult", "CalibrationThresholds", "CaptureSource", "Detection", "calibrate",
-           "coverage_counts", "detect", "load_views"]
+__all__ = [
+    "Board",
+    "CalibrationResult",
+    "CalibrationThresholds",
+    "CaptureSource",
+    "Detection",
+    "calibrate",
+    "coverage_counts",
+    "detect",
+    "load_views",
+]
 SCHEMA = "labrig.calibration/2"  # /1, before corners and source were kept, is still read (calibration_views)
-COVERAGE_GRID = (8, 6)  # cells across and down; coverage is the fraction holding at least one detected corner
-CORNER_DECIMALS = 3  # stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
+COVERAGE_GRID = (
+    8,
+    6,
+)  # cells across and down; coverage is the fraction holding at least one detected corner
+CORNER_DECIMALS = (
+    3  # stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
+)
 VIDEO_SUFFIXES = frozenset({".avi", ".mp4", ".mkv", ".mov", ".m4v", ".webm"})
 FLAGS = cv2.CALIB_FIX_K3  # k1, k2, p1, p2: a free k3 chases noise on ordinary (non-fisheye) lenses
 _CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
@@ -78,7 +92,9 @@ class CalibrationThresholds:
     max_rms_px: float = 1.0  # overall RMS reprojection error
     min_views: int = 8  # views with the board: fewer are refused, and rejection never leaves fewer
     min_coverage: float = 0.4  # fraction of the COVERAGE_GRID cells holding a detected corner
-    max_view_error_factor: float = 2.5  # a view is rejected above this many times the median view error ...
+    max_view_error_factor: float = (
+        2.5  # a view is rejected above this many times the median view error ...
+    )
     view_error_floor_px: float = 0.5  # ... but never for an error below this
     min_pose_spread_deg: float = 10.0  # largest angle between two views' board normals
     max_focal_uncertainty: float = 0.01  # standard deviation of fx / fx
@@ -86,8 +102,10 @@ class CalibrationThresholds:
 
     def __post_init__(self) -> None:
         if self.min_views < 3 or not (self.max_rms_px > 0 and 0 <= self.min_coverage <= 1):
-            raise UsageError("thresholds: --min-views must be at least 3, --max-rms positive and "
-                             "--min-coverage between 0 and 1")
+            raise UsageError(
+                "thresholds: --min-views must be at least 3, --max-rms positive and "
+                "--min-coverage between 0 and 1"
+            )
 
 
 @dataclass(frozen=True)
@@ -101,7 +119,9 @@ class CaptureSource:
     """The stored recording a calibration's views were taken from, so its frames can be shown again."""
 
     capture_id: str
-    manifest_sha256: str  # the capture's manifest: finds its media (labrig.capture.media.load_capture)
+    manifest_sha256: (
+        str  # the capture's manifest: finds its media (labrig.capture.media.load_capture)
+    )
     every: int  # every Nth frame of each segment was a view
 
     def to_json(self) -> dict[str, Any]:
@@ -129,8 +149,12 @@ class CalibrationResult:
     used_detections: tuple[Detection, ...]  # the views the solve used, in the order of view_errors
     rejected_detections: tuple[Detection, ...]  # in the order of rejected
     reasons: tuple[Reason, ...] = ()  # why it is not valid; empty when valid
-    source: CaptureSource | None = None  # None: the views were files given by name, which Labrig does not keep
-    detected: tuple[str, ...] = ()  # the names of the views with the board, in the order they were read
+    source: CaptureSource | None = (
+        None  # None: the views were files given by name, which Labrig does not keep
+    )
+    detected: tuple[
+        str, ...
+    ] = ()  # the names of the views with the board, in the order they were read
 
     @property
     def valid(self) -> bool:
@@ -143,24 +167,45 @@ class CalibrationResult:
     def to_json(self) -> dict[str, Any]:
         k, d = self.camera_matrix.tolist(), self.dist
         return {
-            "schema": SCHEMA, "board": self.board.to_json(), "image_size": list(self.image_size),
-            "camera_matrix": k, "fx": k[0][0], "fy": k[1][1], "cx": k[0][2], "cy": k[1][2],
+            "schema": SCHEMA,
+            "board": self.board.to_json(),
+            "image_size": list(self.image_size),
+            "camera_matrix": k,
+            "fx": k[0][0],
+            "fy": k[1][1],
+            "cx": k[0][2],
+            "cy": k[1][2],
             "distortion": dict(zip(("k1", "k2", "p1", "p2", "k3"), d.tolist(), strict=True)),
-            "rms_px": self.rms_px, "view_count": self.view_count,
-            "views": [{"name": n, "error_px": e, **self._view_json(d)}
-                      for (n, e), d in zip(self.view_errors, self.used_detections, strict=True)],
-            "rejected": [{"name": n, "error_px": e, "limit_px": lim, **self._view_json(d)}
-                         for (n, e, lim), d in zip(self.rejected, self.rejected_detections, strict=True)],
-            "skipped": list(self.skipped), "coverage": self.coverage, "coverage_grid": list(COVERAGE_GRID),
-            "pose_spread_deg": self.pose_spread_deg, "focal_std_px": self.focal_std_px,
-            "thresholds": asdict(self.thresholds), "valid": self.valid,
-            "reasons": [asdict(r) for r in self.reasons], "opencv": cv2.__version__,
-            "source": self.source.to_json() if self.source else None}
+            "rms_px": self.rms_px,
+            "view_count": self.view_count,
+            "views": [
+                {"name": n, "error_px": e, **self._view_json(d)}
+                for (n, e), d in zip(self.view_errors, self.used_detections, strict=True)
+            ],
+            "rejected": [
+                {"name": n, "error_px": e, "limit_px": lim, **self._view_json(d)}
+                for (n, e, lim), d in zip(self.rejected, self.rejected_detections, strict=True)
+            ],
+            "skipped": list(self.skipped),
+            "coverage": self.coverage,
+            "coverage_grid": list(COVERAGE_GRID),
+            "pose_spread_deg": self.pose_spread_deg,
+            "focal_std_px": self.focal_std_px,
+            "thresholds": asdict(self.thresholds),
+            "valid": self.valid,
+            "reasons": [asdict(r) for r in self.reasons],
+            "opencv": cv2.__version__,
+            "source": self.source.to_json() if self.source else None,
+        }
 
     def _view_json(self, detection: Detection) -> dict[str, Any]:
         """A view's corners, and its place among the views read (``order``: where names do not sort in reading
         order, as the segment files of one recording, named by their digests, do not)."""
-        order = {"order": self.detected.index(detection.name)} if detection.name in self.detected else {}
+        order = (
+            {"order": self.detected.index(detection.name)}
+            if detection.name in self.detected
+            else {}
+        )
         return {**order, **_corners_json(detection)}
 
     def digest(self) -> str:
@@ -173,8 +218,10 @@ def load_images(paths: Iterable[Path]) -> Iterator[View]:
     for path in paths:
         image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
         if image is None:
-            raise ImageUnreadableError(f"{path} cannot be read as an image (missing, empty or not a picture); "
-                                       "check the path and export PNG, JPEG, TIFF or BMP")
+            raise ImageUnreadableError(
+                f"{path} cannot be read as an image (missing, empty or not a picture); "
+                "check the path and export PNG, JPEG, TIFF or BMP"
+            )
         yield View(path.name, np.asarray(image, dtype=np.uint8))
 
 
@@ -194,8 +241,10 @@ def frames_from_video(path: Path, every: int = 10) -> Iterator[View]:
         if cap is not None:
             cap.release()
     if index == 0:
-        raise ImageUnreadableError(f"{path} cannot be read as a video (missing, damaged or no frames); "
-                                   "check the path, or export the capture's frames as images")
+        raise ImageUnreadableError(
+            f"{path} cannot be read as a video (missing, damaged or no frames); "
+            "check the path, or export the capture's frames as images"
+        )
 
 
 def load_views(paths: Sequence[Path], every: int = 10) -> Iterator[View]:
@@ -203,11 +252,16 @@ def load_views(paths: Sequence[Path], every: int = 10) -> Iterator[View]:
     if every < 1:
         raise UsageError("--every must be at least 1")
     for path in paths:
-        yield from frames_from_video(path, every) if path.suffix.lower() in VIDEO_SUFFIXES else load_images([path])
+        yield from (
+            frames_from_video(path, every)
+            if path.suffix.lower() in VIDEO_SUFFIXES
+            else load_images([path])
+        )
 
 
-def detect_views(views: Iterable[View], board: Board, task: Task = UNTRACKED,
-                 expected: int | None = None) -> tuple[list[Detection], list[str], tuple[int, int]]:
+def detect_views(
+    views: Iterable[View], board: Board, task: Task = UNTRACKED, expected: int | None = None
+) -> tuple[list[Detection], list[str], tuple[int, int]]:
     """Detections, names of views without the board, and the common image size (width, height).
 
     Progress goes to ``task`` per view when ``expected`` (how many views are coming) is known; a cancel of
@@ -219,19 +273,26 @@ def detect_views(views: Iterable[View], board: Board, task: Task = UNTRACKED,
         task.check_cancelled()
         shape = (view.image.shape[1], view.image.shape[0])
         if size is not None and shape != size:
-            raise ImageSizeMismatchError(f"{view.name} is {shape[0]}x{shape[1]} but the views before it are "
-                                         f"{size[0]}x{size[1]}; calibrate one camera mode at a time")
+            raise ImageSizeMismatchError(
+                f"{view.name} is {shape[0]}x{shape[1]} but the views before it are "
+                f"{size[0]}x{size[1]}; calibrate one camera mode at a time"
+            )
         size, found = shape, detect(view.image, board, view.name)
         if found is None:
             skipped.append(view.name)
         else:
             detections.append(found)
         if expected:
-            task.progress(min(number / expected, 1.0), f"finding the board: view {number} of about {expected}, "
-                                                        f"{len(detections)} with the board")
+            task.progress(
+                min(number / expected, 1.0),
+                f"finding the board: view {number} of about {expected}, "
+                f"{len(detections)} with the board",
+            )
     if size is None or not detections:
-        raise BoardNotFoundError(f"the {board.describe()} was not found in any of the {len(skipped)} views; check "
-                                 "--board matches the printed board, that it is fully in view, sharp and well lit")
+        raise BoardNotFoundError(
+            f"the {board.describe()} was not found in any of the {len(skipped)} views; check "
+            "--board matches the printed board, that it is fully in view, sharp and well lit"
+        )
     return detections, skipped, size
 
 
@@ -250,20 +311,36 @@ def _solve(views: Sequence[Detection], board: Board, size: tuple[int, int]) -> _
     objs = [obj[d.ids].astype(np.float32) for d in views]
     imgs = [d.corners.astype(np.float32).reshape(-1, 1, 2) for d in views]
     threads = cv2.getNumThreads()
-    cv2.setNumThreads(1)  # OpenCV's parallel solve sums in varying order: the same views gave different last digits
+    cv2.setNumThreads(
+        1
+    )  # OpenCV's parallel solve sums in varying order: the same views gave different last digits
     try:
         rms, k, dist, rvecs, _, std, _, errors = cv2.calibrateCameraExtended(
-            objs, imgs, size, np.eye(3), np.zeros(5), flags=FLAGS, criteria=_CRITERIA)  # no initial guess used
+            objs, imgs, size, np.eye(3), np.zeros(5), flags=FLAGS, criteria=_CRITERIA
+        )  # no initial guess used
     except cv2.error as exc:
-        raise DegenerateViewsError(f"the views do not determine the camera (OpenCV: {getattr(exc, 'err', exc)}); "
-                                   "move and tilt the board between views") from None
+        raise DegenerateViewsError(
+            f"the views do not determine the camera (OpenCV: {getattr(exc, 'err', exc)}); "
+            "move and tilt the board between views"
+        ) from None
     finally:
         cv2.setNumThreads(threads)
-    solved = _Solve(float(rms), np.asarray(k, dtype=np.float64), np.asarray(dist, dtype=np.float64).ravel()[:5],
-                    tuple(np.asarray(r, dtype=np.float64) for r in rvecs), np.asarray(errors, dtype=np.float64).ravel(),
-                    float(np.asarray(std).ravel()[0]))
-    if not (np.isfinite(solved.matrix).all() and np.isfinite(solved.dist).all() and np.isfinite(solved.rms)):
-        raise DegenerateViewsError("the solve diverged; the views are too alike: move and tilt the board more")
+    solved = _Solve(
+        float(rms),
+        np.asarray(k, dtype=np.float64),
+        np.asarray(dist, dtype=np.float64).ravel()[:5],
+        tuple(np.asarray(r, dtype=np.float64) for r in rvecs),
+        np.asarray(errors, dtype=np.float64).ravel(),
+        float(np.asarray(std).ravel()[0]),
+    )
+    if not (
+        np.isfinite(solved.matrix).all()
+        and np.isfinite(solved.dist).all()
+        and np.isfinite(solved.rms)
+    ):
+        raise DegenerateViewsError(
+            "the solve diverged; the views are too alike: move and tilt the board more"
+        )
     return solved
 
 
@@ -276,8 +353,9 @@ def _corners_json(detection: Detection) -> dict[str, Any]:
     return {"ids": [int(i) for i in detection.ids], "corners": stored_corners(detection).tolist()}
 
 
-def coverage_counts(points: npt.ArrayLike, image_size: tuple[int, int],
-                    grid: tuple[int, int] = COVERAGE_GRID) -> Counts:
+def coverage_counts(
+    points: npt.ArrayLike, image_size: tuple[int, int], grid: tuple[int, int] = COVERAGE_GRID
+) -> Counts:
     """How many of ``points`` (N×2 image px) fall in each cell of ``grid`` (cells across, down) laid over an image
     of ``image_size`` (width, height): a rows × cols array. Points on or past the edge count in the edge cells."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
@@ -299,62 +377,108 @@ def _pose_spread_deg(rvecs: Sequence[Array]) -> float:
     return float(np.degrees(np.arccos(np.clip(normals @ normals.T, -1.0, 1.0))).max())
 
 
-def _reasons(s: _Solve, coverage: float, spread: float, size: tuple[int, int],
-             t: CalibrationThresholds) -> tuple[Reason, ...]:
+def _reasons(
+    s: _Solve, coverage: float, spread: float, size: tuple[int, int], t: CalibrationThresholds
+) -> tuple[Reason, ...]:
     checks = [
-        (spread < t.min_pose_spread_deg, "LABRIG_DEGENERATE_VIEWS",
-         f"the board was held at nearly one angle (views differ by {spread:.1f}°, {t.min_pose_spread_deg:g}° needed):"
-         " tilt it left, right, up and down between views"),
-        (s.rms > t.max_rms_px, "LABRIG_RMS_TOO_HIGH", f"RMS reprojection error {s.rms:.3f} px is above "
-         f"{t.max_rms_px:g} px: check focus, motion blur, and that the board is flat and matches --board"),
-        (coverage < t.min_coverage, "LABRIG_COVERAGE_TOO_LOW", f"detected corners cover {coverage:.0%} of the "
-         f"image, {t.min_coverage:.0%} needed: add views with the board near the edges and corners"),
-        (not s.focal_std <= t.max_focal_uncertainty * s.matrix[0, 0], "LABRIG_FOCAL_UNCERTAIN",
-         f"the focal length is uncertain by ±{s.focal_std:.1f} px: add views at steeper tilts and other distances"),
-        (not (0 < s.matrix[0, 2] < size[0] and 0 < s.matrix[1, 2] < size[1] and s.matrix[0, 0] > 0),
-         "LABRIG_INTRINSICS_IMPLAUSIBLE", "the solved camera is implausible (principal point outside the image or "
-         "focal length not positive): recapture with more, sharper views"),
+        (
+            spread < t.min_pose_spread_deg,
+            "LABRIG_DEGENERATE_VIEWS",
+            f"the board was held at nearly one angle (views differ by {spread:.1f}°, {t.min_pose_spread_deg:g}° needed):"
+            " tilt it left, right, up and down between views",
+        ),
+        (
+            s.rms > t.max_rms_px,
+            "LABRIG_RMS_TOO_HIGH",
+            f"RMS reprojection error {s.rms:.3f} px is above "
+            f"{t.max_rms_px:g} px: check focus, motion blur, and that the board is flat and matches --board",
+        ),
+        (
+            coverage < t.min_coverage,
+            "LABRIG_COVERAGE_TOO_LOW",
+            f"detected corners cover {coverage:.0%} of the "
+            f"image, {t.min_coverage:.0%} needed: add views with the board near the edges and corners",
+        ),
+        (
+            not s.focal_std <= t.max_focal_uncertainty * s.matrix[0, 0],
+            "LABRIG_FOCAL_UNCERTAIN",
+            f"the focal length is uncertain by ±{s.focal_std:.1f} px: add views at steeper tilts and other distances",
+        ),
+        (
+            not (
+                0 < s.matrix[0, 2] < size[0] and 0 < s.matrix[1, 2] < size[1] and s.matrix[0, 0] > 0
+            ),
+            "LABRIG_INTRINSICS_IMPLAUSIBLE",
+            "the solved camera is implausible (principal point outside the image or "
+            "focal length not positive): recapture with more, sharper views",
+        ),
     ]
     return tuple(Reason(code, msg) for failed, code, msg in checks if failed)
 
 
-def calibrate(views: Sequence[Detection], image_size: tuple[int, int], board: Board,
-              thresholds: CalibrationThresholds | None = None, skipped: Sequence[str] = (),
-              source: CaptureSource | None = None) -> CalibrationResult:
+def calibrate(
+    views: Sequence[Detection],
+    image_size: tuple[int, int],
+    board: Board,
+    thresholds: CalibrationThresholds | None = None,
+    skipped: Sequence[str] = (),
+    source: CaptureSource | None = None,
+) -> CalibrationResult:
     """Solve, reject views far above the median error (keeping ``min_views``), solve again, and judge.
     ``source``: the stored recording the views came from, if any (kept in the document)."""
     t = thresholds or CalibrationThresholds()
     if len(views) < t.min_views:
-        raise TooFewViewsError(f"the board was found in {len(views)} of {len(views) + len(skipped)} views but "
-                               f"{t.min_views} are needed; capture more views, moving and tilting the board to cover "
-                               "the whole image")
+        raise TooFewViewsError(
+            f"the board was found in {len(views)} of {len(views) + len(skipped)} views but "
+            f"{t.min_views} are needed; capture more views, moving and tilting the board to cover "
+            "the whole image"
+        )
     kept: list[Detection] = list(views)
     rejected: list[tuple[Detection, float, float]] = []
     solved = _solve(kept, board, image_size)
     for _ in range(_MAX_ROUNDS):
-        limit = max(t.max_view_error_factor * float(np.median(solved.errors)), t.view_error_floor_px)
-        worst = sorted((i for i, e in enumerate(solved.errors) if e > limit), key=lambda i: -solved.errors[i])
-        worst = worst[:len(kept) - t.min_views]
+        limit = max(
+            t.max_view_error_factor * float(np.median(solved.errors)), t.view_error_floor_px
+        )
+        worst = sorted(
+            (i for i, e in enumerate(solved.errors) if e > limit), key=lambda i: -solved.errors[i]
+        )
+        worst = worst[: len(kept) - t.min_views]
         if not worst:
             break
         rejected += [(kept[i], float(solved.errors[i]), limit) for i in worst]
         kept = [d for i, d in enumerate(kept) if i not in worst]
         solved = _solve(kept, board, image_size)
     coverage, spread = _coverage(kept, image_size), _pose_spread_deg(solved.rvecs)
-    return CalibrationResult(board=board, image_size=image_size, camera_matrix=solved.matrix, dist=solved.dist,
-                             rms_px=solved.rms,
-                             view_errors=tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
-                             rejected=tuple((d.name, e, lim) for d, e, lim in rejected), skipped=tuple(skipped),
-                             coverage=coverage, pose_spread_deg=spread, focal_std_px=solved.focal_std,
-                             thresholds=t, used_detections=tuple(kept),
-                             rejected_detections=tuple(d for d, _, _ in rejected),
-                             reasons=_reasons(solved, coverage, spread, image_size, t), source=source,
-                             detected=tuple(d.name for d in views))
+    return CalibrationResult(
+        board=board,
+        image_size=image_size,
+        camera_matrix=solved.matrix,
+        dist=solved.dist,
+        rms_px=solved.rms,
+        view_errors=tuple((d.name, float(e)) for d, e in zip(kept, solved.errors, strict=True)),
+        rejected=tuple((d.name, e, lim) for d, e, lim in rejected),
+        skipped=tuple(skipped),
+        coverage=coverage,
+        pose_spread_deg=spread,
+        focal_std_px=solved.focal_std,
+        thresholds=t,
+        used_detections=tuple(kept),
+        rejected_detections=tuple(d for d, _, _ in rejected),
+        reasons=_reasons(solved, coverage, spread, image_size, t),
+        source=source,
+        detected=tuple(d.name for d in views),
+    )
 
 
-def calibrate_views(views: Iterable[View], board: Board, thresholds: CalibrationThresholds | None = None,
-                    source: CaptureSource | None = None, task: Task = UNTRACKED,
-                    expected: int | None = None) -> CalibrationResult:
+def calibrate_views(
+    views: Iterable[View],
+    board: Board,
+    thresholds: CalibrationThresholds | None = None,
+    source: CaptureSource | None = None,
+    task: Task = UNTRACKED,
+    expected: int | None = None,
+) -> CalibrationResult:
     """Find the board in ``views`` and solve. The finding is most of the time: it reports to ``task`` as
     :func:`detect_views` does, up to 90 %; the solve itself (one OpenCV call) cannot be cancelled midway."""
     detections, skipped, size = detect_views(views, board, Share(task, 0.0, 0.9), expected)
@@ -367,7 +491,9 @@ def calibrate_views(views: Iterable[View], board: Board, thresholds: Calibration
 def _undistort(points: Array, result: CalibrationResult) -> Array:
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
     k = result.camera_matrix
-    return np.asarray(cv2.undistortPoints(pts, k, result.dist, P=k), dtype=np.float64).reshape(-1, 2)
+    return np.asarray(cv2.undistortPoints(pts, k, result.dist, P=k), dtype=np.float64).reshape(
+        -1, 2
+    )
 
 
 def plane_homography(result: CalibrationResult, detection: Detection, board: Board) -> Array:
@@ -375,7 +501,9 @@ def plane_homography(result: CalibrationResult, detection: Detection, board: Boa
     plane = board.object_points()[detection.ids][:, :2]
     h, _ = cv2.findHomography(_undistort(detection.corners, result), plane, 0)
     if h is None:
-        raise DegenerateViewsError(f"{detection.name}: the board's corners do not define a plane (collinear?)")
+        raise DegenerateViewsError(
+            f"{detection.name}: the board's corners do not define a plane (collinear?)"
+        )
     return np.asarray(h, dtype=np.float64)
 
 
@@ -399,15 +527,22 @@ class CalibrationBinding:
 
     def event_payload(self) -> dict[str, Any]:
         """The payload of ``calibration.validated`` (EVT-05)."""
-        return {"calibration_id": self.calibration_id, "device_id": self.device_id, "rms_px": self.rms_px,
-                "valid_until": self.valid_until.isoformat()}
+        return {
+            "calibration_id": self.calibration_id,
+            "device_id": self.device_id,
+            "rms_px": self.rms_px,
+            "valid_until": self.valid_until.isoformat(),
+        }
 
 
 def bind(result: CalibrationResult, device_id: str, calibrated_at: datetime) -> CalibrationBinding:
     """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``); ``calibrated_at`` must be aware."""
     if not result.valid:
-        raise CalibrationNotValidError("this calibration did not validate (" + "; ".join(
-            r.message for r in result.reasons) + "); it cannot be bound to a device")
+        raise CalibrationNotValidError(
+            "this calibration did not validate ("
+            + "; ".join(r.message for r in result.reasons)
+            + "); it cannot be bound to a device"
+        )
     if calibrated_at.utcoffset() is None:
         raise UsageError("calibrated_at needs a time zone (use UTC)")
     until = (calibrated_at + timedelta(days=result.thresholds.max_age_days)).astimezone(UTC)

@@ -50,8 +50,14 @@ class CalibrationService:
         """Committed recordings a calibration may be made from, newest first."""
         return committed_captures(self.store)
 
-    def calibrate(self, board_spec: str, capture: CaptureChoice, plane: CaptureChoice | None = None,
-                  every: int = 10, task: Task = UNTRACKED) -> CalibrationOutcome:
+    def calibrate(
+        self,
+        board_spec: str,
+        capture: CaptureChoice,
+        plane: CaptureChoice | None = None,
+        every: int = 10,
+        task: Task = UNTRACKED,
+    ) -> CalibrationOutcome:
         """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and store it;
         progress goes to ``task``, and a cancel of it stores nothing."""
         return calibrate_from_capture(self.store, board_spec, capture, plane, every, task=task)

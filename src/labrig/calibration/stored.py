@@ -46,15 +46,32 @@ class StoredCalibration:
     def of(cls, row: CalibrationRecord) -> StoredCalibration:
         doc = json.loads(row.document)
         d = doc["distortion"]
-        h = np.asarray(json.loads(row.plane_homography), dtype=np.float64) if row.plane_homography else None
-        return cls(id=row.id, device_id=row.device_id, mode=row.mode, valid=row.valid, rms_px=row.rms_px,
-                   camera_matrix=np.asarray(doc["camera_matrix"], dtype=np.float64),
-                   dist=np.asarray([d["k1"], d["k2"], d["p1"], d["p2"], d["k3"]], dtype=np.float64),
-                   plane_homography=h, valid_until=row.valid_until)
+        h = (
+            np.asarray(json.loads(row.plane_homography), dtype=np.float64)
+            if row.plane_homography
+            else None
+        )
+        return cls(
+            id=row.id,
+            device_id=row.device_id,
+            mode=row.mode,
+            valid=row.valid,
+            rms_px=row.rms_px,
+            camera_matrix=np.asarray(doc["camera_matrix"], dtype=np.float64),
+            dist=np.asarray([d["k1"], d["k2"], d["p1"], d["p2"], d["k3"]], dtype=np.float64),
+            plane_homography=h,
+            valid_until=row.valid_until,
+        )
 
 
-def save_calibration(store: Store, result: CalibrationResult, device_id: str, mode: str,
-                     plane_homography: Array | None = None, now: datetime | None = None) -> StoredCalibration:
+def save_calibration(
+    store: Store,
+    result: CalibrationResult,
+    device_id: str,
+    mode: str,
+    plane_homography: Array | None = None,
+    now: datetime | None = None,
+) -> StoredCalibration:
     """Store the result (valid or not); a valid one is bound to ``device_id`` in ``mode`` and announced."""
     now = now or utcnow()
     binding = bind(result, device_id, now) if result.valid else None
@@ -62,9 +79,16 @@ def save_calibration(store: Store, result: CalibrationResult, device_id: str, mo
     with store.write() as session:
         row = session.get(CalibrationRecord, calibration_id)
         if row is None:
-            row = CalibrationRecord(id=calibration_id, device_id=device_id, mode=mode, valid=result.valid,
-                                    rms_px=result.rms_px, document=json.dumps(result.to_json(), sort_keys=True),
-                                    created_at=now, valid_until=binding.valid_until if binding else None)
+            row = CalibrationRecord(
+                id=calibration_id,
+                device_id=device_id,
+                mode=mode,
+                valid=result.valid,
+                rms_px=result.rms_px,
+                document=json.dumps(result.to_json(), sort_keys=True),
+                created_at=now,
+                valid_until=binding.valid_until if binding else None,
+            )
             session.add(row)
             if binding is not None:
                 record_event(session, EventName.CALIBRATION_VALIDATED, binding.event_payload())
@@ -74,16 +98,23 @@ def save_calibration(store: Store, result: CalibrationResult, device_id: str, mo
         return StoredCalibration.of(row)
 
 
-def current_calibration(store: Store, device_id: str, mode: str, now: datetime | None = None
-                        ) -> StoredCalibration | None:
+def current_calibration(
+    store: Store, device_id: str, mode: str, now: datetime | None = None
+) -> StoredCalibration | None:
     """The newest valid, unexpired calibration of this device in this mode, or None."""
     now = now or utcnow()
     with store.read() as session:
         row = session.scalars(
             select(CalibrationRecord)
-            .where(CalibrationRecord.device_id == device_id, CalibrationRecord.mode == mode,
-                   CalibrationRecord.valid.is_(True), CalibrationRecord.valid_until > now)
-            .order_by(CalibrationRecord.created_at.desc()).limit(1)).first()
+            .where(
+                CalibrationRecord.device_id == device_id,
+                CalibrationRecord.mode == mode,
+                CalibrationRecord.valid.is_(True),
+                CalibrationRecord.valid_until > now,
+            )
+            .order_by(CalibrationRecord.created_at.desc())
+            .limit(1)
+        ).first()
         return StoredCalibration.of(row) if row is not None else None
 
 

@@ -39,12 +39,17 @@ class ViewFrameUnavailableError(LabrigError):
 
     code = "LABRIG_VIEW_FRAME_UNAVAILABLE"
 
+
 CALIBRATION_LIMIT = 500  # newest calibrations listed
 
 
 class Validity(StrEnum):
-    IN_USE = "in use"  # valid, unexpired, the newest for its device and mode: analysis uses this one
-    SUPERSEDED = "superseded"  # valid and unexpired, but a newer one of the same device and mode is used
+    IN_USE = (
+        "in use"  # valid, unexpired, the newest for its device and mode: analysis uses this one
+    )
+    SUPERSEDED = (
+        "superseded"  # valid and unexpired, but a newer one of the same device and mode is used
+    )
     EXPIRED = "expired"  # was valid; older than its thresholds' max_age_days
     NOT_VALID = "not valid"  # did not validate: never used
 
@@ -76,15 +81,27 @@ class ViewError:
     rejected: bool
     limit_px: float | None
     ids: tuple[int, ...] = ()  # board corner ids, in the order of corners
-    corners: Array | None = field(default=None, compare=False, repr=False)  # N×2 image px; None in a v1 document
+    corners: Array | None = field(
+        default=None, compare=False, repr=False
+    )  # N×2 image px; None in a v1 document
     order: int | None = None  # its place among the views as they were read; None in a v1 document
 
     @classmethod
     def of(cls, raw: dict[str, Any], rejected: bool) -> ViewError:
-        corners = np.asarray(raw["corners"], dtype=np.float64).reshape(-1, 2) if "corners" in raw else None
-        return cls(raw["name"], float(raw["error_px"]), rejected,
-                   float(raw["limit_px"]) if rejected else None, tuple(int(i) for i in raw.get("ids", ())), corners,
-                   int(raw["order"]) if "order" in raw else None)
+        corners = (
+            np.asarray(raw["corners"], dtype=np.float64).reshape(-1, 2)
+            if "corners" in raw
+            else None
+        )
+        return cls(
+            raw["name"],
+            float(raw["error_px"]),
+            rejected,
+            float(raw["limit_px"]) if rejected else None,
+            tuple(int(i) for i in raw.get("ids", ())),
+            corners,
+            int(raw["order"]) if "order" in raw else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,11 @@ class CalibrationDetail:
         """Corners of the used views in each coverage grid cell (rows × cols), as the coverage was judged; None
         for v1."""
         corners = self.used_corners()
-        return None if corners is None else coverage_counts(corners, self.image_size, self.coverage_grid)
+        return (
+            None
+            if corners is None
+            else coverage_counts(corners, self.image_size, self.coverage_grid)
+        )
 
     @property
     def reasons(self) -> list[tuple[str, str]]:
@@ -165,28 +186,58 @@ def age_words(delta: timedelta) -> str:
     return f"{seconds // 60:.0f} min"
 
 
-def list_calibrations(store: Store, now: datetime | None = None,
-                      limit: int = CALIBRATION_LIMIT) -> list[CalibrationSummary]:
+def list_calibrations(
+    store: Store, now: datetime | None = None, limit: int = CALIBRATION_LIMIT
+) -> list[CalibrationSummary]:
     """The newest ``limit`` calibrations, newest first, each judged at ``now``."""
     now = now or utcnow()
-    columns = (CalibrationRecord.id, CalibrationRecord.device_id, CalibrationRecord.mode, CalibrationRecord.valid,
-               CalibrationRecord.rms_px, CalibrationRecord.created_at, CalibrationRecord.valid_until,
-               CalibrationRecord.plane_homography.is_not(None))
+    columns = (
+        CalibrationRecord.id,
+        CalibrationRecord.device_id,
+        CalibrationRecord.mode,
+        CalibrationRecord.valid,
+        CalibrationRecord.rms_px,
+        CalibrationRecord.created_at,
+        CalibrationRecord.valid_until,
+        CalibrationRecord.plane_homography.is_not(None),
+    )
     with store.read() as session:
-        rows = session.execute(select(*columns).order_by(CalibrationRecord.created_at.desc()).limit(limit)).all()
+        rows = session.execute(
+            select(*columns).order_by(CalibrationRecord.created_at.desc()).limit(limit)
+        ).all()
     used: set[tuple[str, str]] = set()
     out = []
-    for cid, device, mode, valid, rms, created, until, plane in rows:  # newest first: the first current one is used
+    for (
+        cid,
+        device,
+        mode,
+        valid,
+        rms,
+        created,
+        until,
+        plane,
+    ) in rows:  # newest first: the first current one is used
         validity = _validity(bool(valid), until, now, (device, mode) in used)
         if validity is Validity.IN_USE:
             used.add((device, mode))
-        out.append(CalibrationSummary(calibration_id=cid, device_id=device, mode=mode, created_at=created,
-                                      rms_px=float(rms), valid_until=until, validity=validity,
-                                      has_plane=bool(plane)))
+        out.append(
+            CalibrationSummary(
+                calibration_id=cid,
+                device_id=device,
+                mode=mode,
+                created_at=created,
+                rms_px=float(rms),
+                valid_until=until,
+                validity=validity,
+                has_plane=bool(plane),
+            )
+        )
     return out
 
 
-def load_calibration_detail(store: Store, calibration_id: str, now: datetime | None = None) -> CalibrationDetail:
+def load_calibration_detail(
+    store: Store, calibration_id: str, now: datetime | None = None
+) -> CalibrationDetail:
     """One calibration with its document; raises :class:`UnknownCalibrationError` when it is not stored."""
     now = now or utcnow()
     with store.read() as session:
@@ -195,13 +246,25 @@ def load_calibration_detail(store: Store, calibration_id: str, now: datetime | N
             raise UnknownCalibrationError(f"no calibration {calibration_id[:12]}… in this store")
         in_use = session.scalar(  # the rule of calibrations.current_calibration
             select(CalibrationRecord.id)
-            .where(CalibrationRecord.device_id == row.device_id, CalibrationRecord.mode == row.mode,
-                   CalibrationRecord.valid.is_(True), CalibrationRecord.valid_until > now)
-            .order_by(CalibrationRecord.created_at.desc()).limit(1))
-        summary = CalibrationSummary(calibration_id=row.id, device_id=row.device_id, mode=row.mode,
-                                     created_at=row.created_at, rms_px=row.rms_px, valid_until=row.valid_until,
-                                     validity=_validity(row.valid, row.valid_until, now, in_use != row.id),
-                                     has_plane=row.plane_homography is not None)
+            .where(
+                CalibrationRecord.device_id == row.device_id,
+                CalibrationRecord.mode == row.mode,
+                CalibrationRecord.valid.is_(True),
+                CalibrationRecord.valid_until > now,
+            )
+            .order_by(CalibrationRecord.created_at.desc())
+            .limit(1)
+        )
+        summary = CalibrationSummary(
+            calibration_id=row.id,
+            device_id=row.device_id,
+            mode=row.mode,
+            created_at=row.created_at,
+            rms_px=row.rms_px,
+            valid_until=row.valid_until,
+            validity=_validity(row.valid, row.valid_until, now, in_use != row.id),
+            has_plane=row.plane_homography is not None,
+        )
         return CalibrationDetail(summary, json.loads(row.document))
 
 
@@ -215,7 +278,9 @@ def _validity(valid: bool, until: datetime | None, now: datetime, newer_in_use: 
 
 def _natural(name: str) -> list[Any]:
     """``board-90`` before ``board-120``: digit runs compare as numbers."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+    return [
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)
+    ]
 
 
 def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> Image | None:
@@ -230,15 +295,18 @@ def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> 
         return None
     segment, _, index = view_name.rpartition("#")
     if not segment or not index.isdigit():
-        raise ViewFrameUnavailableError(f"{view_name} is not a frame of a recording (segment#frame); this "
-                                        "calibration's document is not one Labrig wrote: calibrate again")
+        raise ViewFrameUnavailableError(
+            f"{view_name} is not a frame of a recording (segment#frame); this "
+            "calibration's document is not one Labrig wrote: calibrate again"
+        )
     media = load_capture(store, source.manifest_sha256)
     path = next((p for p in media.segments if p.name == segment), None)
     if path is None or not path.is_file():
         raise ViewFrameUnavailableError(
             f"the frame of view {view_name} cannot be shown: the media file of recording {source.capture_id[:8]} is "
             "missing from the media store; run 'labrig verify' to list what is missing and restore the recording "
-            "from the archive")
+            "from the archive"
+        )
     return read_video_frame(path, int(index))
 
 
@@ -247,7 +315,11 @@ def read_video_frame(path: Path, index: int) -> Image:
     decoded it: MJPG (every frame a key frame) by seeking, other codecs by reading up to it."""
     cap = cv2.VideoCapture(str(path))
     try:
-        fourcc = int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").upper() if cap.isOpened() else b""
+        fourcc = (
+            int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").upper()
+            if cap.isOpened()
+            else b""
+        )
         at = index if fourcc in _INTRA_FOURCCS and cap.set(cv2.CAP_PROP_POS_FRAMES, index) else 0
         ok = cap.isOpened()
         while ok and at < index:
@@ -256,10 +328,14 @@ def read_video_frame(path: Path, index: int) -> Image:
     finally:
         cap.release()
     if not ok or frame is None:
-        raise ViewFrameUnavailableError(f"frame {index} of {path.name} cannot be decoded (the file is damaged or "
-                                        "shorter than when it was calibrated); run 'labrig verify' and restore the "
-                                        "recording from the archive")
+        raise ViewFrameUnavailableError(
+            f"frame {index} of {path.name} cannot be decoded (the file is damaged or "
+            "shorter than when it was calibrated); run 'labrig verify' and restore the "
+            "recording from the archive"
+        )
     return np.asarray(frame, dtype=np.uint8)
 
 
-_INTRA_FOURCCS = frozenset({b"MJPG", b"JPEG"})  # seeking lands exactly on the frame: no frame depends on another
+_INTRA_FOURCCS = frozenset(
+    {b"MJPG", b"JPEG"}
+)  # seeking lands exactly on the frame: no frame depends on another

@@ -13,7 +13,13 @@ from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discove
 from labrig.capture.importer import import_media
 from labrig.capture.integrity import verify_store
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
-from labrig.capture.media import CaptureMedia, CaptureMissingError, iter_frames, iter_luma, load_capture
+from labrig.capture.media import (
+    CaptureMedia,
+    CaptureMissingError,
+    iter_frames,
+    iter_luma,
+    load_capture,
+)
 from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.service import CaptureService, parse_mode
@@ -25,10 +31,42 @@ from labrig.capture.virtual import DEFAULT_MODE, MARKERS_DEVICE_ID, VirtualCamer
 from labrig.capture.watch import WatchFolderIngestor
 
 __all__ = [
-    "ANY_FORMAT", "DEFAULT_MODE", "FRAME_KINDS", "MARKERS_DEVICE_ID", "CaptureMedia", "CaptureMissingError",
-    "CaptureService", "DeviceInfo", "DeviceKind", "DeviceRefusedError", "DiscoveryReport", "DiscoverySettings",
-    "FrameClock", "FrameSource", "Image", "Mode", "PipelineStep", "Recorder", "RecorderState", "RecorderStatus", "RecoveryReport",
-    "Verification", "VirtualCamera", "WatchFolderIngestor", "create_attempt", "create_session", "discover_virtual",
-    "import_media", "iter_frames", "iter_luma", "load_capture", "load_inventory", "now_ns", "parse_mode", "read_timestamps",
-    "recover", "status_json", "verify_store",
+    "ANY_FORMAT",
+    "DEFAULT_MODE",
+    "FRAME_KINDS",
+    "MARKERS_DEVICE_ID",
+    "CaptureMedia",
+    "CaptureMissingError",
+    "CaptureService",
+    "DeviceInfo",
+    "DeviceKind",
+    "DeviceRefusedError",
+    "DiscoveryReport",
+    "DiscoverySettings",
+    "FrameClock",
+    "FrameSource",
+    "Image",
+    "Mode",
+    "PipelineStep",
+    "Recorder",
+    "RecorderState",
+    "RecorderStatus",
+    "RecoveryReport",
+    "Verification",
+    "VirtualCamera",
+    "WatchFolderIngestor",
+    "create_attempt",
+    "create_session",
+    "discover_virtual",
+    "import_media",
+    "iter_frames",
+    "iter_luma",
+    "load_capture",
+    "load_inventory",
+    "now_ns",
+    "parse_mode",
+    "read_timestamps",
+    "recover",
+    "status_json",
+    "verify_store",
 ]

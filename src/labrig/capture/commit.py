@@ -62,7 +62,9 @@ def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
             if frames % CHECK_FRAMES == 0:
                 task.check_cancelled()
                 if expected:
-                    task.progress(min(frames / expected, 1.0), f"decoding frame {frames} of {expected}")
+                    task.progress(
+                        min(frames / expected, 1.0), f"decoding frame {frames} of {expected}"
+                    )
     finally:
         reader.release()
     return frames
@@ -74,15 +76,21 @@ def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext:
     return local if local.exists() else blobs.path(sha256, ext)
 
 
-def _verify_segment(folder: Path, blobs: BlobStore, seg: SegmentV1, decoded_earlier: int | None) -> None:
+def _verify_segment(
+    folder: Path, blobs: BlobStore, seg: SegmentV1, decoded_earlier: int | None
+) -> None:
     path = _checked_source(folder, blobs, seg.name, seg.sha256, media_ext(seg))
     fsync_file(path)
     decoded = count_frames(path) if decoded_earlier is None else decoded_earlier
     if decoded != seg.frames:
-        raise FrameCountMismatchError(f"{path} decodes to {decoded} frames, the manifest says {seg.frames}; "
-                                      "it is kept where it is for recovery")
+        raise FrameCountMismatchError(
+            f"{path} decodes to {decoded} frames, the manifest says {seg.frames}; "
+            "it is kept where it is for recovery"
+        )
     if sha256_file(path)[0] != seg.sha256:
-        raise BlobMismatchError(f"{path} no longer matches the digest taken when it closed; kept for inspection")
+        raise BlobMismatchError(
+            f"{path} no longer matches the digest taken when it closed; kept for inspection"
+        )
 
 
 def _store_file(blobs: BlobStore, path: Path, sha256: str, ext: str, kind: str) -> dict[str, Any]:
@@ -92,9 +100,16 @@ def _store_file(blobs: BlobStore, path: Path, sha256: str, ext: str, kind: str) 
     return {"sha256": sha256, "ext": ext, "size": size, "kind": kind}
 
 
-def commit_capture(store: Store, folder: Path, *, state: str = "committed", report: dict[str, Any] | None = None,
-                   origin: str = "recorded", source_sha256: str | None = None,
-                   decoded: Mapping[str, int] | None = None) -> CommitResult:
+def commit_capture(
+    store: Store,
+    folder: Path,
+    *,
+    state: str = "committed",
+    report: dict[str, Any] | None = None,
+    origin: str = "recorded",
+    source_sha256: str | None = None,
+    decoded: Mapping[str, int] | None = None,
+) -> CommitResult:
     """Verify, store and record the capture whose provisional manifest is in ``folder``.
 
     ``decoded`` gives frame counts the recorder already decoded back from closed
@@ -108,14 +123,23 @@ def commit_capture(store: Store, folder: Path, *, state: str = "committed", repo
     for seg in manifest.segments:
         _verify_segment(folder, blobs, seg, (decoded or {}).get(seg.name))
         ext = media_ext(seg)
-        stored.append(_store_file(blobs, _checked_source(folder, blobs, seg.name, seg.sha256, ext),
-                                  seg.sha256, ext, "media"))
+        stored.append(
+            _store_file(
+                blobs,
+                _checked_source(folder, blobs, seg.name, seg.sha256, ext),
+                seg.sha256,
+                ext,
+                "media",
+            )
+        )
         stamps = folder / seg.timestamps
         stamps_sha = sha256_file(stamps)[0] if seg.timestamps and stamps.exists() else None
         if stamps_sha:
             stored.append(_store_file(blobs, stamps, stamps_sha, ".csv", "timestamps"))
         rows.append((seg, stamps_sha or ""))
-    final = replace(manifest, open_segment=None, stopped_utc=manifest.stopped_utc or utcnow().isoformat())
+    final = replace(
+        manifest, open_segment=None, stopped_utc=manifest.stopped_utc or utcnow().isoformat()
+    )
     body = final.to_bytes()
     manifest_sha = sha256_hex(body)
     staged = folder / "manifest.committed.json"
@@ -126,9 +150,17 @@ def commit_capture(store: Store, folder: Path, *, state: str = "committed", repo
     return result
 
 
-def _record(store: Store, manifest: ManifestV1, manifest_sha: str, rows: list[tuple[SegmentV1, str]],
-            stored: list[dict[str, Any]], state: str, report: dict[str, Any] | None, origin: str,
-            source_sha256: str | None) -> CommitResult:
+def _record(
+    store: Store,
+    manifest: ManifestV1,
+    manifest_sha: str,
+    rows: list[tuple[SegmentV1, str]],
+    stored: list[dict[str, Any]],
+    state: str,
+    report: dict[str, Any] | None,
+    origin: str,
+    source_sha256: str | None,
+) -> CommitResult:
     frames = sum(seg.frames for seg, _ in rows)
     with store.write() as session:
         for blob in stored:
@@ -144,17 +176,44 @@ def _record(store: Store, manifest: ManifestV1, manifest_sha: str, rows: list[tu
         capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
         session.flush()
         for position, (seg, stamps_sha) in enumerate(rows):
-            session.add(CaptureSegment(capture_id=manifest.capture_id, position=position, media_sha256=seg.sha256,
-                                       timestamps_sha256=stamps_sha or None, frames=seg.frames,
-                                       first_mono_ns=seg.first_mono_ns, last_mono_ns=seg.last_mono_ns))
-        record_event(session, EventName.CAPTURE_COMMITTED, {
-            "capture_id": manifest.capture_id, "state": state, "manifest_sha256": manifest_sha,
-            "segments": len(rows), "frame_count": frames, "dropped_frames": manifest.dropped_frames})
-    return CommitResult(manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows))
+            session.add(
+                CaptureSegment(
+                    capture_id=manifest.capture_id,
+                    position=position,
+                    media_sha256=seg.sha256,
+                    timestamps_sha256=stamps_sha or None,
+                    frames=seg.frames,
+                    first_mono_ns=seg.first_mono_ns,
+                    last_mono_ns=seg.last_mono_ns,
+                )
+            )
+        record_event(
+            session,
+            EventName.CAPTURE_COMMITTED,
+            {
+                "capture_id": manifest.capture_id,
+                "state": state,
+                "manifest_sha256": manifest_sha,
+                "segments": len(rows),
+                "frame_count": frames,
+                "dropped_frames": manifest.dropped_frames,
+            },
+        )
+    return CommitResult(
+        manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows)
+    )
 
 
 def _new_capture_row(manifest: ManifestV1, origin: str) -> Capture:
-    return Capture(id=manifest.capture_id, session_id=manifest.session_id,
-                   device_id=str(manifest.device.get("device_id", "unknown")), origin=origin,
-                   state="provisional", mode=json.dumps(manifest.mode), verification=json.dumps(manifest.verification),
-                   started_at=datetime.fromisoformat(manifest.started_utc), frame_count=0, dropped_frames=0)
+    return Capture(
+        id=manifest.capture_id,
+        session_id=manifest.session_id,
+        device_id=str(manifest.device.get("device_id", "unknown")),
+        origin=origin,
+        state="provisional",
+        mode=json.dumps(manifest.mode),
+        verification=json.dumps(manifest.verification),
+        started_at=datetime.fromisoformat(manifest.started_utc),
+        frame_count=0,
+        dropped_frames=0,
+    )

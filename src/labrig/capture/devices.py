@@ -7,7 +7,9 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-_SECRET_QUERY_KEYS = frozenset({"password", "pass", "passwd", "pwd", "token", "key", "apikey", "auth"})
+_SECRET_QUERY_KEYS = frozenset(
+    {"password", "pass", "passwd", "pwd", "token", "key", "apikey", "auth"}
+)
 
 
 class DeviceKind(StrEnum):
@@ -41,15 +43,27 @@ class DeviceInfo:
     def to_json(self) -> dict[str, Any]:
         """Safe to store, show and log: an IP camera's credentials are redacted."""
         address = redact_url(self.address) if self.kind is DeviceKind.IP else self.address
-        return {"device_id": self.device_id, "kind": self.kind.value, "name": self.name, "address": address,
-                "vid_pid": self.vid_pid, "serial": self.serial, "firmware": self.firmware,
-                "descriptors": self.descriptors}
+        return {
+            "device_id": self.device_id,
+            "kind": self.kind.value,
+            "name": self.name,
+            "address": address,
+            "vid_pid": self.vid_pid,
+            "serial": self.serial,
+            "firmware": self.firmware,
+            "descriptors": self.descriptors,
+        }
 
 
 def redact_url(url: str) -> str:
     """``url`` without user name, password or secret query values: safe to show and log."""
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode([(k, "***" if k.lower() in _SECRET_QUERY_KEYS else v)
-                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    query = urlencode(
+        [
+            (k, "***" if k.lower() in _SECRET_QUERY_KEYS else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="*",
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -68,23 +68,37 @@ def probe_media(path: Path, task: Task = UNTRACKED) -> MediaFacts:
     if not path.is_file():
         raise ImportRefusedError(f"{path} is not a file; give the path of a video file")
     if path.suffix.lower() not in MEDIA_EXTENSIONS:
-        raise ImportRefusedError(f"{path.name} is not a video Labrig imports ({', '.join(MEDIA_EXTENSIONS)})")
+        raise ImportRefusedError(
+            f"{path.name} is not a video Labrig imports ({', '.join(MEDIA_EXTENSIONS)})"
+        )
     reader = cv2.VideoCapture(str(path))
     try:
         opened = reader.isOpened()
         header = int(reader.get(cv2.CAP_PROP_FRAME_COUNT)) if opened else 0
-        size = (int(reader.get(cv2.CAP_PROP_FRAME_WIDTH)), int(reader.get(cv2.CAP_PROP_FRAME_HEIGHT)))
+        size = (
+            int(reader.get(cv2.CAP_PROP_FRAME_WIDTH)),
+            int(reader.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+        )
         fps = float(reader.get(cv2.CAP_PROP_FPS)) if opened else 0.0
     finally:
         reader.release()
     decoded = count_frames(path, task, max(header, 0)) if opened else 0
     if decoded == 0:
-        raise ImportRefusedError(f"{path.name} does not decode as video (damaged, or not a video); nothing imported")
+        raise ImportRefusedError(
+            f"{path.name} does not decode as video (damaged, or not a video); nothing imported"
+        )
     return MediaFacts(decoded, header, size[0], size[1], fps)
 
 
-def import_media(store: Store, path: Path, *, session_id: str | None = None, origin: str = "imported",
-                 accept_partial: bool = False, task: Task = UNTRACKED) -> CommitResult:
+def import_media(
+    store: Store,
+    path: Path,
+    *,
+    session_id: str | None = None,
+    origin: str = "imported",
+    accept_partial: bool = False,
+    task: Task = UNTRACKED,
+) -> CommitResult:
     """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and duplicates.
 
     Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit leaves nothing
@@ -92,8 +106,10 @@ def import_media(store: Store, path: Path, *, session_id: str | None = None, ori
     facts = probe_media(path, Share(task, 0.0, 0.5))
     decoded, header = facts.decoded, facts.header
     if header > decoded and not accept_partial:
-        raise MediaTruncatedError(f"{path.name} decodes to {decoded} of the {header} frames its header announces "
-                                  "(truncated or damaged); import it anyway with --accept-partial")
+        raise MediaTruncatedError(
+            f"{path.name} decodes to {decoded} of the {header} frames its header announces "
+            "(truncated or damaged); import it anyway with --accept-partial"
+        )
     capture_id = str(uuid.uuid4())
     folder = provisional_root(store) / capture_id
     folder.mkdir(parents=True)
@@ -106,16 +122,30 @@ def import_media(store: Store, path: Path, *, session_id: str | None = None, ori
         raise
     fsync_dir(folder)
     _refuse_duplicate(store, digest, path, folder)
-    manifest = ManifestV1(capture_id, session_id, {"device_id": f"{origin}:{path.name}", "kind": origin,
-                                                   "name": path.name},
-                          {"width": facts.width, "height": facts.height, "fps": facts.fps,
-                           "pixel_format": "as recorded"},
-                          {"source_path": str(path), "source_sha256": digest}, utcnow().isoformat(), 0.0,
-                          segments=(SegmentV1(name, "", decoded, digest, size, 0, 0),),
-                          stopped_utc=utcnow().isoformat())
+    manifest = ManifestV1(
+        capture_id,
+        session_id,
+        {"device_id": f"{origin}:{path.name}", "kind": origin, "name": path.name},
+        {
+            "width": facts.width,
+            "height": facts.height,
+            "fps": facts.fps,
+            "pixel_format": "as recorded",
+        },
+        {"source_path": str(path), "source_sha256": digest},
+        utcnow().isoformat(),
+        0.0,
+        segments=(SegmentV1(name, "", decoded, digest, size, 0, 0),),
+        stopped_utc=utcnow().isoformat(),
+    )
     write_manifest(folder, manifest)
-    return commit_capture(store, folder, origin=origin, source_sha256=digest,
-                          report={"partial": True, "header_frames": header} if header > decoded else None)
+    return commit_capture(
+        store,
+        folder,
+        origin=origin,
+        source_sha256=digest,
+        report={"partial": True, "header_frames": header} if header > decoded else None,
+    )
 
 
 def _refuse_duplicate(store: Store, digest: str, path: Path, folder: Path) -> None:
@@ -123,7 +153,9 @@ def _refuse_duplicate(store: Store, digest: str, path: Path, folder: Path) -> No
         existing = session.scalar(select(Capture.id).where(Capture.source_sha256 == digest))
     if existing:
         _remove(folder)
-        raise AlreadyImportedError(f"{path.name} was already imported as capture {existing}; nothing changed")
+        raise AlreadyImportedError(
+            f"{path.name} was already imported as capture {existing}; nothing changed"
+        )
 
 
 def _remove(folder: Path) -> None:

@@ -31,7 +31,9 @@ def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
     blobs = BlobStore(store.media_dir)
     with store.read() as session:
         rows = list(session.scalars(select(Blob).order_by(Blob.sha256)))
-        captures = list(session.scalars(select(Capture).where(Capture.manifest_sha256.is_not(None))))
+        captures = list(
+            session.scalars(select(Capture).where(Capture.manifest_sha256.is_not(None)))
+        )
         segments = list(session.scalars(select(CaptureSegment).order_by(CaptureSegment.position)))
     problems = []
     for number, blob in enumerate(rows, start=1):
@@ -47,7 +49,9 @@ def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
     return IntegrityReport(len(rows), len(captures), problems)
 
 
-def _check_manifest(blobs: BlobStore, capture: Capture, segment_digests: list[str]) -> list[Problem]:
+def _check_manifest(
+    blobs: BlobStore, capture: Capture, segment_digests: list[str]
+) -> list[Problem]:
     assert capture.manifest_sha256 is not None
     path = blobs.path(capture.manifest_sha256, ".json")
     try:
@@ -56,7 +60,9 @@ def _check_manifest(blobs: BlobStore, capture: Capture, segment_digests: list[st
         return [Problem(capture.id, f"manifest {path} unreadable ({exc})")]
     listed = [s["sha256"] for s in manifest.get("segments", [])]
     if listed != segment_digests:
-        return [Problem(capture.id, "the committed manifest and the catalog list different segments")]
+        return [
+            Problem(capture.id, "the committed manifest and the catalog list different segments")
+        ]
     if manifest.get("capture_id") != capture.id:
         return [Problem(capture.id, "the committed manifest names another capture")]
     return []

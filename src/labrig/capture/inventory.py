@@ -25,7 +25,9 @@ from labrig.capture.sources import Mode
 from labrig.errors import LabrigError
 
 SCHEMA = "labrig.inventory/1"
-FRAME_KINDS = frozenset({DeviceKind.UVC, DeviceKind.IP, DeviceKind.VIRTUAL})  # these must list modes
+FRAME_KINDS = frozenset(
+    {DeviceKind.UVC, DeviceKind.IP, DeviceKind.VIRTUAL}
+)  # these must list modes
 _MATCH_KEYS = frozenset({"vid_pid", "name", "url_scheme"})
 _ENTRY_KEYS = frozenset({"id", "kind", "name", "match", "modes", "min_firmware", "notes"})
 _VID_PID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
@@ -76,14 +78,17 @@ class InventoryEntry:
             return False
         if self.vid_pid is not None and device.vid_pid != self.vid_pid:
             return False
-        if self.name_glob is not None and not fnmatchcase(device.name.casefold(), self.name_glob.casefold()):
+        if self.name_glob is not None and not fnmatchcase(
+            device.name.casefold(), self.name_glob.casefold()
+        ):
             return False
         return not self.url_schemes or urlsplit(device.address).scheme.lower() in self.url_schemes
 
     def allows(self, mode: Mode) -> bool:
         """True if ``mode`` is one of this model's listed modes (size, pixel format, fps ±0.1)."""
         return any(
-            m.width == mode.width and m.height == mode.height
+            m.width == mode.width
+            and m.height == mode.height
             and m.pixel_format.upper() == mode.pixel_format.upper()
             and math.isclose(m.fps, mode.fps, abs_tol=_FPS_ABS_TOLERANCE)
             for m in self.modes
@@ -92,9 +97,15 @@ class InventoryEntry:
     def resolve(self, mode: Mode) -> Mode | None:
         """The listed mode with ``mode``'s size and rate; its pixel format too unless that is ``any``."""
         for m in self.modes:
-            same_format = mode.pixel_format == ANY_FORMAT or m.pixel_format.upper() == mode.pixel_format.upper()
-            if (m.width, m.height) == (mode.width, mode.height) and same_format \
-                    and math.isclose(m.fps, mode.fps, abs_tol=_FPS_ABS_TOLERANCE):
+            same_format = (
+                mode.pixel_format == ANY_FORMAT
+                or m.pixel_format.upper() == mode.pixel_format.upper()
+            )
+            if (
+                (m.width, m.height) == (mode.width, mode.height)
+                and same_format
+                and math.isclose(m.fps, mode.fps, abs_tol=_FPS_ABS_TOLERANCE)
+            ):
                 return m
         return None
 
@@ -138,11 +149,15 @@ def load_inventory(path: Path | str | None = None) -> Inventory:
     try:
         data = json.loads(read(encoding="utf-8"))
     except OSError as exc:
-        raise InventoryError(f"cannot read the device inventory {source}: {exc}; reinstall Labrig "
-                             "or point the setting to a readable file") from exc
+        raise InventoryError(
+            f"cannot read the device inventory {source}: {exc}; reinstall Labrig "
+            "or point the setting to a readable file"
+        ) from exc
     except json.JSONDecodeError as exc:
-        raise InventoryError(f"the device inventory {source} is not valid JSON (line {exc.lineno}, "
-                             f"column {exc.colno}: {exc.msg}); restore it from the installer") from exc
+        raise InventoryError(
+            f"the device inventory {source} is not valid JSON (line {exc.lineno}, "
+            f"column {exc.colno}: {exc.msg}); restore it from the installer"
+        ) from exc
     return parse_inventory(data, source)
 
 
@@ -151,8 +166,10 @@ def parse_inventory(data: Any, source: str = "<inventory>") -> Inventory:
     if not isinstance(data, dict):
         raise InventoryError(f"the device inventory {source} must be a JSON object")
     if data.get("schema") != SCHEMA:
-        raise InventoryError(f"the device inventory {source} has schema {data.get('schema')!r}; this Labrig "
-                             f"reads only {SCHEMA!r}. Use the inventory shipped with this version")
+        raise InventoryError(
+            f"the device inventory {source} has schema {data.get('schema')!r}; this Labrig "
+            f"reads only {SCHEMA!r}. Use the inventory shipped with this version"
+        )
     raw_entries = data.get("entries")
     if not isinstance(raw_entries, list) or not raw_entries:
         raise InventoryError(f"the device inventory {source} has no 'entries' list")
@@ -160,7 +177,9 @@ def parse_inventory(data: Any, source: str = "<inventory>") -> Inventory:
     ids = [e.id for e in entries]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise InventoryError(f"the device inventory {source} repeats entry id(s) {', '.join(duplicates)}")
+        raise InventoryError(
+            f"the device inventory {source} repeats entry id(s) {', '.join(duplicates)}"
+        )
     return Inventory(entries, source)
 
 
@@ -189,10 +208,21 @@ def _parse_entry(raw: Any, index: int, source: str) -> InventoryEntry:
     vid_pid, name_glob, schemes = _parse_match(raw.get("match"), fail)
     modes = _parse_modes(raw.get("modes"), kind, fail)
     min_firmware = raw.get("min_firmware")
-    if min_firmware is not None and (not isinstance(min_firmware, str) or not _VERSION.match(min_firmware)):
+    if min_firmware is not None and (
+        not isinstance(min_firmware, str) or not _VERSION.match(min_firmware)
+    ):
         raise fail("'min_firmware' must be null or a dotted version such as \"1.2.0\"")
-    return InventoryEntry(id=entry_id, kind=kind, name=name, vid_pid=vid_pid, name_glob=name_glob,
-                          url_schemes=schemes, modes=modes, min_firmware=min_firmware, notes=notes)
+    return InventoryEntry(
+        id=entry_id,
+        kind=kind,
+        name=name,
+        vid_pid=vid_pid,
+        name_glob=name_glob,
+        url_schemes=schemes,
+        modes=modes,
+        min_firmware=min_firmware,
+        notes=notes,
+    )
 
 
 def _parse_match(raw: Any, fail: _Fail) -> tuple[str | None, str | None, tuple[str, ...]]:
@@ -202,7 +232,9 @@ def _parse_match(raw: Any, fail: _Fail) -> tuple[str | None, str | None, tuple[s
     if unknown:
         raise fail(f"'match' has unknown key(s) {', '.join(sorted(unknown))}")
     vid_pid, name_glob, schemes = raw.get("vid_pid"), raw.get("name"), raw.get("url_scheme", [])
-    if vid_pid is not None and (not isinstance(vid_pid, str) or not _VID_PID.match(vid_pid.lower())):
+    if vid_pid is not None and (
+        not isinstance(vid_pid, str) or not _VID_PID.match(vid_pid.lower())
+    ):
         raise fail("'match.vid_pid' must look like \"046d:082d\" (hexadecimal vendor:product)")
     if name_glob is not None and (not isinstance(name_glob, str) or not name_glob):
         raise fail("'match.name' must be a non-empty glob such as \"HD Pro Webcam C920*\"")
@@ -225,9 +257,13 @@ def _parse_mode(raw: Any, index: int, fail: _Fail) -> Mode:
     if not isinstance(raw, Mapping):
         raise fail(f"mode #{index + 1} must be an object")
     width, height, fps, fmt = (raw.get(k) for k in ("width", "height", "fps", "pixel_format"))
-    sizes_ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, height))
+    sizes_ok = all(
+        isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, height)
+    )
     fps_ok = isinstance(fps, int | float) and not isinstance(fps, bool) and fps > 0
     if not sizes_ok or not fps_ok or not isinstance(fmt, str) or not fmt:
-        raise fail(f"mode #{index + 1} needs positive integer width and height, a positive fps "
-                   "and a pixel_format such as \"MJPG\"")
+        raise fail(
+            f"mode #{index + 1} needs positive integer width and height, a positive fps "
+            'and a pixel_format such as "MJPG"'
+        )
     return Mode(int(width), int(height), float(fps), fmt)  # type: ignore[arg-type]

@@ -19,7 +19,9 @@ from labrig.fsutil import write_atomic
 
 SCHEMA = "labrig.manifest/1"
 MANIFEST_NAME = "manifest.json"
-SEGMENT_NAME = re.compile(r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$")  # recorded: .avi; imported: as it came
+SEGMENT_NAME = re.compile(
+    r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$"
+)  # recorded: .avi; imported: as it came
 TIMESTAMPS_NAME = re.compile(r"^seg-\d{5}\.ts\.csv$")
 
 
@@ -34,7 +36,9 @@ class SegmentV1:
     """One closed segment of media."""
 
     name: str  # file name inside the capture folder: seg-NNNNN.avi (imported media keeps its own extension)
-    timestamps: str  # its per-frame timestamp sidecar, seg-NNNNN.ts.csv ("" when the source had none)
+    timestamps: (
+        str  # its per-frame timestamp sidecar, seg-NNNNN.ts.csv ("" when the source had none)
+    )
     frames: int  # frames written to it
     sha256: str  # digest of the closed file, computed as it closed
     bytes: int  # its size
@@ -76,7 +80,9 @@ def read_manifest(folder: Path) -> ManifestV1:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ManifestError(f"{path} cannot be read ({exc}); the capture folder is kept for inspection") from exc
+        raise ManifestError(
+            f"{path} cannot be read ({exc}); the capture folder is kept for inspection"
+        ) from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ManifestError(f"{path} is not a {SCHEMA} manifest")
     try:
@@ -84,7 +90,9 @@ def read_manifest(folder: Path) -> ManifestV1:
         manifest = ManifestV1(segments=segments, **data)
     except (TypeError, KeyError) as exc:
         raise ManifestError(f"{path} is missing or has unknown fields ({exc})") from exc
-    for name in [s.name for s in segments] + ([manifest.open_segment] if manifest.open_segment else []):
+    for name in [s.name for s in segments] + (
+        [manifest.open_segment] if manifest.open_segment else []
+    ):
         if not isinstance(name, str) or not SEGMENT_NAME.match(name):
             raise ManifestError(f"{path} names a media file '{name}' outside its folder; refused")
     if any(s.timestamps and not TIMESTAMPS_NAME.match(s.timestamps) for s in segments):

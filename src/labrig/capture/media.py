@@ -65,19 +65,34 @@ def load_capture(store: Store, manifest_sha256: str) -> CaptureMedia:
     try:
         manifest = json.loads(path.read_bytes())
     except (OSError, ValueError) as exc:
-        raise CaptureMissingError(f"the capture manifest {manifest_sha256[:12]}… is not in the media store "
-                                  f"({exc}); run 'labrig verify'") from exc
+        raise CaptureMissingError(
+            f"the capture manifest {manifest_sha256[:12]}… is not in the media store "
+            f"({exc}); run 'labrig verify'"
+        ) from exc
     with store.read() as session:
         capture = session.get(Capture, manifest["capture_id"])
-        segments = list(session.scalars(select(CaptureSegment).where(
-            CaptureSegment.capture_id == manifest["capture_id"]).order_by(CaptureSegment.position)))
+        segments = list(
+            session.scalars(
+                select(CaptureSegment)
+                .where(CaptureSegment.capture_id == manifest["capture_id"])
+                .order_by(CaptureSegment.position)
+            )
+        )
     if capture is None:
         raise CaptureMissingError(f"capture {manifest['capture_id']} is not in the catalog")
     ext = {s["sha256"]: Path(s["name"]).suffix for s in manifest["segments"]}
     return CaptureMedia(
-        capture.id, capture.device_id, manifest["mode"], capture.frame_count, capture.dropped_frames,
+        capture.id,
+        capture.device_id,
+        manifest["mode"],
+        capture.frame_count,
+        capture.dropped_frames,
         tuple(blobs.path(s.media_sha256, ext.get(s.media_sha256, ".avi")) for s in segments),
-        tuple(blobs.path(s.timestamps_sha256, ".csv") if s.timestamps_sha256 else None for s in segments))
+        tuple(
+            blobs.path(s.timestamps_sha256, ".csv") if s.timestamps_sha256 else None
+            for s in segments
+        ),
+    )
 
 
 def iter_frames(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
@@ -139,7 +154,9 @@ _JPEG_FOURCCS = frozenset({b"MJPG", b"JPEG"})
 _SOI = (0xFF, 0xD8)  # the first two bytes of every JPEG
 
 
-def _jpeg_to_grey(packet: npt.NDArray[np.uint8], size: tuple[int, int]) -> npt.NDArray[np.uint8] | None:
+def _jpeg_to_grey(
+    packet: npt.NDArray[np.uint8], size: tuple[int, int]
+) -> npt.NDArray[np.uint8] | None:
     """The grey image of one packet, or None unless it is a whole JPEG frame of ``size`` (rows, cols); a packet of
     two interlaced fields, for one, decodes to half the rows."""
     if packet.ndim != 2 or packet.shape[0] != 1 or packet.size < 4 or tuple(packet[0, :2]) != _SOI:

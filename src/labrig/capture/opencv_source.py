@@ -39,8 +39,14 @@ class OpenCVSource:
     the read timeout bounds how long that read can block.
     """
 
-    def __init__(self, target: int | str, api_preference: int | None = None, *,
-                 open_timeout_s: float = 5.0, read_timeout_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        target: int | str,
+        api_preference: int | None = None,
+        *,
+        open_timeout_s: float = 5.0,
+        read_timeout_s: float = 2.0,
+    ) -> None:
         self.target = target
         self.api_preference = cv2.CAP_ANY if api_preference is None else api_preference
         self.open_timeout_s = open_timeout_s
@@ -54,8 +60,12 @@ class OpenCVSource:
     def open(self, mode: Mode | None = None) -> Mode:
         """Open the camera, ask for ``mode`` (the camera may refuse) and return the mode it reports."""
         self.close()
-        params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, round(self.open_timeout_s * 1000),
-                  cv2.CAP_PROP_READ_TIMEOUT_MSEC, round(self.read_timeout_s * 1000)]
+        params = [
+            cv2.CAP_PROP_OPEN_TIMEOUT_MSEC,
+            round(self.open_timeout_s * 1000),
+            cv2.CAP_PROP_READ_TIMEOUT_MSEC,
+            round(self.read_timeout_s * 1000),
+        ]
         cap = cv2.VideoCapture(self.target, self.api_preference, params)
         if not cap.isOpened():
             cap.release()
@@ -69,18 +79,27 @@ class OpenCVSource:
         return self._reported_mode(cap, mode)
 
     def _reported_mode(self, cap: cv2.VideoCapture, requested: Mode | None) -> Mode:
-        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        width, height = (
+            int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)),
+            int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+        )
         if width <= 0 or height <= 0:  # some backends only know the size once a frame arrived
             frame = self.read(self.read_timeout_s)
             if frame is None:
                 self.close()
-                raise SourceOpenError(f"{self._label()} opened but sent no frame within {self.read_timeout_s:g} s. "
-                                      + self._checks())
+                raise SourceOpenError(
+                    f"{self._label()} opened but sent no frame within {self.read_timeout_s:g} s. "
+                    + self._checks()
+                )
             height, width = frame.shape[:2]
         reported = float(cap.get(cv2.CAP_PROP_FPS))
         if not (math.isfinite(reported) and reported > 0):
             reported = 0.0
-        fps = requested.fps if requested is not None and (self.is_network or reported == 0.0) else reported
+        fps = (
+            requested.fps
+            if requested is not None and (self.is_network or reported == 0.0)
+            else reported
+        )
         return Mode(width, height, fps, "BGR")
 
     def read(self, timeout_s: float = 2.0) -> Image | None:
@@ -104,10 +123,14 @@ class OpenCVSource:
 
     def _checks(self) -> str:
         if self.is_network:
-            return ("Check the URL (host, port and path), that the camera is powered and on this network, "
-                    "and that no firewall blocks it.")
-        return ("Check the cable and that the camera appears in the device list, and close any other program "
-                "using the camera (only one can use it at a time).")
+            return (
+                "Check the URL (host, port and path), that the camera is powered and on this network, "
+                "and that no firewall blocks it."
+            )
+        return (
+            "Check the cable and that the camera appears in the device list, and close any other program "
+            "using the camera (only one can use it at a time)."
+        )
 
     def _open_failure_advice(self) -> str:
         return f"Could not open {self._label()}. " + self._checks()

@@ -68,10 +68,20 @@ class Recorder:
 
     sink_class: type[SegmentSink] = SegmentSink
 
-    def __init__(self, store: Store, source: FrameSource, device: DeviceInfo, mode: Mode, *,
-                 verification: dict[str, Any] | None = None, session_id: str | None = None,
-                 segment_seconds: float = 5.0, queue_seconds: float = 2.0,
-                 monitor: StorageMonitor | None = None, clock: FrameClock = now_ns) -> None:
+    def __init__(
+        self,
+        store: Store,
+        source: FrameSource,
+        device: DeviceInfo,
+        mode: Mode,
+        *,
+        verification: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        segment_seconds: float = 5.0,
+        queue_seconds: float = 2.0,
+        monitor: StorageMonitor | None = None,
+        clock: FrameClock = now_ns,
+    ) -> None:
         self.store, self.source, self.device, self.mode = store, source, device, mode
         self.clock = clock  # stamps each frame as the grab thread takes it
         self.verification, self.session_id = verification or {}, session_id
@@ -79,10 +89,17 @@ class Recorder:
         self.folder = provisional_root(store) / self.capture_id
         self.segment_seconds = segment_seconds
         self.monitor = monitor
-        self._queue: queue.Queue[tuple[Image, int, int] | None] = queue.Queue(max(2, round(queue_seconds * mode.fps)))
+        self._queue: queue.Queue[tuple[Image, int, int] | None] = queue.Queue(
+            max(2, round(queue_seconds * mode.fps))
+        )
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._state, self._frames, self._gap_drops, self._overflow_drops = RecorderState.IDLE, 0, 0, 0
+        self._state, self._frames, self._gap_drops, self._overflow_drops = (
+            RecorderState.IDLE,
+            0,
+            0,
+            0,
+        )
         self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
         self._error: LabrigError | None = None
         self._threads: list[threading.Thread] = []
@@ -103,29 +120,59 @@ class Recorder:
         fsync_dir(self.folder.parent)
         self._lock_file = FolderLock(self.folder)
         self._lock_file.acquire()  # tells recovery in another process that this capture is alive
-        self._sink = self.sink_class(self.folder, self.mode, self.segment_seconds, self._on_sink_segment_closed)
+        self._sink = self.sink_class(
+            self.folder, self.mode, self.segment_seconds, self._on_sink_segment_closed
+        )
         first = self._sink.setup()
-        self._manifest = ManifestV1(self.capture_id, self.session_id, self.device.to_json(), self.mode.to_json(),
-                                    self.verification, utcnow().isoformat(), self.segment_seconds, open_segment=first)
+        self._manifest = ManifestV1(
+            self.capture_id,
+            self.session_id,
+            self.device.to_json(),
+            self.mode.to_json(),
+            self.verification,
+            utcnow().isoformat(),
+            self.segment_seconds,
+            open_segment=first,
+        )
         write_manifest(self.folder, self._manifest)
         self._record_start()
         self._started = time.monotonic()
         self._state = RecorderState.RECORDING
-        self._threads = [threading.Thread(target=self._grab_loop, name="labrig-grab", daemon=True),
-                         threading.Thread(target=self._write_loop, name="labrig-write", daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._grab_loop, name="labrig-grab", daemon=True),
+            threading.Thread(target=self._write_loop, name="labrig-write", daemon=True),
+        ]
         for thread in self._threads:
             thread.start()
         return self.capture_id
 
     def _record_start(self) -> None:
         with self.store.write() as session:
-            session.add(Capture(id=self.capture_id, session_id=self.session_id, device_id=self.device.device_id,
-                                origin="recorded", state="provisional", mode=json.dumps(self.mode.to_json()),
-                                verification=json.dumps(self.verification), started_at=utcnow(), frame_count=0,
-                                dropped_frames=0, provisional_dir=str(self.folder)))
-            record_event(session, EventName.CAPTURE_STARTED, {
-                "capture_id": self.capture_id, "session_id": self.session_id,
-                "device_id": self.device.device_id, "manifest_path": str(self.folder / "manifest.json")})
+            session.add(
+                Capture(
+                    id=self.capture_id,
+                    session_id=self.session_id,
+                    device_id=self.device.device_id,
+                    origin="recorded",
+                    state="provisional",
+                    mode=json.dumps(self.mode.to_json()),
+                    verification=json.dumps(self.verification),
+                    started_at=utcnow(),
+                    frame_count=0,
+                    dropped_frames=0,
+                    provisional_dir=str(self.folder),
+                )
+            )
+            record_event(
+                session,
+                EventName.CAPTURE_STARTED,
+                {
+                    "capture_id": self.capture_id,
+                    "session_id": self.session_id,
+                    "device_id": self.device.device_id,
+                    "manifest_path": str(self.folder / "manifest.json"),
+                },
+            )
 
     def wait(self, seconds: float) -> None:
         """Record for ``seconds`` (or until the device or the disk ends the recording)."""
@@ -138,8 +185,12 @@ class Recorder:
         self._stop.set()
         for thread in self._threads:
             thread.join()
-        self._manifest = replace(self._manifest, open_segment=None, dropped_frames=self.dropped,
-                                 stopped_utc=utcnow().isoformat())
+        self._manifest = replace(
+            self._manifest,
+            open_segment=None,
+            dropped_frames=self.dropped,
+            stopped_utc=utcnow().isoformat(),
+        )
         write_manifest(self.folder, self._manifest)
         decoded = {name: future.result() for name, future in self._decoded.items()}
         self._verifier.shutdown()
@@ -154,8 +205,12 @@ class Recorder:
         return result
 
     def _report(self) -> dict[str, Any] | None:
-        report = {"gap_drops": self._gap_drops, "overflow_drops": self._overflow_drops,
-                  "stop_reason": self._stop_reason, "error_code": self._error.code if self._error else None}
+        report = {
+            "gap_drops": self._gap_drops,
+            "overflow_drops": self._overflow_drops,
+            "stop_reason": self._stop_reason,
+            "error_code": self._error.code if self._error else None,
+        }
         return report if any(report.values()) else None
 
     @property
@@ -177,11 +232,17 @@ class Recorder:
 
     def status(self) -> RecorderStatus:
         elapsed = time.monotonic() - self._started if self._started else 0.0
-        return RecorderStatus(state=self._state, capture_id=self.capture_id, frames=self._frames,
-                              dropped=self.dropped, elapsed_s=elapsed,
-                              fps=self._frames / elapsed if elapsed else 0.0,
-                              mb_per_s=self._bytes / 1e6 / elapsed if elapsed else 0.0, segments=self._segments,
-                              stop_reason=self._stop_reason)
+        return RecorderStatus(
+            state=self._state,
+            capture_id=self.capture_id,
+            frames=self._frames,
+            dropped=self.dropped,
+            elapsed_s=elapsed,
+            fps=self._frames / elapsed if elapsed else 0.0,
+            mb_per_s=self._bytes / 1e6 / elapsed if elapsed else 0.0,
+            segments=self._segments,
+            stop_reason=self._stop_reason,
+        )
 
     # -- threads -------------------------------------------------------------------------------
 
@@ -234,13 +295,19 @@ class Recorder:
     def _on_sink_segment_closed(self, segment: SegmentV1, next_open: str | None) -> None:
         self._segments += 1
         self._bytes += segment.bytes
-        self._manifest = replace(self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped)
+        self._manifest = replace(
+            self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped
+        )
         write_manifest(self.folder, self._manifest)
-        self._decoded[segment.name] = self._verifier.submit(count_frames, self.folder / segment.name)
+        self._decoded[segment.name] = self._verifier.submit(
+            count_frames, self.folder / segment.name
+        )
         if self.monitor is not None:
             rate = self._bytes / max(time.monotonic() - self._started, 1e-3)
             if self.monitor.sample(rate).level is PressureLevel.CRITICAL:
-                self._end("the disk is nearly full: recording stopped after the last complete segment")
+                self._end(
+                    "the disk is nearly full: recording stopped after the last complete segment"
+                )
 
 
 def status_json(status: RecorderStatus) -> dict[str, Any]:

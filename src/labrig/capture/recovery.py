@@ -17,7 +17,13 @@ from pathlib import Path
 from sqlalchemy import select
 
 from labrig.capture.commit import commit_capture, count_frames
-from labrig.capture.manifest import ManifestError, ManifestV1, SegmentV1, read_manifest, write_manifest
+from labrig.capture.manifest import (
+    ManifestError,
+    ManifestV1,
+    SegmentV1,
+    read_manifest,
+    write_manifest,
+)
 from labrig.capture.recorder import provisional_root
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
@@ -67,9 +73,15 @@ def _abandon_orphans(store: Store) -> list[Recovered]:
         for row in session.scalars(select(Capture).where(Capture.state == "provisional")):
             if row.provisional_dir and not Path(row.provisional_dir).exists():
                 row.state = "abandoned"
-                row.report = json.dumps({"reason": f"its folder {row.provisional_dir} disappeared",
-                                         "at": utcnow().isoformat()})
-                found.append(Recovered(row.id, "abandoned", 0, f"folder {row.provisional_dir} is gone"))
+                row.report = json.dumps(
+                    {
+                        "reason": f"its folder {row.provisional_dir} disappeared",
+                        "at": utcnow().isoformat(),
+                    }
+                )
+                found.append(
+                    Recovered(row.id, "abandoned", 0, f"folder {row.provisional_dir} is gone")
+                )
     return found
 
 
@@ -89,7 +101,9 @@ def _resolve_folder(store: Store, folder: Path) -> Recovered:
         done = row is not None and row.state in DONE_STATES
     if done:
         shutil.rmtree(folder, ignore_errors=True)
-        return Recovered(folder.name, "tidied", 0, "committed before the crash; leftover folder removed")
+        return Recovered(
+            folder.name, "tidied", 0, "committed before the crash; leftover folder removed"
+        )
     try:
         manifest = read_manifest(folder)
     except ManifestError as exc:
@@ -100,14 +114,19 @@ def _resolve_folder(store: Store, folder: Path) -> Recovered:
         _quarantine(store, folder, manifest.capture_id, "no decodable frames")
         return Recovered(manifest.capture_id, "quarantined", 0, "no decodable frames were recorded")
     write_manifest(folder, manifest)
-    gap = {"recovered_after_crash": True, "quarantined_files": moved,
-           "open_segment_frames_kept": manifest.segments[-1].frames if _was_open(manifest) else 0}
+    gap = {
+        "recovered_after_crash": True,
+        "quarantined_files": moved,
+        "open_segment_frames_kept": manifest.segments[-1].frames if _was_open(manifest) else 0,
+    }
     try:
         result = commit_capture(store, folder, state="salvaged", report=gap)
     except LabrigError as exc:
         _quarantine(store, folder, manifest.capture_id, exc.message)
         return Recovered(manifest.capture_id, "quarantined", 0, exc.message)
-    detail = f"{result.segments} segments kept" + (f"; {len(moved)} unreadable files quarantined" if moved else "")
+    detail = f"{result.segments} segments kept" + (
+        f"; {len(moved)} unreadable files quarantined" if moved else ""
+    )
     return Recovered(manifest.capture_id, "salvaged", result.frame_count, detail)
 
 
@@ -115,13 +134,19 @@ def _was_open(manifest: ManifestV1) -> bool:
     return manifest.stopped_utc is None
 
 
-def _resolve_segments(store: Store, folder: Path, manifest: ManifestV1) -> tuple[ManifestV1, list[str]]:
+def _resolve_segments(
+    store: Store, folder: Path, manifest: ManifestV1
+) -> tuple[ManifestV1, list[str]]:
     """Keep the closed segments that still verify and the decodable part of the open one."""
     kept: list[SegmentV1] = []
     moved: list[str] = []
     for seg in manifest.segments:
         path = folder / seg.name
-        if path.exists() and count_frames(path) == seg.frames and sha256_file(path)[0] == seg.sha256:
+        if (
+            path.exists()
+            and count_frames(path) == seg.frames
+            and sha256_file(path)[0] == seg.sha256
+        ):
             kept.append(seg)
         elif path.exists():
             moved.append(_quarantine_file(store, manifest.capture_id, path))
@@ -130,7 +155,9 @@ def _resolve_segments(store: Store, folder: Path, manifest: ManifestV1) -> tuple
     if manifest.open_segment and (folder / manifest.open_segment).exists():
         salvaged = _salvage_open(folder, manifest.open_segment)
         if salvaged is None:
-            moved.append(_quarantine_file(store, manifest.capture_id, folder / manifest.open_segment))
+            moved.append(
+                _quarantine_file(store, manifest.capture_id, folder / manifest.open_segment)
+            )
         else:
             kept.append(salvaged)
     return replace(manifest, segments=tuple(kept), open_segment=None), moved
@@ -179,4 +206,6 @@ def _quarantine(store: Store, folder: Path, capture_id: str, reason: str) -> Non
         row = session.get(Capture, capture_id)
         if row is not None:
             row.state, row.provisional_dir = "quarantined", None
-            row.report = json.dumps({"quarantined": str(target), "reason": reason, "at": utcnow().isoformat()})
+            row.report = json.dumps(
+                {"quarantined": str(target), "reason": reason, "at": utcnow().isoformat()}
+            )

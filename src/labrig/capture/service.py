@@ -40,15 +40,27 @@ def parse_mode(text: str) -> Mode:
     match = MODE_TEXT.match(text.strip())
     if not match or float(match.group(3)) <= 0:
         raise UsageError(f"mode '{text}' is not WIDTHxHEIGHT@FPS[:FORMAT], e.g. 1280x720@30")
-    return Mode(int(match.group(1)), int(match.group(2)), float(match.group(3)), match.group(4) or ANY_FORMAT)
+    return Mode(
+        int(match.group(1)),
+        int(match.group(2)),
+        float(match.group(3)),
+        match.group(4) or ANY_FORMAT,
+    )
 
 
 class CaptureService:
-    def __init__(self, store: Store, monitor: StorageMonitor, *, settings: DiscoverySettings | None = None,
-                 inventory: Inventory | None = None,
-                 open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
-                 usb_backend: Any = None, access: AccessControl | None = None,
-                 frame_clock: Callable[[Mode], FrameClock] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        monitor: StorageMonitor,
+        *,
+        settings: DiscoverySettings | None = None,
+        inventory: Inventory | None = None,
+        open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
+        usb_backend: Any = None,
+        access: AccessControl | None = None,
+        frame_clock: Callable[[Mode], FrameClock] | None = None,
+    ) -> None:
         self.store, self.monitor = store, monitor
         # the clock a new recording in a mode stamps its frames with: the wall clock unless a test gives its own
         self.frame_clock: Callable[[Mode], FrameClock] = frame_clock or (lambda _mode: now_ns)
@@ -72,8 +84,10 @@ class CaptureService:
             if device.device_id == device_id:
                 return device
         known = ", ".join(d.device_id for d in report.devices) or "none"
-        raise DeviceNotFoundError(f"no device '{device_id}' is connected; connected devices: {known}. "
-                                  "Check the cable or the URL, then run 'labrig devices'")
+        raise DeviceNotFoundError(
+            f"no device '{device_id}' is connected; connected devices: {known}. "
+            "Check the cable or the URL, then run 'labrig devices'"
+        )
 
     def verify(self, device: DeviceInfo, mode: Mode | None) -> Verification:
         """Verify and store the verdict; a pass records ``capture.device.connected``."""
@@ -83,8 +97,16 @@ class CaptureService:
             if row is None:
                 row = DeviceRecord(device_id=device.device_id)
                 session.add(row)
-            row.kind, row.name, row.info = device.kind.value, device.name, json.dumps(device.to_json())
-            row.verified, row.inventory_entry, row.checked_at = verdict.ok, verdict.entry_id, utcnow()
+            row.kind, row.name, row.info = (
+                device.kind.value,
+                device.name,
+                json.dumps(device.to_json()),
+            )
+            row.verified, row.inventory_entry, row.checked_at = (
+                verdict.ok,
+                verdict.entry_id,
+                utcnow(),
+            )
             row.mode = json.dumps(mode.to_json()) if mode else None
             row.measured_fps = verdict.measured.fps if verdict.measured else None
             row.reason_code, row.reason = verdict.reason_code, verdict.reason
@@ -92,8 +114,15 @@ class CaptureService:
                 record_event(session, EventName.DEVICE_CONNECTED, verdict.to_event_payload())
         return verdict
 
-    def start_recording(self, device_id: str, mode: Mode, *, planned_seconds: float = 600.0,
-                        session_id: str | None = None, segment_seconds: float = 5.0) -> Recorder:
+    def start_recording(
+        self,
+        device_id: str,
+        mode: Mode,
+        *,
+        planned_seconds: float = 600.0,
+        session_id: str | None = None,
+        segment_seconds: float = 5.0,
+    ) -> Recorder:
         """Verify the device in ``mode``, check the disk can hold it, then start recording.
 
         Needs the technician role once roles are enforced (:class:`~labrig.domain.roles.RoleRequiredError`).
@@ -106,9 +135,17 @@ class CaptureService:
         mode = verdict.requested or mode  # as the inventory lists it
         self.monitor.check_capture(mode.bytes_per_second(), planned_seconds, mode.label())
         verification = verdict.to_event_payload()
-        recorder = Recorder(self.store, self.open_source(device), device, mode, verification=verification,
-                            clock=self.frame_clock(mode),
-                            session_id=session_id, segment_seconds=segment_seconds, monitor=self.monitor)
+        recorder = Recorder(
+            self.store,
+            self.open_source(device),
+            device,
+            mode,
+            verification=verification,
+            clock=self.frame_clock(mode),
+            session_id=session_id,
+            segment_seconds=segment_seconds,
+            monitor=self.monitor,
+        )
         recorder.start()
         return recorder
 

@@ -45,22 +45,34 @@ class PipelineStep:
 def _check(name: str, value: str) -> str:
     value = value.strip()
     if not FIELD.match(value):
-        raise InvalidFieldError(f"{name} '{value}' is not valid: use 1–128 letters, digits, spaces, '.', '-' "
-                                "or '_', starting with a letter or digit")
+        raise InvalidFieldError(
+            f"{name} '{value}' is not valid: use 1–128 letters, digits, spaces, '.', '-' "
+            "or '_', starting with a letter or digit"
+        )
     return value
 
 
 def create_session(queue: JobQueue, subject_code: str, protocol: str, operator: str) -> str:
     session_id = str(uuid.uuid4())
     with queue.store.write() as db:
-        db.add(CaptureSession(id=session_id, subject_code=_check("Subject code", subject_code),
-                              protocol=_check("Protocol", protocol), operator=_check("Operator", operator),
-                              created_at=utcnow()))
+        db.add(
+            CaptureSession(
+                id=session_id,
+                subject_code=_check("Subject code", subject_code),
+                protocol=_check("Protocol", protocol),
+                operator=_check("Operator", operator),
+                created_at=utcnow(),
+            )
+        )
     return session_id
 
 
-def create_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str],
-                   pipeline: Sequence[PipelineStep] = ()) -> str:
+def create_attempt(
+    queue: JobQueue,
+    session_id: str,
+    capture_ids: Sequence[str],
+    pipeline: Sequence[PipelineStep] = (),
+) -> str:
     """Group committed captures into an attempt, record it and enqueue its analysis, atomically."""
     if not capture_ids:
         raise CaptureNotUsableError("an attempt needs at least one committed capture")
@@ -71,20 +83,33 @@ def create_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str],
         for cid, capture in zip(capture_ids, captures, strict=True):
             if capture is None or capture.state not in USABLE or not capture.manifest_sha256:
                 state = capture.state if capture else "unknown"
-                raise CaptureNotUsableError(f"capture {cid} is {state}; only committed or salvaged captures "
-                                            "can form an attempt")
-        number = (db.scalar(select(func.max(Attempt.number)).where(Attempt.session_id == session_id)) or 0) + 1
+                raise CaptureNotUsableError(
+                    f"capture {cid} is {state}; only committed or salvaged captures "
+                    "can form an attempt"
+                )
+        number = (
+            db.scalar(select(func.max(Attempt.number)).where(Attempt.session_id == session_id)) or 0
+        ) + 1
         attempt_id = str(uuid.uuid4())
         db.add(Attempt(id=attempt_id, session_id=session_id, number=number, created_at=utcnow()))
         db.flush()
         for position, cid in enumerate(capture_ids):
             db.add(AttemptCapture(attempt_id=attempt_id, capture_id=cid, position=position))
-        record_event(db, EventName.ATTEMPT_CREATED,
-                     {"attempt_id": attempt_id, "session_id": session_id, "capture_ids": list(capture_ids)})
+        record_event(
+            db,
+            EventName.ATTEMPT_CREATED,
+            {"attempt_id": attempt_id, "session_id": session_id, "capture_ids": list(capture_ids)},
+        )
         inputs = [c.manifest_sha256 for c in captures if c is not None and c.manifest_sha256]
         previous: list[str] = []
         for step in pipeline:
-            job = queue.add_job(db, step.stage_id, inputs, step.config, attempt_id=attempt_id,
-                                depends_on=previous if step.after_previous else ())
+            job = queue.add_job(
+                db,
+                step.stage_id,
+                inputs,
+                step.config,
+                attempt_id=attempt_id,
+                depends_on=previous if step.after_previous else (),
+            )
             previous = [job.id]
     return attempt_id

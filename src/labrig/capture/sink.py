@@ -46,7 +46,9 @@ class SegmentSink:
     durable, so the caller can record it in the manifest before going on.
     """
 
-    def __init__(self, folder: Path, mode: Mode, segment_seconds: float, on_segment_closed: SegmentClosed) -> None:
+    def __init__(
+        self, folder: Path, mode: Mode, segment_seconds: float, on_segment_closed: SegmentClosed
+    ) -> None:
         self.folder, self.mode = folder, mode
         self.frames_per_segment = max(1, round(segment_seconds * mode.fps))
         self._on_closed = on_segment_closed
@@ -67,10 +69,17 @@ class SegmentSink:
         # FFmpeg's MJPG encoder, at its own rate control: it ignores VIDEOWRITER_PROP_QUALITY (set() returns
         # False). OpenCV's built-in MJPEG writer honours quality 90 but encoded 720p at ~84 fps here, too slow
         # for 720p60 on a busy core, and files ~18x larger. Tracking accuracy is validated through this path.
-        writer = cv2.VideoWriter(str(self.folder / name), cv2.CAP_FFMPEG, FOURCC, self.mode.fps,
-                                 (self.mode.width, self.mode.height))
+        writer = cv2.VideoWriter(
+            str(self.folder / name),
+            cv2.CAP_FFMPEG,
+            FOURCC,
+            self.mode.fps,
+            (self.mode.width, self.mode.height),
+        )
         if not writer.isOpened():
-            raise SinkError(f"cannot create {self.folder / name}; check the data folder has space and permissions")
+            raise SinkError(
+                f"cannot create {self.folder / name}; check the data folder has space and permissions"
+            )
         self._writer = writer
         try:
             # held open for the whole segment
@@ -84,14 +93,18 @@ class SegmentSink:
     def append(self, image: Image, mono_ns: int, utc_ns: int) -> None:
         assert self._writer is not None and self._stamps is not None
         if image.shape[1] != self.mode.width or image.shape[0] != self.mode.height:
-            raise SinkError(f"the device sent {image.shape[1]}x{image.shape[0]} frames while recording "
-                            f"{self.mode.width}x{self.mode.height}; recording stopped, frames so far are kept")
+            raise SinkError(
+                f"the device sent {image.shape[1]}x{image.shape[0]} frames while recording "
+                f"{self.mode.width}x{self.mode.height}; recording stopped, frames so far are kept"
+            )
         self._writer.write(image)
         try:
             self._stamps.write(f"{self._frames},{mono_ns},{utc_ns}\n")
         except OSError as exc:
-            raise SinkError(f"writing to {self.folder} failed ({exc.strerror}); recording stopped, "
-                            "frames so far are kept") from exc
+            raise SinkError(
+                f"writing to {self.folder} failed ({exc.strerror}); recording stopped, "
+                "frames so far are kept"
+            ) from exc
         if self._frames == 0:
             self._first_ns = mono_ns
         self._last_ns = mono_ns
@@ -122,8 +135,15 @@ class SegmentSink:
             digest, size = sha256_file(media)
         except OSError as exc:
             raise SinkError(f"closing a segment in {self.folder} failed ({exc.strerror})") from exc
-        segment = SegmentV1(segment_name(self._index), timestamps_name(self._index), self._frames, digest, size,
-                            self._first_ns, self._last_ns)
+        segment = SegmentV1(
+            segment_name(self._index),
+            timestamps_name(self._index),
+            self._frames,
+            digest,
+            size,
+            self._first_ns,
+            self._last_ns,
+        )
         self.bytes_closed += size
         next_open = self._open_next() if roll else None
         self._on_closed(segment, next_open)
@@ -143,7 +163,9 @@ def read_timestamps(path: Path) -> list[int]:
     return out
 
 
-FrameClock = Callable[[], tuple[int, int]]  # what a recorder stamps each frame with: (monotonic ns, UTC ns)
+FrameClock = Callable[
+    [], tuple[int, int]
+]  # what a recorder stamps each frame with: (monotonic ns, UTC ns)
 
 
 def now_ns() -> tuple[int, int]:

@@ -30,7 +30,12 @@ class Mode:
         return f"{self.width}x{self.height}@{self.fps:g} {self.pixel_format}"
 
     def to_json(self) -> dict[str, object]:
-        return {"width": self.width, "height": self.height, "fps": self.fps, "pixel_format": self.pixel_format}
+        return {
+            "width": self.width,
+            "height": self.height,
+            "fps": self.fps,
+            "pixel_format": self.pixel_format,
+        }
 
     def bytes_per_second(self) -> float:
         """What a recording in this mode writes per second, estimated on the high side (MJPG of a busy scene)."""

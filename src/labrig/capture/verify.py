@@ -80,11 +80,18 @@ class Verification:
         """The ``capture.device.connected`` payload. Frameless devices report a zero mode and 0 fps."""
         if not self.ok or self.entry_id is None:
             raise DeviceRefusedError(self.reason, code=self.reason_code)
-        mode = self.requested.to_json() if self.requested else {"width": 0, "height": 0, "fps": 0.0,
-                                                                 "pixel_format": "none"}
-        return {"device_id": self.device.device_id, "kind": self.device.kind.value,
-                "inventory_entry": self.entry_id, "mode": mode,
-                "measured_fps": round(self.measured.fps, 2) if self.measured else 0.0}
+        mode = (
+            self.requested.to_json()
+            if self.requested
+            else {"width": 0, "height": 0, "fps": 0.0, "pixel_format": "none"}
+        )
+        return {
+            "device_id": self.device.device_id,
+            "kind": self.device.kind.value,
+            "inventory_entry": self.entry_id,
+            "mode": mode,
+            "measured_fps": round(self.measured.fps, 2) if self.measured else 0.0,
+        }
 
 
 def default_open_source(device: DeviceInfo) -> FrameSource:
@@ -95,50 +102,92 @@ def default_open_source(device: DeviceInfo) -> FrameSource:
         return OpenCVSource(int(device.address), device.descriptors.get("api"))
     if device.kind == DeviceKind.IP:
         return OpenCVSource(device.address, cv2.CAP_FFMPEG)
-    raise LabrigError(f"{device.name} is a {device.kind.value} device and gives no picture stream",
-                      code=Refusal.OPEN_FAILED)
+    raise LabrigError(
+        f"{device.name} is a {device.kind.value} device and gives no picture stream",
+        code=Refusal.OPEN_FAILED,
+    )
 
 
-def verify(device: DeviceInfo, requested_mode: Mode | None, inventory: Inventory,
-           open_source: OpenSource = default_open_source, probe_seconds: float = 1.0, min_frames: int = 5,
-           fps_tolerance: float = 0.9) -> Verification:
+def verify(
+    device: DeviceInfo,
+    requested_mode: Mode | None,
+    inventory: Inventory,
+    open_source: OpenSource = default_open_source,
+    probe_seconds: float = 1.0,
+    min_frames: int = 5,
+    fps_tolerance: float = 0.9,
+) -> Verification:
     """Inventory match, firmware, mode, then (cameras only) a probe of ``probe_seconds`` of real frames."""
     entry = inventory.match(device)
     if entry is None:
-        return _refuse(device, None, requested_mode, Refusal.UNKNOWN_MODEL,
-                       f"{_who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
-                       "are unknown. Connect a listed model, or ask your Labrig administrator to add this one "
-                       "(docs/inventory.md).")
+        return _refuse(
+            device,
+            None,
+            requested_mode,
+            Refusal.UNKNOWN_MODEL,
+            f"{_who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
+            "are unknown. Connect a listed model, or ask your Labrig administrator to add this one "
+            "(docs/inventory.md).",
+        )
     if requested_mode is not None and requested_mode.pixel_format == ANY_FORMAT:
         requested_mode = entry.resolve(requested_mode) or requested_mode
     if not entry.firmware_ok(device.firmware):
         found = f"firmware {device.firmware}" if device.firmware else "firmware that cannot be read"
-        return _refuse(device, entry.id, requested_mode, Refusal.FIRMWARE_TOO_OLD,
-                       f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it with "
-                       "the manufacturer's tool, reconnect it and verify again.")
+        return _refuse(
+            device,
+            entry.id,
+            requested_mode,
+            Refusal.FIRMWARE_TOO_OLD,
+            f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it with "
+            "the manufacturer's tool, reconnect it and verify again.",
+        )
     if entry.modes and (requested_mode is None or not entry.allows(requested_mode)):
         asked = requested_mode.label() if requested_mode else "no mode"
-        return _refuse(device, entry.id, requested_mode, Refusal.MODE_UNSUPPORTED,
-                       f"{_who(device)} is not verified for {asked}. Choose one of: {entry.modes_label()}.")
+        return _refuse(
+            device,
+            entry.id,
+            requested_mode,
+            Refusal.MODE_UNSUPPORTED,
+            f"{_who(device)} is not verified for {asked}. Choose one of: {entry.modes_label()}.",
+        )
     if device.kind not in FRAME_KINDS or requested_mode is None:
         return _verify_presence(device, entry.id, requested_mode)
-    return _probe(device, entry.id, requested_mode, open_source, probe_seconds, min_frames, fps_tolerance)
+    return _probe(
+        device, entry.id, requested_mode, open_source, probe_seconds, min_frames, fps_tolerance
+    )
 
 
 def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Verification:
     if device.kind == DeviceKind.WATCH_FOLDER:
         path = Path(device.address)
         if not path.is_dir():
-            return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
-                           f"the watch folder {path} does not exist (or is not mounted). Create it or correct the "
-                           "path in the settings, then verify again.")
+            return _refuse(
+                device,
+                entry_id,
+                mode,
+                Refusal.OPEN_FAILED,
+                f"the watch folder {path} does not exist (or is not mounted). Create it or correct the "
+                "path in the settings, then verify again.",
+            )
         if not os.access(path, os.W_OK | os.X_OK):
-            return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
-                           f"Labrig cannot write to the watch folder {path}. Give the Labrig user write access "
-                           "to it, then verify again.")
-    return Verification(True, device, entry_id, mode, None, None,
-                        f"{_who(device)} is listed in the inventory and present. It gives no picture stream, so "
-                        "it was verified by inventory match and presence only (no frames were read).")
+            return _refuse(
+                device,
+                entry_id,
+                mode,
+                Refusal.OPEN_FAILED,
+                f"Labrig cannot write to the watch folder {path}. Give the Labrig user write access "
+                "to it, then verify again.",
+            )
+    return Verification(
+        True,
+        device,
+        entry_id,
+        mode,
+        None,
+        None,
+        f"{_who(device)} is listed in the inventory and present. It gives no picture stream, so "
+        "it was verified by inventory match and presence only (no frames were read).",
+    )
 
 
 @dataclass
@@ -148,8 +197,15 @@ class _Frames:
     ended_early: bool
 
 
-def _probe(device: DeviceInfo, entry_id: str, mode: Mode, open_source: OpenSource, probe_seconds: float,
-           min_frames: int, fps_tolerance: float) -> Verification:
+def _probe(
+    device: DeviceInfo,
+    entry_id: str,
+    mode: Mode,
+    open_source: OpenSource,
+    probe_seconds: float,
+    min_frames: int,
+    fps_tolerance: float,
+) -> Verification:
     source: FrameSource | None = None
     try:
         source = open_source(device)
@@ -168,12 +224,26 @@ def _probe(device: DeviceInfo, entry_id: str, mode: Mode, open_source: OpenSourc
 
 def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception) -> Verification:
     if isinstance(exc, LabrigError):
-        code = Refusal.MODE_UNSUPPORTED if exc.code == Refusal.MODE_UNSUPPORTED else Refusal.OPEN_FAILED
-        return _refuse(device, entry_id, mode, code,
-                       f"Labrig could not open {_who(device)}: {_redact(device, exc.message)}")
-    return _refuse(device, entry_id, mode, Refusal.OPEN_FAILED,
-                   f"Labrig could not open {_who(device)} ({_redact(device, str(exc))}). Check the cable or "
-                   "network and that no other program is using it, then verify again.")
+        code = (
+            Refusal.MODE_UNSUPPORTED
+            if exc.code == Refusal.MODE_UNSUPPORTED
+            else Refusal.OPEN_FAILED
+        )
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            code,
+            f"Labrig could not open {_who(device)}: {_redact(device, exc.message)}",
+        )
+    return _refuse(
+        device,
+        entry_id,
+        mode,
+        Refusal.OPEN_FAILED,
+        f"Labrig could not open {_who(device)} ({_redact(device, str(exc))}). Check the cable or "
+        "network and that no other program is using it, then verify again.",
+    )
 
 
 def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
@@ -192,8 +262,15 @@ def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
     return got
 
 
-def _judge(device: DeviceInfo, entry_id: str, mode: Mode, got: _Frames, window: float, min_frames: int,
-           fps_tolerance: float) -> Verification:
+def _judge(
+    device: DeviceInfo,
+    entry_id: str,
+    mode: Mode,
+    got: _Frames,
+    window: float,
+    min_frames: int,
+    fps_tolerance: float,
+) -> Verification:
     n = len(got.times)
     settled = [t for t in got.times if t >= got.times[0] + SETTLE_S] if n else []
     span = settled[-1] - settled[0] if len(settled) > 1 else 0.0
@@ -201,38 +278,93 @@ def _judge(device: DeviceInfo, entry_id: str, mode: Mode, got: _Frames, window: 
     width, height = max(set(got.sizes), key=got.sizes.count) if got.sizes else (0, 0)
     measured = MeasuredMode(width, height, fps, n) if n else None
     if n == 0:
-        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
-            f"{_who(device)} opened but sent no picture. Check the cable or network and the camera's power, "
-            "close other programs that use it, then verify again."))
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            Refusal.NO_FRAMES,
+            measured=measured,
+            reason=(
+                f"{_who(device)} opened but sent no picture. Check the cable or network and the camera's power, "
+                "close other programs that use it, then verify again."
+            ),
+        )
     if any(size != (mode.width, mode.height) for size in got.sizes):
-        return _refuse(device, entry_id, mode, Refusal.FRAME_SIZE_MISMATCH, measured=measured, reason=(
-            f"{_who(device)} sends {width}×{height} pictures although {mode.width}×{mode.height} was asked. "
-            "Set the camera to that size (an IP camera in its own web page) or choose the mode it delivers."))
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            Refusal.FRAME_SIZE_MISMATCH,
+            measured=measured,
+            reason=(
+                f"{_who(device)} sends {width}×{height} pictures although {mode.width}×{mode.height} was asked. "
+                "Set the camera to that size (an IP camera in its own web page) or choose the mode it delivers."
+            ),
+        )
     if got.ended_early:
-        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
-            f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s test. Check the "
-            "cable or network and the camera's power, then verify again."))
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            Refusal.NO_FRAMES,
+            measured=measured,
+            reason=(
+                f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s test. Check the "
+                "cable or network and the camera's power, then verify again."
+            ),
+        )
     if fps < fps_tolerance * mode.fps:
-        return _refuse(device, entry_id, mode, Refusal.FPS_TOO_LOW, measured=measured, reason=(
-            f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. Add light or turn "
-            "off auto-exposure (webcams slow down in dim light), give it a USB port or network of its own, or "
-            "choose a lower frame rate."))
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            Refusal.FPS_TOO_LOW,
+            measured=measured,
+            reason=(
+                f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. Add light or turn "
+                "off auto-exposure (webcams slow down in dim light), give it a USB port or network of its own, or "
+                "choose a lower frame rate."
+            ),
+        )
     if len(settled) < min_frames:
-        return _refuse(device, entry_id, mode, Refusal.NO_FRAMES, measured=measured, reason=(
-            f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are needed. Verify "
-            "again with a longer test."))
-    return Verification(True, device, entry_id, mode, measured, None,
-                        f"{_who(device)} verified: {width}×{height} at {fps:.1f} fps measured over "
-                        f"{len(settled)} pictures.")
+        return _refuse(
+            device,
+            entry_id,
+            mode,
+            Refusal.NO_FRAMES,
+            measured=measured,
+            reason=(
+                f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are needed. Verify "
+                "again with a longer test."
+            ),
+        )
+    return Verification(
+        True,
+        device,
+        entry_id,
+        mode,
+        measured,
+        None,
+        f"{_who(device)} verified: {width}×{height} at {fps:.1f} fps measured over "
+        f"{len(settled)} pictures.",
+    )
 
 
-def _refuse(device: DeviceInfo, entry_id: str | None, mode: Mode | None, code: Refusal, reason: str,
-            measured: MeasuredMode | None = None) -> Verification:
+def _refuse(
+    device: DeviceInfo,
+    entry_id: str | None,
+    mode: Mode | None,
+    code: Refusal,
+    reason: str,
+    measured: MeasuredMode | None = None,
+) -> Verification:
     return Verification(False, device, entry_id, mode, measured, code.value, reason)
 
 
 def _who(device: DeviceInfo) -> str:
-    ident = device.vid_pid or (redact_url(device.address) if device.kind == DeviceKind.IP else device.address)
+    ident = device.vid_pid or (
+        redact_url(device.address) if device.kind == DeviceKind.IP else device.address
+    )
     return f"{device.name} ({ident})"
 
 

@@ -31,7 +31,9 @@ from labrig.errors import LabrigError
 
 SceneName = Literal["markers", "board", "plane"]
 Array = npt.NDArray[np.float64]
-DEFAULT_MODE = Mode(1280, 720, 30.0)  # the mode the demo, the self-test and the release check record in
+DEFAULT_MODE = Mode(
+    1280, 720, 30.0
+)  # the mode the demo, the self-test and the release check record in
 _SHIFT = 4  # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
 
 
@@ -79,8 +81,15 @@ class CameraModel:
     def scaled(self, width: int, height: int) -> CameraModel:
         """The same lens and field of view read out at another size (distortion is in normalised units: unchanged)."""
         sx, sy = width / self.width, height / self.height
-        return replace(self, width=width, height=height, fx=self.fx * sx, fy=self.fy * sy,
-                       cx=(self.cx + 0.5) * sx - 0.5, cy=(self.cy + 0.5) * sy - 0.5)
+        return replace(
+            self,
+            width=width,
+            height=height,
+            fx=self.fx * sx,
+            fy=self.fy * sy,
+            cx=(self.cx + 0.5) * sx - 0.5,
+            cy=(self.cy + 0.5) * sy - 0.5,
+        )
 
     def project(self, points: Array, rvec: Array, tvec: Array) -> Array:
         """Image positions (N×2 px) of N×3 points given in a frame posed by ``rvec``/``tvec``."""
@@ -89,15 +98,27 @@ class CameraModel:
 
 
 def _fill(img: Image, pts: Array, color: tuple[int, int, int]) -> None:
-    cv2.fillConvexPoly(img, np.round(pts * (1 << _SHIFT)).astype(np.int32), color, cv2.LINE_AA, _SHIFT)
+    cv2.fillConvexPoly(
+        img, np.round(pts * (1 << _SHIFT)).astype(np.int32), color, cv2.LINE_AA, _SHIFT
+    )
 
 
 Path = Callable[[float], tuple[float, float]]
 _W = 2 * math.pi
-MARKERS: tuple[tuple[str, tuple[int, int, int], Path], ...] = (  # name, BGR colour, plane position (mm) at t (s)
-    ("circle", (255, 255, 255), lambda t: (-350 + 150 * math.cos(_W * t / 4), 150 * math.sin(_W * t / 4))),
+MARKERS: tuple[
+    tuple[str, tuple[int, int, int], Path], ...
+] = (  # name, BGR colour, plane position (mm) at t (s)
+    (
+        "circle",
+        (255, 255, 255),
+        lambda t: (-350 + 150 * math.cos(_W * t / 4), 150 * math.sin(_W * t / 4)),
+    ),
     ("line", (60, 230, 255), lambda t: (100 + 250 * math.cos(_W * t / 3), 220.0)),
-    ("lissajous", (255, 230, 60), lambda t: (300 + 200 * math.cos(_W * t * 0.3), -80 + 120 * math.sin(_W * t * 0.2))),
+    (
+        "lissajous",
+        (255, 230, 60),
+        lambda t: (300 + 200 * math.cos(_W * t * 0.3), -80 + 120 * math.sin(_W * t * 0.2)),
+    ),
 )
 
 
@@ -124,15 +145,26 @@ class MarkersScene:
         _, px = self._project(t)
         n, k = len(MARKERS), len(self._outline)
         for i, (_, color, _) in enumerate(MARKERS):
-            _fill(img, px[n + i * k: n + (i + 1) * k], color)
+            _fill(img, px[n + i * k : n + (i + 1) * k], color)
 
     def truth(self, t: float) -> dict[str, Any]:
         centres, px = self._project(t)
-        markers = [{"name": name, "plane_mm": (float(centres[i, 0]), float(centres[i, 1])),
-                    "image_px": (float(px[i, 0]), float(px[i, 1])), "radius_mm": self.radius_mm}
-                   for i, (name, _, _) in enumerate(MARKERS)]
-        return {"scene": "markers", "t": t, "plane_rvec": self.plane_rvec.copy(),
-                "plane_tvec": self.plane_tvec.copy(), "markers": markers}
+        markers = [
+            {
+                "name": name,
+                "plane_mm": (float(centres[i, 0]), float(centres[i, 1])),
+                "image_px": (float(px[i, 0]), float(px[i, 1])),
+                "radius_mm": self.radius_mm,
+            }
+            for i, (name, _, _) in enumerate(MARKERS)
+        ]
+        return {
+            "scene": "markers",
+            "t": t,
+            "plane_rvec": self.plane_rvec.copy(),
+            "plane_tvec": self.plane_tvec.copy(),
+            "markers": markers,
+        }
 
 
 class BoardScene:
@@ -140,42 +172,72 @@ class BoardScene:
 
     background = (70, 70, 70)
 
-    def __init__(self, model: CameraModel, cols: int = 9, rows: int = 6, square_mm: float = 25.0) -> None:
+    def __init__(
+        self, model: CameraModel, cols: int = 9, rows: int = 6, square_mm: float = 25.0
+    ) -> None:
         self.model, self.cols, self.rows, self.square = model, cols, rows, square_mm
         s = square_mm
         gx, gy = np.meshgrid(np.arange(cols, dtype=np.float64), np.arange(rows, dtype=np.float64))
         self.object_corners = np.stack([gx.ravel() * s, gy.ravel() * s, np.zeros(gx.size)], axis=1)
-        sx, sy = np.meshgrid(np.arange(-1, cols + 1) * s, np.arange(-1, rows + 1) * s)  # square corners
+        sx, sy = np.meshgrid(
+            np.arange(-1, cols + 1) * s, np.arange(-1, rows + 1) * s
+        )  # square corners
         self._squares = np.stack([sx.ravel(), sy.ravel(), np.zeros(sx.size)], axis=1)
         w = cols + 2  # square corners per row
-        self._black = [(j * w + i, j * w + i + 1, (j + 1) * w + i + 1, (j + 1) * w + i)
-                       for j in range(rows + 1) for i in range(cols + 1) if (i + j) % 2 == 0]
+        self._black = [
+            (j * w + i, j * w + i + 1, (j + 1) * w + i + 1, (j + 1) * w + i)
+            for j in range(rows + 1)
+            for i in range(cols + 1)
+            if (i + j) % 2 == 0
+        ]
         # a white margin one square wide; its edges are subdivided so they bend with the lens like the real thing
-        box = np.array([[-2, -2, 0], [cols + 1, -2, 0], [cols + 1, rows + 1, 0], [-2, rows + 1, 0]]) * s
+        box = (
+            np.array([[-2, -2, 0], [cols + 1, -2, 0], [cols + 1, rows + 1, 0], [-2, rows + 1, 0]])
+            * s
+        )
         e = np.linspace(0, 1, 16, endpoint=False)[:, None]
-        self._margin = np.concatenate([a + e * (b - a) for a, b in zip(box, np.roll(box, -1, axis=0), strict=True)])
+        self._margin = np.concatenate(
+            [a + e * (b - a) for a, b in zip(box, np.roll(box, -1, axis=0), strict=True)]
+        )
         self._centre = np.array([(cols - 1) * s / 2, (rows - 1) * s / 2, 0.0])
 
     def pose(self, t: float) -> tuple[Array, Array]:
         """rvec, tvec of the board at time t: tilts up to ~30°, the board wandering over the image."""
         w = 2 * math.pi * t
-        rvec = np.array([0.5 * math.sin(w / 6.1), 0.5 * math.sin(w / 4.7 + 1.0), 0.3 * math.sin(w / 8.3 + 2.0)])
-        centre = np.array([170 * math.sin(w / 7.3), 80 * math.sin(w / 5.9 + 0.5), 820 + 100 * math.sin(w / 9.7)])
+        rvec = np.array(
+            [0.5 * math.sin(w / 6.1), 0.5 * math.sin(w / 4.7 + 1.0), 0.3 * math.sin(w / 8.3 + 2.0)]
+        )
+        centre = np.array(
+            [170 * math.sin(w / 7.3), 80 * math.sin(w / 5.9 + 0.5), 820 + 100 * math.sin(w / 9.7)]
+        )
         rot, _ = cv2.Rodrigues(rvec)
         return rvec, centre - rot @ self._centre
 
     def render(self, t: float, img: Image) -> None:
         rvec, tvec = self.pose(t)
         px = self.model.project(np.concatenate([self._margin, self._squares]), rvec, tvec)
-        cv2.fillPoly(img, [np.round(px[:64] * (1 << _SHIFT)).astype(np.int32)], (230, 230, 230), cv2.LINE_AA, _SHIFT)
+        cv2.fillPoly(
+            img,
+            [np.round(px[:64] * (1 << _SHIFT)).astype(np.int32)],
+            (230, 230, 230),
+            cv2.LINE_AA,
+            _SHIFT,
+        )
         squares = px[64:]
         for quad in self._black:
             _fill(img, squares[list(quad)], (25, 25, 25))
 
     def truth(self, t: float) -> dict[str, Any]:
         rvec, tvec = self.pose(t)
-        return {"scene": "board", "t": t, "rvec": rvec, "tvec": tvec, "pattern": (self.cols, self.rows),
-                "square_mm": self.square, "corners_px": self.model.project(self.object_corners, rvec, tvec)}
+        return {
+            "scene": "board",
+            "t": t,
+            "rvec": rvec,
+            "tvec": tvec,
+            "pattern": (self.cols, self.rows),
+            "square_mm": self.square,
+            "corners_px": self.model.project(self.object_corners, rvec, tvec),
+        }
 
 
 class PlaneBoardScene(BoardScene):
@@ -212,9 +274,18 @@ class VirtualCamera:
     pure and may be called from any thread.
     """
 
-    def __init__(self, scene: SceneName = "markers", model: CameraModel | None = None, *, paced: bool = True,
-                 seed: int = 0, board: tuple[int, int, float] = (9, 6, 25.0), noise: float = 2.0,
-                 frames_limit: int | None = None, fail_after: int | None = None) -> None:
+    def __init__(
+        self,
+        scene: SceneName = "markers",
+        model: CameraModel | None = None,
+        *,
+        paced: bool = True,
+        seed: int = 0,
+        board: tuple[int, int, float] = (9, 6, 25.0),
+        noise: float = 2.0,
+        frames_limit: int | None = None,
+        fail_after: int | None = None,
+    ) -> None:
         if scene not in ("markers", "board", "plane"):
             raise ValueError(f"unknown virtual scene {scene!r}: 'markers', 'board' or 'plane'")
         self.scene_name, self.paced, self.seed, self.noise = scene, paced, seed, noise
@@ -243,17 +314,28 @@ class VirtualCamera:
         if self.scene_name == "markers":
             self._scene = MarkersScene(model)
         else:
-            self._scene = (PlaneBoardScene if self.scene_name == "plane" else BoardScene)(model, *self._board)
+            self._scene = (PlaneBoardScene if self.scene_name == "plane" else BoardScene)(
+                model, *self._board
+            )
         self._background = np.empty((mode.height, mode.width, 3), np.uint8)
         self._background[:] = self._scene.background
-        self._noise = _noise_bank(self._background.shape, self.noise, self.seed) if self.noise > 0 else []
+        self._noise = (
+            _noise_bank(self._background.shape, self.noise, self.seed) if self.noise > 0 else []
+        )
         self._mode = mode
 
     def open(self, mode: Mode | None = None) -> Mode:
         mode = mode or DEFAULT_MODE
-        if mode.width <= 0 or mode.height <= 0 or not (0 < mode.fps < math.inf) or mode.pixel_format != "BGR":
-            raise UnsupportedModeError(f"the virtual camera cannot deliver {mode.label()}: it needs a positive size, "
-                                       "a frame rate above 0 and pixel format BGR")
+        if (
+            mode.width <= 0
+            or mode.height <= 0
+            or not (0 < mode.fps < math.inf)
+            or mode.pixel_format != "BGR"
+        ):
+            raise UnsupportedModeError(
+                f"the virtual camera cannot deliver {mode.label()}: it needs a positive size, "
+                "a frame rate above 0 and pixel format BGR"
+            )
         if mode != self._mode:
             self._configure(mode)
         self._index, self._due, self._opened = 0, None, True

@@ -22,7 +22,12 @@ from watchdog.events import FileClosedEvent, FileMovedEvent, FileSystemEvent, Fi
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
-from labrig.capture.importer import MEDIA_EXTENSIONS, AlreadyImportedError, MediaTruncatedError, import_media
+from labrig.capture.importer import (
+    MEDIA_EXTENSIONS,
+    AlreadyImportedError,
+    MediaTruncatedError,
+    import_media,
+)
 from labrig.errors import LabrigError
 from labrig.store import Store
 
@@ -72,14 +77,26 @@ class _Handler(FileSystemEventHandler):
 class WatchFolderIngestor:
     """Threading: watchdog's thread offers paths; one ingest thread imports them; ``results`` grows."""
 
-    def __init__(self, store: Store, folder: Path, *, stable_seconds: float = 2.0,
-                 polling: bool | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        folder: Path,
+        *,
+        stable_seconds: float = 2.0,
+        polling: bool | None = None,
+    ) -> None:
         self.store, self.folder, self.stable_seconds = store, folder, stable_seconds
         self.close_events = sys.platform.startswith("linux") and not polling
-        self._observer = PollingObserver(timeout=0.5) if polling or not self.close_events else Observer()
+        self._observer = (
+            PollingObserver(timeout=0.5) if polling or not self.close_events else Observer()
+        )
         self._queue: queue.Queue[Path | None] = queue.Queue()
-        self._pending: dict[Path, tuple[int, float, float]] = {}  # path -> (size, mtime, stable since)
-        self._done: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when last ingested or refused
+        self._pending: dict[
+            Path, tuple[int, float, float]
+        ] = {}  # path -> (size, mtime, stable since)
+        self._done: dict[
+            Path, tuple[int, int]
+        ] = {}  # path -> (size, mtime_ns) when last ingested or refused
         self._fresh: dict[Path, float] = {}  # Linux: created, not (yet) seen opened for writing
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -170,7 +187,9 @@ class WatchFolderIngestor:
     def _ingest(self, path: Path, *, retry_if_incomplete: bool) -> None:
         try:
             result = import_media(self.store, path, origin="watch_folder")
-            self.results.append(Ingested(str(path), result.capture_id, None, f"{result.frame_count} frames"))
+            self.results.append(
+                Ingested(str(path), result.capture_id, None, f"{result.frame_count} frames")
+            )
         except MediaTruncatedError:
             if retry_if_incomplete:
                 with self._lock:  # still being written: look again once it is stable again

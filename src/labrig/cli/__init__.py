@@ -26,8 +26,21 @@ from labrig.cli import (
 from labrig.errors import LabrigError
 from labrig.store import DB_ENV_VAR
 
-SUBCOMMANDS = (doctor, demo_cmd, devices_cmd, capture_cmd, calibrate_cmd, jobs_cmd, releases_cmd, events_cmd,
-               review_cmd, users_cmd, audit_cmd, export_cmd, sync_cmd)
+SUBCOMMANDS = (
+    doctor,
+    demo_cmd,
+    devices_cmd,
+    capture_cmd,
+    calibrate_cmd,
+    jobs_cmd,
+    releases_cmd,
+    events_cmd,
+    review_cmd,
+    users_cmd,
+    audit_cmd,
+    export_cmd,
+    sync_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,12 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Labrig capture-and-analysis workstation. With no command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"labrig {__version__}")
-    parser.add_argument("--self-test", action="store_true", help="check this installation (Qt, OpenCV, migrations, "
-                        "recording, analysis) in a scratch folder, one line per check; exit 1 on a failure")
-    parser.add_argument("--store", metavar="DIR", help="data folder (database and media); "
-                        "default: $LABRIG_STORE, else the per-user data folder")
-    parser.add_argument("--db", metavar="URL", help="a shared catalog and queue on PostgreSQL, "
-                        "postgresql+psycopg://USER@HOST/DB (default: $LABRIG_DB, else SQLite in the data folder)")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this installation (Qt, OpenCV, migrations, "
+        "recording, analysis) in a scratch folder, one line per check; exit 1 on a failure",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="data folder (database and media); "
+        "default: $LABRIG_STORE, else the per-user data folder",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="a shared catalog and queue on PostgreSQL, "
+        "postgresql+psycopg://USER@HOST/DB (default: $LABRIG_DB, else SQLite in the data folder)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(commands)

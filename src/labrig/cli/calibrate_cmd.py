@@ -41,31 +41,86 @@ _DEFAULTS = CalibrationThresholds()
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser("calibrate", help="calibrate a camera from images or videos of a calibration board",
-                            description="Solve intrinsics and distortion from views of a known board, report RMS, "
-                            "per-view errors, rejected views and coverage, and say whether the result validates. "
-                            "Exit 0 valid, 1 not valid, 2 refused.")
-    p.add_argument("files", nargs="*", type=Path, metavar="FILE", help="images, or videos (every Nth frame is used)")
-    p.add_argument("--capture", action="append", default=[], metavar="ID",
-                   help="use a committed capture of the board (its segments, every Nth frame)")
-    p.add_argument("--board", required=True, metavar="SPEC",
-                   help="chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT "
-                   "(squares), or a board named in resources/boards.json, e.g. virtual-9x6-25")
-    p.add_argument("--every", type=int, default=10, metavar="N", help="use every Nth frame of a video (default 10)")
-    p.add_argument("--max-rms", type=float, default=_DEFAULTS.max_rms_px, metavar="PX",
-                   help=f"largest RMS reprojection error that validates (default {_DEFAULTS.max_rms_px:g} px)")
-    p.add_argument("--min-views", type=int, default=_DEFAULTS.min_views, metavar="N",
-                   help=f"fewest views with the board (default {_DEFAULTS.min_views})")
-    p.add_argument("--min-coverage", type=float, default=_DEFAULTS.min_coverage, metavar="F",
-                   help=f"smallest fraction of the image covered by corners (default {_DEFAULTS.min_coverage:g})")
-    p.add_argument("--device", metavar="ID", help="store a valid result, bound to this device id in --mode")
-    p.add_argument("--mode", metavar="WxH@FPS[:FORMAT]", help="the mode the device records in (with --device)")
-    p.add_argument("--plane", type=Path, metavar="FILE",
-                   help="an image or video of the board lying on the measurement plane: outputs become mm")
-    p.add_argument("--max-age-days", type=float, default=_DEFAULTS.max_age_days, metavar="DAYS",
-                   help=f"a bound calibration is valid this long (default {_DEFAULTS.max_age_days:g} days)")
-    p.add_argument("--json", action="store_true",
-                   help="machine-readable output (labrig.calibration/2: with every view's detected corners)")
+    p = commands.add_parser(
+        "calibrate",
+        help="calibrate a camera from images or videos of a calibration board",
+        description="Solve intrinsics and distortion from views of a known board, report RMS, "
+        "per-view errors, rejected views and coverage, and say whether the result validates. "
+        "Exit 0 valid, 1 not valid, 2 refused.",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="images, or videos (every Nth frame is used)",
+    )
+    p.add_argument(
+        "--capture",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="use a committed capture of the board (its segments, every Nth frame)",
+    )
+    p.add_argument(
+        "--board",
+        required=True,
+        metavar="SPEC",
+        help="chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT "
+        "(squares), or a board named in resources/boards.json, e.g. virtual-9x6-25",
+    )
+    p.add_argument(
+        "--every",
+        type=int,
+        default=10,
+        metavar="N",
+        help="use every Nth frame of a video (default 10)",
+    )
+    p.add_argument(
+        "--max-rms",
+        type=float,
+        default=_DEFAULTS.max_rms_px,
+        metavar="PX",
+        help=f"largest RMS reprojection error that validates (default {_DEFAULTS.max_rms_px:g} px)",
+    )
+    p.add_argument(
+        "--min-views",
+        type=int,
+        default=_DEFAULTS.min_views,
+        metavar="N",
+        help=f"fewest views with the board (default {_DEFAULTS.min_views})",
+    )
+    p.add_argument(
+        "--min-coverage",
+        type=float,
+        default=_DEFAULTS.min_coverage,
+        metavar="F",
+        help=f"smallest fraction of the image covered by corners (default {_DEFAULTS.min_coverage:g})",
+    )
+    p.add_argument(
+        "--device", metavar="ID", help="store a valid result, bound to this device id in --mode"
+    )
+    p.add_argument(
+        "--mode", metavar="WxH@FPS[:FORMAT]", help="the mode the device records in (with --device)"
+    )
+    p.add_argument(
+        "--plane",
+        type=Path,
+        metavar="FILE",
+        help="an image or video of the board lying on the measurement plane: outputs become mm",
+    )
+    p.add_argument(
+        "--max-age-days",
+        type=float,
+        default=_DEFAULTS.max_age_days,
+        metavar="DAYS",
+        help=f"a bound calibration is valid this long (default {_DEFAULTS.max_age_days:g} days)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output (labrig.calibration/2: with every view's detected corners)",
+    )
     p.set_defaults(run=run)
 
 
@@ -73,8 +128,12 @@ def run(args: argparse.Namespace) -> int:
     board = parse_board(args.board)
     if args.device and not args.mode:
         raise UsageError("--device needs --mode, the mode the device records in (e.g. 1280x720@30)")
-    thresholds = CalibrationThresholds(max_rms_px=args.max_rms, min_views=args.min_views,
-                                       min_coverage=args.min_coverage, max_age_days=args.max_age_days)
+    thresholds = CalibrationThresholds(
+        max_rms_px=args.max_rms,
+        min_views=args.min_views,
+        min_coverage=args.min_coverage,
+        max_age_days=args.max_age_days,
+    )
     if args.device:  # storing a calibration is a technician's; refused before minutes of solving
         with store_for(args) as store:
             AccessControl(store).require(Action.CALIBRATE)
@@ -82,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
     files = list(args.files) + captured
     if not files:
         raise UsageError("give image or video files, or --capture ID of a recording of the board")
-    result = calibrate_views(load_views(files, args.every), board, thresholds, None if args.files else source)
+    result = calibrate_views(
+        load_views(files, args.every), board, thresholds, None if args.files else source
+    )
     binding = bind(result, args.device, datetime.now(UTC)) if args.device and result.valid else None
     if binding is not None:
         _store(args, result, board)
@@ -111,7 +172,9 @@ def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource 
             with store.read() as session:
                 capture = session.get(Capture, capture_id)
             if capture is None or not capture.manifest_sha256:
-                raise UsageError(f"no committed capture {capture_id}; list them with 'labrig captures'")
+                raise UsageError(
+                    f"no committed capture {capture_id}; list them with 'labrig captures'"
+                )
             files += list(load_capture(store, capture.manifest_sha256).segments)
             sources.append(CaptureSource(capture.id, capture.manifest_sha256, args.every))
         return files, sources[0] if len(sources) == 1 else None
@@ -123,8 +186,10 @@ def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) ->
     if args.plane is not None:
         detections, _, _ = detect_views(load_views([args.plane], args.every), board)
         if not detections:
-            raise BoardNotFoundError(f"the board was not found in {args.plane}; lay it flat on the measurement "
-                                     "plane, fully in view, and capture it again")
+            raise BoardNotFoundError(
+                f"the board was not found in {args.plane}; lay it flat on the measurement "
+                "plane, fully in view, and capture it again"
+            )
         homography = plane_homography(result, detections[0], board)
     with store_for(args) as store:
         mode = _mode_label(store, args.device, args.mode)
@@ -138,9 +203,15 @@ def _mode_label(store: Store, device_id: str, text: str) -> str:
     with store.read() as session:
         row = session.get(DeviceRecord, device_id)
     verified = Mode(**json.loads(row.mode)) if row is not None and row.mode else None
-    if verified is None or (verified.width, verified.height, verified.fps) != (mode.width, mode.height, mode.fps):
-        raise UsageError(f"give the pixel format too, e.g. --mode {text}:MJPG, as 'labrig devices --verify' "
-                         "shows it for this device")
+    if verified is None or (verified.width, verified.height, verified.fps) != (
+        mode.width,
+        mode.height,
+        mode.fps,
+    ):
+        raise UsageError(
+            f"give the pixel format too, e.g. --mode {text}:MJPG, as 'labrig devices --verify' "
+            "shows it for this device"
+        )
     return verified.label()
 
 
@@ -148,14 +219,23 @@ def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str
     k, d, t = r.camera_matrix, r.dist, r.thresholds
     total = r.view_count + len(r.rejected) + len(r.skipped)
     print(f"Board:       {r.board.describe()}")
-    print(f"Views:       {r.view_count} used of {total} ({len(r.rejected)} rejected, {len(r.skipped)} without "
-          f"the board); image {r.image_size[0]}x{r.image_size[1]}")
-    print(f"Intrinsics:  fx {k[0, 0]:.2f}  fy {k[1, 1]:.2f}  cx {k[0, 2]:.2f}  cy {k[1, 2]:.2f} px"
-          f"  (fx ±{r.focal_std_px:.2f} px)")
-    print("Distortion:  " + "  ".join(f"{n} {v:+.5f}" for n, v in zip(("k1", "k2", "p1", "p2", "k3"), d, strict=True)))
+    print(
+        f"Views:       {r.view_count} used of {total} ({len(r.rejected)} rejected, {len(r.skipped)} without "
+        f"the board); image {r.image_size[0]}x{r.image_size[1]}"
+    )
+    print(
+        f"Intrinsics:  fx {k[0, 0]:.2f}  fy {k[1, 1]:.2f}  cx {k[0, 2]:.2f}  cy {k[1, 2]:.2f} px"
+        f"  (fx ±{r.focal_std_px:.2f} px)"
+    )
+    print(
+        "Distortion:  "
+        + "  ".join(f"{n} {v:+.5f}" for n, v in zip(("k1", "k2", "p1", "p2", "k3"), d, strict=True))
+    )
     print(f"RMS:         {r.rms_px:.3f} px (limit {t.max_rms_px:g} px)")
-    print(f"Coverage:    {r.coverage:.0%} of a {COVERAGE_GRID[0]}x{COVERAGE_GRID[1]} grid (need {t.min_coverage:.0%})"
-          f"; board tilts span {r.pose_spread_deg:.0f}°")
+    print(
+        f"Coverage:    {r.coverage:.0%} of a {COVERAGE_GRID[0]}x{COVERAGE_GRID[1]} grid (need {t.min_coverage:.0%})"
+        f"; board tilts span {r.pose_spread_deg:.0f}°"
+    )
     print("Per-view RMS error (px):")
     for name, err in r.view_errors:
         print(f"  {name:<32} {err:.3f}")
@@ -166,8 +246,10 @@ def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str
     if r.valid:
         print("Verdict:     VALID")
         if binding:
-            print(f"Bound to:    {binding.device_id} until {binding.valid_until:%Y-%m-%d %H:%M} UTC "
-                  f"(calibration {binding.calibration_id[:12]})")
+            print(
+                f"Bound to:    {binding.device_id} until {binding.valid_until:%Y-%m-%d %H:%M} UTC "
+                f"(calibration {binding.calibration_id[:12]})"
+            )
         return
     print("Verdict:     NOT VALID" + (" (not bound to " + device + ")" if device else ""))
     for reason in r.reasons:

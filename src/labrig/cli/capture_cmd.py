@@ -24,18 +24,30 @@ def add_parser(commands: Any) -> None:
     captures = commands.add_parser("captures", help="list captures: state, digest, frames, drops")
     captures.add_argument("--json", action="store_true")
     captures.set_defaults(run=run_captures)
-    imp = commands.add_parser("import", help="import video files through the same commit path as recordings")
+    imp = commands.add_parser(
+        "import", help="import video files through the same commit path as recordings"
+    )
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--session", help="session the imported captures belong to")
-    imp.add_argument("--accept-partial", action="store_true", help="import what decodes of a truncated file")
+    imp.add_argument(
+        "--accept-partial", action="store_true", help="import what decodes of a truncated file"
+    )
     imp.set_defaults(run=run_import)
-    verify = commands.add_parser("verify", help="re-hash every stored blob and check every manifest")
+    verify = commands.add_parser(
+        "verify", help="re-hash every stored blob and check every manifest"
+    )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(run=run_verify)
-    watch = commands.add_parser("watch", help="ingest media files dropped into a folder until Ctrl-C")
+    watch = commands.add_parser(
+        "watch", help="ingest media files dropped into a folder until Ctrl-C"
+    )
     watch.add_argument("folder", metavar="DIR")
-    watch.add_argument("--seconds", type=float, default=None, help="stop after this long (default: run on)")
-    watch.add_argument("--polling", action="store_true", help="poll instead of OS events (network shares)")
+    watch.add_argument(
+        "--seconds", type=float, default=None, help="stop after this long (default: run on)"
+    )
+    watch.add_argument(
+        "--polling", action="store_true", help="poll instead of OS events (network shares)"
+    )
     watch.set_defaults(run=run_watch)
     rec = commands.add_parser("recover", help="resolve captures left provisional by a crash")
     rec.add_argument("--json", action="store_true")
@@ -46,15 +58,25 @@ def run_captures(args: argparse.Namespace) -> int:
     with store_for(args) as store, store.read() as session:
         rows = list(session.scalars(select(Capture).order_by(Capture.started_at)))
     for c in rows:
-        data = {"id": c.id, "state": c.state, "origin": c.origin, "device_id": c.device_id,
-                "manifest_sha256": c.manifest_sha256, "frames": c.frame_count, "dropped_frames": c.dropped_frames,
-                "started_at": c.started_at.isoformat(), "session_id": c.session_id}
+        data = {
+            "id": c.id,
+            "state": c.state,
+            "origin": c.origin,
+            "device_id": c.device_id,
+            "manifest_sha256": c.manifest_sha256,
+            "frames": c.frame_count,
+            "dropped_frames": c.dropped_frames,
+            "started_at": c.started_at.isoformat(),
+            "session_id": c.session_id,
+        }
         if args.json:
             print_json_line(data)
         else:
             digest = (c.manifest_sha256 or "-")[:12]
-            print(f"{c.id}  {c.state:<11} {c.origin:<12} {c.frame_count:>7} frames  {c.dropped_frames:>4} dropped"
-                  f"  {digest}  {c.device_id}")
+            print(
+                f"{c.id}  {c.state:<11} {c.origin:<12} {c.frame_count:>7} frames  {c.dropped_frames:>4} dropped"
+                f"  {digest}  {c.device_id}"
+            )
     if not rows and not args.json:
         print("No captures.")
     return 0
@@ -66,7 +88,9 @@ def run_import(args: argparse.Namespace) -> int:
         AccessControl(store).require(Action.CAPTURE)
         for name in args.files:
             try:
-                result = import_media(store, Path(name), session_id=args.session, accept_partial=args.accept_partial)
+                result = import_media(
+                    store, Path(name), session_id=args.session, accept_partial=args.accept_partial
+                )
                 print(f"imported {name}: capture {result.capture_id}, {result.frame_count} frames")
             except LabrigError as exc:
                 failed += 1
@@ -78,15 +102,23 @@ def run_verify(args: argparse.Namespace) -> int:
     with store_for(args) as store:
         report = verify_store(store)
     if args.json:
-        print_json({"ok": not report.problems, "blobs_checked": report.blobs_checked,
-                    "captures_checked": report.captures_checked,
-                    "problems": [vars(p) for p in report.problems]})
+        print_json(
+            {
+                "ok": not report.problems,
+                "blobs_checked": report.blobs_checked,
+                "captures_checked": report.captures_checked,
+                "problems": [vars(p) for p in report.problems],
+            }
+        )
     else:
         print(f"Checked {report.blobs_checked} blobs and {report.captures_checked} captures.")
         for p in report.problems:
             print(f"  MISMATCH {p.subject}: {p.problem}")
-        print("Everything matches." if not report.problems else
-              f"{len(report.problems)} problems: restore these files from your archive or backup.")
+        print(
+            "Everything matches."
+            if not report.problems
+            else f"{len(report.problems)} problems: restore these files from your archive or backup."
+        )
     return 1 if report.problems else 0
 
 
@@ -106,7 +138,9 @@ def run_recover(args: argparse.Namespace) -> int:
 def run_watch(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder; create it or give the folder the device software writes to")
+        raise UsageError(
+            f"{folder} is not a folder; create it or give the folder the device software writes to"
+        )
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -119,7 +153,9 @@ def run_watch(args: argparse.Namespace) -> int:
         deadline = time.monotonic() + args.seconds if args.seconds else None
         while not stop.wait(0.5) and (deadline is None or time.monotonic() < deadline):
             for item in watcher.results[shown:]:
-                outcome = f"capture {item.capture_id}" if item.capture_id else f"refused {item.code}"
+                outcome = (
+                    f"capture {item.capture_id}" if item.capture_id else f"refused {item.code}"
+                )
                 print(f"{item.path}: {outcome} ({item.message})", flush=True)
             shown = len(watcher.results)
         watcher.stop()

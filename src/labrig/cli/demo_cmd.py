@@ -12,9 +12,13 @@ from labrig.scenarios import run_demo
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser("demo", help="verify, calibrate, record, analyse and publish on the virtual camera")
+    p = commands.add_parser(
+        "demo", help="verify, calibrate, record, analyse and publish on the virtual camera"
+    )
     p.add_argument("--attempts", type=int, default=2, help="attempts to record (default 2)")
-    p.add_argument("--seconds", type=float, default=3.0, help="length of each attempt (default 3 s)")
+    p.add_argument(
+        "--seconds", type=float, default=3.0, help="length of each attempt (default 3 s)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
@@ -23,21 +27,37 @@ def run(args: argparse.Namespace) -> int:
     if args.attempts < 1 or args.seconds <= 0:
         raise UsageError("--attempts must be at least 1 and --seconds above 0")
     with services_for(args) as services:
-        summary = run_demo(services, args.attempts, args.seconds, say=(lambda _: None) if args.json else print)
+        summary = run_demo(
+            services, args.attempts, args.seconds, say=(lambda _: None) if args.json else print
+        )
         root = services.store.root
     if args.json:
-        print_json({"store": str(root), "calibration_id": summary.calibration_id, "results": summary.results})
+        print_json(
+            {
+                "store": str(root),
+                "calibration_id": summary.calibration_id,
+                "results": summary.results,
+            }
+        )
         return 0
-    print(f"\n{'attempt':<10} {'status':<10} {'units':<8} {'track':>5} {'path':>9} {'peak speed':>11} {'at':>7}")
+    print(
+        f"\n{'attempt':<10} {'status':<10} {'units':<8} {'track':>5} {'path':>9} {'peak speed':>11} {'at':>7}"
+    )
     for result in summary.results:
         units = result["units"] or {"length": "-", "time": "-"}
         for m in result["metrics"] or [{}]:
             peak = m.get("peak_speed")
-            print(f"{result['attempt_id'][:8]:<10} {result['status']:<10} {units['length']:<8} "
-                  f"{m.get('track_id', '-'):>5} {m.get('path_length') or 0:>9.1f} {peak or 0:>11.1f} "
-                  f"{m.get('time_to_peak_speed') or 0:>7.2f}")
+            print(
+                f"{result['attempt_id'][:8]:<10} {result['status']:<10} {units['length']:<8} "
+                f"{m.get('track_id', '-'):>5} {m.get('path_length') or 0:>9.1f} {peak or 0:>11.1f} "
+                f"{m.get('time_to_peak_speed') or 0:>7.2f}"
+            )
         for reason in result["reasons"]:
             print(f"           note: {reason}")
-    print(f"\nResults, media and the event log are in {root}. See them with 'labrig --store {root} events',"
-          " 'labrig --store {root} jobs', or open the window: 'labrig --store {root}'.".replace("{root}", str(root)))
+    print(
+        f"\nResults, media and the event log are in {root}. See them with 'labrig --store {root} events',"
+        " 'labrig --store {root} jobs', or open the window: 'labrig --store {root}'.".replace(
+            "{root}", str(root)
+        )
+    )
     return 0

@@ -16,15 +16,23 @@ from labrig.cli.output import print_json, print_json_line
 
 
 def add_parser(commands: Any) -> None:
-    devices = commands.add_parser("devices", help="list connected devices; --verify probes each one")
+    devices = commands.add_parser(
+        "devices", help="list connected devices; --verify probes each one"
+    )
     _discovery_options(devices)
-    devices.add_argument("--verify", action="store_true", help="verify each device (inventory + a 1 s probe)")
-    devices.add_argument("--mode", default="1280x720@30", help="mode to verify cameras in (default 1280x720@30)")
+    devices.add_argument(
+        "--verify", action="store_true", help="verify each device (inventory + a 1 s probe)"
+    )
+    devices.add_argument(
+        "--mode", default="1280x720@30", help="mode to verify cameras in (default 1280x720@30)"
+    )
     devices.add_argument("--json", action="store_true")
     devices.set_defaults(run=run_devices)
     record = commands.add_parser("record", help="record one device into a committed capture")
     _discovery_options(record)
-    record.add_argument("--device", required=True, metavar="ID", help="device id from 'labrig devices'")
+    record.add_argument(
+        "--device", required=True, metavar="ID", help="device id from 'labrig devices'"
+    )
     record.add_argument("--seconds", type=float, required=True, help="how long to record")
     record.add_argument("--mode", default="1280x720@30", metavar="WxH@FPS")
     record.add_argument("--session", metavar="ID", help="session the capture belongs to")
@@ -34,8 +42,12 @@ def add_parser(commands: Any) -> None:
 
 
 def _discovery_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ip", action="append", default=[], metavar="URL", help="an IP camera's stream URL")
-    parser.add_argument("--watch", action="append", default=[], metavar="DIR", help="a watch folder")
+    parser.add_argument(
+        "--ip", action="append", default=[], metavar="URL", help="an IP camera's stream URL"
+    )
+    parser.add_argument(
+        "--watch", action="append", default=[], metavar="DIR", help="a watch folder"
+    )
 
 
 @contextmanager
@@ -53,21 +65,31 @@ def run_devices(args: argparse.Namespace) -> int:
         for device in report.devices:
             row: dict[str, Any] = device.to_json()
             if args.verify:
-                verdict = services.capture.verify(device, mode if device.kind.value in ("uvc", "ip", "virtual")
-                                                  else None)
-                row |= {"verified": verdict.ok, "inventory_entry": verdict.entry_id,
-                        "measured_fps": verdict.measured.fps if verdict.measured else None,
-                        "reason_code": verdict.reason_code, "reason": verdict.reason}
+                verdict = services.capture.verify(
+                    device, mode if device.kind.value in ("uvc", "ip", "virtual") else None
+                )
+                row |= {
+                    "verified": verdict.ok,
+                    "inventory_entry": verdict.entry_id,
+                    "measured_fps": verdict.measured.fps if verdict.measured else None,
+                    "reason_code": verdict.reason_code,
+                    "reason": verdict.reason,
+                }
             rows.append(row)
-    problems = [{"kind": p.kind.value, "code": p.code, "message": p.message} for p in report.problems]
+    problems = [
+        {"kind": p.kind.value, "code": p.code, "message": p.message} for p in report.problems
+    ]
     if args.json:
         print_json({"devices": rows, "problems": problems})
         return 0
     for row in rows:
         outcome = ""
         if args.verify:
-            outcome = (f"  VERIFIED {row['measured_fps'] or 0:.1f} fps" if row["verified"]
-                       else f"  REFUSED {row['reason_code']}: {row['reason']}")
+            outcome = (
+                f"  VERIFIED {row['measured_fps'] or 0:.1f} fps"
+                if row["verified"]
+                else f"  REFUSED {row['reason_code']}: {row['reason']}"
+            )
         print(f"{row['device_id']:<28} {row['kind']:<15} {row['name']}{outcome}")
     for p in problems:
         print(f"problem ({p['kind']}): {p['code']}: {p['message']}")
@@ -77,8 +99,13 @@ def run_devices(args: argparse.Namespace) -> int:
 def run_record(args: argparse.Namespace) -> int:
     mode = parse_mode(args.mode)
     with _services(args) as services:
-        recorder = services.capture.start_recording(args.device, mode, planned_seconds=args.seconds,
-                                                    session_id=args.session, segment_seconds=args.segment_seconds)
+        recorder = services.capture.start_recording(
+            args.device,
+            mode,
+            planned_seconds=args.seconds,
+            session_id=args.session,
+            segment_seconds=args.segment_seconds,
+        )
         interrupted = []
         signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))  # Ctrl-C: stop and commit
         deadline = time.monotonic() + args.seconds
@@ -86,14 +113,22 @@ def run_record(args: argparse.Namespace) -> int:
             recorder.wait(min(1.0, max(deadline - time.monotonic(), 0)))
             _show(recorder.status(), args.json)
         result = recorder.stop()
-    summary = {"capture_id": result.capture_id, "state": result.state, "frames": result.frame_count,
-               "dropped_frames": result.dropped_frames, "segments": result.segments,
-               "manifest_sha256": result.manifest_sha256, "stop_reason": recorder.status().stop_reason}
+    summary = {
+        "capture_id": result.capture_id,
+        "state": result.state,
+        "frames": result.frame_count,
+        "dropped_frames": result.dropped_frames,
+        "segments": result.segments,
+        "manifest_sha256": result.manifest_sha256,
+        "stop_reason": recorder.status().stop_reason,
+    }
     if args.json:
         print_json(summary)
     else:
-        print(f"Saved capture {result.capture_id}: {result.frame_count} frames, {result.dropped_frames} dropped, "
-              f"{result.segments} segments, manifest {result.manifest_sha256[:12]}…")
+        print(
+            f"Saved capture {result.capture_id}: {result.frame_count} frames, {result.dropped_frames} dropped, "
+            f"{result.segments} segments, manifest {result.manifest_sha256[:12]}…"
+        )
         if summary["stop_reason"]:
             print(f"Recording ended early: {summary['stop_reason']}")
     return 0
@@ -103,5 +138,8 @@ def _show(status: Any, as_json: bool) -> None:
     if as_json:
         print_json_line(status_json(status))
     else:
-        print(f"  {status.elapsed_s:6.1f} s  {status.frames:>6} frames  {status.fps:5.1f} fps  "
-              f"{status.mb_per_s:5.2f} MB/s  {status.dropped} dropped", flush=True)
+        print(
+            f"  {status.elapsed_s:6.1f} s  {status.frames:>6} frames  {status.fps:5.1f} fps  "
+            f"{status.mb_per_s:5.2f} MB/s  {status.dropped} dropped",
+            flush=True,
+        )

@@ -7,12 +7,21 @@ from dataclasses import asdict
 from typing import Any
 
 from labrig.cli.output import print_json
-from labrig.health import Status, check_database, check_free_space, check_opencv, check_qt, check_store_path
+from labrig.health import (
+    Status,
+    check_database,
+    check_free_space,
+    check_opencv,
+    check_qt,
+    check_store_path,
+)
 from labrig.store import paths
 
 
 def add_parser(commands: Any) -> None:
-    p = commands.add_parser("doctor", help="check Qt, OpenCV, the database, the data folder and free space")
+    p = commands.add_parser(
+        "doctor", help="check Qt, OpenCV, the database, the data folder and free space"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
 

@@ -14,7 +14,9 @@ from labrig.store import open_store
 
 def add_parser(commands: Any) -> None:
     p = commands.add_parser("events", help="list the event catalog or the recorded events")
-    p.add_argument("--catalog", action="store_true", help="list the 16 catalogued events and their payloads")
+    p.add_argument(
+        "--catalog", action="store_true", help="list the 16 catalogued events and their payloads"
+    )
     p.add_argument("--follow", action="store_true", help="keep printing new events until Ctrl-C")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--poll", type=float, default=0.5, help=argparse.SUPPRESS)
@@ -48,14 +50,26 @@ def _line(event: EventRecord) -> str:
 
 def _print_catalog(as_json: bool) -> int:
     if as_json:
-        print_json([
-            {"id": s.seed_id, "name": s.name.value, "meaning": s.meaning, "schema_version": s.version,
-             "delivery": DELIVERY,
-             "fields": [{"name": f.name, "type": f.type, "nullable": f.nullable, "doc": f.doc} for f in s.fields]}
-            for s in CATALOG
-        ])
+        print_json(
+            [
+                {
+                    "id": s.seed_id,
+                    "name": s.name.value,
+                    "meaning": s.meaning,
+                    "schema_version": s.version,
+                    "delivery": DELIVERY,
+                    "fields": [
+                        {"name": f.name, "type": f.type, "nullable": f.nullable, "doc": f.doc}
+                        for f in s.fields
+                    ],
+                }
+                for s in CATALOG
+            ]
+        )
         return 0
     for s in CATALOG:
         fields = ", ".join(f.name for f in s.fields)
-        print(f"{s.seed_id}  {s.name.value:<28} v{s.version}  {s.meaning}\n        payload: {fields}")
+        print(
+            f"{s.seed_id}  {s.name.value:<28} v{s.version}  {s.meaning}\n        payload: {fields}"
+        )
     return 0

@@ -16,16 +16,29 @@ VERIFY = "verify"
 
 def add_parser(commands: Any) -> None:
     export = commands.add_parser(
-        "export", help="write published results (CSV, JSON, plots, provenance, SHA256SUMS) into a folder",
+        "export",
+        help="write published results (CSV, JSON, plots, provenance, SHA256SUMS) into a folder",
         description="labrig export RESULT... --to DIR | labrig export --all --to DIR | labrig export verify BUNDLE",
         epilog="'labrig export verify BUNDLE' re-hashes a bundle and reports every file that changed; "
-               "'sha256sum -c --strict SHA256SUMS' inside the bundle checks it with standard tools.")
-    export.add_argument("targets", nargs="*", metavar="RESULT", help="result ids (or unique prefixes) to export; "
-                        "or 'verify BUNDLE'")
-    export.add_argument("--all", dest="everything", action="store_true", help="every published result")
-    export.add_argument("--to", metavar="DIR", help="folder to write the bundle into (created if missing)")
-    export.add_argument("--media", action="store_true", help="also copy each capture's media, timestamps and "
-                        "manifest")
+        "'sha256sum -c --strict SHA256SUMS' inside the bundle checks it with standard tools.",
+    )
+    export.add_argument(
+        "targets",
+        nargs="*",
+        metavar="RESULT",
+        help="result ids (or unique prefixes) to export; or 'verify BUNDLE'",
+    )
+    export.add_argument(
+        "--all", dest="everything", action="store_true", help="every published result"
+    )
+    export.add_argument(
+        "--to", metavar="DIR", help="folder to write the bundle into (created if missing)"
+    )
+    export.add_argument(
+        "--media",
+        action="store_true",
+        help="also copy each capture's media, timestamps and manifest",
+    )
     export.add_argument("--json", action="store_true")
     export.set_defaults(run=run)
 
@@ -36,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.to:
         raise UsageError("give the folder to export into with --to DIR")
     with services_for(args) as services:
-        report = services.export.export(args.targets, Path(args.to), everything=args.everything, media=args.media)
+        report = services.export.export(
+            args.targets, Path(args.to), everything=args.everything, media=args.media
+        )
     if args.json:
         print_json(report.to_json())
     else:
@@ -46,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     if len(args.targets) != 2 or args.to or args.everything or args.media:
-        raise UsageError("write: labrig export verify BUNDLE [--json]  (BUNDLE is a labrig-export-… folder)")
+        raise UsageError(
+            "write: labrig export verify BUNDLE [--json]  (BUNDLE is a labrig-export-… folder)"
+        )
     report = verify_bundle(Path(args.targets[1]))
     if args.json:
         print_json(report.to_json())
@@ -57,8 +74,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _print_export(report: ExportReport) -> None:
     print(f"Exported {len(report.results)} result(s) to {report.bundle}")
-    print(f"  {report.files} files, {report.bytes} bytes; audit chain head: entry {report.audit_chain_head.seq}, "
-          f"{report.audit_chain_head.entry_hash}")
+    print(
+        f"  {report.files} files, {report.bytes} bytes; audit chain head: entry {report.audit_chain_head.seq}, "
+        f"{report.audit_chain_head.entry_hash}"
+    )
     for r in report.results:
         print(f"  {r['result_id']}  {r['folder']}  ({r['revisions']} revision(s))")
     print(f"Check it with: cd '{report.bundle}' && sha256sum -c --strict SHA256SUMS")
@@ -67,8 +86,10 @@ def _print_export(report: ExportReport) -> None:
 def _print_verify(report: VerifyReport) -> None:
     if report.intact:
         head = report.audit_chain_head or {}
-        print(f"Bundle intact: {report.checked} files match SHA256SUMS; audit chain head at export: entry "
-              f"{head.get('seq')}, {head.get('entry_hash')}")
+        print(
+            f"Bundle intact: {report.checked} files match SHA256SUMS; audit chain head at export: entry "
+            f"{head.get('seq')}, {head.get('entry_hash')}"
+        )
         return
     print(f"Bundle NOT intact: {len(report.problems)} problem(s) in {report.bundle}")
     for p in report.problems:

@@ -22,7 +22,9 @@ from labrig.store import DB_ENV_VAR, paths
 def launch(store_root: str | None) -> int:
     qt = check_qt()
     if qt.status is Status.FAIL:
-        raise QtUnavailableError(f"the window cannot open. {qt.detail.rstrip('.')}. What to do: {qt.fix}")
+        raise QtUnavailableError(
+            f"the window cannot open. {qt.detail.rstrip('.')}. What to do: {qt.fix}"
+        )
     root = paths.resolve_root(store_root)
     # on a shared PostgreSQL catalog every workstation opens its own window on the shared folder
     lock = InstanceLock(root, shared_catalog=bool(os.environ.get(DB_ENV_VAR)))

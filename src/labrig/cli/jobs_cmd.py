@@ -15,25 +15,39 @@ from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
 
 
 def add_parser(commands: Any) -> None:
-    jobs = commands.add_parser("jobs", help="list, cancel, reprocess jobs; show reproducibility incidents")
+    jobs = commands.add_parser(
+        "jobs", help="list, cancel, reprocess jobs; show reproducibility incidents"
+    )
     jobs.add_argument("--json", action="store_true", help="machine-readable output")
-    jobs.add_argument("--state", action="append", choices=[s.value for s in JobState], help="only these states")
+    jobs.add_argument(
+        "--state", action="append", choices=[s.value for s in JobState], help="only these states"
+    )
     jobs.set_defaults(run=run_list)
     sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
-    for name, func, text in (("cancel", run_cancel, "cancel a job (a running one stops at its next check)"),
-                             ("reprocess", run_reprocess, "run a job again as a new job that supersedes it")):
+    for name, func, text in (
+        ("cancel", run_cancel, "cancel a job (a running one stops at its next check)"),
+        ("reprocess", run_reprocess, "run a job again as a new job that supersedes it"),
+    ):
         p = sub.add_parser(name, help=text)
         p.add_argument("job_id", metavar="ID", help="job id (a unique prefix is enough)")
         p.add_argument("--json", action="store_true")
         p.set_defaults(run=func)
-    incidents = sub.add_parser("incidents", help="reproducibility incidents: same inputs, different output")
+    incidents = sub.add_parser(
+        "incidents", help="reproducibility incidents: same inputs, different output"
+    )
     incidents.add_argument("--json", action="store_true")
     incidents.set_defaults(run=run_incidents)
     enqueue = sub.add_parser("enqueue", help="enqueue a job for a registered stage")
     enqueue.add_argument("stage_id", metavar="STAGE")
-    enqueue.add_argument("--input", action="append", default=[], metavar="SHA256", help="input digest, in order")
-    enqueue.add_argument("--config", default="{}", metavar="JSON", help="stage configuration as a JSON object")
-    enqueue.add_argument("--after", action="append", default=[], metavar="ID", help="wait for this job's output")
+    enqueue.add_argument(
+        "--input", action="append", default=[], metavar="SHA256", help="input digest, in order"
+    )
+    enqueue.add_argument(
+        "--config", default="{}", metavar="JSON", help="stage configuration as a JSON object"
+    )
+    enqueue.add_argument(
+        "--after", action="append", default=[], metavar="ID", help="wait for this job's output"
+    )
     enqueue.add_argument("--priority", type=int, default=0)
     enqueue.add_argument("--json", action="store_true")
     enqueue.set_defaults(run=run_enqueue)
@@ -50,8 +64,10 @@ def _show(view: JobView, as_json: bool) -> None:
         print_json(view.to_json())
         return
     extra = f"  {view.error_code}: {view.error_message}" if view.error_code else ""
-    print(f"{view.id}  {view.stage_id:<22} {view.state.value:<17} attempt {view.attempts}/{view.max_attempts}"
-          f"  {view.progress:>4.0%}{extra}")
+    print(
+        f"{view.id}  {view.stage_id:<22} {view.state.value:<17} attempt {view.attempts}/{view.max_attempts}"
+        f"  {view.progress:>4.0%}{extra}"
+    )
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -89,9 +105,11 @@ def run_incidents(args: argparse.Namespace) -> int:
     if not incidents:
         print("No reproducibility incidents.")
     for i in incidents:
-        print(f"#{i.id} {i.recorded_at:%Y-%m-%d %H:%M:%S} stage {i.stage_id} key {i.idempotency_key[:12]}…\n"
-              f"    first  job {i.first_job_id} output {i.first_digest}\n"
-              f"    second job {i.second_job_id} output {i.second_digest}  (not committed; the first stands)")
+        print(
+            f"#{i.id} {i.recorded_at:%Y-%m-%d %H:%M:%S} stage {i.stage_id} key {i.idempotency_key[:12]}…\n"
+            f"    first  job {i.first_job_id} output {i.first_digest}\n"
+            f"    second job {i.second_job_id} output {i.second_digest}  (not committed; the first stands)"
+        )
     return 0
 
 
@@ -103,8 +121,9 @@ def run_enqueue(args: argparse.Namespace) -> int:
     if not isinstance(config, dict):
         raise UsageError("--config must be a JSON object, like '{\"steps\": 3}'")
     with services_for(args) as services:
-        view = services.queue.enqueue(args.stage_id, args.input, config, depends_on=args.after,
-                                      priority=args.priority)
+        view = services.queue.enqueue(
+            args.stage_id, args.input, config, depends_on=args.after, priority=args.priority
+        )
     _show(view, args.json)
     return 0
 
@@ -124,5 +143,7 @@ def run_worker(args: argparse.Namespace) -> int:
         services.dispatcher_thread.stop()  # first, so the passes below do not race it
         services.dispatcher.dispatch_all()  # every result of the jobs this worker ran, before it exits
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
-    print(f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease.")
+    print(
+        f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease."
+    )
     return 0

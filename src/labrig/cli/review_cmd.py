@@ -17,17 +17,34 @@ def add_parser(commands: Any) -> None:
     listing = sub.add_parser("list", help="every result with its status and number of revisions")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=run_list)
-    show = sub.add_parser("show", help="a result's automatic values beside its effective values, and its history")
+    show = sub.add_parser(
+        "show", help="a result's automatic values beside its effective values, and its history"
+    )
     show.add_argument("result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)")
     show.add_argument("--json", action="store_true")
     show.set_defaults(run=run_show)
-    revise = sub.add_parser("revise", help="change a published result's values, beside the automatic ones")
-    revise.add_argument("result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)")
-    revise.add_argument("--set", dest="values", action="append", default=[], metavar="track:ID.metric=VALUE",
-                        help=f"a new value, e.g. {EXAMPLE} (repeat for several fields)")
-    revise.add_argument("--reason", required=True, help="why (kept with the revision and in the audit trail)")
-    revise.add_argument("--base", metavar="REVISION_ID",
-                        help="refuse if the result was revised since this revision (or the result id) was read")
+    revise = sub.add_parser(
+        "revise", help="change a published result's values, beside the automatic ones"
+    )
+    revise.add_argument(
+        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
+    )
+    revise.add_argument(
+        "--set",
+        dest="values",
+        action="append",
+        default=[],
+        metavar="track:ID.metric=VALUE",
+        help=f"a new value, e.g. {EXAMPLE} (repeat for several fields)",
+    )
+    revise.add_argument(
+        "--reason", required=True, help="why (kept with the revision and in the audit trail)"
+    )
+    revise.add_argument(
+        "--base",
+        metavar="REVISION_ID",
+        help="refuse if the result was revised since this revision (or the result id) was read",
+    )
     revise.add_argument("--json", action="store_true")
     revise.set_defaults(run=run_revise)
 
@@ -41,9 +58,13 @@ def run_list(args: argparse.Namespace) -> int:
     if not results:
         print("No results yet. Analyse an attempt first (for example 'labrig demo').")
     for r in results:
-        flags = ", ".join(f for f, on in (("degraded", r.degraded), ("superseded", r.superseded)) if on)
-        print(f"{r.result_id}  {r.status:<9} {r.revisions:>2} revision(s)  attempt {r.attempt_id[:8]}"
-              f"  {r.created_at[:19]}{f'  ({flags})' if flags else ''}")
+        flags = ", ".join(
+            f for f, on in (("degraded", r.degraded), ("superseded", r.superseded)) if on
+        )
+        print(
+            f"{r.result_id}  {r.status:<9} {r.revisions:>2} revision(s)  attempt {r.attempt_id[:8]}"
+            f"  {r.created_at[:19]}{f'  ({flags})' if flags else ''}"
+        )
     return 0
 
 
@@ -60,11 +81,15 @@ def run_show(args: argparse.Namespace) -> int:
 def run_revise(args: argparse.Namespace) -> int:
     values = parse_assignments(args.values)
     with services_for(args) as services:
-        revision = services.governance.revisions.revise(args.result_id, values, args.reason, base_id=args.base)
+        revision = services.governance.revisions.revise(
+            args.result_id, values, args.reason, base_id=args.base
+        )
     if args.json:
         print_json(revision.to_json())
         return 0
-    print(f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: {revision.id}")
+    print(
+        f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: {revision.id}"
+    )
     for c in revision.changes:
         print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
     return 0
@@ -77,9 +102,13 @@ def _num(value: float | None) -> str:
 def _print(r: ReviewedResult) -> None:
     units = r.units or {}
     intact = "intact" if r.automatic_intact else "DOES NOT MATCH ITS DIGEST"
-    print(f"Result {r.result_id} ({r.status}{', degraded' if r.degraded else ''}) of attempt {r.attempt_id}")
-    print(f"Automatic document: sha256 {r.automatic_digest} ({intact}); units {units.get('length', '-')}, "
-          f"{units.get('time', '-')}")
+    print(
+        f"Result {r.result_id} ({r.status}{', degraded' if r.degraded else ''}) of attempt {r.attempt_id}"
+    )
+    print(
+        f"Automatic document: sha256 {r.automatic_digest} ({intact}); units {units.get('length', '-')}, "
+        f"{units.get('time', '-')}"
+    )
     if r.superseded_by:
         print(f"A newer result of this attempt exists: {r.superseded_by}")
     print(f"\n{'field':<32} {'automatic':>12} {'effective':>12}")
@@ -89,7 +118,9 @@ def _print(r: ReviewedResult) -> None:
     if not r.revisions:
         print("\nNo revisions.")
     for rev in r.revisions:
-        print(f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base {rev.base_id}")
+        print(
+            f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base {rev.base_id}"
+        )
         print(f"  reason: {rev.reason}")
         for c in rev.changes:
             print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")

@@ -12,9 +12,15 @@ from labrig.sync import BatchReport, SyncStatus, sync_status
 
 
 def add_parser(commands: Any) -> None:
-    sync = commands.add_parser("sync", help="copy committed media, manifests and published results to the archive")
-    sync.add_argument("--once", action="store_true", help="copy what is pending now (retrying failed objects at "
-                      "once), then stop; exit 1 if something is still pending")
+    sync = commands.add_parser(
+        "sync", help="copy committed media, manifests and published results to the archive"
+    )
+    sync.add_argument(
+        "--once",
+        action="store_true",
+        help="copy what is pending now (retrying failed objects at "
+        "once), then stop; exit 1 if something is still pending",
+    )
     sync.add_argument("--json", action="store_true")
     sync.add_argument("--poll", type=float, default=5.0, help=argparse.SUPPRESS)
     sync.set_defaults(run=run_sync)
@@ -22,9 +28,15 @@ def add_parser(commands: Any) -> None:
     status = sub.add_parser("status", help="acknowledged and pending objects, the last error")
     status.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     status.set_defaults(run=run_status)
-    configure = sub.add_parser("configure", help="set the destination folder (a network share); admin")
-    configure.add_argument("--to", required=True, metavar="DIR", help="the destination folder (must exist)")
-    configure.add_argument("--name", help="what events and status call it (default: the folder's name)")
+    configure = sub.add_parser(
+        "configure", help="set the destination folder (a network share); admin"
+    )
+    configure.add_argument(
+        "--to", required=True, metavar="DIR", help="the destination folder (must exist)"
+    )
+    configure.add_argument(
+        "--name", help="what events and status call it (default: the folder's name)"
+    )
     configure.add_argument("--reason", required=True, help="why (kept in the audit trail)")
     configure.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     configure.set_defaults(run=run_configure)
@@ -43,8 +55,11 @@ def run_sync(args: argparse.Namespace) -> int:
         if not args.json:
             print("Syncing until Ctrl-C …", flush=True)
         try:
-            services.sync.run_forever(stop, poll_seconds=args.poll,
-                                      on_batch=lambda r: _print_batch(r, args.json, quiet=True))
+            services.sync.run_forever(
+                stop,
+                poll_seconds=args.poll,
+                on_batch=lambda r: _print_batch(r, args.json, quiet=True),
+            )
         finally:
             stop.set()
     return 0
@@ -66,8 +81,10 @@ def run_configure(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print_json(config.to_json())
     else:
-        print(f"Sync destination '{config.name}' is {config.location} (archive id {config.destination_id}). "
-              "Run 'labrig sync' to copy.")
+        print(
+            f"Sync destination '{config.name}' is {config.location} (archive id {config.destination_id}). "
+            "Run 'labrig sync' to copy."
+        )
     return 0
 
 
@@ -77,9 +94,11 @@ def _print_batch(report: BatchReport, as_json: bool, *, quiet: bool) -> None:
     if as_json:
         print_json_line(report.to_json())
         return
-    print(f"Batch {report.batch_id[:8]} to '{report.destination}': {len(report.acknowledged)} acknowledged, "
-          f"{len(report.failed)} failed (of {report.pending}); audit chain head entry {report.audit_chain_head.seq}",
-          flush=True)
+    print(
+        f"Batch {report.batch_id[:8]} to '{report.destination}': {len(report.acknowledged)} acknowledged, "
+        f"{len(report.failed)} failed (of {report.pending}); audit chain head entry {report.audit_chain_head.seq}",
+        flush=True,
+    )
     for sha, error in report.failed.items():
         print(f"  {sha[:12]}…: {error}")
     if report.error:
@@ -88,16 +107,24 @@ def _print_batch(report: BatchReport, as_json: bool, *, quiet: bool) -> None:
 
 def _print_status(s: SyncStatus) -> None:
     if s.destination is None:
-        print("Sync is not configured. An admin sets the destination: labrig sync configure --to DIR --reason \"…\"")
+        print(
+            'Sync is not configured. An admin sets the destination: labrig sync configure --to DIR --reason "…"'
+        )
     else:
         print(f"Destination '{s.destination['name']}': {s.destination['location']}")
-    print(f"Objects: {s.objects}; acknowledged {s.acknowledged}, pending {s.pending} ({s.failing} failing)"
-          + (f"; {s.not_indexed} event(s) not indexed yet" if s.not_indexed else ""))
+    print(
+        f"Objects: {s.objects}; acknowledged {s.acknowledged}, pending {s.pending} ({s.failing} failing)"
+        + (f"; {s.not_indexed} event(s) not indexed yet" if s.not_indexed else "")
+    )
     for content, counts in sorted(s.by_content.items()):
-        print(f"  {content:<17} {counts['acknowledged']:>6} acknowledged  {counts['pending']:>6} pending")
+        print(
+            f"  {content:<17} {counts['acknowledged']:>6} acknowledged  {counts['pending']:>6} pending"
+        )
     if s.last_batch:
-        print(f"Last batch: {s.last_batch['finished_at'] or s.last_batch['started_at']}, "
-              f"{s.last_batch['acknowledged']} acknowledged, {s.last_batch['failed']} failed")
+        print(
+            f"Last batch: {s.last_batch['finished_at'] or s.last_batch['started_at']}, "
+            f"{s.last_batch['acknowledged']} acknowledged, {s.last_batch['failed']} failed"
+        )
     if s.last_error:
         print(f"Last error ({s.last_error['at']}): {s.last_error['error']}")
     if s.next_retry_at:

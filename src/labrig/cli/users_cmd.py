@@ -15,9 +15,13 @@ def add_parser(commands: Any) -> None:
     users.add_argument("--json", action="store_true")
     users.set_defaults(run=run_list)
     sub = users.add_subparsers(dest="users_command", metavar="ACTION")
-    set_role = sub.add_parser("set-role", help="give a user a role (admins only, once an admin exists)")
+    set_role = sub.add_parser(
+        "set-role", help="give a user a role (admins only, once an admin exists)"
+    )
     set_role.add_argument("user", metavar="USER", help="the person's login on this computer")
-    set_role.add_argument("role", metavar="ROLE", help=f"{', '.join(r.value for r in Role)}, or {NO_ROLE}")
+    set_role.add_argument(
+        "role", metavar="ROLE", help=f"{', '.join(r.value for r in Role)}, or {NO_ROLE}"
+    )
     set_role.add_argument("--reason", required=True, help="why (kept in the audit trail)")
     set_role.set_defaults(run=run_set_role)
 
@@ -30,10 +34,14 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     print(f"You are {roster.current_user}.")
     if not roster.enforced:
-        print("Roles are not enforced: no one is admin yet, so everyone may do everything. To start, make "
-              f"yourself admin: labrig users set-role {roster.current_user} admin --reason \"…\"")
+        print(
+            "Roles are not enforced: no one is admin yet, so everyone may do everything. To start, make "
+            f'yourself admin: labrig users set-role {roster.current_user} admin --reason "…"'
+        )
     for u in roster.users:
-        print(f"{u.user:<24} {u.role or '(none)':<11} set by {u.assigned_by} at {u.assigned_at[:19]}: {u.reason}")
+        print(
+            f"{u.user:<24} {u.role or '(none)':<11} set by {u.assigned_by} at {u.assigned_at[:19]}: {u.reason}"
+        )
     return 0
 
 
@@ -43,6 +51,8 @@ def run_set_role(args: argparse.Namespace) -> int:
     if not change.changed:
         print(f"{change.user} already has the role {change.role or NO_ROLE}; nothing changed.")
     else:
-        print(f"{change.user}: {change.previous or NO_ROLE} → {change.role or NO_ROLE} "
-              f"(audit entry {change.audit_seq})")
+        print(
+            f"{change.user}: {change.previous or NO_ROLE} → {change.role or NO_ROLE} "
+            f"(audit entry {change.audit_seq})"
+        )
     return 0

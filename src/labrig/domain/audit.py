@@ -19,8 +19,18 @@ from labrig.errors import LabrigError
 
 GENESIS = "0" * 64  # the "previous hash" of the first entry
 #: the hashed columns of an entry, in storage order (``seq`` first); ``prev_hash`` and ``entry_hash`` follow
-CONTENT = ("seq", "recorded_at", "actor", "host", "action", "object_type", "object_id", "reason", "change",
-           "change_digest")
+CONTENT = (
+    "seq",
+    "recorded_at",
+    "actor",
+    "host",
+    "action",
+    "object_type",
+    "object_id",
+    "reason",
+    "change",
+    "change_digest",
+)
 COLUMNS = (*CONTENT, "prev_hash", "entry_hash")
 
 
@@ -40,7 +50,9 @@ def require_reason(reason: str | None, what: str) -> str:
     """The trimmed reason, or :class:`ReasonRequiredError` saying ``what`` needs one."""
     text = (reason or "").strip()
     if not text:
-        raise ReasonRequiredError(f"{what} needs a reason (--reason TEXT); it is kept in the audit trail")
+        raise ReasonRequiredError(
+            f"{what} needs a reason (--reason TEXT); it is kept in the audit trail"
+        )
     return text
 
 
@@ -81,8 +93,13 @@ class ChainReport:
         return self.first_broken is None
 
     def to_json(self) -> dict[str, Any]:
-        return {"intact": self.intact, "entries": self.entries, "head": self.head.to_json(),
-                "first_broken": self.first_broken, "problem": self.problem}
+        return {
+            "intact": self.intact,
+            "entries": self.entries,
+            "head": self.head.to_json(),
+            "first_broken": self.first_broken,
+            "problem": self.problem,
+        }
 
 
 def _text(value: Any) -> str | None:
@@ -107,7 +124,10 @@ def _problem(row: Sequence[Any], expected_seq: int, prev: str) -> tuple[int, str
     if seq < expected_seq:
         return seq, f"it is out of sequence (renumbered: entry {expected_seq} was expected here)"
     if seq > expected_seq:
-        return expected_seq, f"entry {expected_seq} is missing or was renumbered (found entry {seq} in its place)"
+        return (
+            expected_seq,
+            f"entry {expected_seq} is missing or was renumbered (found entry {seq} in its place)",
+        )
     if fields["prev_hash"] != prev:
         return seq, "its link to the previous entry does not match that entry's hash"
     if change_digest(fields["change"]) != fields["change_digest"]:

@@ -20,7 +20,9 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -33,7 +35,12 @@ def config_digest(config: Any) -> str:
     return sha256_hex(canonical_json(config))
 
 
-def idempotency_key(stage_id: str, input_digests: Sequence[str], model_manifest_digest: str,
-                    config_digest: str, schema_version: int) -> str:
+def idempotency_key(
+    stage_id: str,
+    input_digests: Sequence[str],
+    model_manifest_digest: str,
+    config_digest: str,
+    schema_version: int,
+) -> str:
     parts = [stage_id, list(input_digests), model_manifest_digest, config_digest, schema_version]
     return sha256_hex(canonical_json(parts))

@@ -72,7 +72,9 @@ ALLOWED: dict[JobState, frozenset[JobState]] = {
     state: frozenset(t.target for t in TRANSITIONS if t.source is state) for state in JobState
 }
 
-TERMINAL: frozenset[JobState] = frozenset(state for state, targets in ALLOWED.items() if not targets)
+TERMINAL: frozenset[JobState] = frozenset(
+    state for state, targets in ALLOWED.items() if not targets
+)
 
 
 def is_terminal(state: JobState) -> bool:

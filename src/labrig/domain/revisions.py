@@ -17,7 +17,15 @@ from labrig.errors import LabrigError
 
 SCHEMA = "labrig.revision/1"
 #: the metrics a reviewer may revise (``reason`` is prose and ``track_id`` an identity: neither is)
-REVISABLE = ("path_length", "displacement", "peak_speed", "time_to_peak_speed", "range_x", "range_y", "extent")
+REVISABLE = (
+    "path_length",
+    "displacement",
+    "peak_speed",
+    "time_to_peak_speed",
+    "range_x",
+    "range_y",
+    "extent",
+)
 EXAMPLE = "track:0.peak_speed=812.5"
 
 
@@ -51,7 +59,9 @@ class FieldRef:
         body = text.strip()
         track, dot, metric = body.removeprefix("track:").rpartition(".")
         if not body.startswith("track:") or not dot or not track or not metric:
-            raise FieldSyntaxError(f"'{text}' does not name a field; write track:ID.metric, e.g. {EXAMPLE}")
+            raise FieldSyntaxError(
+                f"'{text}' does not name a field; write track:ID.metric, e.g. {EXAMPLE}"
+            )
         return cls(track, metric)
 
 
@@ -66,8 +76,13 @@ class Change:
     new: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "track_id": self.track_id, "metric": self.metric, "old": self.old,
-                "new": self.new}
+        return {
+            "field": self.field,
+            "track_id": self.track_id,
+            "metric": self.metric,
+            "old": self.old,
+            "new": self.new,
+        }
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Change:
@@ -86,7 +101,9 @@ def parse_assignments(texts: Sequence[str]) -> dict[str, str]:
             raise FieldSyntaxError(f"{key} is given twice; give each field once")
         values[key] = value
     if not values:
-        raise FieldSyntaxError(f"a revision changes at least one field; give --set FIELD=VALUE, e.g. {EXAMPLE}")
+        raise FieldSyntaxError(
+            f"a revision changes at least one field; give --set FIELD=VALUE, e.g. {EXAMPLE}"
+        )
     return values
 
 
@@ -102,8 +119,10 @@ def parse_number(field: str, value: Any) -> float:
         except ValueError:
             number = math.nan
     if not math.isfinite(number):
-        raise NotANumberError(f"{field}: '{value}' is not a number; give a finite number such as 812.5 "
-                              "(in the result's units)")
+        raise NotANumberError(
+            f"{field}: '{value}' is not a number; give a finite number such as 812.5 "
+            "(in the result's units)"
+        )
     return number
 
 
@@ -115,22 +134,30 @@ def plan_changes(metrics: Sequence[Mapping[str, Any]], values: Mapping[str, Any]
         ref = FieldRef.parse(key)
         track = tracks.get(ref.track_id)
         if track is None:
-            raise UnknownFieldError(f"{key}: the result has no track {ref.track_id}; its tracks are "
-                                    f"{', '.join(sorted(tracks)) or 'none'}")
+            raise UnknownFieldError(
+                f"{key}: the result has no track {ref.track_id}; its tracks are "
+                f"{', '.join(sorted(tracks)) or 'none'}"
+            )
         if ref.metric not in REVISABLE:
-            raise UnknownFieldError(f"{key}: '{ref.metric}' is not a metric a reviewer can revise; use one of "
-                                    f"{', '.join(REVISABLE)}")
+            raise UnknownFieldError(
+                f"{key}: '{ref.metric}' is not a metric a reviewer can revise; use one of "
+                f"{', '.join(REVISABLE)}"
+            )
         new = parse_number(key, raw)
         old = track.get(ref.metric)
         if old == new:
             continue
         changes.append(Change(ref.key, track.get("track_id"), ref.metric, old, new))
     if not changes:
-        raise NoChangeError("every value given equals the current (effective) value, so there is nothing to revise")
+        raise NoChangeError(
+            "every value given equals the current (effective) value, so there is nothing to revise"
+        )
     return sorted(changes, key=lambda c: c.field)
 
 
-def apply_changes(metrics: Sequence[Mapping[str, Any]], changes: Sequence[Change]) -> list[dict[str, Any]]:
+def apply_changes(
+    metrics: Sequence[Mapping[str, Any]], changes: Sequence[Change]
+) -> list[dict[str, Any]]:
     """A copy of ``metrics`` with ``changes`` applied."""
     out = [dict(m) for m in metrics]
     by_track = {str(m.get("track_id")): m for m in out}

@@ -41,10 +41,15 @@ class Action(StrEnum):
 
 
 REQUIRED_ROLE: Mapping[Action, Role] = {
-    Action.CAPTURE: Role.TECHNICIAN, Action.CALIBRATE: Role.TECHNICIAN,
-    Action.REVISE: Role.REVIEWER, Action.PUBLISH: Role.REVIEWER, Action.EXPORT: Role.REVIEWER,
+    Action.CAPTURE: Role.TECHNICIAN,
+    Action.CALIBRATE: Role.TECHNICIAN,
+    Action.REVISE: Role.REVIEWER,
+    Action.PUBLISH: Role.REVIEWER,
+    Action.EXPORT: Role.REVIEWER,
     Action.SYNC: Role.TECHNICIAN,
-    Action.RELEASES: Role.ADMIN, Action.SETTINGS: Role.ADMIN, Action.ASSIGN_ROLES: Role.ADMIN,
+    Action.RELEASES: Role.ADMIN,
+    Action.SETTINGS: Role.ADMIN,
+    Action.ASSIGN_ROLES: Role.ADMIN,
 }
 
 
@@ -70,7 +75,9 @@ def normalize_user(name: str) -> str:
     """The catalog's spelling of a login: trimmed and lower-case (Windows logins ignore case)."""
     user = name.strip().lower()
     if not user or len(user) > 128 or any(ord(c) < 32 for c in user):
-        raise UsageError(f"'{name}' is not a user name: give the person's login (1-128 printable characters)")
+        raise UsageError(
+            f"'{name}' is not a user name: give the person's login (1-128 printable characters)"
+        )
     return user
 
 
@@ -82,8 +89,10 @@ def parse_role(text: str) -> Role | None:
     try:
         return Role(value)
     except ValueError:
-        raise UnknownRoleError(f"'{text}' is not a role; use one of {', '.join(r.value for r in Role)} "
-                               f"(or '{NO_ROLE}' to remove a user's role)") from None
+        raise UnknownRoleError(
+            f"'{text}' is not a role; use one of {', '.join(r.value for r in Role)} "
+            f"(or '{NO_ROLE}' to remove a user's role)"
+        ) from None
 
 
 def satisfies(role: Role | None, needed: Role) -> bool:
@@ -107,7 +116,9 @@ def check(action: Action, user: str, roles: Mapping[str, Role]) -> None:
     held = roles.get(user)
     if satisfies(held, needed):
         return
-    raise RoleRequiredError(_refusal(action, user, held, needed, admins(roles)), needed=needed, user=user)
+    raise RoleRequiredError(
+        _refusal(action, user, held, needed, admins(roles)), needed=needed, user=user
+    )
 
 
 def check_assignment(actor: str, target: str, new: Role | None, roles: Mapping[str, Role]) -> None:
@@ -117,18 +128,27 @@ def check_assignment(actor: str, target: str, new: Role | None, roles: Mapping[s
         if new is not Role.ADMIN:
             raise RoleRequiredError(
                 "no one is admin on this workstation yet, so the first role to assign is admin. Make yourself "
-                f"admin first: labrig users set-role {actor} admin --reason \"…\"", needed=Role.ADMIN, user=actor)
+                f'admin first: labrig users set-role {actor} admin --reason "…"',
+                needed=Role.ADMIN,
+                user=actor,
+            )
         return
     check(Action.ASSIGN_ROLES, actor, roles)
     if current == [target] and new is not Role.ADMIN:
-        raise LastAdminError(f"'{target}' is the only admin; make another user admin first, or the workstation "
-                             "would have no one left to assign roles")
+        raise LastAdminError(
+            f"'{target}' is the only admin; make another user admin first, or the workstation "
+            "would have no one left to assign roles"
+        )
 
 
-def _refusal(action: Action, user: str, held: Role | None, needed: Role, granted_by: Sequence[str]) -> str:
+def _refusal(
+    action: Action, user: str, held: Role | None, needed: Role, granted_by: Sequence[str]
+) -> str:
     has = f"has the {held.value} role" if held is not None else "has no role on this workstation"
     above = [r.value for r in Role if _RANK[r] > _RANK[needed]]
     also = f" (or {' or '.join(above)})" if above else ""
     who = ", ".join(granted_by)
-    return (f"{action.value} needs the {needed.value} role{also}; '{user}' {has}. An admin ({who}) can grant it: "
-            f"labrig users set-role {user} {needed.value} --reason \"…\"")
+    return (
+        f"{action.value} needs the {needed.value} role{also}; '{user}' {has}. An admin ({who}) can grant it: "
+        f'labrig users set-role {user} {needed.value} --reason "…"'
+    )

@@ -45,11 +45,16 @@ def minutes_left(free_bytes: int, bytes_per_second: float) -> float | None:
     return free_bytes / bytes_per_second / 60.0
 
 
-def classify(free_bytes: float, bytes_per_second: float, policy: PressurePolicy = PressurePolicy()) -> PressureLevel:
+def classify(
+    free_bytes: float, bytes_per_second: float, policy: PressurePolicy = PressurePolicy()
+) -> PressureLevel:
     by_free = _level(free_bytes, (policy.critical_free, policy.high_free, policy.elevated_free))
     left = minutes_left(int(free_bytes), bytes_per_second)
-    by_rate = PressureLevel.NORMAL if left is None else _level(
-        left, (policy.critical_minutes, policy.high_minutes, policy.elevated_minutes))
+    by_rate = (
+        PressureLevel.NORMAL
+        if left is None
+        else _level(left, (policy.critical_minutes, policy.high_minutes, policy.elevated_minutes))
+    )
     return max(by_free, by_rate)
 
 
@@ -64,8 +69,12 @@ def _level(value: float, floors: tuple[float, float, float]) -> PressureLevel:
     return PressureLevel.NORMAL
 
 
-def next_level(previous: PressureLevel, free_bytes: int, bytes_per_second: float,
-               policy: PressurePolicy = PressurePolicy()) -> PressureLevel:
+def next_level(
+    previous: PressureLevel,
+    free_bytes: int,
+    bytes_per_second: float,
+    policy: PressurePolicy = PressurePolicy(),
+) -> PressureLevel:
     """The level after a new reading, with hysteresis on the way down."""
     now = classify(free_bytes, bytes_per_second, policy)
     if now >= previous:

@@ -16,6 +16,16 @@ from labrig.events.dispatcher import (
 from labrig.events.outbox import EventRecord, payload_text, record_event
 
 __all__ = [
-    "AuditTrail", "Dispatcher", "DispatcherThread", "EventRecord", "Outcome", "chain_head", "consumer_cursor",
-    "events_after", "payload_text", "record_audit", "record_event", "retry_delay",
+    "AuditTrail",
+    "Dispatcher",
+    "DispatcherThread",
+    "EventRecord",
+    "Outcome",
+    "chain_head",
+    "consumer_cursor",
+    "events_after",
+    "payload_text",
+    "record_audit",
+    "record_event",
+    "retry_delay",
 ]

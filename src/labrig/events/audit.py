@@ -57,7 +57,9 @@ class AuditEntryView:
         seq, *rest = row
         text = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in rest]
         fields: dict[str, Any] = dict(zip(COLUMNS[1:], text, strict=True))
-        with contextlib.suppress(ValueError):  # else shown as stored; `labrig audit verify` says what is wrong
+        with contextlib.suppress(
+            ValueError
+        ):  # else shown as stored; `labrig audit verify` says what is wrong
             fields["change"] = json.loads(fields["change"])
         return cls(seq=seq, **fields)
 
@@ -72,15 +74,26 @@ def _stored_rows(session: Session, sql: str) -> list[tuple[Any, ...]]:
 
 def chain_head(session: Session) -> ChainHead:
     """The stored head of the chain as ``session`` sees it (an export or sync batch records it with its data)."""
-    rows = _stored_rows(session, "SELECT seq, entry_hash FROM audit_entries ORDER BY seq DESC LIMIT 1")
+    rows = _stored_rows(
+        session, "SELECT seq, entry_hash FROM audit_entries ORDER BY seq DESC LIMIT 1"
+    )
     if not rows:
         return ChainHead(0, GENESIS)
     seq, digest = rows[0]
-    return ChainHead(seq, digest.decode("utf-8", "replace") if isinstance(digest, bytes) else str(digest))
+    return ChainHead(
+        seq, digest.decode("utf-8", "replace") if isinstance(digest, bytes) else str(digest)
+    )
 
 
-def record_audit(session: Session, actor: Actor, action: str, object_type: str, object_id: str, reason: str,
-                 change: Mapping[str, Any]) -> AuditEntry:
+def record_audit(
+    session: Session,
+    actor: Actor,
+    action: str,
+    object_type: str,
+    object_id: str,
+    reason: str,
+    change: Mapping[str, Any],
+) -> AuditEntry:
     """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next one links to it.
 
     Appends are one at a time per catalog, also across workstations (on PostgreSQL an
@@ -91,10 +104,21 @@ def record_audit(session: Session, actor: Actor, action: str, object_type: str, 
         session.execute(text(lock))
     head = chain_head(session)
     body = canonical_json(dict(change)).decode()
-    content = {"seq": head.seq + 1, "recorded_at": utcnow().isoformat(timespec="microseconds"),
-               "actor": actor.user, "host": actor.host, "action": action, "object_type": object_type,
-               "object_id": object_id, "reason": reason, "change": body, "change_digest": change_digest(body)}
-    row = AuditEntry(**content, prev_hash=head.entry_hash, entry_hash=entry_hash(head.entry_hash, content))
+    content = {
+        "seq": head.seq + 1,
+        "recorded_at": utcnow().isoformat(timespec="microseconds"),
+        "actor": actor.user,
+        "host": actor.host,
+        "action": action,
+        "object_type": object_type,
+        "object_id": object_id,
+        "reason": reason,
+        "change": body,
+        "change_digest": change_digest(body),
+    }
+    row = AuditEntry(
+        **content, prev_hash=head.entry_hash, entry_hash=entry_hash(head.entry_hash, content)
+    )
     session.add(row)
     session.flush()
     return row

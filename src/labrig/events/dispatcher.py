@@ -85,7 +85,9 @@ class Dispatcher:
     clock: Callable[[], datetime] = utcnow
 
     def register(self, name: str, handler: Handler, names: Iterable[str] | None = None) -> None:
-        self.consumers[name] = Consumer(name, handler, frozenset(names) if names is not None else None)
+        self.consumers[name] = Consumer(
+            name, handler, frozenset(names) if names is not None else None
+        )
 
     def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
         """Events the consumer has not processed and whose retry time has come (from its cursor on)."""
@@ -93,9 +95,15 @@ class Dispatcher:
             query = (
                 _open(consumer)
                 .where(OutboxEvent.seq > consumer_cursor(session, consumer.name, consumer.names))
-                .where(~exists().where(and_(DeliveryFailure.consumer == consumer.name,
-                                            DeliveryFailure.event_id == OutboxEvent.event_id,
-                                            DeliveryFailure.next_attempt_at > self.clock())))
+                .where(
+                    ~exists().where(
+                        and_(
+                            DeliveryFailure.consumer == consumer.name,
+                            DeliveryFailure.event_id == OutboxEvent.event_id,
+                            DeliveryFailure.next_attempt_at > self.clock(),
+                        )
+                    )
+                )
                 .order_by(OutboxEvent.seq)
                 .limit(limit)
             )
@@ -106,7 +114,6 @@ class Dispatcher:
         """Whether this store keeps cursors: its commits number their events in commit order (SQLite)."""
         return commits_in_seq_order(self.store.dialect)
 
-
     def _advance(self, session: Session, consumer: Consumer) -> None:
         """In a write transaction: move the cursor up to just below the consumer's first event not in its inbox
         (a failed one holds it there), or to the last event when there is none. Only where commits are in
@@ -115,13 +122,22 @@ class Dispatcher:
             return
         cursor = session.get(OutboxCursor, consumer.name)
         start = consumer_cursor(session, consumer.name, consumer.names)
-        first_open = session.scalar(_open(consumer).with_only_columns(func.min(OutboxEvent.seq))
-                                    .where(OutboxEvent.seq > start))
-        top = first_open - 1 if first_open is not None else session.scalar(select(func.max(OutboxEvent.seq))) or 0
+        first_open = session.scalar(
+            _open(consumer)
+            .with_only_columns(func.min(OutboxEvent.seq))
+            .where(OutboxEvent.seq > start)
+        )
+        top = (
+            first_open - 1
+            if first_open is not None
+            else session.scalar(select(func.max(OutboxEvent.seq))) or 0
+        )
         if top <= start:
             return
         if cursor is None:
-            session.add(OutboxCursor(consumer=consumer.name, seq=top, names=_names_key(consumer.names)))
+            session.add(
+                OutboxCursor(consumer=consumer.name, seq=top, names=_names_key(consumer.names))
+            )
         else:
             cursor.seq, cursor.names = top, _names_key(consumer.names)
 
@@ -143,7 +159,11 @@ class Dispatcher:
             with self.store.write() as session:
                 if session.get(InboxEntry, (consumer.name, event.event_id)) is not None:
                     return Outcome.DUPLICATE
-                session.add(InboxEntry(consumer=consumer.name, event_id=event.event_id, processed_at=self.clock()))
+                session.add(
+                    InboxEntry(
+                        consumer=consumer.name, event_id=event.event_id, processed_at=self.clock()
+                    )
+                )
                 session.flush()
                 consumer.handler(event, session)
                 failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
@@ -162,7 +182,9 @@ class Dispatcher:
         with self.store.write() as session:
             failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
             if failure is None:
-                failure = DeliveryFailure(consumer=consumer.name, event_id=event.event_id, attempts=0)
+                failure = DeliveryFailure(
+                    consumer=consumer.name, event_id=event.event_id, attempts=0
+                )
                 session.add(failure)
             failure.attempts += 1
             failure.last_error = f"{type(exc).__name__}: {exc}"
@@ -193,8 +215,13 @@ class Dispatcher:
     def failures(self) -> list[FailureInfo]:
         """Deliveries waiting for a retry, soonest first."""
         with self.store.read() as session:
-            rows = session.scalars(select(DeliveryFailure).order_by(DeliveryFailure.next_attempt_at))
-            return [FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at) for r in rows]
+            rows = session.scalars(
+                select(DeliveryFailure).order_by(DeliveryFailure.next_attempt_at)
+            )
+            return [
+                FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at)
+                for r in rows
+            ]
 
 
 class DispatcherThread:
@@ -254,18 +281,27 @@ def _names_key(names: Iterable[str] | None) -> str:
 
 def _open(consumer: Consumer) -> Select[OutboxEvent]:
     """The consumer's events that are not in its inbox."""
-    query = select(OutboxEvent).where(~exists().where(and_(InboxEntry.consumer == consumer.name,
-                                                           InboxEntry.event_id == OutboxEvent.event_id)))
-    return query.where(OutboxEvent.name.in_(consumer.names)) if consumer.names is not None else query
+    query = select(OutboxEvent).where(
+        ~exists().where(
+            and_(InboxEntry.consumer == consumer.name, InboxEntry.event_id == OutboxEvent.event_id)
+        )
+    )
+    return (
+        query.where(OutboxEvent.name.in_(consumer.names)) if consumer.names is not None else query
+    )
 
 
 def _last_seq(store: Store) -> int:
     with store.read() as session:
-        return session.scalar(select(OutboxEvent.seq).order_by(OutboxEvent.seq.desc()).limit(1)) or 0
+        return (
+            session.scalar(select(OutboxEvent.seq).order_by(OutboxEvent.seq.desc()).limit(1)) or 0
+        )
 
 
 def events_after(store: Store, seq: int, limit: int = 1000) -> list[EventRecord]:
     """Recorded events with a sequence number above ``seq``, in order."""
     with store.read() as session:
-        rows = session.scalars(select(OutboxEvent).where(OutboxEvent.seq > seq).order_by(OutboxEvent.seq).limit(limit))
+        rows = session.scalars(
+            select(OutboxEvent).where(OutboxEvent.seq > seq).order_by(OutboxEvent.seq).limit(limit)
+        )
         return [EventRecord.from_row(row) for row in rows]

@@ -37,18 +37,31 @@ class EventRecord:
 
     @classmethod
     def from_row(cls, row: OutboxEvent) -> EventRecord:
-        return cls(row.seq, row.event_id, row.name, row.schema_version, row.known,
-                   json.loads(row.payload), row.recorded_at)
+        return cls(
+            row.seq,
+            row.event_id,
+            row.name,
+            row.schema_version,
+            row.known,
+            json.loads(row.payload),
+            row.recorded_at,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "seq": self.seq, "event_id": self.event_id, "name": self.name,
-            "schema_version": self.schema_version, "known": self.known,
-            "recorded_at": self.recorded_at.isoformat(), "payload": self.payload,
+            "seq": self.seq,
+            "event_id": self.event_id,
+            "name": self.name,
+            "schema_version": self.schema_version,
+            "known": self.known,
+            "recorded_at": self.recorded_at.isoformat(),
+            "payload": self.payload,
         }
 
 
-_PAYLOAD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)  # made once, not per event
+_PAYLOAD = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), allow_nan=False
+)  # made once, not per event
 
 
 def payload_text(name: str, payload: Mapping[str, Any]) -> str:
@@ -75,7 +88,9 @@ def record_event(
     """
     spec = spec_for(name)
     if spec is not None and version is not None and version != spec.version:
-        raise InvalidEventPayloadError(f"{name} is catalogued at schema version {spec.version}, not {version}")
+        raise InvalidEventPayloadError(
+            f"{name} is catalogued at schema version {spec.version}, not {version}"
+        )
     body = payload_text(name, payload)
     row = OutboxEvent(
         event_id=time_ordered_id(),

@@ -44,7 +44,9 @@ def sums_text(entries: list[FileEntry]) -> bytes:
 
     Paths are safe components joined by ``/`` (no backslash, no newline), so no line needs GNU's escaping.
     """
-    return "".join(f"{e.sha256}  {e.path}\n" for e in sorted(entries, key=lambda e: e.path)).encode()
+    return "".join(
+        f"{e.sha256}  {e.path}\n" for e in sorted(entries, key=lambda e: e.path)
+    ).encode()
 
 
 class BundleWriter:
@@ -82,8 +84,10 @@ class BundleWriter:
         try:
             src = open(source, "rb")  # noqa: SIM115 - closed below, with the target
         except FileNotFoundError as exc:
-            raise BlobMissingError(f"{source} is missing from the media store; run 'labrig verify', restore it "
-                                   "from a backup, then export again. Nothing was exported") from exc
+            raise BlobMissingError(
+                f"{source} is missing from the media store; run 'labrig verify', restore it "
+                "from a backup, then export again. Nothing was exported"
+            ) from exc
         with src, open(target, "xb") as out:
             while chunk := src.read(CHUNK):
                 digest.update(chunk)
@@ -92,8 +96,10 @@ class BundleWriter:
             out.flush()
             os.fsync(out.fileno())
         if digest.hexdigest() != sha256:
-            raise BlobMismatchError(f"{source} no longer matches its digest {sha256}; run 'labrig verify' and "
-                                    "restore it from a backup. Nothing was exported")
+            raise BlobMismatchError(
+                f"{source} no longer matches its digest {sha256}; run 'labrig verify' and "
+                "restore it from a backup. Nothing was exported"
+            )
         return self._add(FileEntry(relpath, sha256, size))
 
     def _add(self, entry: FileEntry) -> FileEntry:
@@ -105,7 +111,9 @@ class BundleWriter:
         listed = dict(self.entries)
         self._add_raw(MANIFEST_NAME, manifest, listed)
         self._add_raw(SUMS_NAME, sums_text(list(listed.values())), None)
-        for folder in sorted({p.parent for p in self.temp.rglob("*")} | {self.temp}, key=lambda p: -len(p.parts)):
+        for folder in sorted(
+            {p.parent for p in self.temp.rglob("*")} | {self.temp}, key=lambda p: -len(p.parts)
+        ):
             fsync_dir(folder)
         os.rename(self.temp, self.final)  # refuses to replace an existing folder of that name
         fsync_dir(self.final.parent)

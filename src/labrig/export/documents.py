@@ -30,7 +30,9 @@ LENGTH_METRICS = frozenset({"path_length", "displacement", "range_x", "range_y",
 
 def pretty_json(value: Any) -> bytes:
     """How exported JSON is written: indented, sorted keys, UTF-8, newline-terminated, no NaN."""
-    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    return (
+        json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    ).encode()
 
 
 def metric_unit(metric: str, units: Mapping[str, Any] | None) -> str:
@@ -47,18 +49,39 @@ def result_document(snap: ResultSnapshot) -> dict[str, Any]:
     fields = []
     for f in r.fields:
         ref = FieldRef.parse(f.field)
-        fields.append({"field": f.field, "track_id": ref.track_id, "metric": ref.metric,
-                       "unit": metric_unit(ref.metric, r.units), "automatic": f.automatic,
-                       "effective": f.effective, "revision": f.revision})
+        fields.append(
+            {
+                "field": f.field,
+                "track_id": ref.track_id,
+                "metric": ref.metric,
+                "unit": metric_unit(ref.metric, r.units),
+                "automatic": f.automatic,
+                "effective": f.effective,
+                "revision": f.revision,
+            }
+        )
     return {
-        "schema": RESULT_SCHEMA, "result_id": r.result_id, "attempt_id": r.attempt_id,
-        "attempt_number": snap.attempt_number, "session": snap.session, "status": r.status,
-        "degraded": r.degraded, "reasons": automatic.get("reasons") or [], "units": r.units,
-        "published_at": snap.created_at, "automatic_digest": r.automatic_digest,
-        "automatic_intact": r.automatic_intact, "superseded_by": r.superseded_by, "fields": fields,
-        "track_notes": {str(m.get("track_id")): m.get("reason") for m in automatic.get("metrics") or []
-                        if m.get("reason")},
-        "revisions": [v.to_json() for v in r.revisions], "qc": automatic.get("qc"),
+        "schema": RESULT_SCHEMA,
+        "result_id": r.result_id,
+        "attempt_id": r.attempt_id,
+        "attempt_number": snap.attempt_number,
+        "session": snap.session,
+        "status": r.status,
+        "degraded": r.degraded,
+        "reasons": automatic.get("reasons") or [],
+        "units": r.units,
+        "published_at": snap.created_at,
+        "automatic_digest": r.automatic_digest,
+        "automatic_intact": r.automatic_intact,
+        "superseded_by": r.superseded_by,
+        "fields": fields,
+        "track_notes": {
+            str(m.get("track_id")): m.get("reason")
+            for m in automatic.get("metrics") or []
+            if m.get("reason")
+        },
+        "revisions": [v.to_json() for v in r.revisions],
+        "qc": automatic.get("qc"),
     }
 
 
@@ -78,9 +101,13 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
 
 def metrics_csv(document: Mapping[str, Any]) -> bytes:
     """One row per track and metric: unit, automatic value, effective value, revision that set it."""
-    return _csv(("track_id", "metric", "unit", "automatic", "effective", "revision"),
-                ((f["track_id"], f["metric"], f["unit"], f["automatic"], f["effective"], f["revision"])
-                 for f in document["fields"]))
+    return _csv(
+        ("track_id", "metric", "unit", "automatic", "effective", "revision"),
+        (
+            (f["track_id"], f["metric"], f["unit"], f["automatic"], f["effective"], f["revision"])
+            for f in document["fields"]
+        ),
+    )
 
 
 def _series_rows(series: Sequence[Mapping[str, Any]]) -> Iterable[Sequence[Any]]:
@@ -89,12 +116,23 @@ def _series_rows(series: Sequence[Mapping[str, Any]]) -> Iterable[Sequence[Any]]
         for i, (t, xy) in enumerate(zip(track.get("t") or [], track.get("xy") or [], strict=False)):
             v = velocity[i] if i < len(velocity) else None
             speed = math.hypot(v[0], v[1]) if v is not None else None
-            yield (track.get("track_id"), t, xy[0], xy[1], v[0] if v else None, v[1] if v else None, speed)
+            yield (
+                track.get("track_id"),
+                t,
+                xy[0],
+                xy[1],
+                v[0] if v else None,
+                v[1] if v else None,
+                speed,
+            )
 
 
 def series_csv(automatic: Mapping[str, Any]) -> bytes:
     """The automatic smoothed series: time, position, velocity and speed per track and sample."""
-    return _csv(("track_id", "t", "x", "y", "vx", "vy", "speed"), _series_rows(automatic.get("series") or []))
+    return _csv(
+        ("track_id", "t", "x", "y", "vx", "vy", "speed"),
+        _series_rows(automatic.get("series") or []),
+    )
 
 
 def plots(automatic: Mapping[str, Any]) -> dict[str, bytes]:
@@ -103,13 +141,27 @@ def plots(automatic: Mapping[str, Any]) -> dict[str, bytes]:
     length, time = str(units.get("length") or ""), str(units.get("time") or "")
     per = "frame" if time == "frames" else time
     series = automatic.get("series") or []
-    paths = [Curve(f"track {s.get('track_id')}", [p[0] for p in s.get("xy") or []],
-                   [p[1] for p in s.get("xy") or []]) for s in series]
-    speeds = [Curve(f"track {s.get('track_id')}", list(s.get("t") or []),
-                    [math.hypot(v[0], v[1]) for v in s.get("velocity") or []]) for s in series if s.get("velocity")]
+    paths = [
+        Curve(
+            f"track {s.get('track_id')}",
+            [p[0] for p in s.get("xy") or []],
+            [p[1] for p in s.get("xy") or []],
+        )
+        for s in series
+    ]
+    speeds = [
+        Curve(
+            f"track {s.get('track_id')}",
+            list(s.get("t") or []),
+            [math.hypot(v[0], v[1]) for v in s.get("velocity") or []],
+        )
+        for s in series
+        if s.get("velocity")
+    ]
     return {
-        "trajectories.png": line_plot(paths, "Trajectories", f"x ({length})", f"y ({length}, downwards)",
-                                      flip_y=True),
+        "trajectories.png": line_plot(
+            paths, "Trajectories", f"x ({length})", f"y ({length}, downwards)", flip_y=True
+        ),
         "speed.png": line_plot(speeds, "Speed", f"time ({time})", f"speed ({length}/{per})"),
     }
 
@@ -117,12 +169,22 @@ def plots(automatic: Mapping[str, Any]) -> dict[str, bytes]:
 def provenance(snap: ResultSnapshot, exported: Mapping[str, Any]) -> dict[str, Any]:
     automatic = snap.automatic
     return {
-        "schema": PROVENANCE_SCHEMA, "result_id": snap.reviewed.result_id, "attempt_id": snap.reviewed.attempt_id,
-        "automatic_digest": snap.reviewed.automatic_digest, "result_schema": automatic.get("schema"),
+        "schema": PROVENANCE_SCHEMA,
+        "result_id": snap.reviewed.result_id,
+        "attempt_id": snap.reviewed.attempt_id,
+        "automatic_digest": snap.reviewed.automatic_digest,
+        "result_schema": automatic.get("schema"),
         "analysis": automatic.get("provenance") or {},
-        "captures": [{**c.info, "files": [{"name": f.name, "sha256": f.sha256, "kind": f.kind} for f in c.files]}
-                     for c in snap.captures],
-        "revisions": [{"number": r.number, "revision_id": r.revision_id, "digest": r.digest}
-                      for r in snap.revisions],
+        "captures": [
+            {
+                **c.info,
+                "files": [{"name": f.name, "sha256": f.sha256, "kind": f.kind} for f in c.files],
+            }
+            for c in snap.captures
+        ],
+        "revisions": [
+            {"number": r.number, "revision_id": r.revision_id, "digest": r.digest}
+            for r in snap.revisions
+        ],
         "exported": dict(exported),
     }

@@ -23,8 +23,19 @@ from labrig.errors import LabrigError
 MAX_COMPONENT = 80
 MAX_PATH = 240  # below Windows' classic MAX_PATH once the bundle's own folder is added
 #: device names Windows reserves in every folder, with any extension
-RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
-                      *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))})
+RESERVED = frozenset(
+    {
+        "CON",
+        "PRN",
+        "AUX",
+        "NUL",
+        "CONIN$",
+        "CONOUT$",
+        "CLOCK$",
+        *(f"COM{i}" for i in range(10)),
+        *(f"LPT{i}" for i in range(10)),
+    }
+)
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 _SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
@@ -51,7 +62,9 @@ def safe_component(text: object, fallback: str = "unnamed") -> str:
     ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
     name = _UNSAFE_CHARS.sub("_", ascii_text)
     name = re.sub(r"\.{2,}", ".", name)  # no "..", even inside a name
-    name = re.sub(r"_{2,}", "_", name).strip("._- ")  # nothing hidden, nothing a shell takes for an option
+    name = re.sub(r"_{2,}", "_", name).strip(
+        "._- "
+    )  # nothing hidden, nothing a shell takes for an option
     name = name[:MAX_COMPONENT].rstrip("._ ")
     if not name:
         return fallback
@@ -62,8 +75,13 @@ def safe_component(text: object, fallback: str = "unnamed") -> str:
 
 def is_safe_component(name: str) -> bool:
     """True for a name :func:`safe_component` could have produced (what a bundle may contain)."""
-    return (bool(_SAFE_COMPONENT.match(name)) and len(name) <= MAX_COMPONENT and ".." not in name
-            and not name.endswith(".") and not _is_reserved(name))
+    return (
+        bool(_SAFE_COMPONENT.match(name))
+        and len(name) <= MAX_COMPONENT
+        and ".." not in name
+        and not name.endswith(".")
+        and not _is_reserved(name)
+    )
 
 
 def safe_relpath(*components: object) -> str:
@@ -81,7 +99,8 @@ def check_bundle_path(text: str) -> PurePosixPath:
             f"the bundle lists the path '{shown}', which could leave the bundle's folder or mean another file "
             "on another system (absolute, '..', a drive, a device name or unusual characters). The bundle was "
             "not made by Labrig or was altered: nothing was read through that path; ask the sender for a new "
-            "export")
+            "export"
+        )
     return PurePosixPath(text)
 
 
@@ -91,6 +110,8 @@ def inside(root: Path, relpath: str) -> Path:
     resolved_root = root.resolve()
     resolved = target.resolve()
     if resolved != resolved_root and resolved_root not in resolved.parents:
-        raise UnsafeTargetError(f"'{relpath}' resolves to {resolved}, outside {resolved_root}; nothing was "
-                                "written there. Export into a folder without links pointing elsewhere")
+        raise UnsafeTargetError(
+            f"'{relpath}' resolves to {resolved}, outside {resolved_root}; nothing was "
+            "written there. Export into a folder without links pointing elsewhere"
+        )
     return target

@@ -20,8 +20,18 @@ LEFT, RIGHT, TOP, BOTTOM = 90, 30, 50, 70
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 INK, GRID, WHITE = (40, 40, 40), (225, 225, 225), (255, 255, 255)
 # tab10, in BGR
-PALETTE = ((180, 119, 31), (14, 127, 255), (44, 160, 44), (40, 39, 214), (189, 103, 148), (75, 86, 140),
-           (194, 119, 227), (127, 127, 127), (34, 189, 188), (207, 190, 23))
+PALETTE = (
+    (180, 119, 31),
+    (14, 127, 255),
+    (44, 160, 44),
+    (40, 39, 214),
+    (189, 103, 148),
+    (75, 86, 140),
+    (194, 119, 227),
+    (127, 127, 127),
+    (34, 189, 188),
+    (207, 190, 23),
+)
 Image = npt.NDArray[np.uint8]
 
 
@@ -69,7 +79,7 @@ def _vertical_text(image: Image, text: str, x: int, y_center: int) -> None:
     cv2.putText(strip, text, (2, h + 2), FONT, 0.55, INK, 1, cv2.LINE_AA)
     rotated = cv2.rotate(strip, cv2.ROTATE_90_COUNTERCLOCKWISE)
     top = max(0, y_center - rotated.shape[0] // 2)
-    image[top:top + rotated.shape[0], x:x + rotated.shape[1]] = rotated[:HEIGHT - top]
+    image[top : top + rotated.shape[0], x : x + rotated.shape[1]] = rotated[: HEIGHT - top]
 
 
 def _frame(image: Image, xa: Axis, ya: Axis, flip_y: bool) -> None:
@@ -78,12 +88,16 @@ def _frame(image: Image, xa: Axis, ya: Axis, flip_y: bool) -> None:
         x = _to_px(xa, tick, LEFT, pw, False)
         cv2.line(image, (x, TOP), (x, TOP + ph), GRID, 1)
         (w, _), _ = cv2.getTextSize(_label(tick), FONT, 0.45, 1)
-        cv2.putText(image, _label(tick), (x - w // 2, TOP + ph + 20), FONT, 0.45, INK, 1, cv2.LINE_AA)
+        cv2.putText(
+            image, _label(tick), (x - w // 2, TOP + ph + 20), FONT, 0.45, INK, 1, cv2.LINE_AA
+        )
     for tick in ya.ticks:
         y = _to_px(ya, tick, TOP, ph, not flip_y)
         cv2.line(image, (LEFT, y), (LEFT + pw, y), GRID, 1)
         (w, h), _ = cv2.getTextSize(_label(tick), FONT, 0.45, 1)
-        cv2.putText(image, _label(tick), (LEFT - w - 8, y + h // 2), FONT, 0.45, INK, 1, cv2.LINE_AA)
+        cv2.putText(
+            image, _label(tick), (LEFT - w - 8, y + h // 2), FONT, 0.45, INK, 1, cv2.LINE_AA
+        )
     cv2.rectangle(image, (LEFT, TOP), (LEFT + pw, TOP + ph), INK, 1)
 
 
@@ -95,7 +109,9 @@ def _legend(image: Image, curves: Sequence[Curve]) -> None:
         cv2.putText(image, curve.label[:18], (x + 30, y), FONT, 0.45, INK, 1, cv2.LINE_AA)
 
 
-def line_plot(curves: Sequence[Curve], title: str, xlabel: str, ylabel: str, *, flip_y: bool = False) -> bytes:
+def line_plot(
+    curves: Sequence[Curve], title: str, xlabel: str, ylabel: str, *, flip_y: bool = False
+) -> bytes:
     """A PNG of ``curves`` (non-finite points left out); ``flip_y`` puts y's origin at the top, as in images."""
     image: Image = np.full((HEIGHT, WIDTH, 3), WHITE, np.uint8)
     xa = nice_axis([v for c in curves for v in c.x])
@@ -103,16 +119,30 @@ def line_plot(curves: Sequence[Curve], title: str, xlabel: str, ylabel: str, *, 
     _frame(image, xa, ya, flip_y)
     pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     for n, curve in enumerate(curves):
-        points = [(_to_px(xa, x, LEFT, pw, False), _to_px(ya, y, TOP, ph, not flip_y))
-                  for x, y in zip(curve.x, curve.y, strict=False) if math.isfinite(x) and math.isfinite(y)]
+        points = [
+            (_to_px(xa, x, LEFT, pw, False), _to_px(ya, y, TOP, ph, not flip_y))
+            for x, y in zip(curve.x, curve.y, strict=False)
+            if math.isfinite(x) and math.isfinite(y)
+        ]
         if points:
-            cv2.polylines(image, [np.array(points, np.int32)], False, PALETTE[n % len(PALETTE)], 2, cv2.LINE_AA)
+            cv2.polylines(
+                image,
+                [np.array(points, np.int32)],
+                False,
+                PALETTE[n % len(PALETTE)],
+                2,
+                cv2.LINE_AA,
+            )
     if not curves:
-        cv2.putText(image, "no data", (LEFT + pw // 2 - 40, TOP + ph // 2), FONT, 0.7, INK, 1, cv2.LINE_AA)
+        cv2.putText(
+            image, "no data", (LEFT + pw // 2 - 40, TOP + ph // 2), FONT, 0.7, INK, 1, cv2.LINE_AA
+        )
     _legend(image, curves)
     cv2.putText(image, title, (LEFT, TOP - 18), FONT, 0.7, INK, 1, cv2.LINE_AA)
     (w, _), _ = cv2.getTextSize(xlabel, FONT, 0.55, 1)
-    cv2.putText(image, xlabel, (LEFT + pw // 2 - w // 2, HEIGHT - 20), FONT, 0.55, INK, 1, cv2.LINE_AA)
+    cv2.putText(
+        image, xlabel, (LEFT + pw // 2 - w // 2, HEIGHT - 20), FONT, 0.55, INK, 1, cv2.LINE_AA
+    )
     _vertical_text(image, ylabel, 8, TOP + ph // 2)
     ok, png = cv2.imencode(".png", image)
     if not ok:  # pragma: no cover - OpenCV always encodes a valid uint8 image

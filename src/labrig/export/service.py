@@ -49,8 +49,13 @@ class ExportReport:
     audit_chain_head: ChainHead
 
     def to_json(self) -> dict[str, Any]:
-        return {"bundle": str(self.bundle), "results": self.results, "files": self.files, "bytes": self.bytes,
-                "audit_chain_head": self.audit_chain_head.to_json()}
+        return {
+            "bundle": str(self.bundle),
+            "results": self.results,
+            "files": self.files,
+            "bytes": self.bytes,
+            "audit_chain_head": self.audit_chain_head.to_json(),
+        }
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,9 @@ def _prepare_target(target: Path) -> Path:
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExportTargetError(f"cannot create {target} ({exc.strerror}); choose a folder you can write to") from exc
+        raise ExportTargetError(
+            f"cannot create {target} ({exc.strerror}); choose a folder you can write to"
+        ) from exc
     return target
 
 
@@ -78,29 +85,41 @@ class ExportService:
     def __init__(self, store: Store, access: AccessControl) -> None:
         self.store, self.access = store, access
 
-    def export(self, refs: Sequence[str], target: Path, *, everything: bool = False,
-               media: bool = False, task: Task = UNTRACKED) -> ExportReport:
+    def export(
+        self,
+        refs: Sequence[str],
+        target: Path,
+        *,
+        everything: bool = False,
+        media: bool = False,
+        task: Task = UNTRACKED,
+    ) -> ExportReport:
         """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or ``everything``
         published; ``media`` adds each capture's committed manifest, segments and timestamps.
 
         Progress goes to ``task`` after each result and each media file; a cancel of it (or any failure)
         removes the unfinished bundle, so nothing half-written is left in ``target``."""
         if bool(refs) == everything:
-            raise UsageError("name the results to export (RESULT…), or give --all for every published result")
+            raise UsageError(
+                "name the results to export (RESULT…), or give --all for every published result"
+            )
         snap = self._read(refs, everything)
         parent = _prepare_target(target)
         name = f"labrig-export-{utcnow().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
         try:
             writer = BundleWriter(parent, name)
         except OSError as exc:
-            raise ExportTargetError(f"cannot write into {parent} ({exc.strerror}); choose a folder you can write "
-                                    "to") from exc
+            raise ExportTargetError(
+                f"cannot write into {parent} ({exc.strerror}); choose a folder you can write to"
+            ) from exc
         try:
             return self._write(writer, snap, media, task)
         except OSError as exc:
             writer.abort()
-            raise ExportFailedError(f"the export into {parent} failed ({exc}); nothing was exported. Check the "
-                                    "free space and the folder, then export again") from exc
+            raise ExportFailedError(
+                f"the export into {parent} failed ({exc}); nothing was exported. Check the "
+                "free space and the folder, then export again"
+            ) from exc
         except BaseException:
             writer.abort()
             raise
@@ -115,10 +134,17 @@ class ExportService:
             store_id = session.scalar(select(Meta.value).where(Meta.key == "store_id")) or ""
         return _Snapshot(actor, head, store_id, results)
 
-    def _write(self, writer: BundleWriter, snap: _Snapshot, media: bool, task: Task) -> ExportReport:
-        exported = {"at": utcnow().isoformat(), "by": snap.actor.user, "host": snap.actor.host,
-                    "labrig_version": __version__, "store_id": snap.store_id,
-                    "audit_chain_head": snap.head.to_json()}
+    def _write(
+        self, writer: BundleWriter, snap: _Snapshot, media: bool, task: Task
+    ) -> ExportReport:
+        exported = {
+            "at": utcnow().isoformat(),
+            "by": snap.actor.user,
+            "host": snap.actor.host,
+            "labrig_version": __version__,
+            "store_id": snap.store_id,
+            "audit_chain_head": snap.head.to_json(),
+        }
         listed: list[dict[str, Any]] = []
         folders: set[str] = set()
         media_files = [c for r in snap.results for c in r.captures] if media else []
@@ -127,36 +153,61 @@ class ExportService:
             steps.next(f"writing result {len(listed) + 1} of {len(snap.results)}")
             folder = _unique(_folder_name(result), folders)
             self._write_result(writer, f"results/{folder}", result, exported)
-            listed.append({"result_id": result.reviewed.result_id, "attempt_id": result.reviewed.attempt_id,
-                           "folder": f"results/{folder}", "degraded": result.reviewed.degraded,
-                           "automatic_digest": result.reviewed.automatic_digest,
-                           "revisions": len(result.revisions), "superseded_by": result.reviewed.superseded_by})
+            listed.append(
+                {
+                    "result_id": result.reviewed.result_id,
+                    "attempt_id": result.reviewed.attempt_id,
+                    "folder": f"results/{folder}",
+                    "degraded": result.reviewed.degraded,
+                    "automatic_digest": result.reviewed.automatic_digest,
+                    "revisions": len(result.revisions),
+                    "superseded_by": result.reviewed.superseded_by,
+                }
+            )
         captures: dict[str, str] = {}
         if media:
             captures = self._write_media(writer, media_files, steps)
         steps.next("writing the manifest and SHA256SUMS")
-        manifest = {"schema": EXPORT_SCHEMA, "bundle": writer.final.name, "exported": exported,
-                    "audit_chain_head": snap.head.to_json(), "media": media, "results": listed,
-                    "media_folders": captures, "files": [e.to_json() for e in sorted(
-                        writer.entries.values(), key=lambda e: e.path)]}
+        manifest = {
+            "schema": EXPORT_SCHEMA,
+            "bundle": writer.final.name,
+            "exported": exported,
+            "audit_chain_head": snap.head.to_json(),
+            "media": media,
+            "results": listed,
+            "media_folders": captures,
+            "files": [e.to_json() for e in sorted(writer.entries.values(), key=lambda e: e.path)],
+        }
         bundle = writer.finish(docs.pretty_json(manifest))
         entries = list(writer.entries.values())
-        return ExportReport(bundle, listed, len(entries) + 2, sum(e.bytes for e in entries), snap.head)
+        return ExportReport(
+            bundle, listed, len(entries) + 2, sum(e.bytes for e in entries), snap.head
+        )
 
     @staticmethod
-    def _write_result(writer: BundleWriter, folder: str, result: ResultSnapshot, exported: dict[str, Any]) -> None:
+    def _write_result(
+        writer: BundleWriter, folder: str, result: ResultSnapshot, exported: dict[str, Any]
+    ) -> None:
         document = docs.result_document(result)
         writer.write(f"{folder}/result.json", docs.pretty_json(document))
         writer.write(f"{folder}/metrics.csv", docs.metrics_csv(document))
         writer.write(f"{folder}/series.csv", docs.series_csv(result.automatic))
-        writer.write(f"{folder}/provenance.json", docs.pretty_json(docs.provenance(result, exported)))
-        writer.write(f"{folder}/automatic.json", result.automatic_text.encode())  # its SHA-256 is the digest
+        writer.write(
+            f"{folder}/provenance.json", docs.pretty_json(docs.provenance(result, exported))
+        )
+        writer.write(
+            f"{folder}/automatic.json", result.automatic_text.encode()
+        )  # its SHA-256 is the digest
         for revision in result.revisions:
-            writer.write(f"{folder}/revisions/revision-{revision.number:03d}.json", revision.text.encode())
+            writer.write(
+                f"{folder}/revisions/revision-{revision.number:03d}.json", revision.text.encode()
+            )
         for name, png in docs.plots(result.automatic).items():
             writer.write(f"{folder}/{name}", png)
 
-    def _write_media(self, writer: BundleWriter, captures: list[CaptureFiles], steps: _Steps) -> dict[str, str]:
+    def _write_media(
+        self, writer: BundleWriter, captures: list[CaptureFiles], steps: _Steps
+    ) -> dict[str, str]:
         blobs, folders, written = BlobStore(self.store.media_dir), set[str](), {}
         for capture in captures:
             if capture.capture_id in written:
@@ -166,7 +217,9 @@ class ExportService:
             for f in capture.files:
                 steps.next(f"copying {f.name} of capture {capture.capture_id[:8]}")
                 name = _unique(safe_component(f.name, f"{f.kind}{f.ext}"), names)
-                writer.copy_verified(f"media/{folder}/{name}", blobs.path(f.sha256, f.ext), f.sha256)
+                writer.copy_verified(
+                    f"media/{folder}/{name}", blobs.path(f.sha256, f.ext), f.sha256
+                )
             written[capture.capture_id] = f"media/{folder}"
         return written
 
@@ -185,9 +238,12 @@ class _Steps:
 
 def _folder_name(result: ResultSnapshot) -> str:
     """``<subject>_<protocol>_attempt-<n>_<result id>``, each part sanitised (ids, codes and names may be hostile)."""
-    parts = [safe_component(result.session.get("subject_code", ""), "subject"),
-             safe_component(result.session.get("protocol", ""), "protocol"),
-             f"attempt-{int(result.attempt_number)}", safe_component(result.reviewed.result_id, "result")]
+    parts = [
+        safe_component(result.session.get("subject_code", ""), "subject"),
+        safe_component(result.session.get("protocol", ""), "protocol"),
+        f"attempt-{int(result.attempt_number)}",
+        safe_component(result.reviewed.result_id, "result"),
+    ]
     return safe_component("_".join(parts), "result")
 
 
@@ -199,4 +255,3 @@ def _unique(name: str, taken: set[str]) -> str:
         candidate = safe_component(f"{name[:70]}-{n}")
     taken.add(candidate.lower())
     return candidate
-

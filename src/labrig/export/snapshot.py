@@ -43,7 +43,9 @@ class StoredFile:
 class CaptureFiles:
     capture_id: str
     info: dict[str, Any]  # device, origin, state, times, frame counts, manifest digest
-    files: tuple[StoredFile, ...]  # the committed manifest first, then each segment and its timestamps
+    files: tuple[
+        StoredFile, ...
+    ]  # the committed manifest first, then each segment and its timestamps
 
 
 @dataclass(frozen=True)
@@ -73,14 +75,23 @@ class NothingToExportError(LabrigError):
     code = "LABRIG_NOTHING_TO_EXPORT"
 
 
-def select_results(session: Session, refs: Sequence[str], everything: bool) -> list[AnalysisResultRecord]:
+def select_results(
+    session: Session, refs: Sequence[str], everything: bool
+) -> list[AnalysisResultRecord]:
     """The results named (ids or unique prefixes), or every published one; anything not published refused."""
     if everything:
-        rows = list(session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.status == "published")
-                                    .order_by(AnalysisResultRecord.created_at)))
+        rows = list(
+            session.scalars(
+                select(AnalysisResultRecord)
+                .where(AnalysisResultRecord.status == "published")
+                .order_by(AnalysisResultRecord.created_at)
+            )
+        )
         if not rows:
-            raise NothingToExportError("there is no published result to export yet; analyse an attempt first "
-                                       "(results blocked by a quality gate are never exported)")
+            raise NothingToExportError(
+                "there is no published result to export yet; analyse an attempt first "
+                "(results blocked by a quality gate are never exported)"
+            )
         return rows
     rows = list({row.id: row for row in (find_result(session, ref) for ref in refs)}.values())
     blocked = [row for row in rows if row.status != "published"]
@@ -88,54 +99,104 @@ def select_results(session: Session, refs: Sequence[str], everything: bool) -> l
         names = ", ".join(f"{row.id} ({row.status})" for row in blocked)
         raise ResultNotPublishedError(
             f"only published results can be exported, and {names} is not. A blocked result did not pass its "
-            "quality gates: fix the cause 'labrig review show' names and reprocess the attempt. Nothing was written")
+            "quality gates: fix the cause 'labrig review show' names and reprocess the attempt. Nothing was written"
+        )
     return rows
 
 
 def snapshot(session: Session, result: AnalysisResultRecord, blobs: BlobStore) -> ResultSnapshot:
     attempt = session.get(Attempt, result.attempt_id)
     sitting = session.get(CaptureSession, attempt.session_id) if attempt is not None else None
-    revisions = tuple(RevisionDocument(r.number, r.id, r.document, r.digest) for r in session.scalars(
-        select(ResultRevision).where(ResultRevision.result_id == result.id).order_by(ResultRevision.number)))
-    capture_ids = session.scalars(select(AttemptCapture.capture_id).where(
-        AttemptCapture.attempt_id == result.attempt_id).order_by(AttemptCapture.position))
+    revisions = tuple(
+        RevisionDocument(r.number, r.id, r.document, r.digest)
+        for r in session.scalars(
+            select(ResultRevision)
+            .where(ResultRevision.result_id == result.id)
+            .order_by(ResultRevision.number)
+        )
+    )
+    capture_ids = session.scalars(
+        select(AttemptCapture.capture_id)
+        .where(AttemptCapture.attempt_id == result.attempt_id)
+        .order_by(AttemptCapture.position)
+    )
     return ResultSnapshot(
-        reviewed=reviewed_in(session, result), automatic_text=result.document,
+        reviewed=reviewed_in(session, result),
+        automatic_text=result.document,
         created_at=result.created_at.isoformat(),
-        session={"session_id": sitting.id, "subject_code": sitting.subject_code, "protocol": sitting.protocol,
-                 "operator": sitting.operator} if sitting is not None else {},
-        attempt_number=attempt.number if attempt is not None else 0, revisions=revisions,
-        captures=tuple(capture_files(session, cid, blobs) for cid in capture_ids))
+        session={
+            "session_id": sitting.id,
+            "subject_code": sitting.subject_code,
+            "protocol": sitting.protocol,
+            "operator": sitting.operator,
+        }
+        if sitting is not None
+        else {},
+        attempt_number=attempt.number if attempt is not None else 0,
+        revisions=revisions,
+        captures=tuple(capture_files(session, cid, blobs) for cid in capture_ids),
+    )
 
 
 def capture_files(session: Session, capture_id: str, blobs: BlobStore) -> CaptureFiles:
     """A committed capture's files in the media store, named as its committed manifest names them."""
     capture = session.get(Capture, capture_id)
-    assert capture is not None and capture.manifest_sha256 is not None  # an attempt holds committed captures only
-    ext = {b.sha256: b.ext for b in session.scalars(select(Blob).where(Blob.sha256.in_(_digests(session, capture))))}
-    segments = list(session.scalars(select(CaptureSegment).where(CaptureSegment.capture_id == capture_id)
-                                    .order_by(CaptureSegment.position)))
+    assert (
+        capture is not None and capture.manifest_sha256 is not None
+    )  # an attempt holds committed captures only
+    ext = {
+        b.sha256: b.ext
+        for b in session.scalars(select(Blob).where(Blob.sha256.in_(_digests(session, capture))))
+    }
+    segments = list(
+        session.scalars(
+            select(CaptureSegment)
+            .where(CaptureSegment.capture_id == capture_id)
+            .order_by(CaptureSegment.position)
+        )
+    )
     names = _manifest_names(blobs, capture.manifest_sha256)
     files = [StoredFile("manifest.json", capture.manifest_sha256, ".json", "manifest")]
     for seg in segments:
         media_name, stamps_name = names.get(seg.position, ("", ""))
         media_ext = ext.get(seg.media_sha256, "")
-        files.append(StoredFile(media_name or f"seg-{seg.position:05d}{media_ext}", seg.media_sha256, media_ext,
-                                "media"))
+        files.append(
+            StoredFile(
+                media_name or f"seg-{seg.position:05d}{media_ext}",
+                seg.media_sha256,
+                media_ext,
+                "media",
+            )
+        )
         if seg.timestamps_sha256:
-            files.append(StoredFile(stamps_name or f"seg-{seg.position:05d}.ts.csv", seg.timestamps_sha256,
-                                    ext.get(seg.timestamps_sha256, ".csv"), "timestamps"))
-    info = {"capture_id": capture.id, "device_id": capture.device_id, "origin": capture.origin,
-            "state": capture.state, "started_at": capture.started_at.isoformat(),
-            "committed_at": capture.committed_at.isoformat() if capture.committed_at else None,
-            "frame_count": capture.frame_count, "dropped_frames": capture.dropped_frames,
-            "manifest_sha256": capture.manifest_sha256}
+            files.append(
+                StoredFile(
+                    stamps_name or f"seg-{seg.position:05d}.ts.csv",
+                    seg.timestamps_sha256,
+                    ext.get(seg.timestamps_sha256, ".csv"),
+                    "timestamps",
+                )
+            )
+    info = {
+        "capture_id": capture.id,
+        "device_id": capture.device_id,
+        "origin": capture.origin,
+        "state": capture.state,
+        "started_at": capture.started_at.isoformat(),
+        "committed_at": capture.committed_at.isoformat() if capture.committed_at else None,
+        "frame_count": capture.frame_count,
+        "dropped_frames": capture.dropped_frames,
+        "manifest_sha256": capture.manifest_sha256,
+    }
     return CaptureFiles(capture.id, info, tuple(files))
 
 
 def _digests(session: Session, capture: Capture) -> list[str]:
-    rows = session.execute(select(CaptureSegment.media_sha256, CaptureSegment.timestamps_sha256)
-                           .where(CaptureSegment.capture_id == capture.id)).all()
+    rows = session.execute(
+        select(CaptureSegment.media_sha256, CaptureSegment.timestamps_sha256).where(
+            CaptureSegment.capture_id == capture.id
+        )
+    ).all()
     return [d for row in rows for d in row if d] + [capture.manifest_sha256 or ""]
 
 
@@ -144,7 +205,9 @@ def _manifest_names(blobs: BlobStore, manifest_sha256: str) -> dict[int, tuple[s
     export then fails on that blob with a clear error when it copies it, or uses fallback names)."""
     try:
         data = json.loads(blobs.path(manifest_sha256, ".json").read_bytes())
-        return {n: (str(s.get("name") or ""), str(s.get("timestamps") or ""))
-                for n, s in enumerate(data.get("segments") or [])}
+        return {
+            n: (str(s.get("name") or ""), str(s.get("timestamps") or ""))
+            for n, s in enumerate(data.get("segments") or [])
+        }
     except (OSError, ValueError, AttributeError):
         return {}

@@ -51,18 +51,27 @@ class VerifyReport:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        return {"bundle": self.bundle, "intact": self.intact, "checked": self.checked,
-                "problems": [p.to_json() for p in self.problems], "audit_chain_head": self.audit_chain_head}
+        return {
+            "bundle": self.bundle,
+            "intact": self.intact,
+            "checked": self.checked,
+            "problems": [p.to_json() for p in self.problems],
+            "audit_chain_head": self.audit_chain_head,
+        }
 
 
 def _read_sums(root: Path) -> tuple[bytes, list[tuple[str, str]]]:
     path = _regular_file(root, SUMS_NAME)
     if isinstance(path, str):
-        raise NotABundleError(f"{root} has no {SUMS_NAME} file, so it is not a Labrig export bundle (give the "
-                              "folder named labrig-export-…)")
+        raise NotABundleError(
+            f"{root} has no {SUMS_NAME} file, so it is not a Labrig export bundle (give the "
+            "folder named labrig-export-…)"
+        )
     raw = path.read_bytes()
     entries = []
-    lines = raw.decode("utf-8", "replace").split("\n")  # "\n" only, as sha256sum reads it (not str.splitlines)
+    lines = raw.decode("utf-8", "replace").split(
+        "\n"
+    )  # "\n" only, as sha256sum reads it (not str.splitlines)
     for line in lines[:-1] if lines[-1] == "" else lines:
         match = _SUM_LINE.match(line)
         if match is None:  # garbled: reported, and nothing is opened through it
@@ -98,7 +107,9 @@ def _manifest_entries(root: Path, report: VerifyReport) -> dict[str, str] | None
         data = json.loads(path.read_bytes())
         files = {str(f["path"]): str(f["sha256"]) for f in data["files"]}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        report.problems.append(Problem(MANIFEST_NAME, f"cannot be read as a {EXPORT_SCHEMA} manifest ({exc})"))
+        report.problems.append(
+            Problem(MANIFEST_NAME, f"cannot be read as a {EXPORT_SCHEMA} manifest ({exc})")
+        )
         return None
     for path in files:
         check_bundle_path(path)
@@ -133,27 +144,41 @@ def verify_bundle(root: Path) -> VerifyReport:
     for digest, path in sums:
         report.checked += 1
         if not digest:
-            report.problems.append(Problem(SUMS_NAME, f"has a line that is not '<sha256>  <path>': {path!r}"))
+            report.problems.append(
+                Problem(SUMS_NAME, f"has a line that is not '<sha256>  <path>': {path!r}")
+            )
             continue
         target = _regular_file(root, path)
         if isinstance(target, str):
             report.problems.append(Problem(path, target))
         elif sha256_file(target)[0] != digest:
-            report.problems.append(Problem(path, f"does not match its SHA-256 in {SUMS_NAME} (changed or damaged)"))
+            report.problems.append(
+                Problem(path, f"does not match its SHA-256 in {SUMS_NAME} (changed or damaged)")
+            )
     _cross_check(raw, sums, manifest, report)
-    report.problems.extend(Problem(p, f"is not listed in {SUMS_NAME}") for p in _unlisted(root, {p for _, p in sums}))
+    report.problems.extend(
+        Problem(p, f"is not listed in {SUMS_NAME}") for p in _unlisted(root, {p for _, p in sums})
+    )
     return report
 
 
-def _cross_check(raw: bytes, sums: list[tuple[str, str]], manifest: dict[str, str] | None,
-                 report: VerifyReport) -> None:
+def _cross_check(
+    raw: bytes, sums: list[tuple[str, str]], manifest: dict[str, str] | None, report: VerifyReport
+) -> None:
     listed = {p: d for d, p in sums if d}
     if sums_text([FileEntry(p, d, 0) for d, p in sums if d]) != raw or len(listed) != len(sums):
-        report.problems.append(Problem(SUMS_NAME, "is not exactly as Labrig writes it (edited, reordered, "
-                                                  "duplicated lines or changed spacing)"))
+        report.problems.append(
+            Problem(
+                SUMS_NAME,
+                "is not exactly as Labrig writes it (edited, reordered, "
+                "duplicated lines or changed spacing)",
+            )
+        )
     if manifest is None:
         return
     expected = {p: d for p, d in listed.items() if p != MANIFEST_NAME}
     for path in sorted(set(expected) | set(manifest)):
         if expected.get(path) != manifest.get(path):
-            report.problems.append(Problem(path, f"is listed differently in {MANIFEST_NAME} and {SUMS_NAME}"))
+            report.problems.append(
+                Problem(path, f"is listed differently in {MANIFEST_NAME} and {SUMS_NAME}")
+            )

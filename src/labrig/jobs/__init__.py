@@ -25,7 +25,22 @@ from labrig.jobs.stages import (
 from labrig.jobs.views import Claim, JobView
 
 __all__ = [
-    "BUILTIN_STAGES", "NO_MODEL_DIGEST", "WORKER_STOPPED", "Claim", "Clock", "FencedWrites", "JobQueue", "JobView",
-    "LeaseTerms", "RunResult", "Setting", "Stage", "StageContext", "StageOutput", "StageRegistry", "ThreadExecutor",
-    "in_range", "run_claim",
+    "BUILTIN_STAGES",
+    "NO_MODEL_DIGEST",
+    "WORKER_STOPPED",
+    "Claim",
+    "Clock",
+    "FencedWrites",
+    "JobQueue",
+    "JobView",
+    "LeaseTerms",
+    "RunResult",
+    "Setting",
+    "Stage",
+    "StageContext",
+    "StageOutput",
+    "StageRegistry",
+    "ThreadExecutor",
+    "in_range",
+    "run_claim",
 ]

@@ -52,8 +52,13 @@ class ExecutorStats:
 class ThreadExecutor:
     """Runs jobs on ``workers`` threads until stopped, or (drain) until no job can run."""
 
-    def __init__(self, queue: JobQueue, workers: int = 2, poll_seconds: float = 0.25,
-                 on_progress: KeyedProgress | None = None) -> None:
+    def __init__(
+        self,
+        queue: JobQueue,
+        workers: int = 2,
+        poll_seconds: float = 0.25,
+        on_progress: KeyedProgress | None = None,
+    ) -> None:
         self.queue, self.workers, self.poll_seconds = queue, workers, poll_seconds
         self.writes = FencedWrites(queue)
         self.on_progress = on_progress
@@ -77,7 +82,9 @@ class ThreadExecutor:
                 running -= ended
                 before = len(running)
                 slots = 0 if early.voided else self.workers - len(running)
-                results, claims = self.writes.finish(early.outcomes(ended), slots, start=True, early=early)
+                results, claims = self.writes.finish(
+                    early.outcomes(ended), slots, start=True, early=early
+                )
                 for result in results:
                     stats.add(result)
                 for claim in claims:  # claimed on a session path: started after the commit
@@ -95,7 +102,9 @@ class ThreadExecutor:
         return stats
 
     def _execute(self, claim: Claim) -> Outcome:
-        return execute_claim(self.writes, self.queue.registry, claim, self.on_progress, self.stopping)
+        return execute_claim(
+            self.writes, self.queue.registry, claim, self.on_progress, self.stopping
+        )
 
     def _gather(self, running: set[_Run]) -> set[_Run]:
         """The runs that have ended; once one has, wait a moment for the rest so they commit together."""
@@ -136,19 +145,27 @@ class _Pool:
     the one thread that every commit waits for.
     """
 
-    def __init__(self, workers: int, run: Callable[[Claim], Outcome], on_done: Callable[[], None]) -> None:
+    def __init__(
+        self, workers: int, run: Callable[[Claim], Outcome], on_done: Callable[[], None]
+    ) -> None:
         self._run, self._on_done = run, on_done
         self._todo: queue.SimpleQueue[_Run | None] = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"labrig-job_{i}", daemon=True)
-                         for i in range(workers)]
+        self._threads = [
+            threading.Thread(target=self._work, name=f"labrig-job_{i}", daemon=True)
+            for i in range(workers)
+        ]
 
     def __enter__(self) -> _Pool:
         for thread in self._threads:
             thread.start()
         return self
 
-    def __exit__(self, _type: type[BaseException] | None, _error: BaseException | None,
-                 _tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        _type: type[BaseException] | None,
+        _error: BaseException | None,
+        _tb: TracebackType | None,
+    ) -> None:
         for _ in self._threads:
             self._todo.put(None)
         for thread in self._threads:

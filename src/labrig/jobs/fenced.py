@@ -38,7 +38,9 @@ from labrig.store.models import Job, JobDependency, JobOutput
 S = JobState
 log = logging.getLogger(__name__)
 for _target in (S.SUCCEEDED, S.SUCCEEDED_DEGRADED):
-    check_transition(S.RUNNING, _target)  # the edges a raw completion takes, checked against seed 000's table once
+    check_transition(
+        S.RUNNING, _target
+    )  # the edges a raw completion takes, checked against seed 000's table once
 
 OutcomeKind = Literal["complete", "fail", "cancelled", "released", "lost"]
 
@@ -70,9 +72,13 @@ class FencedWrites:
     def _held(self, session: Session, claim: Claim, *states: JobState) -> Job:
         job = session.get(Job, claim.job_id, with_for_update=True)
         if job is None or job.owner != claim.owner or job.fencing_token != claim.token:
-            raise LeaseLostError(f"job {claim.job_id} was taken over by another worker; this result is discarded")
+            raise LeaseLostError(
+                f"job {claim.job_id} was taken over by another worker; this result is discarded"
+            )
         if job.state not in {s.value for s in states} or self.queue.lease_lapsed(job):
-            raise LeaseLostError(f"job {claim.job_id} is no longer leased to this worker (state {job.state})")
+            raise LeaseLostError(
+                f"job {claim.job_id} is no longer leased to this worker (state {job.state})"
+            )
         return job
 
     def start(self, claim: Claim) -> None:
@@ -80,11 +86,15 @@ class FencedWrites:
         with self.store.write() as session:
             self.queue.move(session, self._held(session, claim, S.LEASED), S.RUNNING)
 
-    def renew(self, claim: Claim, progress: float | None = None, message: str | None = None) -> bool:
+    def renew(
+        self, claim: Claim, progress: float | None = None, message: str | None = None
+    ) -> bool:
         """Extend the lease (and store progress); returns whether a cancel was requested."""
         with self.store.write() as session:
             job = self._held(session, claim, S.RUNNING)
-            job.lease_deadline_mono, job.lease_expires_at = deadlines(self.queue.clock, self.queue.terms)
+            job.lease_deadline_mono, job.lease_expires_at = deadlines(
+                self.queue.clock, self.queue.terms
+            )
             if progress is not None:
                 job.progress = max(0.0, min(1.0, progress))
             if message is not None:
@@ -98,12 +108,15 @@ class FencedWrites:
             job.checkpoint = json.dumps(dict(state), sort_keys=True)
             self.queue.move(session, job, S.CHECKPOINTED)
             self.queue.move(session, job, S.RUNNING)
-            job.lease_deadline_mono, job.lease_expires_at = deadlines(self.queue.clock, self.queue.terms)
+            job.lease_deadline_mono, job.lease_expires_at = deadlines(
+                self.queue.clock, self.queue.terms
+            )
 
     def upstream_outputs(self, claim: Claim) -> dict[str, Mapping[str, Any]]:
         with self.store.read() as session:
-            ids = session.scalars(select(JobDependency.depends_on_job_id)
-                                  .where(JobDependency.job_id == claim.job_id))
+            ids = session.scalars(
+                select(JobDependency.depends_on_job_id).where(JobDependency.job_id == claim.job_id)
+            )
             out: dict[str, Mapping[str, Any]] = {}
             for upstream_id in ids:
                 key = session.scalar(select(Job.idempotency_key).where(Job.id == upstream_id))
@@ -140,8 +153,13 @@ class FencedWrites:
 
     # -- batched endings -----------------------------------------------------------------------
 
-    def finish(self, outcomes: Sequence[Outcome], claim_slots: int = 0, start: bool = True,
-               early: EarlyStart | None = None) -> tuple[list[RunResult], list[Claim]]:
+    def finish(
+        self,
+        outcomes: Sequence[Outcome],
+        claim_slots: int = 0,
+        start: bool = True,
+        early: EarlyStart | None = None,
+    ) -> tuple[list[RunResult], list[Claim]]:
         """Commit ``outcomes`` and then claim up to ``claim_slots`` jobs, all in one write transaction.
 
         Each outcome is fenced on its own (owner, token, state, unexpired lease): one
@@ -171,13 +189,19 @@ class FencedWrites:
             cause = exc.__cause__
             if len(outcomes) <= 1 and claim_slots <= 0 and cause is not None:
                 raise cause from None
-            log.warning("a batch of %d outcome(s) failed to commit; retrying them one by one", len(outcomes),
-                        exc_info=cause)
+            log.warning(
+                "a batch of %d outcome(s) failed to commit; retrying them one by one",
+                len(outcomes),
+                exc_info=cause,
+            )
         except Exception:
             if len(outcomes) <= 1 and claim_slots <= 0:
                 raise
-            log.warning("a batch of %d outcome(s) failed to commit; retrying them one by one", len(outcomes),
-                        exc_info=True)
+            log.warning(
+                "a batch of %d outcome(s) failed to commit; retrying them one by one",
+                len(outcomes),
+                exc_info=True,
+            )
         results, error = [], None
         for outcome in outcomes:
             try:
@@ -189,8 +213,9 @@ class FencedWrites:
         # voided runs may still be going under their (rolled back) tokens: claim again once they have ended
         return results, [] if voided else self.queue.claim(claim_slots, start)
 
-    def _finish_raw(self, outcomes: Sequence[Outcome], claim_slots: int, start: bool,
-                    early: EarlyStart | None) -> tuple[list[RunResult], list[Claim]] | None:
+    def _finish_raw(
+        self, outcomes: Sequence[Outcome], claim_slots: int, start: bool, early: EarlyStart | None
+    ) -> tuple[list[RunResult], list[Claim]] | None:
         """:meth:`finish` without a Session when only raw statements are needed; None (nothing written) if not.
 
         The usual batch: completions (and lost leases) whose outputs no job waits for,
@@ -218,8 +243,12 @@ class FencedWrites:
                 raise _VoidedClaims from exc
             raise
         found = iter(views)
-        results = [RunResult(o.claim.job_id, None, lease_lost=True) if o.kind == "lost"
-                   else _result(o, next(found)) for o in outcomes]
+        results = [
+            RunResult(o.claim.job_id, None, lease_lost=True)
+            if o.kind == "lost"
+            else _result(o, next(found))
+            for o in outcomes
+        ]
         return results, claims
 
     def _finish_alone(self, outcome: Outcome) -> RunResult:
@@ -253,8 +282,10 @@ class FencedWrites:
             assert outcome.output is not None
             [view] = self._complete_in(session, [outcome])
             if view is None:
-                raise LeaseLostError(f"job {claim.job_id} is no longer leased to this worker; "
-                                     "this result is discarded")
+                raise LeaseLostError(
+                    f"job {claim.job_id} is no longer leased to this worker; "
+                    "this result is discarded"
+                )
             return view
         job = self._held(session, claim, S.RUNNING)
         if outcome.kind == "fail":
@@ -263,17 +294,24 @@ class FencedWrites:
             if isinstance(error, QualityBlockedError):
                 self.queue.end_failed(session, job, S.BLOCKED_BY_QUALITY, error.code, error.message)
                 if job.attempt_id:
-                    record_event(session, EventName.QUALITY_BLOCKED,
-                                 {"attempt_id": job.attempt_id, "job_id": job.id, "reasons": error.reasons})
+                    record_event(
+                        session,
+                        EventName.QUALITY_BLOCKED,
+                        {"attempt_id": job.attempt_id, "job_id": job.id, "reasons": error.reasons},
+                    )
             elif isinstance(error, TransientStageError):
                 self.queue.schedule_retry(session, job, error.code, error.message)
             else:
                 self.queue.end_failed(session, job, S.PERMANENT_FAILURE, error.code, error.message)
         elif outcome.kind == "cancelled":
             self.queue.move(session, job, S.RETRY_WAITING)
-            self.queue.end_failed(session, job, S.CANCELLED, CANCELLED, "cancelled by an operator while running")
+            self.queue.end_failed(
+                session, job, S.CANCELLED, CANCELLED, "cancelled by an operator while running"
+            )
         elif outcome.kind == "released":
-            self.queue.end_failed(session, job, S.RETRY_WAITING, WORKER_STOPPED, "the worker was shut down")
+            self.queue.end_failed(
+                session, job, S.RETRY_WAITING, WORKER_STOPPED, "the worker was shut down"
+            )
             job.attempts = max(job.attempts - 1, 0)
             job.next_attempt_at = self.queue.clock.now()
         else:  # pragma: no cover - "lost" never reaches a write
@@ -291,8 +329,9 @@ class FencedWrites:
                 self.queue.release_dependents(session, job)
         return views
 
-    def _complete_rows(self, tx: RawTransaction,
-                       outcomes: Sequence[Outcome]) -> tuple[list[JobView | None], set[str]]:
+    def _complete_rows(
+        self, tx: RawTransaction, outcomes: Sequence[Outcome]
+    ) -> tuple[list[JobView | None], set[str]]:
         """Commit the outputs of finished runs with raw statements; None where the lease was lost.
 
         Per run, in this transaction: the fence check (owner, token, Running, unexpired
@@ -307,8 +346,12 @@ class FencedWrites:
         first_outputs: dict[str, tuple[str, str]] = {}
         with_dependents: set[str] = set()
         sql = self.queue.sql
-        for found in tx.mappings(sql.finishing_jobs, {"ids": tx.dialect.id_list([o.claim.job_id for o in outcomes])}):
-            read = dict(found)  # of its datetimes only the lease's is read here (the view converts the others)
+        for found in tx.mappings(
+            sql.finishing_jobs, {"ids": tx.dialect.id_list([o.claim.job_id for o in outcomes])}
+        ):
+            read = dict(
+                found
+            )  # of its datetimes only the lease's is read here (the view converts the others)
             read["lease_expires_at"] = tx.dialect.from_db_datetime(read["lease_expires_at"])
             first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
             if first_job is not None:
@@ -327,62 +370,126 @@ class FencedWrites:
             claim, output = outcome.claim, outcome.output
             assert output is not None
             row = rows.get(claim.job_id, {})
-            if (not row or row["owner"] != claim.owner or row["fencing_token"] != claim.token
-                    or row["state"] != S.RUNNING.value
-                    or lease_expired(clock, row["lease_host"], row["lease_boot_id"], row["owner"],
-                                     row["lease_deadline_mono"], row["lease_expires_at"])):
+            if (
+                not row
+                or row["owner"] != claim.owner
+                or row["fencing_token"] != claim.token
+                or row["state"] != S.RUNNING.value
+                or lease_expired(
+                    clock,
+                    row["lease_host"],
+                    row["lease_boot_id"],
+                    row["owner"],
+                    row["lease_deadline_mono"],
+                    row["lease_expires_at"],
+                )
+            ):
                 views.append(None)  # taken over, ended, or lapsed: nothing is written for this run
                 continue
             key = row["idempotency_key"]
             assert key is not None
-            target = S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED  # checked at import
+            target = (
+                S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED
+            )  # checked at import
             canonical, digest = output.canonical, output.digest
             first = first_outputs.get(key)
             if first is None:
-                new_outputs.append({"idempotency_key": key, "job_id": claim.job_id, "fencing_token": claim.token,
-                                    "digest": digest, "body": canonical.decode(), "committed_at": stored_now})
+                new_outputs.append(
+                    {
+                        "idempotency_key": key,
+                        "job_id": claim.job_id,
+                        "fencing_token": claim.token,
+                        "digest": digest,
+                        "body": canonical.decode(),
+                        "committed_at": stored_now,
+                    }
+                )
                 first_outputs[key] = (claim.job_id, digest)
                 committed = digest
             else:
                 if first[1] != digest and row["deterministic"]:
-                    incidents.append({"idempotency_key": key, "stage_id": row["stage_id"],
-                                      "first_job_id": first[0], "first_digest": first[1],
-                                      "second_job_id": claim.job_id, "second_digest": digest,
-                                      "recorded_at": stored_now})
+                    incidents.append(
+                        {
+                            "idempotency_key": key,
+                            "stage_id": row["stage_id"],
+                            "first_job_id": first[0],
+                            "first_digest": first[1],
+                            "second_job_id": claim.job_id,
+                            "second_digest": digest,
+                            "recorded_at": stored_now,
+                        }
+                    )
                 committed = first[1]
             # earlier failures' error columns are cleared (they stay in the outbox history), and the lease
-            updates.append({"b_id": claim.job_id, "b_owner": claim.owner, "b_token": claim.token,
-                            "v_state": target.value, "v_now": stored_now, "v_digest": committed})
+            updates.append(
+                {
+                    "b_id": claim.job_id,
+                    "b_owner": claim.owner,
+                    "b_token": claim.token,
+                    "v_state": target.value,
+                    "v_now": stored_now,
+                    "v_digest": committed,
+                }
+            )
             made = outcome.completion
             if made is None or claim.idempotency_key != key or committed != digest:
                 made = _completed(claim.job_id, row["stage_id"], key, committed, stored_now)
             events.append(made)
             if output.degraded_reasons and row["attempt_id"]:
-                events.append(event_row(EventName.QUALITY_DEGRADED, {
-                    "attempt_id": row["attempt_id"], "job_id": claim.job_id,
-                    "reasons": list(output.degraded_reasons)}))
-            views.append(JobView(
-                id=claim.job_id, stage_id=row["stage_id"], state=target, attempt_id=row["attempt_id"],
-                priority=row["priority"], attempts=row["attempts"], max_attempts=row["max_attempts"],
-                progress=1.0, progress_message=row["progress_message"], idempotency_key=key,
-                input_digests=list(claim.input_digests), supersedes_job_id=row["supersedes_job_id"],
-                owner=None, lease_expires_at=None, next_attempt_at=from_db(row["next_attempt_at"]),
-                error_code=None, error_message=None, output_digest=committed,
-                cancel_requested=bool(row["cancel_requested"]),
-                created_at=from_db(row["created_at"]) or now, updated_at=now))
+                events.append(
+                    event_row(
+                        EventName.QUALITY_DEGRADED,
+                        {
+                            "attempt_id": row["attempt_id"],
+                            "job_id": claim.job_id,
+                            "reasons": list(output.degraded_reasons),
+                        },
+                    )
+                )
+            views.append(
+                JobView(
+                    id=claim.job_id,
+                    stage_id=row["stage_id"],
+                    state=target,
+                    attempt_id=row["attempt_id"],
+                    priority=row["priority"],
+                    attempts=row["attempts"],
+                    max_attempts=row["max_attempts"],
+                    progress=1.0,
+                    progress_message=row["progress_message"],
+                    idempotency_key=key,
+                    input_digests=list(claim.input_digests),
+                    supersedes_job_id=row["supersedes_job_id"],
+                    owner=None,
+                    lease_expires_at=None,
+                    next_attempt_at=from_db(row["next_attempt_at"]),
+                    error_code=None,
+                    error_message=None,
+                    output_digest=committed,
+                    cancel_requested=bool(row["cancel_requested"]),
+                    created_at=from_db(row["created_at"]) or now,
+                    updated_at=now,
+                )
+            )
         if new_outputs:
             tx.executemany(sql.insert_output, new_outputs)
         if incidents:
             tx.executemany(sql.insert_incident, incidents)
         if updates:
             changed = tx.executemany(sql.complete_job, updates)
-            if changed != len(updates):  # cannot happen under the write lock; never commit half of it
-                raise LeaseLostError(f"{len(updates) - changed} job(s) changed hands inside the transaction")
+            if changed != len(
+                updates
+            ):  # cannot happen under the write lock; never commit half of it
+                raise LeaseLostError(
+                    f"{len(updates) - changed} job(s) changed hands inside the transaction"
+                )
         insert_events(tx, events)
         return views, {v.id for v in views if v is not None and v.id in with_dependents}
 
 
-def completion_event(claim: Claim, output: StageOutput, dialect: RawDialect) -> dict[str, Any] | None:
+def completion_event(
+    claim: Claim, output: StageOutput, dialect: RawDialect
+) -> dict[str, Any] | None:
     """The ``analysis.stage.completed`` row of a run whose output is the first under its key (the usual case).
 
     Made where the run ended, on a worker's thread, with the output's digest and
@@ -392,14 +499,29 @@ def completion_event(claim: Claim, output: StageOutput, dialect: RawDialect) -> 
     """
     if claim.idempotency_key is None:
         return None
-    return _completed(claim.job_id, claim.stage_id, claim.idempotency_key, output.digest,
-                      dialect.to_db_datetime(utcnow()))
+    return _completed(
+        claim.job_id,
+        claim.stage_id,
+        claim.idempotency_key,
+        output.digest,
+        dialect.to_db_datetime(utcnow()),
+    )
 
 
-def _completed(job_id: str, stage_id: str, key: str, output_digest: str, recorded_at: Any) -> dict[str, Any]:
+def _completed(
+    job_id: str, stage_id: str, key: str, output_digest: str, recorded_at: Any
+) -> dict[str, Any]:
     """The ``analysis.stage.completed`` row of a job whose key's committed output has ``output_digest``."""
-    return event_row(EventName.STAGE_COMPLETED, {"job_id": job_id, "stage_id": stage_id, "idempotency_key": key,
-                                                 "output_digest": output_digest}, recorded_at)
+    return event_row(
+        EventName.STAGE_COMPLETED,
+        {
+            "job_id": job_id,
+            "stage_id": stage_id,
+            "idempotency_key": key,
+            "output_digest": output_digest,
+        },
+        recorded_at,
+    )
 
 
 class EarlyStart(Protocol):

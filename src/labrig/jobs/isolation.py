@@ -54,7 +54,9 @@ class _ChildContext:
             raise JobCancelledError("cancelled by an operator")
 
 
-def _child_main(run: Callable[[StageContext], StageOutput], fields: dict[str, Any], conn: Connection) -> None:
+def _child_main(
+    run: Callable[[StageContext], StageOutput], fields: dict[str, Any], conn: Connection
+) -> None:
     ctx = _ChildContext(conn, fields)
     try:
         output = run(ctx)
@@ -62,8 +64,15 @@ def _child_main(run: Callable[[StageContext], StageOutput], fields: dict[str, An
     except JobCancelledError:
         conn.send(("cancelled",))
     except StageFailure as failure:
-        conn.send(("failure", type(failure).__name__, failure.code, failure.message,
-                   getattr(failure, "reasons", None)))
+        conn.send(
+            (
+                "failure",
+                type(failure).__name__,
+                failure.code,
+                failure.message,
+                getattr(failure, "reasons", None),
+            )
+        )
     except Exception as exc:  # noqa: BLE001 - reported to the parent as a crash
         conn.send(("crash", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -73,8 +82,14 @@ def _child_main(run: Callable[[StageContext], StageOutput], fields: dict[str, An
 def run_isolated(run: Callable[[StageContext], StageOutput], ctx: StageContext) -> StageOutput:
     """Run ``run(ctx)`` in a spawned child process; same outcomes as calling it here."""
     parent_conn, child_conn = _SPAWN.Pipe()
-    fields = {"job_id": ctx.job_id, "stage_id": ctx.stage_id, "input_digests": ctx.input_digests,
-              "config": ctx.config, "checkpoint": ctx.checkpoint, "upstream": dict(ctx.upstream)}
+    fields = {
+        "job_id": ctx.job_id,
+        "stage_id": ctx.stage_id,
+        "input_digests": ctx.input_digests,
+        "config": ctx.config,
+        "checkpoint": ctx.checkpoint,
+        "upstream": dict(ctx.upstream),
+    }
     child = _SPAWN.Process(target=_child_main, args=(run, fields, child_conn), daemon=True)
     child.start()
     child_conn.close()
@@ -125,10 +140,14 @@ def _handle(message: tuple[Any, ...], ctx: StageContext) -> StageOutput | None:
 
 def _died(child: Any) -> NoReturn:
     child.join(5)
-    raise TransientStageError(f"the stage's process ended without an answer (exit code {child.exitcode})")
+    raise TransientStageError(
+        f"the stage's process ended without an answer (exit code {child.exitcode})"
+    )
 
 
-def _rebuild_failure(class_name: str, code: str, message: str, reasons: list[str] | None) -> StageFailure:
+def _rebuild_failure(
+    class_name: str, code: str, message: str, reasons: list[str] | None
+) -> StageFailure:
     from labrig import errors
 
     cls = getattr(errors, class_name, StageFailure)

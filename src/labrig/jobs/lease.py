@@ -104,8 +104,15 @@ def owner_pid(owner: str | None) -> int:
         return -1
 
 
-def lease_expired(clock: Clock, host: str | None, boot_id: str | None, owner: str | None,
-                  deadline_mono: float | None, expires_at: datetime | None, now: datetime | None = None) -> bool:
+def lease_expired(
+    clock: Clock,
+    host: str | None,
+    boot_id: str | None,
+    owner: str | None,
+    deadline_mono: float | None,
+    expires_at: datetime | None,
+    now: datetime | None = None,
+) -> bool:
     """Whether a lease recorded with these facts no longer protects its holder.
 
     A lease of another host is judged by its wall-clock deadline against ``now``: the

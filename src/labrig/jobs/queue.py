@@ -36,7 +36,9 @@ SUCCESS = (S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value)
 LEASE_HELD = (S.LEASED.value, S.RUNNING.value, S.CHECKPOINTED.value)
 READY = S.READY.value
 for _edge in ((S.CREATED, S.READY), (S.READY, S.LEASED), (S.LEASED, S.RUNNING)):
-    check_transition(*_edge)  # the edges the raw statements take, checked against seed 000's table once, here
+    check_transition(
+        *_edge
+    )  # the edges the raw statements take, checked against seed 000's table once, here
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
@@ -80,11 +82,21 @@ class JobQueue:
 
     def emit_failed(self, session: Session, job: Job, code: str, retryable: bool) -> None:
         if job.idempotency_key is not None:
-            record_event(session, EventName.STAGE_FAILED, {
-                "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,
-                "error_code": code, "retryable": retryable})
+            record_event(
+                session,
+                EventName.STAGE_FAILED,
+                {
+                    "job_id": job.id,
+                    "stage_id": job.stage_id,
+                    "idempotency_key": job.idempotency_key,
+                    "error_code": code,
+                    "retryable": retryable,
+                },
+            )
 
-    def end_failed(self, session: Session, job: Job, target: JobState, code: str, message: str) -> None:
+    def end_failed(
+        self, session: Session, job: Job, target: JobState, code: str, message: str
+    ) -> None:
         """Move ``job`` to a failure state, record why, and fail the jobs waiting for its output."""
         self.move(session, job, target)
         job.error_code, job.error_message = code, message
@@ -104,21 +116,47 @@ class JobQueue:
         if job.state == S.CHECKPOINTED.value:
             self.move(session, job, S.RETRY_WAITING)
         if job.attempts >= job.max_attempts:
-            self.end_failed(session, job, S.PERMANENT_FAILURE, code,
-                            f"{message} (gave up after {job.attempts} attempts)")
+            self.end_failed(
+                session,
+                job,
+                S.PERMANENT_FAILURE,
+                code,
+                f"{message} (gave up after {job.attempts} attempts)",
+            )
             return
         self.end_failed(session, job, S.RETRY_WAITING, code, message)
-        now = self.shared_now(self.store.raw_in(session))  # any workstation's worker compares it with the same clock
+        now = self.shared_now(
+            self.store.raw_in(session)
+        )  # any workstation's worker compares it with the same clock
         job.next_attempt_at = now + timedelta(seconds=self.retry.delay(job.attempts))
 
     # -- producers -----------------------------------------------------------------------------
 
-    def enqueue(self, stage_id: str, input_digests: Sequence[str] = (), config: Mapping[str, Any] | None = None,
-                *, attempt_id: str | None = None, priority: int = 0, depends_on: Sequence[str] = (),
-                supersedes_job_id: str | None = None) -> JobView:
+    def enqueue(
+        self,
+        stage_id: str,
+        input_digests: Sequence[str] = (),
+        config: Mapping[str, Any] | None = None,
+        *,
+        attempt_id: str | None = None,
+        priority: int = 0,
+        depends_on: Sequence[str] = (),
+        supersedes_job_id: str | None = None,
+    ) -> JobView:
         """Create a job; it is Ready at once, or InputsPending until ``depends_on`` jobs commit."""
-        [view] = self.enqueue_many([JobSpec(stage_id, input_digests, config, attempt_id, priority, depends_on,
-                                            supersedes_job_id)])
+        [view] = self.enqueue_many(
+            [
+                JobSpec(
+                    stage_id,
+                    input_digests,
+                    config,
+                    attempt_id,
+                    priority,
+                    depends_on,
+                    supersedes_job_id,
+                )
+            ]
+        )
         return view
 
     def enqueue_many(self, specs: Sequence[JobSpec]) -> list[JobView]:
@@ -130,10 +168,20 @@ class JobQueue:
             views: list[JobView] = []
             for spec in specs:
                 if spec.depends_on:
-                    views.append(JobView.of(self.add_job(
-                        session, spec.stage_id, spec.input_digests, spec.config, attempt_id=spec.attempt_id,
-                        priority=spec.priority, depends_on=spec.depends_on,
-                        supersedes_job_id=spec.supersedes_job_id)))
+                    views.append(
+                        JobView.of(
+                            self.add_job(
+                                session,
+                                spec.stage_id,
+                                spec.input_digests,
+                                spec.config,
+                                attempt_id=spec.attempt_id,
+                                priority=spec.priority,
+                                depends_on=spec.depends_on,
+                                supersedes_job_id=spec.supersedes_job_id,
+                            )
+                        )
+                    )
                 else:
                     views.append(self._insert_ready(self.store.raw_in(session), spec))
             return views
@@ -149,45 +197,132 @@ class JobQueue:
         inputs = list(spec.input_digests)
         now = self.clock.now()
         stored_now = tx.dialect.to_db_datetime(now)
-        job_id = random_id()  # random, not time-ordered: people type a job by its first 8 characters
-        key = idempotency_key(spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version)
-        tx.execute(self.sql.insert_job, job_values({
-            "id": job_id, "stage_id": spec.stage_id, "attempt_id": spec.attempt_id,
-            "state": READY, "priority": spec.priority, "created_at": stored_now, "updated_at": stored_now,
-            "input_digests": json.dumps(inputs), "config": config_text, "config_digest": cfg_digest,
-            "model_manifest_digest": stage.model_manifest_digest, "schema_version": stage.schema_version,
-            "idempotency_key": key, "deterministic": stage.deterministic, "supersedes_job_id": spec.supersedes_job_id,
-            "owner": None, "lease_host": None, "lease_boot_id": None, "lease_deadline_mono": None,
-            "lease_expires_at": None, "fencing_token": 0, "attempts": 0, "max_attempts": stage.max_attempts,
-            "next_attempt_at": None, "progress": 0.0, "progress_message": "", "checkpoint": None,
-            "cancel_requested": False, "error_code": None, "error_message": None, "output_digest": None}))
-        insert_events(tx, [event_row(EventName.STAGE_REQUESTED, {
-            "job_id": job_id, "stage_id": spec.stage_id, "idempotency_key": key, "attempt_id": spec.attempt_id},
-            recorded_at=stored_now)])
-        return JobView(id=job_id, stage_id=spec.stage_id, state=S.READY, attempt_id=spec.attempt_id,
-                       priority=spec.priority, attempts=0, max_attempts=stage.max_attempts, progress=0.0,
-                       progress_message="", idempotency_key=key, input_digests=inputs,
-                       supersedes_job_id=spec.supersedes_job_id, owner=None, lease_expires_at=None,
-                       next_attempt_at=None, error_code=None, error_message=None, output_digest=None,
-                       cancel_requested=False, created_at=now, updated_at=now)
+        job_id = (
+            random_id()
+        )  # random, not time-ordered: people type a job by its first 8 characters
+        key = idempotency_key(
+            spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version
+        )
+        tx.execute(
+            self.sql.insert_job,
+            job_values(
+                {
+                    "id": job_id,
+                    "stage_id": spec.stage_id,
+                    "attempt_id": spec.attempt_id,
+                    "state": READY,
+                    "priority": spec.priority,
+                    "created_at": stored_now,
+                    "updated_at": stored_now,
+                    "input_digests": json.dumps(inputs),
+                    "config": config_text,
+                    "config_digest": cfg_digest,
+                    "model_manifest_digest": stage.model_manifest_digest,
+                    "schema_version": stage.schema_version,
+                    "idempotency_key": key,
+                    "deterministic": stage.deterministic,
+                    "supersedes_job_id": spec.supersedes_job_id,
+                    "owner": None,
+                    "lease_host": None,
+                    "lease_boot_id": None,
+                    "lease_deadline_mono": None,
+                    "lease_expires_at": None,
+                    "fencing_token": 0,
+                    "attempts": 0,
+                    "max_attempts": stage.max_attempts,
+                    "next_attempt_at": None,
+                    "progress": 0.0,
+                    "progress_message": "",
+                    "checkpoint": None,
+                    "cancel_requested": False,
+                    "error_code": None,
+                    "error_message": None,
+                    "output_digest": None,
+                }
+            ),
+        )
+        insert_events(
+            tx,
+            [
+                event_row(
+                    EventName.STAGE_REQUESTED,
+                    {
+                        "job_id": job_id,
+                        "stage_id": spec.stage_id,
+                        "idempotency_key": key,
+                        "attempt_id": spec.attempt_id,
+                    },
+                    recorded_at=stored_now,
+                )
+            ],
+        )
+        return JobView(
+            id=job_id,
+            stage_id=spec.stage_id,
+            state=S.READY,
+            attempt_id=spec.attempt_id,
+            priority=spec.priority,
+            attempts=0,
+            max_attempts=stage.max_attempts,
+            progress=0.0,
+            progress_message="",
+            idempotency_key=key,
+            input_digests=inputs,
+            supersedes_job_id=spec.supersedes_job_id,
+            owner=None,
+            lease_expires_at=None,
+            next_attempt_at=None,
+            error_code=None,
+            error_message=None,
+            output_digest=None,
+            cancel_requested=False,
+            created_at=now,
+            updated_at=now,
+        )
 
-    def add_job(self, session: Session, stage_id: str, input_digests: Sequence[str],
-                config: Mapping[str, Any] | None, *, attempt_id: str | None = None, priority: int = 0,
-                depends_on: Sequence[str] = (), supersedes_job_id: str | None = None) -> Job:
+    def add_job(
+        self,
+        session: Session,
+        stage_id: str,
+        input_digests: Sequence[str],
+        config: Mapping[str, Any] | None,
+        *,
+        attempt_id: str | None = None,
+        priority: int = 0,
+        depends_on: Sequence[str] = (),
+        supersedes_job_id: str | None = None,
+    ) -> Job:
         """Enqueue inside the caller's transaction (so an attempt and its jobs commit together)."""
         stage = self.registry.get(stage_id)
         merged = stage.configure(config)
         now = self.clock.now()
-        job = Job(id=random_id(), stage_id=stage_id, attempt_id=attempt_id, state=S.CREATED.value,
-                  priority=priority, created_at=now, updated_at=now, input_digests=json.dumps(list(input_digests)),
-                  config=canonical_json(merged).decode(), config_digest=config_digest(merged),
-                  model_manifest_digest=stage.model_manifest_digest, schema_version=stage.schema_version,
-                  deterministic=stage.deterministic, supersedes_job_id=supersedes_job_id, fencing_token=0,
-                  attempts=0, max_attempts=stage.max_attempts, progress=0.0, progress_message="",
-                  cancel_requested=False)
+        job = Job(
+            id=random_id(),
+            stage_id=stage_id,
+            attempt_id=attempt_id,
+            state=S.CREATED.value,
+            priority=priority,
+            created_at=now,
+            updated_at=now,
+            input_digests=json.dumps(list(input_digests)),
+            config=canonical_json(merged).decode(),
+            config_digest=config_digest(merged),
+            model_manifest_digest=stage.model_manifest_digest,
+            schema_version=stage.schema_version,
+            deterministic=stage.deterministic,
+            supersedes_job_id=supersedes_job_id,
+            fencing_token=0,
+            attempts=0,
+            max_attempts=stage.max_attempts,
+            progress=0.0,
+            progress_message="",
+            cancel_requested=False,
+        )
         session.add(job)
         for upstream in depends_on:
-            session.add(JobDependency(job_id=job.id, depends_on_job_id=self._get(session, upstream).id))
+            session.add(
+                JobDependency(job_id=job.id, depends_on_job_id=self._get(session, upstream).id)
+            )
         session.flush()
         self._advance_created(session, job)
         return job
@@ -196,27 +331,44 @@ class JobQueue:
         upstream = self._upstream_jobs(session, job.id)
         if any(u.state in {s.value for s in TERMINAL} - set(SUCCESS) for u in upstream):
             self.move(session, job, S.INPUTS_PENDING)
-            self.end_failed(session, job, S.PERMANENT_FAILURE, INPUT_UNAVAILABLE, "an input job ended without output")
+            self.end_failed(
+                session,
+                job,
+                S.PERMANENT_FAILURE,
+                INPUT_UNAVAILABLE,
+                "an input job ended without output",
+            )
         elif all(u.output_digest is not None and u.state in SUCCESS for u in upstream):
             self._make_ready(session, job, [u.output_digest for u in upstream if u.output_digest])
         else:
             self.move(session, job, S.INPUTS_PENDING)
 
     def _upstream_jobs(self, session: Session, job_id: str) -> list[Job]:
-        ids = session.scalars(select(JobDependency.depends_on_job_id).where(JobDependency.job_id == job_id)
-                              .order_by(JobDependency.depends_on_job_id))
+        ids = session.scalars(
+            select(JobDependency.depends_on_job_id)
+            .where(JobDependency.job_id == job_id)
+            .order_by(JobDependency.depends_on_job_id)
+        )
         return [j for j in (session.get(Job, i) for i in ids) if j is not None]
 
     def _make_ready(self, session: Session, job: Job, upstream_digests: list[str]) -> None:
         """Fix the inputs (own digests, then upstream outputs) and the idempotency key; → Ready."""
         inputs = json.loads(job.input_digests) + upstream_digests
         job.input_digests = json.dumps(inputs)
-        job.idempotency_key = idempotency_key(job.stage_id, inputs, job.model_manifest_digest,
-                                              job.config_digest, job.schema_version)
+        job.idempotency_key = idempotency_key(
+            job.stage_id, inputs, job.model_manifest_digest, job.config_digest, job.schema_version
+        )
         self.move(session, job, S.READY)
-        record_event(session, EventName.STAGE_REQUESTED, {
-            "job_id": job.id, "stage_id": job.stage_id, "idempotency_key": job.idempotency_key,
-            "attempt_id": job.attempt_id})
+        record_event(
+            session,
+            EventName.STAGE_REQUESTED,
+            {
+                "job_id": job.id,
+                "stage_id": job.stage_id,
+                "idempotency_key": job.idempotency_key,
+                "attempt_id": job.attempt_id,
+            },
+        )
 
     def release_dependents(self, session: Session, job: Job) -> None:
         """InputsPending jobs that waited for ``job`` become Ready once all their inputs are committed."""
@@ -225,16 +377,25 @@ class JobQueue:
                 continue
             upstream = self._upstream_jobs(session, dependent.id)
             if all(u.state in SUCCESS and u.output_digest for u in upstream):
-                self._make_ready(session, dependent, [u.output_digest for u in upstream if u.output_digest])
+                self._make_ready(
+                    session, dependent, [u.output_digest for u in upstream if u.output_digest]
+                )
 
     def _fail_dependents(self, session: Session, job: Job) -> None:
         for dependent in self._dependents(session, job.id):
             if dependent.state == S.INPUTS_PENDING.value:
-                self.end_failed(session, dependent, S.PERMANENT_FAILURE, INPUT_UNAVAILABLE,
-                                f"input job {job.id} ended {job.state} without output")
+                self.end_failed(
+                    session,
+                    dependent,
+                    S.PERMANENT_FAILURE,
+                    INPUT_UNAVAILABLE,
+                    f"input job {job.id} ended {job.state} without output",
+                )
 
     def _dependents(self, session: Session, job_id: str) -> list[Job]:
-        ids = session.scalars(select(JobDependency.job_id).where(JobDependency.depends_on_job_id == job_id))
+        ids = session.scalars(
+            select(JobDependency.job_id).where(JobDependency.depends_on_job_id == job_id)
+        )
         return [j for j in (session.get(Job, i) for i in ids) if j is not None]
 
     # -- workers: claiming ----------------------------------------------------------------------
@@ -252,7 +413,9 @@ class JobQueue:
         with self.store.write() as session:
             return self.claim_in(session, slots, start)
 
-    def claim_in(self, session: Session, slots: int, start: bool = False, reap: bool = True) -> list[Claim]:
+    def claim_in(
+        self, session: Session, slots: int, start: bool = False, reap: bool = True
+    ) -> list[Claim]:
         """:meth:`claim` inside the caller's write transaction (``reap``: reap and wake first)."""
         if reap:
             self._reap_expired(session)
@@ -264,10 +427,19 @@ class JobQueue:
     def needs_reaping(self, tx: RawTransaction) -> bool:
         """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths."""
         now = self.shared_now(tx)
-        if any(lease_expired(self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now)
-               for _id, host, boot_id, owner, mono, expires in tx.execute(self.sql.held_leases).fetchall()):
+        if any(
+            lease_expired(
+                self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now
+            )
+            for _id, host, boot_id, owner, mono, expires in tx.execute(
+                self.sql.held_leases
+            ).fetchall()
+        ):
             return True
-        return tx.execute(self.sql.due_retries, {"now": tx.dialect.to_db_datetime(now)}).fetchone() is not None
+        return (
+            tx.execute(self.sql.due_retries, {"now": tx.dialect.to_db_datetime(now)}).fetchone()
+            is not None
+        )
 
     def shared_now(self, tx: RawTransaction) -> datetime:
         """The wall clock every workstation agrees on: the database's where it has one, else this one's."""
@@ -281,25 +453,51 @@ class JobQueue:
         mono, _ = deadlines(self.clock, self.terms)
         now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
         to_db = tx.dialect.to_db_datetime
-        rows = tx.mappings(self.sql.claim_ready, {
-            "stage_ids": tx.dialect.id_list(self.registry.ids(heavy=not self.heavy_paused())), "slots": slots,
-            "v_state": (S.RUNNING if start else S.LEASED).value, "v_owner": self.clock.owner,
-            "v_host": self.clock.host, "v_boot_id": self.clock.boot_id, "v_mono": mono,
-            "v_expires_at": to_db(now + timedelta(seconds=self.terms.seconds)), "v_now": to_db(now)})
-        rows.sort(key=lambda r: (-r["priority"], str(r["created_at"]), r["id"]))  # RETURNING's order is arbitrary
+        rows = tx.mappings(
+            self.sql.claim_ready,
+            {
+                "stage_ids": tx.dialect.id_list(self.registry.ids(heavy=not self.heavy_paused())),
+                "slots": slots,
+                "v_state": (S.RUNNING if start else S.LEASED).value,
+                "v_owner": self.clock.owner,
+                "v_host": self.clock.host,
+                "v_boot_id": self.clock.boot_id,
+                "v_mono": mono,
+                "v_expires_at": to_db(now + timedelta(seconds=self.terms.seconds)),
+                "v_now": to_db(now),
+            },
+        )
+        rows.sort(
+            key=lambda r: (-r["priority"], str(r["created_at"]), r["id"])
+        )  # RETURNING's order is arbitrary
         upstream = self._claimed_upstream(tx, [r["id"] for r in rows if r["has_upstream"]])
-        return [Claim(job_id=r["id"], stage_id=r["stage_id"], token=r["fencing_token"], owner=self.clock.owner,
-                      attempt=r["attempts"], input_digests=json.loads(r["input_digests"]),
-                      config=json.loads(r["config"]),
-                      checkpoint=json.loads(r["checkpoint"]) if r["checkpoint"] else None, started=start,
-                      upstream=upstream.get(r["id"], {}), idempotency_key=r["idempotency_key"]) for r in rows]
+        return [
+            Claim(
+                job_id=r["id"],
+                stage_id=r["stage_id"],
+                token=r["fencing_token"],
+                owner=self.clock.owner,
+                attempt=r["attempts"],
+                input_digests=json.loads(r["input_digests"]),
+                config=json.loads(r["config"]),
+                checkpoint=json.loads(r["checkpoint"]) if r["checkpoint"] else None,
+                started=start,
+                upstream=upstream.get(r["id"], {}),
+                idempotency_key=r["idempotency_key"],
+            )
+            for r in rows
+        ]
 
-    def _claimed_upstream(self, tx: RawTransaction, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _claimed_upstream(
+        self, tx: RawTransaction, job_ids: list[str]
+    ) -> dict[str, dict[str, Any]]:
         """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""
         if not job_ids:
             return {}
         out: dict[str, dict[str, Any]] = {}
-        rows = tx.execute(self.sql.upstream_outputs, {"ids": tx.dialect.id_list(job_ids)}).fetchall()
+        rows = tx.execute(
+            self.sql.upstream_outputs, {"ids": tx.dialect.id_list(job_ids)}
+        ).fetchall()
         for job_id, upstream_id, body in rows:
             out.setdefault(job_id, {})[upstream_id] = json.loads(body)
         return out
@@ -312,25 +510,41 @@ class JobQueue:
 
     def lease_lapsed(self, job: Job, now: datetime | None = None) -> bool:
         """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall clock, if read)."""
-        return lease_expired(self.clock, job.lease_host, job.lease_boot_id, job.owner,
-                             job.lease_deadline_mono, job.lease_expires_at, now)
+        return lease_expired(
+            self.clock,
+            job.lease_host,
+            job.lease_boot_id,
+            job.owner,
+            job.lease_deadline_mono,
+            job.lease_expires_at,
+            now,
+        )
 
     def _reap_expired(self, session: Session) -> None:
         tx = self.store.raw_in(session)
         now = self.shared_now(tx)
         held = tx.execute(self.sql.held_leases).fetchall()
-        lapsed = [job_id for job_id, host, boot_id, owner, mono, expires in held
-                  if lease_expired(self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now)]
+        lapsed = [
+            job_id
+            for job_id, host, boot_id, owner, mono, expires in held
+            if lease_expired(
+                self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now
+            )
+        ]
         if not lapsed:  # the usual case: a cheap column read, no ORM objects
             return
-        jobs = session.scalars(select(Job).where(Job.id.in_(lapsed), Job.state.in_(LEASE_HELD)).with_for_update())
+        jobs = session.scalars(
+            select(Job).where(Job.id.in_(lapsed), Job.state.in_(LEASE_HELD)).with_for_update()
+        )
         for job in [j for j in jobs if self.lease_lapsed(j, now)]:
             if job.state == S.LEASED.value:  # never started: the attempt was not used
                 self.move(session, job, S.READY)
                 self.clear_lease(job)
                 job.attempts = max(job.attempts - 1, 0)
             else:  # the worker died or stalled mid-run: the attempt it used counts
-                self.schedule_retry(session, job, WORKER_LOST, f"worker {job.owner} stopped renewing its lease")
+                self.schedule_retry(
+                    session, job, WORKER_LOST, f"worker {job.owner} stopped renewing its lease"
+                )
         session.flush()  # visible to the Core statements that follow (a due retry is woken at once)
 
     def _wake_due_retries(self, session: Session) -> None:
@@ -339,7 +553,9 @@ class JobQueue:
         due_ids = [r[0] for r in tx.execute(self.sql.due_retries, {"now": now}).fetchall()]
         if not due_ids:
             return
-        due = session.scalars(select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value))
+        due = session.scalars(
+            select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value)
+        )
         for job in list(due):
             self.move(session, job, S.READY)
         session.flush()
@@ -366,10 +582,21 @@ class JobQueue:
         with self.store.write() as session:
             old = self._get(session, job_id)
             upstream = [u.id for u in self._upstream_jobs(session, old.id)]
-            own_inputs = json.loads(old.input_digests)[: len(json.loads(old.input_digests)) - len(upstream)] \
-                if old.idempotency_key else json.loads(old.input_digests)
-            new = self.add_job(session, old.stage_id, own_inputs, json.loads(old.config), attempt_id=old.attempt_id,
-                               priority=old.priority, depends_on=upstream, supersedes_job_id=old.id)
+            own_inputs = (
+                json.loads(old.input_digests)[: len(json.loads(old.input_digests)) - len(upstream)]
+                if old.idempotency_key
+                else json.loads(old.input_digests)
+            )
+            new = self.add_job(
+                session,
+                old.stage_id,
+                own_inputs,
+                json.loads(old.config),
+                attempt_id=old.attempt_id,
+                priority=old.priority,
+                depends_on=upstream,
+                supersedes_job_id=old.id,
+            )
             if old.state in (S.READY.value, S.BLOCKED_BY_QUALITY.value):
                 self.move(session, old, S.SUPERSEDED)
             return JobView.of(new)
@@ -383,7 +610,8 @@ class JobQueue:
                 if is_terminal(state):
                     check_transition(state, S.READY)  # raises LABRIG_TERMINAL_STATE
                 raise InvalidTransitionError(
-                    f"job {job.id} is {job.state}, not BlockedByQuality: only a blocked job can be released")
+                    f"job {job.id} is {job.state}, not BlockedByQuality: only a blocked job can be released"
+                )
             self.move(session, job, S.READY)
             job.error_code = job.error_message = None
             job.attempts = 0
@@ -404,8 +632,12 @@ class JobQueue:
         with self.store.read() as session:
             return JobView.of(self._get(session, job_id))
 
-    def jobs(self, states: Sequence[JobState] | None = None, limit: int | None = None,
-             newest_first: bool = False) -> list[JobView]:
+    def jobs(
+        self,
+        states: Sequence[JobState] | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[JobView]:
         order = (Job.created_at.desc(), Job.id.desc()) if newest_first else (Job.created_at, Job.id)
         query = select(Job).order_by(*order)
         if states:
@@ -421,7 +653,9 @@ class JobQueue:
 
     def incidents(self) -> list[IncidentView]:
         with self.store.read() as session:
-            rows = session.scalars(select(ReproducibilityIncident).order_by(ReproducibilityIncident.id))
+            rows = session.scalars(
+                select(ReproducibilityIncident).order_by(ReproducibilityIncident.id)
+            )
             return [IncidentView.of(r) for r in rows]
 
     def cancel_requested(self, job_id: str) -> bool:

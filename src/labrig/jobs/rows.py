@@ -49,32 +49,58 @@ def _insert(table: Table, skip: Iterable[str] = ()) -> str:
 JOB_COLUMNS = tuple(c.name for c in JOBS.columns)
 
 
-_RETURNING = ("RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, "
-              "created_at, idempotency_key, "
-              "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream")
-_LEASE = ("UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
-          "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
-          "next_attempt_at = NULL, updated_at = :v_now, ")
+_RETURNING = (
+    "RETURNING id, stage_id, fencing_token, attempts, input_digests, config, checkpoint, priority, "
+    "created_at, idempotency_key, "
+    "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.job_id = jobs.id) AS has_upstream"
+)
+_LEASE = (
+    "UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
+    "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
+    "next_attempt_at = NULL, updated_at = :v_now, "
+)
 #: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
 _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
 #: lease the first ``slots`` Ready jobs of the given stages in claim order (partial index ix_jobs_ready)
 _CLAIM = {
     # "+state": find the leased rows by id, not by scanning every Ready job through the state's index
-    "sqlite": (_LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
-               "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
-               "ORDER BY priority DESC, created_at, id LIMIT :slots) " + _RETURNING),
+    "sqlite": (
+        _LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
+        "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
+        "ORDER BY priority DESC, created_at, id LIMIT :slots) " + _RETURNING
+    ),
     # SKIP LOCKED: never wait for another workstation's claim (the deadline is from the database clock)
-    "postgresql": (_LEASE + "lease_expires_at = :v_expires_at WHERE id IN ("
-                   "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
-                   "ORDER BY priority DESC, created_at, id LIMIT :slots FOR UPDATE SKIP LOCKED) " + _RETURNING),
+    "postgresql": (
+        _LEASE + "lease_expires_at = :v_expires_at WHERE id IN ("
+        "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
+        "ORDER BY priority DESC, created_at, id LIMIT :slots FOR UPDATE SKIP LOCKED) " + _RETURNING
+    ),
 }
 
 
 #: what a completion reads of each job: the fence, the key, and what its JobView shows
-_FINISHING = ("id", "stage_id", "attempt_id", "state", "priority", "attempts", "max_attempts", "progress_message",
-              "idempotency_key", "deterministic", "supersedes_job_id", "owner", "lease_host", "lease_boot_id",
-              "lease_deadline_mono", "lease_expires_at", "fencing_token", "next_attempt_at", "cancel_requested",
-              "created_at")
+_FINISHING = (
+    "id",
+    "stage_id",
+    "attempt_id",
+    "state",
+    "priority",
+    "attempts",
+    "max_attempts",
+    "progress_message",
+    "idempotency_key",
+    "deterministic",
+    "supersedes_job_id",
+    "owner",
+    "lease_host",
+    "lease_boot_id",
+    "lease_deadline_mono",
+    "lease_expires_at",
+    "fencing_token",
+    "next_attempt_at",
+    "cancel_requested",
+    "created_at",
+)
 
 
 @dataclass(frozen=True)
@@ -112,24 +138,31 @@ def queue_sql(dialect_name: str) -> QueueSQL:
         insert_output=d.sql(_insert(OUTPUTS)),
         insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
         insert_event=d.sql(_insert(OUTBOX, skip=("seq",))),
-        held_leases=("SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at FROM jobs "
-                     "WHERE state IN ('Leased', 'Running', 'Checkpointed')"),
-        due_retries=d.sql("SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"),
+        held_leases=(
+            "SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at FROM jobs "
+            "WHERE state IN ('Leased', 'Running', 'Checkpointed')"
+        ),
+        due_retries=d.sql(
+            "SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"
+        ),
         claim_ready=d.sql(_CLAIM[dialect_name].format(stages=in_list.format("stage_ids"))),
         upstream_outputs=d.sql(
             "SELECT d.job_id, d.depends_on_job_id, o.body FROM job_dependencies d "
             "JOIN jobs u ON u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = u.idempotency_key "
-            f"WHERE d.job_id {in_list.format('ids')}"),
+            f"WHERE d.job_id {in_list.format('ids')}"
+        ),
         finishing_jobs=d.sql(
             f"SELECT {', '.join('j.' + c for c in _FINISHING)}, o.job_id AS first_job_id, o.digest AS first_digest, "
             "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id = j.id) AS has_dependents "
             "FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = j.idempotency_key "
-            f"WHERE j.id {in_list.format('ids')}"),
+            f"WHERE j.id {in_list.format('ids')}"
+        ),
         complete_job=d.sql(
             "UPDATE jobs SET state = :v_state, updated_at = :v_now, output_digest = :v_digest, progress = 1.0, "
             "error_code = NULL, error_message = NULL, owner = NULL, lease_host = NULL, lease_boot_id = NULL, "
             "lease_deadline_mono = NULL, lease_expires_at = NULL "
-            "WHERE id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"),
+            "WHERE id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"
+        ),
         db_now="SELECT now()" if dialect_name == "postgresql" else None,
     )
 
@@ -141,17 +174,29 @@ def event_row(name: str, payload: Mapping[str, Any], recorded_at: Any = None) ->
     the form the database stores (``RawDialect.to_db_datetime``) when the caller has that at hand already."""
     body = payload_text(name, payload)
     spec = spec_for(name)
-    return {"event_id": time_ordered_id(), "name": str(name), "schema_version": spec.version if spec else 0,
-            "known": spec is not None, "payload": body, "recorded_at": recorded_at or utcnow()}
+    return {
+        "event_id": time_ordered_id(),
+        "name": str(name),
+        "schema_version": spec.version if spec else 0,
+        "known": spec is not None,
+        "payload": body,
+        "recorded_at": recorded_at or utcnow(),
+    }
 
 
 def insert_events(tx: RawTransaction, rows: Sequence[dict[str, Any]]) -> None:
     """Insert outbox rows (in order) in ``tx``; commit listeners fire as for record_event."""
     if rows:
         to_db = tx.dialect.to_db_datetime
-        tx.executemany(queue_sql(tx.dialect.name).insert_event,
-                       [row if not isinstance(row["recorded_at"], datetime)
-                        else {**row, "recorded_at": to_db(row["recorded_at"])} for row in rows])
+        tx.executemany(
+            queue_sql(tx.dialect.name).insert_event,
+            [
+                row
+                if not isinstance(row["recorded_at"], datetime)
+                else {**row, "recorded_at": to_db(row["recorded_at"])}
+                for row in rows
+            ],
+        )
         tx.events_added(len(rows))
 
 

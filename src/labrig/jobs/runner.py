@@ -40,10 +40,20 @@ class WorkerStoppingError(Exception):
 class RunContext:
     """The :class:`~labrig.jobs.stages.StageContext` of one run."""
 
-    def __init__(self, writes: FencedWrites, claim: Claim, upstream: dict[str, Mapping[str, Any]],
-                 on_progress: KeyedProgress | None, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        writes: FencedWrites,
+        claim: Claim,
+        upstream: dict[str, Mapping[str, Any]],
+        on_progress: KeyedProgress | None,
+        stopping: threading.Event,
+    ) -> None:
         self.job_id, self.stage_id = claim.job_id, claim.stage_id
-        self.input_digests, self.config, self.checkpoint = claim.input_digests, claim.config, claim.checkpoint
+        self.input_digests, self.config, self.checkpoint = (
+            claim.input_digests,
+            claim.config,
+            claim.checkpoint,
+        )
         self.upstream = upstream
         self._writes, self._claim = writes, claim
         self._on_progress, self._stopping = on_progress, stopping
@@ -87,15 +97,25 @@ class RunContext:
             raise JobCancelledError("cancelled by an operator")
 
 
-def run_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
-              on_progress: KeyedProgress | None = None, stopping: threading.Event | None = None) -> RunResult:
+def run_claim(
+    writes: FencedWrites,
+    registry: StageRegistry,
+    claim: Claim,
+    on_progress: KeyedProgress | None = None,
+    stopping: threading.Event | None = None,
+) -> RunResult:
     """Run ``claim`` to its end and write its outcome. Never raises for the stage's sake."""
     results, _ = writes.finish([execute_claim(writes, registry, claim, on_progress, stopping)])
     return results[0]
 
 
-def execute_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
-                  on_progress: KeyedProgress | None = None, stopping: threading.Event | None = None) -> Outcome:
+def execute_claim(
+    writes: FencedWrites,
+    registry: StageRegistry,
+    claim: Claim,
+    on_progress: KeyedProgress | None = None,
+    stopping: threading.Event | None = None,
+) -> Outcome:
     """Run ``claim``'s stage and return how it ended, for :meth:`FencedWrites.finish` to commit.
 
     Starts the job first unless the claim did (``claim.started``), and reads the
@@ -105,14 +125,18 @@ def execute_claim(writes: FencedWrites, registry: StageRegistry, claim: Claim,
     try:
         if not claim.started:
             writes.start(claim)
-        upstream = dict(claim.upstream) if claim.upstream is not None else writes.upstream_outputs(claim)
+        upstream = (
+            dict(claim.upstream) if claim.upstream is not None else writes.upstream_outputs(claim)
+        )
         ctx = RunContext(writes, claim, upstream, on_progress, stopping or threading.Event())
         return _run_stage(registry, claim, ctx, writes.store.raw_dialect)
     except LeaseLostError:
         return Outcome(claim, "lost")
 
 
-def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext, dialect: RawDialect) -> Outcome:
+def _run_stage(
+    registry: StageRegistry, claim: Claim, ctx: RunContext, dialect: RawDialect
+) -> Outcome:
     stage = registry.get(claim.stage_id)
     try:
         output = run_isolated(stage.run, ctx) if stage.isolated else stage.run(ctx)
@@ -127,6 +151,13 @@ def _run_stage(registry: StageRegistry, claim: Claim, ctx: RunContext, dialect: 
     except OSError as exc:  # files and devices: usually worth another attempt
         return Outcome(claim, "fail", failure=TransientStageError(f"{type(exc).__name__}: {exc}"))
     except Exception as exc:  # noqa: BLE001 - a stage's bug becomes a typed permanent failure
-        return Outcome(claim, "fail", failure=PermanentStageError(
-            f"the stage crashed: {type(exc).__name__}: {exc}", code=STAGE_CRASHED))
-    return Outcome(claim, "complete", output=output, completion=completion_event(claim, output, dialect))
+        return Outcome(
+            claim,
+            "fail",
+            failure=PermanentStageError(
+                f"the stage crashed: {type(exc).__name__}: {exc}", code=STAGE_CRASHED
+            ),
+        )
+    return Outcome(
+        claim, "complete", output=output, completion=completion_event(claim, output, dialect)
+    )

@@ -66,7 +66,9 @@ class Setting:
         if value is None:
             return None if self.nullable else "must not be null"
         if not _is_a(value, self.types):
-            names = " or ".join(t.__name__ for t in self.types) + (" or null" if self.nullable else "")
+            names = " or ".join(t.__name__ for t in self.types) + (
+                " or null" if self.nullable else ""
+            )
             return f"must be {names}, not {type(value).__name__}"
         return self.check(value) if self.check is not None else None
 
@@ -110,13 +112,17 @@ class Stage:
         unknown = sorted(set(merged) - set(self.config_schema))
         if unknown:
             settings = "; ".join(f"{k} ({s.help})" for k, s in sorted(self.config_schema.items()))
-            raise StageConfigError(f"stage {self.stage_id} has no setting {', '.join(map(repr, unknown))}; "
-                                   f"its settings are: {settings}")
+            raise StageConfigError(
+                f"stage {self.stage_id} has no setting {', '.join(map(repr, unknown))}; "
+                f"its settings are: {settings}"
+            )
         for key, value in merged.items():
             problem = self.config_schema[key].problem(value)
             if problem:
-                raise StageConfigError(f"stage {self.stage_id}: setting '{key}' {problem} "
-                                       f"({self.config_schema[key].help})")
+                raise StageConfigError(
+                    f"stage {self.stage_id}: setting '{key}' {problem} "
+                    f"({self.config_schema[key].help})"
+                )
         return merged
 
     def settle(self, config: Mapping[str, Any] | None) -> tuple[str, str]:
@@ -161,5 +167,7 @@ class StageRegistry:
         """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages (every claim asks)."""
         found = self._ids.get(heavy)
         if found is None:
-            found = self._ids[heavy] = tuple(sorted(i for i, s in self._stages.items() if heavy or not s.output_heavy))
+            found = self._ids[heavy] = tuple(
+                sorted(i for i, s in self._stages.items() if heavy or not s.output_heavy)
+            )
         return found

@@ -44,8 +44,11 @@ class JobView:
     def from_row(cls, row: Mapping[str, Any]) -> JobView:
         """From a ``jobs`` row read (and possibly updated) with Core statements, as column → value."""
         values = {name: row[name] for name in _COLUMNS}
-        values.update(state=JobState(row["state"]), input_digests=json.loads(row["input_digests"]),
-                      cancel_requested=bool(row["cancel_requested"]))
+        values.update(
+            state=JobState(row["state"]),
+            input_digests=json.loads(row["input_digests"]),
+            cancel_requested=bool(row["cancel_requested"]),
+        )
         return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
@@ -54,7 +57,9 @@ class JobView:
         return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
-_COLUMNS = tuple(f.name for f in fields(JobView))  # every field of a JobView is a column of ``jobs``
+_COLUMNS = tuple(
+    f.name for f in fields(JobView)
+)  # every field of a JobView is a column of ``jobs``
 
 
 @dataclass(frozen=True)
@@ -70,9 +75,16 @@ class IncidentView:
 
     @classmethod
     def of(cls, row: ReproducibilityIncident) -> IncidentView:
-        return cls(id=row.id, idempotency_key=row.idempotency_key, stage_id=row.stage_id,
-                   first_job_id=row.first_job_id, first_digest=row.first_digest, second_job_id=row.second_job_id,
-                   second_digest=row.second_digest, recorded_at=row.recorded_at)
+        return cls(
+            id=row.id,
+            idempotency_key=row.idempotency_key,
+            stage_id=row.stage_id,
+            first_job_id=row.first_job_id,
+            first_digest=row.first_digest,
+            second_job_id=row.second_job_id,
+            second_digest=row.second_digest,
+            recorded_at=row.recorded_at,
+        )
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

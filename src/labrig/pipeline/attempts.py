@@ -45,8 +45,11 @@ def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
         device_id = capture.device_id
     calibration = current_calibration(store, device_id, mode)
     cal = {"calibration_id": calibration.id if calibration else None}
-    return [PipelineStep("media.qc", {}), PipelineStep("tracking.markers", cal, after_previous=True),
-            PipelineStep("kinematics", cal, after_previous=True)]
+    return [
+        PipelineStep("media.qc", {}),
+        PipelineStep("tracking.markers", cal, after_previous=True),
+        PipelineStep("kinematics", cal, after_previous=True),
+    ]
 
 
 def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -> str:
@@ -56,7 +59,9 @@ def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -
     return create_attempt(queue, session_id, capture_ids, pipeline)
 
 
-def stop_and_save(queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False) -> SavedRecording:
+def stop_and_save(
+    queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False
+) -> SavedRecording:
     """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep it as a
     recording of the calibration board, which is not analysed but offered on the Calibration screen).
 
@@ -65,17 +70,25 @@ def stop_and_save(queue: JobQueue, recorder: Recorder, session_id: str, *, board
     """
     result = recorder.stop()
     why = recorder.status().stop_reason
-    saved = SavedRecording(attempt_id=None, number=None, capture_id=result.capture_id, frames=result.frame_count,
-                           dropped=result.dropped_frames, manifest_sha256=result.manifest_sha256,
-                           note=why or "")
+    saved = SavedRecording(
+        attempt_id=None,
+        number=None,
+        capture_id=result.capture_id,
+        frames=result.frame_count,
+        dropped=result.dropped_frames,
+        manifest_sha256=result.manifest_sha256,
+        note=why or "",
+    )
     if board:
         return replace(saved, note=BOARD_NOTE + (f" {why}" if why else ""))
     try:
         attempt_id = save_attempt(queue, session_id, [result.capture_id])
     except LabrigError as exc:
-        return replace(saved, note=f"The recording is saved, but its analysis could not be requested: {exc.message}")
+        return replace(
+            saved,
+            note=f"The recording is saved, but its analysis could not be requested: {exc.message}",
+        )
     with queue.store.read() as db:
         attempt = db.get(Attempt, attempt_id)
         number = attempt.number if attempt is not None else None
     return replace(saved, attempt_id=attempt_id, number=number)
-

@@ -47,10 +47,14 @@ class TrackKinematics:
     displacement: float  # straight-line distance, start to end
     range_x: float  # max − min of x
     range_y: float  # max − min of y
-    extent: float  # largest distance between any two positions (2-D extent, independent of the axes)
+    extent: (
+        float  # largest distance between any two positions (2-D extent, independent of the axes)
+    )
     peak_speed: float | None
     time_to_peak_speed: float | None  # from the track's first timestamp
-    reason: str | None  # why the result is degraded (shrunken window, too short for speeds); None when not
+    reason: (
+        str | None
+    )  # why the result is degraded (shrunken window, too short for speeds); None when not
 
     @property
     def speed(self) -> Array | None:
@@ -58,9 +62,24 @@ class TrackKinematics:
 
     def to_json(self, series: bool = True) -> dict[str, Any]:
         """Plain JSON types (no NaN); ``series=False`` leaves out the per-sample arrays."""
-        body: dict[str, Any] = {k: getattr(self, k) for k in (
-            "units", "time_units", "samples", "polyorder", "window_samples", "path_length", "displacement",
-            "range_x", "range_y", "extent", "peak_speed", "time_to_peak_speed", "reason")}
+        body: dict[str, Any] = {
+            k: getattr(self, k)
+            for k in (
+                "units",
+                "time_units",
+                "samples",
+                "polyorder",
+                "window_samples",
+                "path_length",
+                "displacement",
+                "range_x",
+                "range_y",
+                "extent",
+                "peak_speed",
+                "time_to_peak_speed",
+                "reason",
+            )
+        }
         if series:
             for name in ("t", "xy", "velocity", "acceleration"):
                 value = getattr(self, name)
@@ -77,30 +96,52 @@ def to_plane_mm(pixels: npt.ArrayLike, homography: npt.ArrayLike) -> Array:
     return out[:, :2] / out[:, 2:3]
 
 
-def kinematics(track_xy: npt.ArrayLike, t: npt.ArrayLike, units: Units = "mm", time_units: TimeUnits = "s",
-               window_s: float | None = None, polyorder: Literal[2, 3] = 3) -> TrackKinematics:
+def kinematics(
+    track_xy: npt.ArrayLike,
+    t: npt.ArrayLike,
+    units: Units = "mm",
+    time_units: TimeUnits = "s",
+    window_s: float | None = None,
+    polyorder: Literal[2, 3] = 3,
+) -> TrackKinematics:
     """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t`` (N, ``time_units``).
     ``window_s``: Savitzky–Golay window length in ``time_units`` (default 0.25 s, or 7 frames)."""
     xy = np.asarray(track_xy, dtype=np.float64).reshape(-1, 2)
     times = np.asarray(t, dtype=np.float64).ravel()
     if len(times) != len(xy):
-        raise ValueError(f"{len(xy)} positions but {len(times)} timestamps: one timestamp per position")
+        raise ValueError(
+            f"{len(xy)} positions but {len(times)} timestamps: one timestamp per position"
+        )
     if not (np.all(np.isfinite(xy)) and np.all(np.isfinite(times))):
-        raise ValueError("positions and timestamps must be finite numbers: drop the samples with NaN or inf")
+        raise ValueError(
+            "positions and timestamps must be finite numbers: drop the samples with NaN or inf"
+        )
     if len(times) > 1 and not np.all(np.diff(times) > 0):
         raise ValueError("timestamps must increase strictly: sort the samples and drop duplicates")
     window = DEFAULT_WINDOW[time_units] if window_s is None else window_s
-    smallest = polyorder + 2 if polyorder % 2 else polyorder + 3  # odd, and leaves the fit something to smooth
+    smallest = (
+        polyorder + 2 if polyorder % 2 else polyorder + 3
+    )  # odd, and leaves the fit something to smooth
     grid, resampled = _uniform(times, xy)
     if len(grid) < smallest:
-        short = f"{len(times)} samples: speeds need at least {smallest} for a degree-{polyorder} fit"
-        return _measure(units, time_units, len(times), polyorder, None, times, xy, None, None, short)
+        short = (
+            f"{len(times)} samples: speeds need at least {smallest} for a degree-{polyorder} fit"
+        )
+        return _measure(
+            units, time_units, len(times), polyorder, None, times, xy, None, None, short
+        )
     dt = float(grid[1] - grid[0])
     wanted = max(smallest, round(window / dt) | 1)
     used = min(wanted, len(grid) if len(grid) % 2 else len(grid) - 1)
-    why = None if used == wanted else f"window shrunk from {wanted} to {used} samples: the track is shorter"
+    why = (
+        None
+        if used == wanted
+        else f"window shrunk from {wanted} to {used} samples: the track is shorter"
+    )
     fit = [savgol_filter(resampled, used, polyorder, deriv=d, delta=dt, axis=0) for d in (0, 1, 2)]
-    return _measure(units, time_units, len(times), polyorder, used, grid, fit[0], fit[1], fit[2], why)
+    return _measure(
+        units, time_units, len(times), polyorder, used, grid, fit[0], fit[1], fit[2], why
+    )
 
 
 def _uniform(times: Array, xy: Array) -> tuple[Array, Array]:
@@ -112,8 +153,18 @@ def _uniform(times: Array, xy: Array) -> tuple[Array, Array]:
     return grid, np.column_stack([np.interp(grid, times, xy[:, k]) for k in (0, 1)])
 
 
-def _measure(units: str, time_units: str, samples: int, polyorder: int, window: int | None, t: Array, xy: Array,
-             velocity: Array | None, acceleration: Array | None, reason: str | None) -> TrackKinematics:
+def _measure(
+    units: str,
+    time_units: str,
+    samples: int,
+    polyorder: int,
+    window: int | None,
+    t: Array,
+    xy: Array,
+    velocity: Array | None,
+    acceleration: Array | None,
+    reason: str | None,
+) -> TrackKinematics:
     steps = np.diff(xy, axis=0)
     span = np.ptp(xy, axis=0) if len(xy) else np.zeros(2)
     peak = time_to_peak = None
@@ -121,12 +172,25 @@ def _measure(units: str, time_units: str, samples: int, polyorder: int, window: 
         speed = np.hypot(velocity[:, 0], velocity[:, 1])
         at = int(np.argmax(speed))
         peak, time_to_peak = float(speed[at]), float(t[at] - t[0])
-    return TrackKinematics(units=units, time_units=time_units, samples=samples, polyorder=polyorder,
-                           window_samples=window, t=t, xy=xy, velocity=velocity, acceleration=acceleration,
-                           path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
-                           displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
-                           range_x=float(span[0]), range_y=float(span[1]), extent=_extent(xy), peak_speed=peak,
-                           time_to_peak_speed=time_to_peak, reason=reason)
+    return TrackKinematics(
+        units=units,
+        time_units=time_units,
+        samples=samples,
+        polyorder=polyorder,
+        window_samples=window,
+        t=t,
+        xy=xy,
+        velocity=velocity,
+        acceleration=acceleration,
+        path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
+        displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
+        range_x=float(span[0]),
+        range_y=float(span[1]),
+        extent=_extent(xy),
+        peak_speed=peak,
+        time_to_peak_speed=time_to_peak,
+        reason=reason,
+    )
 
 
 def _extent(xy: Array) -> float:

@@ -21,32 +21,57 @@ from labrig.jobs import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutp
 from labrig.pipeline.media_qc import media_qc
 from labrig.store import Store
 
-NO_CALIBRATION = "no valid calibration for this device and mode: results are in pixels, not millimetres"
+NO_CALIBRATION = (
+    "no valid calibration for this device and mode: results are in pixels, not millimetres"
+)
 QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01}
-TRACKING_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "min_marker_fraction": 0.6,
-                                        "expected_markers": None, "marker_hue": None}
+TRACKING_DEFAULTS: Mapping[str, Any] = {
+    "calibration_id": None,
+    "min_marker_fraction": 0.6,
+    "expected_markers": None,
+    "marker_hue": None,
+}
 KINEMATICS_DEFAULTS: Mapping[str, Any] = {"calibration_id": None, "window_s": 0.25}
 
-_CALIBRATION = Setting((str,), "id of the calibration to use; null: the device's valid one", nullable=True)
+_CALIBRATION = Setting(
+    (str,), "id of the calibration to use; null: the device's valid one", nullable=True
+)
 QC_SCHEMA: Mapping[str, Setting] = {
-    "max_dropped_fraction": Setting((float,), "dropped frames above this fraction degrade the result",
-                                    check=in_range(0, 1))}
+    "max_dropped_fraction": Setting(
+        (float,), "dropped frames above this fraction degrade the result", check=in_range(0, 1)
+    )
+}
 TRACKING_SCHEMA: Mapping[str, Setting] = {
     "calibration_id": _CALIBRATION,
-    "min_marker_fraction": Setting((float,), "markers must be found in at least this fraction of frames",
-                                   check=in_range(0, 1)),
-    "expected_markers": Setting((int,), "how many markers the scene has; null: as many as are found",
-                                nullable=True, check=in_range(1, 1000)),
-    "marker_hue": Setting((list,), "[low, high] hue in degrees (0-360, wraps through red) of coloured markers; "
-                          "null: bright markers of any colour", nullable=True, check=lambda v: _hue_problem(v))}
+    "min_marker_fraction": Setting(
+        (float,), "markers must be found in at least this fraction of frames", check=in_range(0, 1)
+    ),
+    "expected_markers": Setting(
+        (int,),
+        "how many markers the scene has; null: as many as are found",
+        nullable=True,
+        check=in_range(1, 1000),
+    ),
+    "marker_hue": Setting(
+        (list,),
+        "[low, high] hue in degrees (0-360, wraps through red) of coloured markers; "
+        "null: bright markers of any colour",
+        nullable=True,
+        check=lambda v: _hue_problem(v),
+    ),
+}
 KINEMATICS_SCHEMA: Mapping[str, Setting] = {
     "calibration_id": _CALIBRATION,
-    "window_s": Setting((float,), "Savitzky-Golay smoothing window in seconds", check=in_range(0.01, 10))}
+    "window_s": Setting(
+        (float,), "Savitzky-Golay smoothing window in seconds", check=in_range(0.01, 10)
+    ),
+}
 
 
 def _hue_problem(value: list[Any]) -> str | None:
-    if len(value) != 2 or not all(isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 360
-                                  for h in value):
+    if len(value) != 2 or not all(
+        isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 360 for h in value
+    ):
         return f"must be two angles of 0-360 degrees, like [40, 65], not {value}"
     return None
 
@@ -69,14 +94,20 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
     reasons = []
     lost = media.dropped_frames + qc.missing_frames
     if lost > ctx.config["max_dropped_fraction"] * max(qc.decoded_frames, 1):
-        reasons.append(f"{lost} frames were dropped during recording (over "
-                       f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})")
+        reasons.append(
+            f"{lost} frames were dropped during recording (over "
+            f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})"
+        )
     if qc.count_mismatch or qc.header_mismatch:
         reasons += [p for p in qc.problems() if "frames" in p and "gap" not in p]
-    if len(ctx.input_digests) > 1:  # an attempt grouping several cameras: say plainly what was not analysed
-        reasons.append(f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed the first "
-                       f"({media.capture_id}) only. The others are stored, not analysed: make one attempt per "
-                       "camera to analyse each")
+    if (
+        len(ctx.input_digests) > 1
+    ):  # an attempt grouping several cameras: say plainly what was not analysed
+        reasons.append(
+            f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed the first "
+            f"({media.capture_id}) only. The others are stored, not analysed: make one attempt per "
+            "camera to analyse each"
+        )
     return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
 
 
@@ -90,20 +121,46 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
     # bright markers are found on the grey plane: decoding MJPG straight to luma is most of this stage's speed
     hue = ctx.config.get("marker_hue")
     frames = media.luma_frames() if hue is None else media.frames()  # colour needs the BGR frames
-    detect = detect_markers if hue is None else partial(detect_markers, hue=(float(hue[0]), float(hue[1])))
-    tracks = track(frames, detect=detect, expected_markers=ctx.config["expected_markers"], undistort=undistort,
-                   total_frames=media.frame_count, task=ctx)
+    detect = (
+        detect_markers
+        if hue is None
+        else partial(detect_markers, hue=(float(hue[0]), float(hue[1])))
+    )
+    tracks = track(
+        frames,
+        detect=detect,
+        expected_markers=ctx.config["expected_markers"],
+        undistort=undistort,
+        total_frames=media.frame_count,
+        task=ctx,
+    )
     needed = float(ctx.config["min_marker_fraction"])
-    if not tracks.tracks:  # with expected_markers unset, "all expected" would read as 100 % of nothing
-        raise QualityBlockedError([f"no markers were found in any of the {tracks.frames_processed} frames. Check "
-                                   "lighting, that the markers are in view, and the marker_hue setting if one is set"],
-                                  code="LABRIG_TOO_FEW_MARKERS")
+    if (
+        not tracks.tracks
+    ):  # with expected_markers unset, "all expected" would read as 100 % of nothing
+        raise QualityBlockedError(
+            [
+                f"no markers were found in any of the {tracks.frames_processed} frames. Check "
+                "lighting, that the markers are in view, and the marker_hue setting if one is set"
+            ],
+            code="LABRIG_TOO_FEW_MARKERS",
+        )
     if tracks.fraction_expected < needed:
-        raise QualityBlockedError([f"markers were found in {tracks.fraction_expected:.0%} of the frames; at least "
-                                   f"{needed:.0%} are needed. Check lighting and that the markers are in view"],
-                                  code="LABRIG_TOO_FEW_MARKERS")
-    return _output({"capture_id": media.capture_id, "calibration_id": calibration.id if calibration else None,
-                    "tracks": tracks.to_json()}, [])
+        raise QualityBlockedError(
+            [
+                f"markers were found in {tracks.fraction_expected:.0%} of the frames; at least "
+                f"{needed:.0%} are needed. Check lighting and that the markers are in view"
+            ],
+            code="LABRIG_TOO_FEW_MARKERS",
+        )
+    return _output(
+        {
+            "capture_id": media.capture_id,
+            "calibration_id": calibration.id if calibration else None,
+            "tracks": tracks.to_json(),
+        },
+        [],
+    )
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
@@ -124,13 +181,20 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
             t = times[frames] if len(times) > int(frames.max()) else frames / media.fps
         else:
             t = frames.astype(np.float64)
-        k = kinematics(xy, t, "mm" if metric else "px", "s" if metric else "frames",
-                       window_s=ctx.config["window_s"] if metric else None)
+        k = kinematics(
+            xy,
+            t,
+            "mm" if metric else "px",
+            "s" if metric else "frames",
+            window_s=ctx.config["window_s"] if metric else None,
+        )
         results.append({"track_id": item["track_id"], **k.to_json()})
         ctx.check_cancelled()
     units = {"length": "mm" if metric else "px", "time": "s" if metric else "frames"}
-    return _output({"capture_id": media.capture_id, "units": units, "tracks": results},
-                   [] if metric else [NO_CALIBRATION])
+    return _output(
+        {"capture_id": media.capture_id, "units": units, "tracks": results},
+        [] if metric else [NO_CALIBRATION],
+    )
 
 
 def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tuple[Stage, ...]:
@@ -138,18 +202,49 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
 
     ``release_digest``: the active release's manifest digest, which enters every job's idempotency key.
     """
-    def stage(stage_id: str, run: Callable[[Store, StageContext], StageOutput], defaults: Mapping[str, Any],
-              schema: Mapping[str, Setting], description: str, schema_version: int = 1) -> Stage:
-        return Stage(stage_id, schema_version, True, lambda ctx: run(store, ctx), model_manifest_digest=release_digest,
-                     config_defaults=defaults, config_schema=schema, description=description)
+
+    def stage(
+        stage_id: str,
+        run: Callable[[Store, StageContext], StageOutput],
+        defaults: Mapping[str, Any],
+        schema: Mapping[str, Setting],
+        description: str,
+        schema_version: int = 1,
+    ) -> Stage:
+        return Stage(
+            stage_id,
+            schema_version,
+            True,
+            lambda ctx: run(store, ctx),
+            model_manifest_digest=release_digest,
+            config_defaults=defaults,
+            config_schema=schema,
+            description=description,
+        )
 
     return (
-        stage("media.qc", _media_qc, QC_DEFAULTS, QC_SCHEMA,
-              "decode every frame; frame counts, timestamp gaps, blur and exposure"),
+        stage(
+            "media.qc",
+            _media_qc,
+            QC_DEFAULTS,
+            QC_SCHEMA,
+            "decode every frame; frame counts, timestamp gaps, blur and exposure",
+        ),
         # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames to grey),
         # which moves positions by a few hundredths of a pixel: a new key, so no false reproducibility incident
-        stage("tracking.markers", _tracking, TRACKING_DEFAULTS, TRACKING_SCHEMA,
-              "bright markers per frame, linked into tracks; undistorted with the calibration", schema_version=2),
-        stage("kinematics", _kinematics, KINEMATICS_DEFAULTS, KINEMATICS_SCHEMA,
-              "positions in mm and s through the calibration plane; Savitzky-Golay speeds"),
+        stage(
+            "tracking.markers",
+            _tracking,
+            TRACKING_DEFAULTS,
+            TRACKING_SCHEMA,
+            "bright markers per frame, linked into tracks; undistorted with the calibration",
+            schema_version=2,
+        ),
+        stage(
+            "kinematics",
+            _kinematics,
+            KINEMATICS_DEFAULTS,
+            KINEMATICS_SCHEMA,
+            "positions in mm and s through the calibration plane; Savitzky-Golay speeds",
+        ),
     )

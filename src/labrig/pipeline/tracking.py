@@ -31,7 +31,9 @@ from labrig.tasks import UNTRACKED, Task
 Array = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
 Detector = Callable[[Image], Array]
-Calibration = tuple[Array, Array]  # camera matrix K (3×3, px) and distortion coefficients (OpenCV order)
+Calibration = tuple[
+    Array, Array
+]  # camera matrix K (3×3, px) and distortion coefficients (OpenCV order)
 _FAR = 1e9  # cost of a pairing outside the gate: never chosen over a real one, filtered afterwards
 _UNDISTORT = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 30, 1e-9)
 
@@ -39,9 +41,15 @@ __all__ = ["Track", "Tracks", "detect_markers", "track"]
 PROGRESS_MESSAGE = "tracking markers"
 
 
-def detect_markers(frame: Image, threshold: float = 100.0, min_area: int = 12, max_area: int = 20000,
-                   channel: int | None = None, hue: tuple[float, float] | None = None,
-                   min_saturation: int = 80) -> Array:
+def detect_markers(
+    frame: Image,
+    threshold: float = 100.0,
+    min_area: int = 12,
+    max_area: int = 20000,
+    channel: int | None = None,
+    hue: tuple[float, float] | None = None,
+    min_saturation: int = 80,
+) -> Array:
     """Centroids (N×2, x y in px, sorted by y then x) of blobs brighter than ``threshold`` (grey levels 0–255) with
     an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g. from :func:`~labrig.capture.media.iter_luma`)
     is used as it is. To find markers of one colour in a BGR frame: ``channel`` picks one BGR plane (0 B, 1 G, 2 R)
@@ -50,18 +58,35 @@ def detect_markers(frame: Image, threshold: float = 100.0, min_area: int = 12, m
     plane, mask = _plane_and_mask(frame, threshold, channel, hue, min_saturation)
     # outer contours, not connected components: ~25× faster on a sparse 720p mask, the same blobs
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    found = [c for c in (_centroid(plane, mask, contour, min_area, max_area) for contour in contours) if c is not None]
+    found = [
+        c
+        for c in (_centroid(plane, mask, contour, min_area, max_area) for contour in contours)
+        if c is not None
+    ]
     out = np.array(found, dtype=np.float64).reshape(-1, 2)
     return out[np.lexsort((out[:, 0], out[:, 1]))]
 
 
-def _plane_and_mask(frame: Image, threshold: float, channel: int | None, hue: tuple[float, float] | None,
-                    min_saturation: int) -> tuple[Image, Image]:
+def _plane_and_mask(
+    frame: Image,
+    threshold: float,
+    channel: int | None,
+    hue: tuple[float, float] | None,
+    min_saturation: int,
+) -> tuple[Image, Image]:
     """The plane whose brightness weights the centroids, and the mask (0/255) of the pixels that belong to markers."""
     if hue is None:
-        plane = np.asarray(frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if channel is None
-                           else np.ascontiguousarray(frame[..., channel]), dtype=np.uint8)
-        return plane, np.asarray(cv2.threshold(plane, threshold, 255, cv2.THRESH_BINARY)[1], dtype=np.uint8)
+        plane = np.asarray(
+            frame
+            if frame.ndim == 2
+            else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+            if channel is None
+            else np.ascontiguousarray(frame[..., channel]),
+            dtype=np.uint8,
+        )
+        return plane, np.asarray(
+            cv2.threshold(plane, threshold, 255, cv2.THRESH_BINARY)[1], dtype=np.uint8
+        )
     if frame.ndim != 3:
         raise ValueError("detect_markers: hue needs a BGR frame, not a grey one")
     if not all(0 <= h <= 360 for h in hue):
@@ -75,8 +100,9 @@ def _plane_and_mask(frame: Image, threshold: float, channel: int | None, hue: tu
     return np.ascontiguousarray(hsv[..., 2]), np.asarray(mask, dtype=np.uint8)
 
 
-def _centroid(plane: Image, mask: Image, contour: npt.NDArray[Any], min_area: int,
-              max_area: int) -> tuple[float, float] | None:
+def _centroid(
+    plane: Image, mask: Image, contour: npt.NDArray[Any], min_area: int, max_area: int
+) -> tuple[float, float] | None:
     """Brightness-weighted centroid of one blob, over the blob grown by a pixel (its soft edge); None if its area
     (px) is out of range."""
     x, y, w, h = cv2.boundingRect(contour)
@@ -104,12 +130,17 @@ class Track:
     """One marker's path: the frames it was seen in and its position there (px)."""
 
     track_id: int  # order of first appearance, from 0
-    frames: npt.NDArray[np.int64]  # frame indices (0 = first frame given), increasing; gaps where it was not seen
+    frames: npt.NDArray[
+        np.int64
+    ]  # frame indices (0 = first frame given), increasing; gaps where it was not seen
     xy: Array  # N×2 positions, px (undistorted image px when a calibration was given)
 
     def to_json(self) -> dict[str, Any]:
-        return {"track_id": self.track_id, "frames": self.frames.tolist(),
-                "xy": np.round(self.xy, 4).tolist()}
+        return {
+            "track_id": self.track_id,
+            "frames": self.frames.tolist(),
+            "xy": np.round(self.xy, 4).tolist(),
+        }
 
 
 @dataclass(frozen=True)
@@ -129,9 +160,14 @@ class Tracks:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types (positions rounded to 1e-4 px)."""
-        return {"frames_processed": self.frames_processed, "expected_markers": self.expected_markers,
-                "frames_with_expected": self.frames_with_expected, "fraction_expected": self.fraction_expected,
-                "undistorted": self.undistorted, "tracks": [t.to_json() for t in self.tracks]}
+        return {
+            "frames_processed": self.frames_processed,
+            "expected_markers": self.expected_markers,
+            "frames_with_expected": self.frames_with_expected,
+            "fraction_expected": self.fraction_expected,
+            "undistorted": self.undistorted,
+            "tracks": [t.to_json() for t in self.tracks],
+        }
 
 
 class _Open:
@@ -150,7 +186,11 @@ class _Open:
         self.xy.append(xy)
 
     def done(self) -> Track:
-        return Track(self.track_id, np.asarray(self.frames, dtype=np.int64), np.asarray(self.xy).reshape(-1, 2))
+        return Track(
+            self.track_id,
+            np.asarray(self.frames, dtype=np.int64),
+            np.asarray(self.xy).reshape(-1, 2),
+        )
 
 
 class _Linker:
@@ -201,9 +241,18 @@ def _undistort(points: Array, calibration: Calibration | None) -> Array:
     return np.asarray(ideal, dtype=np.float64).reshape(-1, 2)
 
 
-def track(frames: Iterable[Image], *, detect: Detector = detect_markers, expected_markers: int | None = None,
-          gate_px: float = 40.0, max_gap: int = 5, min_length: int = 1, undistort: Calibration | None = None,
-          total_frames: int | None = None, task: Task = UNTRACKED) -> Tracks:
+def track(
+    frames: Iterable[Image],
+    *,
+    detect: Detector = detect_markers,
+    expected_markers: int | None = None,
+    gate_px: float = 40.0,
+    max_gap: int = 5,
+    min_length: int = 1,
+    undistort: Calibration | None = None,
+    total_frames: int | None = None,
+    task: Task = UNTRACKED,
+) -> Tracks:
     """Track markers through ``frames``. ``detect`` finds them in one frame (``functools.partial(detect_markers,
     threshold=...)`` to tune it); ``gate_px`` is the farthest a detection may lie from a track's predicted position
     (px); tracks shorter than ``min_length`` detections are dropped. Progress goes to ``task`` only when
@@ -220,6 +269,15 @@ def track(frames: Iterable[Image], *, detect: Detector = detect_markers, expecte
         linker.step(index, points)
     if total_frames:
         task.progress(1.0, PROGRESS_MESSAGE)
-    expected = expected_markers if expected_markers is not None else int(np.bincount(counts or [0]).argmax())
-    return Tracks(linker.finish(min_length), len(counts), expected, sum(c == expected for c in counts),
-                  undistort is not None)
+    expected = (
+        expected_markers
+        if expected_markers is not None
+        else int(np.bincount(counts or [0]).argmax())
+    )
+    return Tracks(
+        linker.finish(min_length),
+        len(counts),
+        expected,
+        sum(c == expected for c in counts),
+        undistort is not None,
+    )

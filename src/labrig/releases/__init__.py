@@ -3,7 +3,13 @@ and rolled back with a reason (``deployment.rolledback``), and the health report
 itself is a scenario the front ends pass in (:mod:`labrig.scenarios.reference_check`). Qt-free.
 """
 
-from labrig.releases.health import Check, HealthCheck, HealthCheckMissingError, HealthReport, no_health_check
+from labrig.releases.health import (
+    Check,
+    HealthCheck,
+    HealthCheckMissingError,
+    HealthReport,
+    no_health_check,
+)
 from labrig.releases.service import (
     ReleaseNotHealthyError,
     ReleaseService,
@@ -14,6 +20,15 @@ from labrig.releases.service import (
 )
 
 __all__ = [
-    "Check", "HealthCheck", "HealthCheckMissingError", "HealthReport", "ReleaseNotHealthyError", "ReleaseService",
-    "ReleaseView", "UnknownReleaseError", "active_release_digest", "no_health_check", "release_manifest",
+    "Check",
+    "HealthCheck",
+    "HealthCheckMissingError",
+    "HealthReport",
+    "ReleaseNotHealthyError",
+    "ReleaseService",
+    "ReleaseView",
+    "UnknownReleaseError",
+    "active_release_digest",
+    "no_health_check",
+    "release_manifest",
 ]

@@ -43,7 +43,11 @@ class HealthReport:
     detail: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"passed": self.passed, "checks": [asdict(c) for c in self.checks], "detail": self.detail}
+        return {
+            "passed": self.passed,
+            "checks": [asdict(c) for c in self.checks],
+            "detail": self.detail,
+        }
 
 
 HealthCheck = Callable[[], HealthReport]
@@ -53,4 +57,5 @@ def no_health_check() -> HealthReport:
     """The check of services built without one: refuses, saying how to start Labrig with one."""
     raise HealthCheckMissingError(
         "this workstation's services were started without the release health check; start Labrig with the "
-        "'labrig' command (window or CLI), which supplies it")
+        "'labrig' command (window or CLI), which supplies it"
+    )

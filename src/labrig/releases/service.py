@@ -30,7 +30,13 @@ from labrig.store.models import ReleaseRecord
 
 SCHEMA = "labrig.release/1"
 DEFAULT_ACTIVATION_REASON = "its health check passed"
-__all__ = ["ReasonRequiredError", "ReleaseNotHealthyError", "ReleaseService", "ReleaseView", "UnknownReleaseError"]
+__all__ = [
+    "ReasonRequiredError",
+    "ReleaseNotHealthyError",
+    "ReleaseService",
+    "ReleaseView",
+    "UnknownReleaseError",
+]
 
 
 class ReleaseNotHealthyError(LabrigError):
@@ -53,27 +59,48 @@ class ReleaseView:
 
     @classmethod
     def of(cls, row: ReleaseRecord) -> ReleaseView:
-        return cls(row.id, row.version, row.digest, row.status, json.loads(row.health) if row.health else None,
-                   row.activated_at.isoformat() if row.activated_at else None, row.note)
+        return cls(
+            row.id,
+            row.version,
+            row.digest,
+            row.status,
+            json.loads(row.health) if row.health else None,
+            row.activated_at.isoformat() if row.activated_at else None,
+            row.note,
+        )
 
 
 def release_manifest(store: Store, version: str) -> dict[str, Any]:
-    stages = [{"stage_id": s.stage_id, "schema_version": s.schema_version, "deterministic": s.deterministic,
-               "parameters": dict(s.config_defaults)} for s in analysis_stages(store)]
+    stages = [
+        {
+            "stage_id": s.stage_id,
+            "schema_version": s.schema_version,
+            "deterministic": s.deterministic,
+            "parameters": dict(s.config_defaults),
+        }
+        for s in analysis_stages(store)
+    ]
     return {"schema": SCHEMA, "version": version, "labrig": __version__, "stages": stages}
 
 
 def active_release_digest(store: Store) -> str:
     with store.read() as session:
-        digest = session.scalar(select(ReleaseRecord.digest).where(ReleaseRecord.status == "active"))
+        digest = session.scalar(
+            select(ReleaseRecord.digest).where(ReleaseRecord.status == "active")
+        )
     return digest or NO_MODEL_DIGEST
 
 
 class ReleaseService:
     """Releases; activating and rolling back need the admin role and write the audit trail."""
 
-    def __init__(self, store: Store, queue: JobQueue, health_check: HealthCheck = no_health_check,
-                 access: AccessControl | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        queue: JobQueue,
+        health_check: HealthCheck = no_health_check,
+        access: AccessControl | None = None,
+    ) -> None:
         self.store, self.queue, self.health_check = store, queue, health_check
         self.access = access or AccessControl(store)
 
@@ -84,9 +111,14 @@ class ReleaseService:
         with self.store.write() as session:
             row = session.scalar(select(ReleaseRecord).where(ReleaseRecord.digest == digest))
             if row is None:
-                row = ReleaseRecord(id=str(uuid.uuid4()), version=manifest["version"], digest=digest,
-                                    manifest=canonical_json(manifest).decode(), status="registered",
-                                    created_at=utcnow())
+                row = ReleaseRecord(
+                    id=str(uuid.uuid4()),
+                    version=manifest["version"],
+                    digest=digest,
+                    manifest=canonical_json(manifest).decode(),
+                    status="registered",
+                    created_at=utcnow(),
+                )
                 session.add(row)
             return ReleaseView.of(row)
 
@@ -99,7 +131,9 @@ class ReleaseService:
         for release in self.list():
             if release.id == release_id or release.id.startswith(release_id):
                 return release
-        raise UnknownReleaseError(f"no release '{release_id}'; list them with 'labrig releases list'")
+        raise UnknownReleaseError(
+            f"no release '{release_id}'; list them with 'labrig releases list'"
+        )
 
     def check(self, release_id: str) -> HealthReport:
         """Run the health check on reference data with known truth and store its report."""
@@ -119,8 +153,10 @@ class ReleaseService:
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.RELEASES)
             if not (release.health and release.health.get("passed")):
-                raise ReleaseNotHealthyError(f"release {release.version} ({release.id[:8]}) has no passing health "
-                                             "check; run 'labrig releases check' first and read its report")
+                raise ReleaseNotHealthyError(
+                    f"release {release.version} ({release.id[:8]}) has no passing health "
+                    "check; run 'labrig releases check' first and read its report"
+                )
             previous = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "active"))
             if previous is not None and previous.id == release.id:
                 raise InvalidTransitionError(f"release {release.version} is already active")
@@ -129,11 +165,21 @@ class ReleaseService:
             row = session.get(ReleaseRecord, release.id)
             assert row is not None
             row.status, row.activated_at = "active", utcnow()
-            change = {"release_id": row.id, "version": row.version,
-                      "previous_release_id": previous.id if previous is not None else None}
+            change = {
+                "release_id": row.id,
+                "version": row.version,
+                "previous_release_id": previous.id if previous is not None else None,
+            }
             record_event(session, EventName.DEPLOYMENT_ACTIVATED, change)
-            record_audit(session, actor, "release.activate", "release", row.id,
-                         (reason or "").strip() or DEFAULT_ACTIVATION_REASON, change | {"digest": row.digest})
+            record_audit(
+                session,
+                actor,
+                "release.activate",
+                "release",
+                row.id,
+                (reason or "").strip() or DEFAULT_ACTIVATION_REASON,
+                change | {"digest": row.digest},
+            )
         self._use(release.digest)
         return self._get(release.id)
 
@@ -144,14 +190,23 @@ class ReleaseService:
             actor = self.access.authorize(session, Action.RELEASES)
             active = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "active"))
             if active is None:
-                raise InvalidTransitionError("no release is active, so there is nothing to roll back")
-            restored = session.scalar(select(ReleaseRecord).where(ReleaseRecord.status == "retired")
-                                      .order_by(ReleaseRecord.activated_at.desc()).limit(1))
+                raise InvalidTransitionError(
+                    "no release is active, so there is nothing to roll back"
+                )
+            restored = session.scalar(
+                select(ReleaseRecord)
+                .where(ReleaseRecord.status == "retired")
+                .order_by(ReleaseRecord.activated_at.desc())
+                .limit(1)
+            )
             active.status, active.note = "rolled_back", why
             if restored is not None:
                 restored.status, restored.activated_at = "active", utcnow()
-            change = {"release_id": active.id, "restored_release_id": restored.id if restored else None,
-                      "reason": why}
+            change = {
+                "release_id": active.id,
+                "restored_release_id": restored.id if restored else None,
+                "reason": why,
+            }
             record_event(session, EventName.DEPLOYMENT_ROLLEDBACK, change)
             record_audit(session, actor, "release.rollback", "release", active.id, why, change)
             digest = restored.digest if restored is not None else NO_MODEL_DIGEST

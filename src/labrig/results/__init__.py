@@ -17,6 +17,16 @@ from labrig.results.views import (
 )
 
 __all__ = [
-    "PUBLISHER", "WATCHED", "AttemptSummary", "ResultDetail", "ResultStatus", "StageState", "TrackSeries",
-    "build_document", "list_attempts", "load_result", "publish_when_done", "refreshes_results",
+    "PUBLISHER",
+    "WATCHED",
+    "AttemptSummary",
+    "ResultDetail",
+    "ResultStatus",
+    "StageState",
+    "TrackSeries",
+    "build_document",
+    "list_attempts",
+    "load_result",
+    "publish_when_done",
+    "refreshes_results",
 ]

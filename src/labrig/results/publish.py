@@ -26,12 +26,19 @@ PUBLISHER = "analysis.publisher"
 WATCHED = frozenset({EventName.STAGE_COMPLETED.value, EventName.STAGE_FAILED.value})
 SCHEMA = "labrig.result/1"
 S = JobState
-FINISHED = {S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value, S.BLOCKED_BY_QUALITY.value,
-            S.PERMANENT_FAILURE.value, S.CANCELLED.value}
+FINISHED = {
+    S.SUCCEEDED.value,
+    S.SUCCEEDED_DEGRADED.value,
+    S.BLOCKED_BY_QUALITY.value,
+    S.PERMANENT_FAILURE.value,
+    S.CANCELLED.value,
+}
 
 
 def _live_jobs(session: Session, attempt_id: str) -> list[Job]:
-    jobs = list(session.scalars(select(Job).where(Job.attempt_id == attempt_id).order_by(Job.created_at)))
+    jobs = list(
+        session.scalars(select(Job).where(Job.attempt_id == attempt_id).order_by(Job.created_at))
+    )
     return [j for j in jobs if j.state != S.SUPERSEDED.value]
 
 
@@ -49,13 +56,29 @@ def publish_when_done(event: EventRecord, session: Session) -> None:
     if session.scalar(select(AnalysisResultRecord.id).where(AnalysisResultRecord.digest == digest)):
         return  # this very result exists already
     result_id = str(uuid.uuid4())
-    session.add(AnalysisResultRecord(id=result_id, attempt_id=job.attempt_id, status=document["status"],
-                                     degraded=document["degraded"], reasons=json.dumps(document["reasons"]),
-                                     document=canonical_json(document).decode(), digest=digest,
-                                     created_at=utcnow()))
+    session.add(
+        AnalysisResultRecord(
+            id=result_id,
+            attempt_id=job.attempt_id,
+            status=document["status"],
+            degraded=document["degraded"],
+            reasons=json.dumps(document["reasons"]),
+            document=canonical_json(document).decode(),
+            digest=digest,
+            created_at=utcnow(),
+        )
+    )
     if document["status"] == "published":
-        record_event(session, EventName.RESULT_PUBLISHED, {"result_id": result_id, "attempt_id": job.attempt_id,
-                                                            "result_digest": digest, "degraded": document["degraded"]})
+        record_event(
+            session,
+            EventName.RESULT_PUBLISHED,
+            {
+                "result_id": result_id,
+                "attempt_id": job.attempt_id,
+                "result_digest": digest,
+                "degraded": document["degraded"],
+            },
+        )
 
 
 def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> dict[str, Any]:
@@ -63,26 +86,61 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
     blocked = [j for j in jobs if j.state == S.BLOCKED_BY_QUALITY.value]
     failed = [j for j in jobs if j.state in (S.PERMANENT_FAILURE.value, S.CANCELLED.value)]
     reasons = [f"{j.stage_id}: {j.error_message}" for j in blocked + failed]
-    degraded_reasons = [r for j in jobs if j.state == S.SUCCEEDED_DEGRADED.value
-                        for r in (outputs.get(j.stage_id) or {}).get("degraded_reasons", [])]
+    degraded_reasons = [
+        r
+        for j in jobs
+        if j.state == S.SUCCEEDED_DEGRADED.value
+        for r in (outputs.get(j.stage_id) or {}).get("degraded_reasons", [])
+    ]
     kin = outputs.get("kinematics") or {}
     return {
-        "schema": SCHEMA, "attempt_id": attempt_id,
+        "schema": SCHEMA,
+        "attempt_id": attempt_id,
         "status": "blocked" if blocked or failed else "published",
-        "degraded": bool(degraded_reasons), "reasons": reasons + degraded_reasons,
+        "degraded": bool(degraded_reasons),
+        "reasons": reasons + degraded_reasons,
         "units": kin.get("units"),
-        "metrics": [{k: t.get(k) for k in ("track_id", "path_length", "displacement", "peak_speed",
-                                           "time_to_peak_speed", "range_x", "range_y", "extent", "reason")}
-                    for t in kin.get("tracks", [])],
-        "series": [{k: t.get(k) for k in ("track_id", "t", "xy", "velocity")} for t in kin.get("tracks", [])],
-        "qc": {k: (outputs.get("media.qc") or {}).get("qc", {}).get(k)
-               for k in ("decoded_frames", "expected_frames", "gaps", "missing_frames", "problems")},
+        "metrics": [
+            {
+                k: t.get(k)
+                for k in (
+                    "track_id",
+                    "path_length",
+                    "displacement",
+                    "peak_speed",
+                    "time_to_peak_speed",
+                    "range_x",
+                    "range_y",
+                    "extent",
+                    "reason",
+                )
+            }
+            for t in kin.get("tracks", [])
+        ],
+        "series": [
+            {k: t.get(k) for k in ("track_id", "t", "xy", "velocity")}
+            for t in kin.get("tracks", [])
+        ],
+        "qc": {
+            k: (outputs.get("media.qc") or {}).get("qc", {}).get(k)
+            for k in ("decoded_frames", "expected_frames", "gaps", "missing_frames", "problems")
+        },
         "provenance": {
             "inputs": json.loads(jobs[0].input_digests)[:1] if jobs else [],
             "calibration_id": (outputs.get("tracking.markers") or {}).get("calibration_id"),
             "release": _release(session, jobs),
-            "jobs": [{"job_id": j.id, "stage_id": j.stage_id, "state": j.state, "idempotency_key": j.idempotency_key,
-                      "output_digest": j.output_digest, "error_code": j.error_code} for j in jobs]},
+            "jobs": [
+                {
+                    "job_id": j.id,
+                    "stage_id": j.stage_id,
+                    "state": j.state,
+                    "idempotency_key": j.idempotency_key,
+                    "output_digest": j.output_digest,
+                    "error_code": j.error_code,
+                }
+                for j in jobs
+            ],
+        },
     }
 
 
@@ -97,4 +155,8 @@ def _release(session: Session, jobs: Sequence[Job]) -> dict[str, str] | None:
     """The release the jobs ran under (its manifest digest is in their idempotency keys)."""
     digests = {j.model_manifest_digest for j in jobs}
     row = session.scalar(select(ReleaseRecord).where(ReleaseRecord.digest.in_(digests)).limit(1))
-    return {"release_id": row.id, "version": row.version, "digest": row.digest} if row is not None else None
+    return (
+        {"release_id": row.id, "version": row.version, "digest": row.digest}
+        if row is not None
+        else None
+    )

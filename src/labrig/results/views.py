@@ -32,8 +32,15 @@ S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
 # Events after which an attempt's status may read differently. stage.failed carries no attempt id, and
 # only its final form (not retryable) can stop an attempt.
-REFRESHING = frozenset({EventName.ATTEMPT_CREATED, EventName.STAGE_REQUESTED, EventName.STAGE_FAILED,
-                        EventName.QUALITY_BLOCKED, EventName.RESULT_PUBLISHED})
+REFRESHING = frozenset(
+    {
+        EventName.ATTEMPT_CREATED,
+        EventName.STAGE_REQUESTED,
+        EventName.STAGE_FAILED,
+        EventName.QUALITY_BLOCKED,
+        EventName.RESULT_PUBLISHED,
+    }
+)
 ADVICE = {
     "LABRIG_TOO_FEW_MARKERS": "Check the lighting and that every marker stays in view, then record the attempt "
     "again. If the markers were visible, lower min_marker_fraction or set marker_hue and reprocess the tracking "
@@ -43,14 +50,18 @@ ADVICE = {
     "LABRIG_CANCELLED": "A stage was cancelled by an operator: reprocess it from the Queue page to finish the "
     "analysis.",
 }
-GENERAL_ADVICE = ("Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
-                  "record the attempt again.")
+GENERAL_ADVICE = (
+    "Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
+    "record the attempt again."
+)
 Array = npt.NDArray[np.float64]
 
 
 class ResultStatus(StrEnum):
     PUBLISHED = "published"
-    DEGRADED = "degraded"  # published with limitations (pixels without a calibration, dropped frames, …)
+    DEGRADED = (
+        "degraded"  # published with limitations (pixels without a calibration, dropped frames, …)
+    )
     BLOCKED = "blocked"  # a quality gate or a failure forbids publication
     PENDING = "pending"  # analysis still running, or not started
 
@@ -121,8 +132,11 @@ class ResultDetail:
         if self.summary.status is not ResultStatus.BLOCKED:
             return []
         codes = [s.error_code or "" for s in self.stages if s.state in STOPPED]
-        codes += [j.get("error_code") or "" for j in ((self.document or {}).get("provenance") or {}).get("jobs", [])
-                  if j.get("state") in STOPPED]
+        codes += [
+            j.get("error_code") or ""
+            for j in ((self.document or {}).get("provenance") or {}).get("jobs", [])
+            if j.get("state") in STOPPED
+        ]
         said = list(dict.fromkeys(ADVICE[c] for c in codes if c in ADVICE))
         return said or [GENERAL_ADVICE]
 
@@ -139,9 +153,12 @@ def refreshes_results(name: str, payload: Mapping[str, Any]) -> bool:
 def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSummary]:
     """The newest ``limit`` attempts, newest first, each with its result status."""
     with store.read() as session:
-        rows = session.execute(select(Attempt, CaptureSession)
-                               .join(CaptureSession, CaptureSession.id == Attempt.session_id)
-                               .order_by(Attempt.created_at.desc()).limit(limit)).all()
+        rows = session.execute(
+            select(Attempt, CaptureSession)
+            .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+            .order_by(Attempt.created_at.desc())
+            .limit(limit)
+        ).all()
         ids = [attempt.id for attempt, _ in rows]
         results = _newest_results(session, ids)
         jobs = _live_jobs(session, ids)
@@ -151,26 +168,42 @@ def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSumma
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
     """The attempt's newest result document and its jobs; None when the store has no such attempt."""
     with store.read() as session:
-        row = session.execute(select(Attempt, CaptureSession)
-                              .join(CaptureSession, CaptureSession.id == Attempt.session_id)
-                              .where(Attempt.id == attempt_id)).first()
+        row = session.execute(
+            select(Attempt, CaptureSession)
+            .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+            .where(Attempt.id == attempt_id)
+        ).first()
         if row is None:
             return None
-        record = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
-                                 .order_by(AnalysisResultRecord.created_at.desc()).limit(1)).first()
+        record = session.scalars(
+            select(AnalysisResultRecord)
+            .where(AnalysisResultRecord.attempt_id == attempt_id)
+            .order_by(AnalysisResultRecord.created_at.desc())
+            .limit(1)
+        ).first()
         jobs = _live_jobs(session, [attempt_id]).get(attempt_id, [])
         summary = _summary(row[0], row[1], record, jobs)
         document = json.loads(record.document) if record is not None else None
         stages = tuple(StageState(j.stage_id, j.state, j.error_code, j.error_message) for j in jobs)
-        return ResultDetail(summary, stages, document, record.digest if record else None,
-                            record.created_at if record else None,
-                            previous=record is not None and not _current(jobs))
+        return ResultDetail(
+            summary,
+            stages,
+            document,
+            record.digest if record else None,
+            record.created_at if record else None,
+            previous=record is not None and not _current(jobs),
+        )
 
 
-def _newest_results(session: Session, attempt_ids: Sequence[str]) -> dict[str, AnalysisResultRecord]:
+def _newest_results(
+    session: Session, attempt_ids: Sequence[str]
+) -> dict[str, AnalysisResultRecord]:
     newest: dict[str, AnalysisResultRecord] = {}
-    query = (select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
-             .order_by(AnalysisResultRecord.created_at))
+    query = (
+        select(AnalysisResultRecord)
+        .where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
+        .order_by(AnalysisResultRecord.created_at)
+    )
     for record in session.scalars(query):
         newest[record.attempt_id] = record  # later rows overwrite earlier ones
     return newest
@@ -178,8 +211,11 @@ def _newest_results(session: Session, attempt_ids: Sequence[str]) -> dict[str, A
 
 def _live_jobs(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[Job]]:
     grouped: dict[str, list[Job]] = {}
-    query = (select(Job).where(Job.attempt_id.in_(attempt_ids), Job.state != S.SUPERSEDED.value)
-             .order_by(Job.created_at))
+    query = (
+        select(Job)
+        .where(Job.attempt_id.in_(attempt_ids), Job.state != S.SUPERSEDED.value)
+        .order_by(Job.created_at)
+    )
     for job in session.scalars(query):
         grouped.setdefault(job.attempt_id or "", []).append(job)
     return grouped
@@ -190,18 +226,33 @@ def _current(jobs: Sequence[Job]) -> bool:
     publisher writes a document for (all ended, or one blocked). A reprocess adds a job that has not ended, so the
     older document is then only the previous result. Job states, not timestamps, decide: the publisher and the
     queue may run on workstations whose clocks differ."""
-    return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(j.state in FINISHED for j in jobs)
+    return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(
+        j.state in FINISHED for j in jobs
+    )
 
 
-def _summary(attempt: Attempt, session: CaptureSession, record: AnalysisResultRecord | None,
-             jobs: Sequence[Job]) -> AttemptSummary:
+def _summary(
+    attempt: Attempt,
+    session: CaptureSession,
+    record: AnalysisResultRecord | None,
+    jobs: Sequence[Job],
+) -> AttemptSummary:
     status, reasons = _status(record, jobs)
-    return AttemptSummary(attempt_id=attempt.id, number=attempt.number, subject_code=session.subject_code,
-                          protocol=session.protocol, created_at=attempt.created_at, status=status,
-                          reasons=tuple(reasons), result_id=record.id if record is not None else None)
+    return AttemptSummary(
+        attempt_id=attempt.id,
+        number=attempt.number,
+        subject_code=session.subject_code,
+        protocol=session.protocol,
+        created_at=attempt.created_at,
+        status=status,
+        reasons=tuple(reasons),
+        result_id=record.id if record is not None else None,
+    )
 
 
-def _status(record: AnalysisResultRecord | None, jobs: Sequence[Job]) -> tuple[ResultStatus, list[str]]:
+def _status(
+    record: AnalysisResultRecord | None, jobs: Sequence[Job]
+) -> tuple[ResultStatus, list[str]]:
     if record is not None and _current(jobs):
         reasons = [str(r) for r in json.loads(record.reasons)]
         if record.status == "blocked":

@@ -23,7 +23,14 @@ from labrig.access import AccessControl
 from labrig.domain.audit import require_reason
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
-from labrig.domain.revisions import REVISABLE, SCHEMA, Change, FieldSyntaxError, apply_changes, plan_changes
+from labrig.domain.revisions import (
+    REVISABLE,
+    SCHEMA,
+    Change,
+    FieldSyntaxError,
+    apply_changes,
+    plan_changes,
+)
 from labrig.domain.roles import Action
 from labrig.errors import DatabaseCorruptError, LabrigError
 from labrig.events import record_audit, record_event
@@ -58,9 +65,17 @@ class RevisionView:
     @classmethod
     def of(cls, row: ResultRevision) -> RevisionView:
         doc = json.loads(row.document)
-        return cls(id=row.id, result_id=row.result_id, number=row.number, base_id=row.base_id,
-                   reviewer=row.reviewer, reason=row.reason, created_at=doc["created_at"],
-                   changes=[Change.of(c) for c in doc["changes"]], digest=row.digest)
+        return cls(
+            id=row.id,
+            result_id=row.result_id,
+            number=row.number,
+            base_id=row.base_id,
+            reviewer=row.reviewer,
+            reason=row.reason,
+            created_at=doc["created_at"],
+            changes=[Change.of(c) for c in doc["changes"]],
+            digest=row.digest,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self)) | {"changes": [c.to_json() for c in self.changes]}
@@ -90,8 +105,10 @@ class ReviewedResult:
     revisions: list[RevisionView]
 
     def to_json(self) -> dict[str, Any]:
-        return dict(vars(self)) | {"fields": [vars(f) for f in self.fields],
-                                   "revisions": [r.to_json() for r in self.revisions]}
+        return dict(vars(self)) | {
+            "fields": [vars(f) for f in self.fields],
+            "revisions": [r.to_json() for r in self.revisions],
+        }
 
 
 @dataclass(frozen=True)
@@ -111,9 +128,17 @@ def find_result(session: Session, ref: str) -> AnalysisResultRecord:
     row = session.get(AnalysisResultRecord, ref) if ref else None
     if row is not None:
         return row
-    rows = list(session.scalars(select(AnalysisResultRecord)
-                                .where(AnalysisResultRecord.id.startswith(ref, autoescape=True)).limit(2))) \
-        if len(ref) >= 4 else []
+    rows = (
+        list(
+            session.scalars(
+                select(AnalysisResultRecord)
+                .where(AnalysisResultRecord.id.startswith(ref, autoescape=True))
+                .limit(2)
+            )
+        )
+        if len(ref) >= 4
+        else []
+    )
     if len(rows) == 1:
         return rows[0]
     why = "matches several results; give more of its id" if rows else "is not the id of a result"
@@ -121,14 +146,21 @@ def find_result(session: Session, ref: str) -> AnalysisResultRecord:
 
 
 def _history(session: Session, result_id: str) -> list[ResultRevision]:
-    return list(session.scalars(select(ResultRevision).where(ResultRevision.result_id == result_id)
-                                .order_by(ResultRevision.number)))
+    return list(
+        session.scalars(
+            select(ResultRevision)
+            .where(ResultRevision.result_id == result_id)
+            .order_by(ResultRevision.number)
+        )
+    )
 
 
 def _automatic(result: AnalysisResultRecord) -> dict[str, Any]:
     if sha256_hex(result.document.encode()) != result.digest:
-        raise DatabaseCorruptError(f"the stored automatic document of result {result.id} no longer matches its "
-                                   "digest; restore the database from a backup and report this")
+        raise DatabaseCorruptError(
+            f"the stored automatic document of result {result.id} no longer matches its "
+            "digest; restore the database from a backup and report this"
+        )
     return json.loads(result.document)  # type: ignore[no-any-return]
 
 
@@ -138,8 +170,9 @@ class RevisionService:
     def __init__(self, store: Store, access: AccessControl) -> None:
         self.store, self.access = store, access
 
-    def revise(self, result_id: str, values: Mapping[str, Any], reason: str, *,
-               base_id: str | None = None) -> RevisionView:
+    def revise(
+        self, result_id: str, values: Mapping[str, Any], reason: str, *, base_id: str | None = None
+    ) -> RevisionView:
         """Record a revision of ``values`` (``track:ID.metric`` → number) → ``review.revised``.
 
         ``base_id``, when given, must be the latest revision (or the result itself when
@@ -148,45 +181,97 @@ class RevisionService:
         """
         why = require_reason(reason, "a revision")
         if not values:
-            raise FieldSyntaxError("a revision changes at least one field (--set track:ID.metric=VALUE)")
+            raise FieldSyntaxError(
+                "a revision changes at least one field (--set track:ID.metric=VALUE)"
+            )
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.REVISE)
             result = find_result(session, result_id)
             if result.status != "published":
                 raise ResultNotPublishedError(
                     f"result {result.id} is {result.status}: only published results can be revised. Its analysis "
-                    "did not pass its quality gates; fix the cause it names and reprocess the attempt")
+                    "did not pass its quality gates; fix the cause it names and reprocess the attempt"
+                )
             history = _history(session, result.id)
             head = history[-1].id if history else result.id
             if base_id is not None and base_id != head:
-                raise RevisionConflictError(f"result {result.id} was revised since you read it (latest is {head}, "
-                                            f"not {base_id}); look at 'labrig review show {result.id}' and retry")
+                raise RevisionConflictError(
+                    f"result {result.id} was revised since you read it (latest is {head}, "
+                    f"not {base_id}); look at 'labrig review show {result.id}' and retry"
+                )
             effective = self._effective(_automatic(result), history)
             changes = plan_changes(effective, values)
             row = self._add(session, result, head, len(history) + 1, actor.user, why, changes)
-            record_event(session, EventName.REVIEW_REVISED, {"revision_id": row.id, "result_id": result.id,
-                                                             "reviewer": actor.user, "reason": why})
-            record_audit(session, actor, "review.revise", "result", result.id, why, {
-                "revision_id": row.id, "number": row.number, "base_id": head, "revision_digest": row.digest,
-                "changes": [c.to_json() for c in changes]})
+            record_event(
+                session,
+                EventName.REVIEW_REVISED,
+                {
+                    "revision_id": row.id,
+                    "result_id": result.id,
+                    "reviewer": actor.user,
+                    "reason": why,
+                },
+            )
+            record_audit(
+                session,
+                actor,
+                "review.revise",
+                "result",
+                result.id,
+                why,
+                {
+                    "revision_id": row.id,
+                    "number": row.number,
+                    "base_id": head,
+                    "revision_digest": row.digest,
+                    "changes": [c.to_json() for c in changes],
+                },
+            )
             return RevisionView.of(row)
 
     @staticmethod
-    def _add(session: Session, result: AnalysisResultRecord, base_id: str, number: int, reviewer: str,
-             reason: str, changes: Sequence[Change]) -> ResultRevision:
+    def _add(
+        session: Session,
+        result: AnalysisResultRecord,
+        base_id: str,
+        number: int,
+        reviewer: str,
+        reason: str,
+        changes: Sequence[Change],
+    ) -> ResultRevision:
         revision_id, now = str(uuid.uuid4()), utcnow()
-        document = {"schema": SCHEMA, "revision_id": revision_id, "result_id": result.id,
-                    "result_digest": result.digest, "base_id": base_id, "number": number, "reviewer": reviewer,
-                    "reason": reason, "created_at": now.isoformat(), "changes": [c.to_json() for c in changes]}
+        document = {
+            "schema": SCHEMA,
+            "revision_id": revision_id,
+            "result_id": result.id,
+            "result_digest": result.digest,
+            "base_id": base_id,
+            "number": number,
+            "reviewer": reviewer,
+            "reason": reason,
+            "created_at": now.isoformat(),
+            "changes": [c.to_json() for c in changes],
+        }
         body = canonical_json(document)
-        row = ResultRevision(id=revision_id, result_id=result.id, number=number, base_id=base_id, reviewer=reviewer,
-                             reason=reason, document=body.decode(), digest=sha256_hex(body), created_at=now)
+        row = ResultRevision(
+            id=revision_id,
+            result_id=result.id,
+            number=number,
+            base_id=base_id,
+            reviewer=reviewer,
+            reason=reason,
+            document=body.decode(),
+            digest=sha256_hex(body),
+            created_at=now,
+        )
         session.add(row)
         session.flush()
         return row
 
     @staticmethod
-    def _effective(document: Mapping[str, Any], history: Sequence[ResultRevision]) -> list[dict[str, Any]]:
+    def _effective(
+        document: Mapping[str, Any], history: Sequence[ResultRevision]
+    ) -> list[dict[str, Any]]:
         metrics = list(document.get("metrics") or [])
         for revision in history:
             metrics = apply_changes(metrics, RevisionView.of(revision).changes)
@@ -207,31 +292,65 @@ class RevisionService:
     def results(self) -> list[ResultSummary]:
         """Every result, oldest first, with its number of revisions."""
         with self.store.read() as session:
-            counts = {result_id: n for result_id, n in session.execute(
-                select(ResultRevision.result_id, func.count()).group_by(ResultRevision.result_id))}
-            rows = list(session.scalars(select(AnalysisResultRecord).order_by(AnalysisResultRecord.created_at)))
+            counts = {
+                result_id: n
+                for result_id, n in session.execute(
+                    select(ResultRevision.result_id, func.count()).group_by(
+                        ResultRevision.result_id
+                    )
+                )
+            }
+            rows = list(
+                session.scalars(
+                    select(AnalysisResultRecord).order_by(AnalysisResultRecord.created_at)
+                )
+            )
         latest = {r.attempt_id: r.id for r in rows}
-        return [ResultSummary(r.id, r.attempt_id, r.status, r.degraded, r.created_at.isoformat(),
-                              counts.get(r.id, 0), latest[r.attempt_id] != r.id) for r in rows]
+        return [
+            ResultSummary(
+                r.id,
+                r.attempt_id,
+                r.status,
+                r.degraded,
+                r.created_at.isoformat(),
+                counts.get(r.id, 0),
+                latest[r.attempt_id] != r.id,
+            )
+            for r in rows
+        ]
 
 
 def reviewed_in(session: Session, result: AnalysisResultRecord) -> ReviewedResult:
     """``result`` with its history and effective values, read in ``session`` (so in one snapshot with
     whatever else the caller reads there, e.g. an export's audit chain head)."""
     revisions = [RevisionView.of(r) for r in _history(session, result.id)]
-    newer = session.scalar(select(AnalysisResultRecord.id).where(
-        AnalysisResultRecord.attempt_id == result.attempt_id,
-        AnalysisResultRecord.created_at > result.created_at).order_by(
-        AnalysisResultRecord.created_at.desc()).limit(1))
+    newer = session.scalar(
+        select(AnalysisResultRecord.id)
+        .where(
+            AnalysisResultRecord.attempt_id == result.attempt_id,
+            AnalysisResultRecord.created_at > result.created_at,
+        )
+        .order_by(AnalysisResultRecord.created_at.desc())
+        .limit(1)
+    )
     document = json.loads(result.document)
-    return ReviewedResult(result_id=result.id, attempt_id=result.attempt_id, status=result.status,
-                          degraded=result.degraded, units=document.get("units"), automatic_digest=result.digest,
-                          automatic_intact=sha256_hex(result.document.encode()) == result.digest,
-                          superseded_by=newer, fields=_field_values(document.get("metrics") or [], revisions),
-                          revisions=revisions)
+    return ReviewedResult(
+        result_id=result.id,
+        attempt_id=result.attempt_id,
+        status=result.status,
+        degraded=result.degraded,
+        units=document.get("units"),
+        automatic_digest=result.digest,
+        automatic_intact=sha256_hex(result.document.encode()) == result.digest,
+        superseded_by=newer,
+        fields=_field_values(document.get("metrics") or [], revisions),
+        revisions=revisions,
+    )
 
 
-def _field_values(metrics: Sequence[Mapping[str, Any]], revisions: Sequence[RevisionView]) -> list[FieldValue]:
+def _field_values(
+    metrics: Sequence[Mapping[str, Any]], revisions: Sequence[RevisionView]
+) -> list[FieldValue]:
     set_by: dict[str, tuple[float, int]] = {}
     for revision in revisions:
         for change in revision.changes:

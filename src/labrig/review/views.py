@@ -45,8 +45,10 @@ class ReviewerState:
     def describe(self) -> str:
         role = f"{self.role} role" if self.role else "no role"
         if not self.enforced:
-            return (f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation yet (no admin), "
-                    "so everyone may revise results.")
+            return (
+                f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation yet (no admin), "
+                "so everyone may revise results."
+            )
         return f"Signed in as {self.user} ({role})."
 
 
@@ -88,12 +90,19 @@ def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewLis
         if summary.status != "published":
             continue
         attempt = attempts.get(summary.attempt_id)
-        rows.append(ReviewListRow(result_id=summary.result_id, attempt_id=summary.attempt_id,
-                                  subject_code=attempt.subject_code if attempt else None,
-                                  protocol=attempt.protocol if attempt else None,
-                                  attempt_number=attempt.number if attempt else None,
-                                  created_at=summary.created_at, degraded=summary.degraded,
-                                  revisions=summary.revisions, superseded=summary.superseded))
+        rows.append(
+            ReviewListRow(
+                result_id=summary.result_id,
+                attempt_id=summary.attempt_id,
+                subject_code=attempt.subject_code if attempt else None,
+                protocol=attempt.protocol if attempt else None,
+                attempt_number=attempt.number if attempt else None,
+                created_at=summary.created_at,
+                degraded=summary.degraded,
+                revisions=summary.revisions,
+                superseded=summary.superseded,
+            )
+        )
     return rows
 
 
@@ -108,15 +117,24 @@ def read_reviewer(access: AccessControl) -> ReviewerState:
     return ReviewerState(roster.current_user, role, roster.enforced, None)
 
 
-def revised_values(fields: Sequence[FieldValue], history: Sequence[RevisionView]) -> dict[str, RevisedValue]:
+def revised_values(
+    fields: Sequence[FieldValue], history: Sequence[RevisionView]
+) -> dict[str, RevisedValue]:
     """The fields a revision set, by field name (``track:ID.metric``)."""
     by_number = {r.number: r for r in history}
     out = {}
     for field in fields:
         revision = by_number.get(field.revision) if field.revision is not None else None
         if revision is not None:
-            out[field.field] = RevisedValue(field.field, field.automatic, field.effective, revision.number,
-                                            revision.reviewer, revision.created_at, revision.reason)
+            out[field.field] = RevisedValue(
+                field.field,
+                field.automatic,
+                field.effective,
+                revision.number,
+                revision.reviewer,
+                revision.created_at,
+                revision.reason,
+            )
     return out
 
 
@@ -146,7 +164,9 @@ class ReviewedResults:
     def attempt_result(self, attempt_id: str) -> Shown:
         """The attempt's result (None when the attempt is gone) and the values reviewers revised in it."""
         detail = load_result(self.revisions.store, attempt_id)
-        result_id = detail.summary.result_id if detail is not None and detail.document is not None else None
+        result_id = (
+            detail.summary.result_id if detail is not None and detail.document is not None else None
+        )
         return detail, read_revised(self.revisions, result_id)
 
     def published(self) -> list[ReviewListRow]:
@@ -160,6 +180,8 @@ class ReviewedResults:
     def show(self, result_id: str) -> ReviewedResult:
         return self.revisions.show(result_id)
 
-    def revise(self, result_id: str, values: dict[str, str], reason: str, base_id: str) -> RevisionView:
+    def revise(
+        self, result_id: str, values: dict[str, str], reason: str, base_id: str
+    ) -> RevisionView:
         """A new revision of ``result_id`` made on ``base_id`` (refused when a newer one exists)."""
         return self.revisions.revise(result_id, values, reason, base_id=base_id)

@@ -7,4 +7,10 @@ from labrig.scenarios.demo import DemoSummary, run_demo
 from labrig.scenarios.reference_check import release_health_check, run_reference_check
 from labrig.scenarios.selftest import run_self_test
 
-__all__ = ["DemoSummary", "release_health_check", "run_demo", "run_reference_check", "run_self_test"]
+__all__ = [
+    "DemoSummary",
+    "release_health_check",
+    "run_demo",
+    "run_reference_check",
+    "run_self_test",
+]

@@ -50,10 +50,19 @@ class DemoSummary:
     results: list[dict[str, Any]]  # one per attempt: the published (or blocked) result document
 
 
-def record_virtual(services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None) -> str:
+def record_virtual(
+    services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None
+) -> str:
     camera = VirtualCamera(scene, frames_limit=int(seconds * DEFAULT_MODE.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, device, DEFAULT_MODE, session_id=session_id, segment_seconds=2.0,
-                        clock=services.capture.frame_clock(DEFAULT_MODE))
+    recorder = Recorder(
+        services.store,
+        camera,
+        device,
+        DEFAULT_MODE,
+        session_id=session_id,
+        segment_seconds=2.0,
+        clock=services.capture.frame_clock(DEFAULT_MODE),
+    )
     recorder.start()
     recorder.wait(seconds + 30)
     return recorder.stop().manifest_sha256
@@ -64,24 +73,42 @@ def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, f
     say("Recording the calibration board as it moves through its poses (20 s)…")
     manifest = record_virtual(services, device, "board", 20.0, None)
     media = load_capture(services.store, manifest)
-    result = calibrate_views(load_views(list(media.segments), every=30), board,
-                             source=CaptureSource(media.capture_id, manifest, 30))
+    result = calibrate_views(
+        load_views(list(media.segments), every=30),
+        board,
+        source=CaptureSource(media.capture_id, manifest, 30),
+    )
     say("Recording the board lying on the measurement plane (1 s)…")
     plane = load_capture(services.store, record_virtual(services, device, "plane", 1.0, None))
     detections, _, _ = detect_views(load_views(list(plane.segments), every=30), board)
-    stored = save_calibration(services.store, result, device.device_id, DEFAULT_MODE.label(),
-                              plane_homography(result, detections[0], board) if detections else None)
-    verdict = "valid" if stored.valid else "NOT valid: " + "; ".join(r.message for r in result.reasons)
-    say(f"Calibration {stored.id[:12]}…: RMS {stored.rms_px:.3f} px over {result.view_count} views, {verdict}")
+    stored = save_calibration(
+        services.store,
+        result,
+        device.device_id,
+        DEFAULT_MODE.label(),
+        plane_homography(result, detections[0], board) if detections else None,
+    )
+    verdict = (
+        "valid" if stored.valid else "NOT valid: " + "; ".join(r.message for r in result.reasons)
+    )
+    say(
+        f"Calibration {stored.id[:12]}…: RMS {stored.rms_px:.3f} px over {result.view_count} views, {verdict}"
+    )
     return stored.id, stored.rms_px
 
 
-def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: Say = print) -> DemoSummary:
+def run_demo(
+    services: Services, attempts: int = 2, seconds: float = 3.0, say: Say = print
+) -> DemoSummary:
     device = services.capture.find(MARKERS_DEVICE_ID)
     verdict = services.capture.verify(device, DEFAULT_MODE)
     if not verdict.ok:
         raise DeviceRefusedError(verdict.reason, code=verdict.reason_code)
-    say(f"Verified {device.name}: {verdict.measured.fps:.1f} fps measured" if verdict.measured else "Verified")
+    say(
+        f"Verified {device.name}: {verdict.measured.fps:.1f} fps measured"
+        if verdict.measured
+        else "Verified"
+    )
     calibration_id, rms = _calibrate(services, device, say)
     session_id = create_session(services.queue, "DEMO-001", "virtual markers", "labrig-demo")
     attempt_ids = []
@@ -94,6 +121,8 @@ def run_demo(services: Services, attempts: int = 2, seconds: float = 3.0, say: S
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_all()
     with services.store.read() as session:
-        rows = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids)))
+        rows = session.scalars(
+            select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
+        )
         results = [json.loads(r.document) | {"result_id": r.id} for r in rows]
     return DemoSummary(calibration_id, rms, results)

@@ -33,7 +33,14 @@ from sqlalchemy import select
 from labrig import __version__
 from labrig.bootstrap import bootstrap
 from labrig.calibration import load_boards
-from labrig.capture import DEFAULT_MODE, Recorder, VirtualCamera, create_session, discover_virtual, load_inventory
+from labrig.capture import (
+    DEFAULT_MODE,
+    Recorder,
+    VirtualCamera,
+    create_session,
+    discover_virtual,
+    load_inventory,
+)
 from labrig.health import Check, Status, check_database, check_opencv, check_qt, check_qt_plugin
 from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_attempt
@@ -51,15 +58,24 @@ def _guarded(name: str, check: Callable[[], Check]) -> Check:
     try:
         result = check()
     except Exception as exc:  # noqa: BLE001 - every failure is reported as a line, with its type and message
-        result = Check(name, Status.FAIL, f"{type(exc).__name__}: {exc}",
-                       "report this with the full output of 'labrig --self-test'")
-    return replace(result, name=name, detail=f"{result.detail} ({time.monotonic() - started:.1f} s)")
+        result = Check(
+            name,
+            Status.FAIL,
+            f"{type(exc).__name__}: {exc}",
+            "report this with the full output of 'labrig --self-test'",
+        )
+    return replace(
+        result, name=name, detail=f"{result.detail} ({time.monotonic() - started:.1f} s)"
+    )
 
 
 def _check_resources() -> Check:
     inventory, boards = load_inventory(), load_boards()
-    return Check("resources", Status.OK, f"{len(inventory.entries)} devices in {inventory.source}, "
-                 f"{len(boards)} named boards")
+    return Check(
+        "resources",
+        Status.OK,
+        f"{len(inventory.entries)} devices in {inventory.source}, {len(boards)} named boards",
+    )
 
 
 def _check_usb() -> Check:
@@ -67,8 +83,12 @@ def _check_usb() -> Check:
 
     library = libusb_package.get_library_path() or "the system's libusb"
     if libusb_package.get_libusb1_backend() is None:
-        return Check("usb", Status.FAIL, "no libusb library was found: USB instruments cannot be listed",
-                     "reinstall Labrig (the bundle ships libusb inside libusb_package/)")
+        return Check(
+            "usb",
+            Status.FAIL,
+            "no libusb library was found: USB instruments cannot be listed",
+            "reinstall Labrig (the bundle ships libusb inside libusb_package/)",
+        )
     return Check("usb", Status.OK, f"libusb backend from {library}")
 
 
@@ -90,16 +110,26 @@ class _Scratch:
         [device] = [d for d in discover_virtual() if d.address == "markers"]
         self.session_id = create_session(self.services.queue, "SELF-TEST", "self-test", "labrig")
         camera = VirtualCamera("markers", frames_limit=RECORD_FRAMES)
-        recorder = Recorder(self.services.store, camera, device, DEFAULT_MODE, session_id=self.session_id)
+        recorder = Recorder(
+            self.services.store, camera, device, DEFAULT_MODE, session_id=self.session_id
+        )
         recorder.start()
         recorder.wait(RECORD_TIMEOUT_S)
         result = recorder.stop()
         if result.state != "committed" or result.frame_count < RECORD_FRAMES // 2:
-            return Check("recording", Status.FAIL, f"capture {result.state} with {result.frame_count} of "
-                         f"{RECORD_FRAMES} frames", "run 'labrig doctor'; check free space and CPU load")
+            return Check(
+                "recording",
+                Status.FAIL,
+                f"capture {result.state} with {result.frame_count} of {RECORD_FRAMES} frames",
+                "run 'labrig doctor'; check free space and CPU load",
+            )
         self.capture_id = result.capture_id
-        return Check("recording", Status.OK, f"virtual camera {DEFAULT_MODE.label()}: {result.frame_count} frames "
-                     f"({result.dropped_frames} dropped) committed in {result.segments} segment(s)")
+        return Check(
+            "recording",
+            Status.OK,
+            f"virtual camera {DEFAULT_MODE.label()}: {result.frame_count} frames "
+            f"({result.dropped_frames} dropped) committed in {result.segments} segment(s)",
+        )
 
     def analyse(self) -> Check:
         services = self.services
@@ -107,18 +137,31 @@ class _Scratch:
         ThreadExecutor(services.queue, workers=2).run(drain=True)
         services.dispatcher.dispatch_all()
         with services.store.read() as session:
-            row = session.scalars(select(AnalysisResultRecord)
-                                  .where(AnalysisResultRecord.attempt_id == attempt_id)).one_or_none()
+            row = session.scalars(
+                select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
+            ).one_or_none()
         stages = ", ".join(f"{j.stage_id} {j.state.value}" for j in services.queue.jobs())
         if row is None:
-            return Check("pipeline", Status.FAIL, f"no result was published; jobs: {stages}",
-                         "run 'labrig --store DIR jobs incidents' on a copy of this test, or report it")
+            return Check(
+                "pipeline",
+                Status.FAIL,
+                f"no result was published; jobs: {stages}",
+                "run 'labrig --store DIR jobs incidents' on a copy of this test, or report it",
+            )
         document = json.loads(row.document)
         if document["status"] != "published" or not document["metrics"]:
-            return Check("pipeline", Status.FAIL, f"result {document['status']}: {'; '.join(document['reasons'])}")
+            return Check(
+                "pipeline",
+                Status.FAIL,
+                f"result {document['status']}: {'; '.join(document['reasons'])}",
+            )
         units = document["units"] or {}
-        return Check("pipeline", Status.OK, f"{stages}; result published with {len(document['metrics'])} tracks "
-                     f"in {units.get('length')}/{units.get('time')} (uncalibrated, as expected)")
+        return Check(
+            "pipeline",
+            Status.OK,
+            f"{stages}; result published with {len(document['metrics'])} tracks "
+            f"in {units.get('length')}/{units.get('time')} (uncalibrated, as expected)",
+        )
 
     def close(self) -> None:
         self.services.close()
@@ -135,19 +178,27 @@ def _checks(scratch: Path) -> Iterator[Check]:
     migrations = _guarded("migrations", lambda: _check_migrations(scratch / "store"))
     yield migrations
     if migrations.status is Status.FAIL:
-        yield from (Check(n, Status.SKIP, "not run: the store did not open") for n in ("recording", "pipeline"))
+        yield from (
+            Check(n, Status.SKIP, "not run: the store did not open")
+            for n in ("recording", "pipeline")
+        )
         return
     try:
         services = _Scratch(scratch / "store")
     except Exception as exc:  # noqa: BLE001 - reported as the recording's FAIL line
-        yield Check("recording", Status.FAIL, f"the services did not start: {type(exc).__name__}: {exc}")
+        yield Check(
+            "recording", Status.FAIL, f"the services did not start: {type(exc).__name__}: {exc}"
+        )
         yield Check("pipeline", Status.SKIP, "not run: no recording")
         return
     try:
         recording = _guarded("recording", services.record)
         yield recording
-        yield (_guarded("pipeline", services.analyse) if recording.status is Status.OK
-               else Check("pipeline", Status.SKIP, "not run: no recording"))
+        yield (
+            _guarded("pipeline", services.analyse)
+            if recording.status is Status.OK
+            else Check("pipeline", Status.SKIP, "not run: no recording")
+        )
     finally:
         services.close()
 

@@ -6,10 +6,22 @@ raw SQL helpers from :mod:`labrig.store.dialects`.
 """
 
 from labrig.store.blobs import BlobMismatchError, BlobStore
-from labrig.store.database import DB_ENV_VAR, EVENTS_IN_TRANSACTION, RawTransaction, Store, open_store
+from labrig.store.database import (
+    DB_ENV_VAR,
+    EVENTS_IN_TRANSACTION,
+    RawTransaction,
+    Store,
+    open_store,
+)
 from labrig.store.types import utcnow
 
 __all__ = [
-    "DB_ENV_VAR", "EVENTS_IN_TRANSACTION", "BlobMismatchError", "BlobStore", "RawTransaction", "Store", "open_store",
+    "DB_ENV_VAR",
+    "EVENTS_IN_TRANSACTION",
+    "BlobMismatchError",
+    "BlobStore",
+    "RawTransaction",
+    "Store",
+    "open_store",
     "utcnow",
 ]

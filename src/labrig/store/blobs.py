@@ -33,7 +33,9 @@ class BlobStore:
         target = self.path(sha256, ext)
         if target.exists():
             if sha256_file(target)[0] != sha256:
-                raise BlobMismatchError(f"{target} does not match its name; run 'labrig verify' and restore it")
+                raise BlobMismatchError(
+                    f"{target} does not match its name; run 'labrig verify' and restore it"
+                )
             source.unlink()
             return target
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,9 @@ class RawTransaction:
     statements can commit together.
     """
 
-    def __init__(self, dbapi_conn: Any, dialect: RawDialect, session: Session | None = None) -> None:
+    def __init__(
+        self, dbapi_conn: Any, dialect: RawDialect, session: Session | None = None
+    ) -> None:
         self._conn = dbapi_conn
         self.dialect = dialect
         self._session = session
@@ -63,7 +65,9 @@ class RawTransaction:
         cursor.executemany(sql, rows)
         return int(cursor.rowcount)
 
-    def mappings(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    def mappings(
+        self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None
+    ) -> list[dict[str, Any]]:
         """The result rows as column → value dictionaries."""
         cursor = self.execute(sql, params)
         names = [d[0] for d in cursor.description]
@@ -72,7 +76,9 @@ class RawTransaction:
     def events_added(self, count: int) -> None:
         """Note outbox rows written here, so commit listeners fire as for ``record_event``."""
         if self._session is not None:
-            self._session.info[EVENTS_IN_TRANSACTION] = self._session.info.get(EVENTS_IN_TRANSACTION, 0) + count
+            self._session.info[EVENTS_IN_TRANSACTION] = (
+                self._session.info.get(EVENTS_IN_TRANSACTION, 0) + count
+            )
         else:
             self.events_recorded += count
 
@@ -169,7 +175,9 @@ class Store:
         the objects concerned before reading them through the ORM again.
         """
         session.flush()
-        return RawTransaction(session.connection().connection.driver_connection, self.raw_dialect, session)
+        return RawTransaction(
+            session.connection().connection.driver_connection, self.raw_dialect, session
+        )
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -199,7 +207,9 @@ class Store:
 
 def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
     if session.new or session.dirty or session.deleted:
-        raise ReadOnlySessionError("a change was made through a read-only session; open it with store.write()")
+        raise ReadOnlySessionError(
+            "a change was made through a read-only session; open it with store.write()"
+        )
 
 
 def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
@@ -218,7 +228,8 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
         if not pg_dialect.is_postgresql_url(url):
             raise UnsupportedDatabaseError(
                 f"--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, not "
-                f"'{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data folder")
+                f"'{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data folder"
+            )
         engine = pg_dialect.create_postgresql_engine(url)
         where = pg_dialect.redacted(url)
         try:
@@ -246,7 +257,9 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
         _ensure_meta(store)
     except DatabaseError as exc:
         engine.dispose()
-        raise DatabaseCorruptError(f"{where} could not be opened ({exc.orig}); restore it from a backup") from exc
+        raise DatabaseCorruptError(
+            f"{where} could not be opened ({exc.orig}); restore it from a backup"
+        ) from exc
     except BaseException:
         engine.dispose()
         raise
@@ -269,5 +282,9 @@ def _make_store(root: Path, engine: Engine) -> Store:
 def _ensure_meta(store: Store) -> None:
     with store.write() as session:
         existing = {m.key for m in session.scalars(select(Meta))}
-        defaults = {"app": APP_MARKER, "store_id": str(uuid.uuid4()), "created_at": utcnow().isoformat()}
+        defaults = {
+            "app": APP_MARKER,
+            "store_id": str(uuid.uuid4()),
+            "created_at": utcnow().isoformat(),
+        }
         session.add_all(Meta(key=k, value=v) for k, v in defaults.items() if k not in existing)

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from labrig.store.types import UTCDateTime
@@ -37,7 +46,9 @@ class OutboxEvent(Base):
 
     __tablename__ = "outbox_events"
 
-    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
     event_id: Mapped[str] = mapped_column(String(36), unique=True)
     name: Mapped[str] = mapped_column(String(128))  # indexed on PostgreSQL only (migration 0011)
     schema_version: Mapped[int] = mapped_column(Integer)
@@ -57,7 +68,9 @@ class OutboxCursor(Base):
 
     consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
-    names: Mapped[str] = mapped_column(Text)  # the event names it took then: "*" (all) or a sorted JSON list
+    names: Mapped[str] = mapped_column(
+        Text
+    )  # the event names it took then: "*" (all) or a sorted JSON list
 
 
 class InboxEntry(Base):
@@ -99,8 +112,12 @@ class Job(Base):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     stage_id: Mapped[str] = mapped_column(String(128))
-    attempt_id: Mapped[str | None] = mapped_column(String(64))  # ix_jobs_attempt_id (partial: migration 0010)
-    state: Mapped[str] = mapped_column(String(32))  # partial indexes per state looked up (migration 0010)
+    attempt_id: Mapped[str | None] = mapped_column(
+        String(64)
+    )  # ix_jobs_attempt_id (partial: migration 0010)
+    state: Mapped[str] = mapped_column(
+        String(32)
+    )  # partial indexes per state looked up (migration 0010)
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -136,7 +153,9 @@ class JobDependency(Base):
     __tablename__ = "job_dependencies"
 
     job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)
-    depends_on_job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)  # also indexed
+    depends_on_job_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("jobs.id"), primary_key=True
+    )  # also indexed
 
 
 class JobOutput(Base):
@@ -215,7 +234,9 @@ class Capture(Base):
     __tablename__ = "captures"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    session_id: Mapped[str | None] = mapped_column(String(36), ForeignKey("sessions.id"), index=True)
+    session_id: Mapped[str | None] = mapped_column(
+        String(36), ForeignKey("sessions.id"), index=True
+    )
     device_id: Mapped[str] = mapped_column(String(255))
     origin: Mapped[str] = mapped_column(String(32))  # recorded, imported, watch_folder
     state: Mapped[str] = mapped_column(String(32), index=True)
@@ -228,7 +249,9 @@ class Capture(Base):
     manifest_sha256: Mapped[str | None] = mapped_column(String(64))
     provisional_dir: Mapped[str | None] = mapped_column(Text)
     report: Mapped[str | None] = mapped_column(Text)  # gap or salvage report, JSON
-    source_sha256: Mapped[str | None] = mapped_column(String(64), index=True)  # imported file's digest
+    source_sha256: Mapped[str | None] = mapped_column(
+        String(64), index=True
+    )  # imported file's digest
 
 
 class CaptureSegment(Base):
@@ -267,12 +290,16 @@ class CalibrationRecord(Base):
 
     __tablename__ = "calibrations"
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # SHA-256 of its canonical document
+    id: Mapped[str] = mapped_column(
+        String(64), primary_key=True
+    )  # SHA-256 of its canonical document
     device_id: Mapped[str] = mapped_column(String(255), index=True)
     mode: Mapped[str] = mapped_column(String(64))  # e.g. 1280x720@30 BGR
     valid: Mapped[bool] = mapped_column(Boolean)
     rms_px: Mapped[float] = mapped_column(Float)
-    document: Mapped[str] = mapped_column(Text)  # labrig.calibration/2 JSON (/1 before corners were kept)
+    document: Mapped[str] = mapped_column(
+        Text
+    )  # labrig.calibration/2 JSON (/1 before corners were kept)
     plane_homography: Mapped[str | None] = mapped_column(Text)  # image px -> plane mm, JSON 3x3
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -305,8 +332,12 @@ class ReleaseRecord(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     version: Mapped[str] = mapped_column(String(64))
     manifest: Mapped[str] = mapped_column(Text)  # labrig.release/1 canonical JSON
-    digest: Mapped[str] = mapped_column(String(64), index=True)  # enters every analysis job's idempotency key
-    status: Mapped[str] = mapped_column(String(16))  # registered, healthy, unhealthy, active, retired, rolled_back
+    digest: Mapped[str] = mapped_column(
+        String(64), index=True
+    )  # enters every analysis job's idempotency key
+    status: Mapped[str] = mapped_column(
+        String(16)
+    )  # registered, healthy, unhealthy, active, retired, rolled_back
     health: Mapped[str | None] = mapped_column(Text)  # the last health check report, JSON
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -320,12 +351,18 @@ class ResultRevision(Base):
     __table_args__ = (UniqueConstraint("result_id", "number", name="uq_result_revisions_number"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    result_id: Mapped[str] = mapped_column(String(36), ForeignKey("analysis_results.id"), index=True)
-    number: Mapped[int] = mapped_column(Integer)  # 1, 2, … per result: two revisions of one base cannot both land
+    result_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("analysis_results.id"), index=True
+    )
+    number: Mapped[int] = mapped_column(
+        Integer
+    )  # 1, 2, … per result: two revisions of one base cannot both land
     base_id: Mapped[str] = mapped_column(String(36))  # the result (number 1) or the revision before
     reviewer: Mapped[str] = mapped_column(String(128))
     reason: Mapped[str] = mapped_column(Text)
-    document: Mapped[str] = mapped_column(Text)  # labrig.revision/1 canonical JSON: changes with old and new values
+    document: Mapped[str] = mapped_column(
+        Text
+    )  # labrig.revision/1 canonical JSON: changes with old and new values
     digest: Mapped[str] = mapped_column(String(64))  # SHA-256 of the document
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
@@ -357,7 +394,9 @@ class AuditEntry(Base):
     recorded_at: Mapped[str] = mapped_column(String(40))  # ISO-8601 UTC, microseconds
     actor: Mapped[str] = mapped_column(String(128))  # the login of who did it
     host: Mapped[str] = mapped_column(String(255))  # the workstation it was done on
-    action: Mapped[str] = mapped_column(String(64))  # e.g. review.revise, roles.set, release.activate
+    action: Mapped[str] = mapped_column(
+        String(64)
+    )  # e.g. review.revise, roles.set, release.activate
     object_type: Mapped[str] = mapped_column(String(32))  # result, user, release
     object_id: Mapped[str] = mapped_column(String(255))
     reason: Mapped[str] = mapped_column(Text)  # why, in the actor's words
@@ -397,11 +436,17 @@ class SyncObject(Base):
 
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))  # blob or manifest (the event's object_kind)
-    content: Mapped[str] = mapped_column(String(32))  # media, timestamps, capture-manifest or result
+    content: Mapped[str] = mapped_column(
+        String(32)
+    )  # media, timestamps, capture-manifest or result
     ext: Mapped[str] = mapped_column(String(16))  # file extension at the destination, e.g. .avi
     size: Mapped[int] = mapped_column(BigInteger)
-    ref_id: Mapped[str] = mapped_column(String(64), index=True)  # the capture or result it belongs to
-    body: Mapped[str | None] = mapped_column(Text)  # the object's text when it is not a media-store file
+    ref_id: Mapped[str] = mapped_column(
+        String(64), index=True
+    )  # the capture or result it belongs to
+    body: Mapped[str | None] = mapped_column(
+        Text
+    )  # the object's text when it is not a media-store file
     indexed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
@@ -411,7 +456,9 @@ class SyncAck(Base):
     __tablename__ = "sync_acks"
 
     destination_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    sha256: Mapped[str] = mapped_column(String(64), ForeignKey("sync_objects.sha256"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(
+        String(64), ForeignKey("sync_objects.sha256"), primary_key=True
+    )
     destination_name: Mapped[str] = mapped_column(String(128))
     path: Mapped[str] = mapped_column(Text)  # where the copy is, relative to the destination
     batch_id: Mapped[str] = mapped_column(String(36), index=True)
@@ -424,7 +471,9 @@ class SyncFailure(Base):
     __tablename__ = "sync_failures"
 
     destination_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    sha256: Mapped[str] = mapped_column(String(64), ForeignKey("sync_objects.sha256"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(
+        String(64), ForeignKey("sync_objects.sha256"), primary_key=True
+    )
     attempts: Mapped[int] = mapped_column(Integer)
     last_error: Mapped[str] = mapped_column(Text)
     failed_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -440,9 +489,15 @@ class SyncBatch(Base):
     destination_id: Mapped[str] = mapped_column(String(36), index=True)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    chain_seq: Mapped[int] = mapped_column(Integer)  # audit chain head, read with the batch's object list
+    chain_seq: Mapped[int] = mapped_column(
+        Integer
+    )  # audit chain head, read with the batch's object list
     chain_hash: Mapped[str] = mapped_column(String(64))
     acknowledged: Mapped[int] = mapped_column(Integer, default=0)
     failed: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str | None] = mapped_column(Text)  # why the batch stopped early (destination unavailable)
-    batch_file: Mapped[str | None] = mapped_column(Text)  # its record at the destination, relative path
+    error: Mapped[str | None] = mapped_column(
+        Text
+    )  # why the batch stopped early (destination unavailable)
+    batch_file: Mapped[str | None] = mapped_column(
+        Text
+    )  # its record at the destination, relative path

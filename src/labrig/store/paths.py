@@ -17,9 +17,30 @@ from labrig.errors import NetworkFilesystemError, StoreUnwritableError
 
 ENV_VAR = "LABRIG_STORE"
 #: filesystems whose locking SQLite cannot trust (a shared SQLite file on them gets corrupted)
-NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "afs", "9p", "ncpfs", "coda",
-                                 "fuse.sshfs", "fuse.rclone", "davfs", "fuse.davfs2", "glusterfs", "fuse.glusterfs",
-                                 "ceph", "fuse.ceph", "lustre", "gpfs", "beegfs"})
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "afs",
+        "9p",
+        "ncpfs",
+        "coda",
+        "fuse.sshfs",
+        "fuse.rclone",
+        "davfs",
+        "fuse.davfs2",
+        "glusterfs",
+        "fuse.glusterfs",
+        "ceph",
+        "fuse.ceph",
+        "lustre",
+        "gpfs",
+        "beegfs",
+    }
+)
 MOUNTS_FILE = "/proc/self/mounts"
 DB_FILENAME = "labrig.db"
 MEDIA_DIRNAME = "media"
@@ -94,4 +115,5 @@ def refuse_network_filesystem(root: Path, mounts: str | None = None) -> None:
             f"the data folder {root} is on a network filesystem ({kind}). An SQLite catalog there gets corrupted "
             "when several computers use it. Keep the data folder on a local disk, or share one catalog through "
             "PostgreSQL: --db postgresql+psycopg://USER@SERVER/DATABASE (or LABRIG_DB), with the media folder on "
-            "the share")
+            "the share"
+        )

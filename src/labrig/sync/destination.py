@@ -84,8 +84,11 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_bytes()) if path.is_file() else None
     except (OSError, ValueError):
         return None
-    ok = isinstance(data, dict) and data.get("schema") == MARKER_SCHEMA and isinstance(data.get("destination_id"),
-                                                                                        str)
+    ok = (
+        isinstance(data, dict)
+        and data.get("schema") == MARKER_SCHEMA
+        and isinstance(data.get("destination_id"), str)
+    )
     return data if ok else None
 
 
@@ -102,9 +105,19 @@ class FolderDestination:
     def prepare(folder: Path, destination_id: str, name: str, by: str) -> None:
         """Make ``folder`` an archive: its marker (kept if it is already one) and its two sub-folders."""
         if read_marker(folder) is None:
-            write_atomic(folder / MARKER_NAME, json.dumps(
-                {"schema": MARKER_SCHEMA, "destination_id": destination_id, "name": name, "created_by": by},
-                indent=1, sort_keys=True).encode())
+            write_atomic(
+                folder / MARKER_NAME,
+                json.dumps(
+                    {
+                        "schema": MARKER_SCHEMA,
+                        "destination_id": destination_id,
+                        "name": name,
+                        "created_by": by,
+                    },
+                    indent=1,
+                    sort_keys=True,
+                ).encode(),
+            )
         for sub in (OBJECTS, BATCHES):
             (folder / sub).mkdir(exist_ok=True)
 
@@ -114,26 +127,32 @@ class FolderDestination:
             raise DestinationUnavailableError(
                 f"the sync destination '{self.config.name}' ({self.root}) is not available: its folder or its "
                 f"{MARKER_NAME} file is missing (is the network share mounted?). Nothing was copied; sync resumes "
-                "when it is back, or an admin configures another: labrig sync configure --to DIR")
+                "when it is back, or an admin configures another: labrig sync configure --to DIR"
+            )
         if marker["destination_id"] != self.config.destination_id:
             raise DestinationUnavailableError(
                 f"{self.root} now holds another archive (id {marker['destination_id']}, not "
                 f"{self.config.destination_id}); nothing was copied. An admin re-configures sync to use it: "
-                f"labrig sync configure --to {self.root}")
+                f"labrig sync configure --to {self.root}"
+            )
 
     def _path(self, relpath: str) -> Path:
         return self.root.joinpath(*relpath.split("/"))
 
     def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
         target = self._path(relpath)
-        target.parent.mkdir(exist_ok=True)  # never its parents: a missing archive is not silently re-created
+        target.parent.mkdir(
+            exist_ok=True
+        )  # never its parents: a missing archive is not silently re-created
         temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
         try:
             self._copy(source, temp, size, task)
             os.replace(temp, target)
             fsync_dir(target.parent)
         except BaseException:
-            with contextlib.suppress(OSError):  # the folder may be gone (unmounted): its temp file goes later
+            with contextlib.suppress(
+                OSError
+            ):  # the folder may be gone (unmounted): its temp file goes later
                 temp.unlink()
             raise
         self._remove_stale_parts(target)

@@ -29,12 +29,20 @@ from labrig.store.models import (
 )
 
 SYNC_INDEXER = "sync.indexer"
-INDEXED = frozenset({EventName.CAPTURE_COMMITTED.value, EventName.RESULT_PUBLISHED.value,
-                     EventName.REVIEW_REVISED.value})
+INDEXED = frozenset(
+    {
+        EventName.CAPTURE_COMMITTED.value,
+        EventName.RESULT_PUBLISHED.value,
+        EventName.REVIEW_REVISED.value,
+    }
+)
 RESULT_MANIFEST_SCHEMA = "labrig.sync.result/1"
 #: media-store blob kind → (the event's object_kind, what it holds)
-BLOB_KINDS = {"media": ("blob", "media"), "timestamps": ("blob", "timestamps"),
-              "manifest": ("manifest", "capture-manifest")}
+BLOB_KINDS = {
+    "media": ("blob", "media"),
+    "timestamps": ("blob", "timestamps"),
+    "manifest": ("manifest", "capture-manifest"),
+}
 
 
 def index_for_sync(event: EventRecord, session: Session) -> None:
@@ -55,30 +63,64 @@ def _index_capture(session: Session, capture_id: str) -> None:
     capture = session.get(Capture, capture_id)
     if capture is None or capture.manifest_sha256 is None:
         return
-    rows = session.execute(select(CaptureSegment.media_sha256, CaptureSegment.timestamps_sha256)
-                           .where(CaptureSegment.capture_id == capture_id)).all()
+    rows = session.execute(
+        select(CaptureSegment.media_sha256, CaptureSegment.timestamps_sha256).where(
+            CaptureSegment.capture_id == capture_id
+        )
+    ).all()
     digests = [capture.manifest_sha256, *(d for row in rows for d in row if d)]
     for blob in session.scalars(select(Blob).where(Blob.sha256.in_(digests))):
         kind, content = BLOB_KINDS.get(blob.kind, ("blob", blob.kind))
-        _add(session, SyncObject(sha256=blob.sha256, kind=kind, content=content, ext=blob.ext, size=blob.size,
-                                 ref_id=capture_id, body=None, indexed_at=utcnow()))
+        _add(
+            session,
+            SyncObject(
+                sha256=blob.sha256,
+                kind=kind,
+                content=content,
+                ext=blob.ext,
+                size=blob.size,
+                ref_id=capture_id,
+                body=None,
+                indexed_at=utcnow(),
+            ),
+        )
 
 
 def result_manifest(session: Session, result: AnalysisResultRecord) -> bytes:
     """The ``labrig.sync.result/1`` document of a result as it stands: automatic document and revisions."""
-    revisions = session.scalars(select(ResultRevision).where(ResultRevision.result_id == result.id)
-                                .order_by(ResultRevision.number))
-    captures = session.scalars(select(Capture.manifest_sha256).join(
-        AttemptCapture, AttemptCapture.capture_id == Capture.id).where(
-        AttemptCapture.attempt_id == result.attempt_id).order_by(AttemptCapture.position))
-    return canonical_json({
-        "schema": RESULT_MANIFEST_SCHEMA, "result_id": result.id, "attempt_id": result.attempt_id,
-        "status": result.status, "degraded": result.degraded, "published_at": result.created_at.isoformat(),
-        "automatic_digest": result.digest, "automatic_document": result.document,
-        "revisions": [{"revision_id": r.id, "number": r.number, "digest": r.digest, "document": r.document}
-                      for r in revisions],
-        "capture_manifests": [c for c in captures if c],
-    })
+    revisions = session.scalars(
+        select(ResultRevision)
+        .where(ResultRevision.result_id == result.id)
+        .order_by(ResultRevision.number)
+    )
+    captures = session.scalars(
+        select(Capture.manifest_sha256)
+        .join(AttemptCapture, AttemptCapture.capture_id == Capture.id)
+        .where(AttemptCapture.attempt_id == result.attempt_id)
+        .order_by(AttemptCapture.position)
+    )
+    return canonical_json(
+        {
+            "schema": RESULT_MANIFEST_SCHEMA,
+            "result_id": result.id,
+            "attempt_id": result.attempt_id,
+            "status": result.status,
+            "degraded": result.degraded,
+            "published_at": result.created_at.isoformat(),
+            "automatic_digest": result.digest,
+            "automatic_document": result.document,
+            "revisions": [
+                {
+                    "revision_id": r.id,
+                    "number": r.number,
+                    "digest": r.digest,
+                    "document": r.document,
+                }
+                for r in revisions
+            ],
+            "capture_manifests": [c for c in captures if c],
+        }
+    )
 
 
 def _index_result(session: Session, result_id: str) -> None:
@@ -86,5 +128,16 @@ def _index_result(session: Session, result_id: str) -> None:
     if result is None or result.status != "published":
         return
     body = result_manifest(session, result)
-    _add(session, SyncObject(sha256=sha256_hex(body), kind="manifest", content="result", ext=".json",
-                             size=len(body), ref_id=result.id, body=body.decode(), indexed_at=utcnow()))
+    _add(
+        session,
+        SyncObject(
+            sha256=sha256_hex(body),
+            kind="manifest",
+            content="result",
+            ext=".json",
+            size=len(body),
+            ref_id=result.id,
+            body=body.decode(),
+            indexed_at=utcnow(),
+        ),
+    )

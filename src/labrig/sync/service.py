@@ -79,9 +79,16 @@ class BatchReport:
     batch_file: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"batch_id": self.batch_id, "destination": self.destination, "pending": self.pending,
-                "acknowledged": self.acknowledged, "failed": self.failed, "error": self.error,
-                "batch_file": self.batch_file, "audit_chain_head": self.audit_chain_head.to_json()}
+        return {
+            "batch_id": self.batch_id,
+            "destination": self.destination,
+            "pending": self.pending,
+            "acknowledged": self.acknowledged,
+            "failed": self.failed,
+            "error": self.error,
+            "batch_file": self.batch_file,
+            "audit_chain_head": self.audit_chain_head.to_json(),
+        }
 
 
 def object_path(obj: SyncObject) -> str:
@@ -102,8 +109,14 @@ class _HashingReader:
 
 
 def _config(row: SyncDestination) -> DestinationConfig:
-    return DestinationConfig(row.destination_id, row.name, row.kind, row.location, row.configured_by,
-                             row.configured_at.isoformat())
+    return DestinationConfig(
+        row.destination_id,
+        row.name,
+        row.kind,
+        row.location,
+        row.configured_by,
+        row.configured_at.isoformat(),
+    )
 
 
 def current_destination(session: Session) -> DestinationConfig | None:
@@ -115,9 +128,14 @@ class SyncService:
     """Configuring the destination and running sync batches. Thread-safe (no state but its parts); a batch
     calls its task on the thread that runs it."""
 
-    def __init__(self, store: Store, dispatcher: Dispatcher, access: AccessControl,
-                 destination: DestinationFactory = FolderDestination,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        store: Store,
+        dispatcher: Dispatcher,
+        access: AccessControl,
+        destination: DestinationFactory = FolderDestination,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
         self.store, self.dispatcher, self.access = store, dispatcher, access
         self.make_destination, self.clock = destination, clock
 
@@ -127,32 +145,55 @@ class SyncService:
         with self.store.read() as session:
             return current_destination(session)
 
-    def configure(self, location: str | Path, reason: str, name: str | None = None) -> DestinationConfig:
+    def configure(
+        self, location: str | Path, reason: str, name: str | None = None
+    ) -> DestinationConfig:
         """Make the folder ``location`` the destination (admin once roles are enforced; audited)."""
         why = require_reason(reason, "configuring the sync destination")
         folder = Path(location).expanduser().absolute()
         actor = self.access.require(Action.SETTINGS)
         if not folder.is_dir():
-            raise DestinationUnavailableError(f"{folder} is not a folder that exists here (is the share mounted?); "
-                                              "create it or mount the share, then configure again")
+            raise DestinationUnavailableError(
+                f"{folder} is not a folder that exists here (is the share mounted?); "
+                "create it or mount the share, then configure again"
+            )
         marker = read_marker(folder) or {}
         destination_id = str(marker.get("destination_id") or uuid.uuid4())
         label = _name(name or str(marker.get("name") or "") or folder.name or "archive")
         try:
             FolderDestination.prepare(folder, destination_id, label, actor.user)
         except OSError as exc:
-            raise DestinationUnavailableError(f"cannot write into {folder} ({exc.strerror}); give Labrig's user "
-                                              "write access to it, then configure again") from exc
+            raise DestinationUnavailableError(
+                f"cannot write into {folder} ({exc.strerror}); give Labrig's user "
+                "write access to it, then configure again"
+            ) from exc
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.SETTINGS)
             previous = current_destination(session)
-            row = SyncDestination(destination_id=destination_id, name=label, kind="folder", location=str(folder),
-                                  configured_by=actor.user, configured_at=utcnow())
+            row = SyncDestination(
+                destination_id=destination_id,
+                name=label,
+                kind="folder",
+                location=str(folder),
+                configured_by=actor.user,
+                configured_at=utcnow(),
+            )
             session.add(row)
             session.flush()
-            record_audit(session, actor, "sync.configure", "sync_destination", destination_id, why, {
-                "name": label, "kind": "folder", "location": str(folder),
-                "previous": previous.to_json() if previous else None})
+            record_audit(
+                session,
+                actor,
+                "sync.configure",
+                "sync_destination",
+                destination_id,
+                why,
+                {
+                    "name": label,
+                    "kind": "folder",
+                    "location": str(folder),
+                    "previous": previous.to_json() if previous else None,
+                },
+            )
             return _config(row)
 
     # -- running --
@@ -174,8 +215,10 @@ class SyncService:
         removed), and the rest waits for the next batch."""
         config = self.current()
         if config is None:
-            raise SyncNotConfiguredError("no sync destination is configured; an admin sets one: labrig sync "
-                                         "configure --to DIR --reason \"…\"")
+            raise SyncNotConfiguredError(
+                "no sync destination is configured; an admin sets one: labrig sync "
+                'configure --to DIR --reason "…"'
+            )
         self.access.require(Action.SYNC)
         self.index()
         destination = self.make_destination(config)
@@ -189,15 +232,22 @@ class SyncService:
         return report
 
     def _pending(self, session: Session, destination_id: str, retry_now: bool) -> list[SyncObject]:
-        acked = exists().where(and_(SyncAck.destination_id == destination_id, SyncAck.sha256 == SyncObject.sha256))
-        waiting = exists().where(and_(SyncFailure.destination_id == destination_id,
-                                      SyncFailure.sha256 == SyncObject.sha256,
-                                      SyncFailure.next_attempt_at > self.clock()))
+        acked = exists().where(
+            and_(SyncAck.destination_id == destination_id, SyncAck.sha256 == SyncObject.sha256)
+        )
+        waiting = exists().where(
+            and_(
+                SyncFailure.destination_id == destination_id,
+                SyncFailure.sha256 == SyncObject.sha256,
+                SyncFailure.next_attempt_at > self.clock(),
+            )
+        )
         query = select(SyncObject).where(~acked).order_by(SyncObject.indexed_at, SyncObject.sha256)
         return list(session.scalars(query if retry_now else query.where(~waiting)))
 
-    def _copy_all(self, destination: Destination, pending: list[SyncObject], report: BatchReport,
-                  task: Task) -> None:
+    def _copy_all(
+        self, destination: Destination, pending: list[SyncObject], report: BatchReport, task: Task
+    ) -> None:
         total, done = max(sum(o.size for o in pending), 1), 0
         for number, obj in enumerate(pending, start=1):
             try:
@@ -205,32 +255,45 @@ class SyncService:
             except DestinationUnavailableError as exc:
                 report.error = exc.message
                 return
-            share = Share(task, done / total, (done + obj.size) / total,
-                          f"copying {obj.content} {obj.sha256[:12]}… ({number} of {len(pending)})")
+            share = Share(
+                task,
+                done / total,
+                (done + obj.size) / total,
+                f"copying {obj.content} {obj.sha256[:12]}… ({number} of {len(pending)})",
+            )
             done += obj.size
             try:
                 task.check_cancelled()
                 self._sync_one(destination, obj, report.batch_id, share)
                 report.acknowledged.append(obj.sha256)
             except TaskCancelledError:
-                report.error = (f"cancelled: {len(pending) - len(report.acknowledged) - len(report.failed)} "
-                                "objects are left for the next batch")
+                report.error = (
+                    f"cancelled: {len(pending) - len(report.acknowledged) - len(report.failed)} "
+                    "objects are left for the next batch"
+                )
                 return
             except (OSError, LabrigError) as exc:
-                error = exc.message if isinstance(exc, LabrigError) else f"{type(exc).__name__}: {exc}"
+                error = (
+                    exc.message if isinstance(exc, LabrigError) else f"{type(exc).__name__}: {exc}"
+                )
                 report.failed[obj.sha256] = error
                 self._record_failure(destination.config.destination_id, obj.sha256, error)
 
-    def _sync_one(self, destination: Destination, obj: SyncObject, batch_id: str, task: Task) -> None:
+    def _sync_one(
+        self, destination: Destination, obj: SyncObject, batch_id: str, task: Task
+    ) -> None:
         relpath = object_path(obj)
-        if destination.digest(relpath) != obj.sha256:  # already there and whole (another workstation, a resume)
+        if (
+            destination.digest(relpath) != obj.sha256
+        ):  # already there and whole (another workstation, a resume)
             self._put(destination, obj, relpath, task)
             copied = destination.digest(relpath)
             if copied != obj.sha256:
                 raise SyncDigestMismatchError(
                     f"the destination's copy of {obj.content} {obj.sha256[:12]}… "
                     f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after the copy; it is not "
-                    "acknowledged and will be copied again")
+                    "acknowledged and will be copied again"
+                )
         self._acknowledge(destination.config, obj, relpath, batch_id)
 
     def _put(self, destination: Destination, obj: SyncObject, relpath: str, task: Task) -> None:
@@ -243,21 +306,35 @@ class SyncService:
             reader = _HashingReader(source)
             destination.put(relpath, reader, obj.size, task)
         if reader.sha.hexdigest() != obj.sha256:
-            raise BlobMismatchError(f"the local copy of {obj.content} {obj.sha256} no longer matches its digest; "
-                                    "run 'labrig verify' and restore it from a backup")
+            raise BlobMismatchError(
+                f"the local copy of {obj.content} {obj.sha256} no longer matches its digest; "
+                "run 'labrig verify' and restore it from a backup"
+            )
 
-    def _acknowledge(self, config: DestinationConfig, obj: SyncObject, relpath: str, batch_id: str) -> None:
+    def _acknowledge(
+        self, config: DestinationConfig, obj: SyncObject, relpath: str, batch_id: str
+    ) -> None:
         with self.store.write() as session:
             if session.get(SyncAck, (config.destination_id, obj.sha256)) is not None:
                 return  # another runner acknowledged it first: one acknowledgement, one event
-            session.add(SyncAck(destination_id=config.destination_id, sha256=obj.sha256,
-                                destination_name=config.name, path=relpath, batch_id=batch_id,
-                                acknowledged_at=utcnow()))
+            session.add(
+                SyncAck(
+                    destination_id=config.destination_id,
+                    sha256=obj.sha256,
+                    destination_name=config.name,
+                    path=relpath,
+                    batch_id=batch_id,
+                    acknowledged_at=utcnow(),
+                )
+            )
             failure = session.get(SyncFailure, (config.destination_id, obj.sha256))
             if failure is not None:
                 session.delete(failure)
-            record_event(session, EventName.SYNC_ACKNOWLEDGED, {
-                "object_sha256": obj.sha256, "object_kind": obj.kind, "destination": config.name})
+            record_event(
+                session,
+                EventName.SYNC_ACKNOWLEDGED,
+                {"object_sha256": obj.sha256, "object_kind": obj.kind, "destination": config.name},
+            )
 
     def _record_failure(self, destination_id: str, sha256: str, error: str) -> None:
         with self.store.write() as session:
@@ -269,40 +346,88 @@ class SyncService:
             failure.last_error, failure.failed_at = error, self.clock()
             failure.next_attempt_at = self.clock() + retry_delay(failure.attempts)
 
-    def _record_batch(self, destination: Destination, config: DestinationConfig, report: BatchReport,
-                      pending: list[SyncObject], started: datetime) -> None:
+    def _record_batch(
+        self,
+        destination: Destination,
+        config: DestinationConfig,
+        report: BatchReport,
+        pending: list[SyncObject],
+        started: datetime,
+    ) -> None:
         if report.acknowledged:
             self._write_batch_file(destination, config, report, pending, started)
         with self.store.write() as session:
-            session.add(SyncBatch(id=report.batch_id, destination_id=config.destination_id, started_at=started,
-                                  finished_at=utcnow(), chain_seq=report.audit_chain_head.seq,
-                                  chain_hash=report.audit_chain_head.entry_hash,
-                                  acknowledged=len(report.acknowledged), failed=len(report.failed),
-                                  error=report.error, batch_file=report.batch_file))
+            session.add(
+                SyncBatch(
+                    id=report.batch_id,
+                    destination_id=config.destination_id,
+                    started_at=started,
+                    finished_at=utcnow(),
+                    chain_seq=report.audit_chain_head.seq,
+                    chain_hash=report.audit_chain_head.entry_hash,
+                    acknowledged=len(report.acknowledged),
+                    failed=len(report.failed),
+                    error=report.error,
+                    batch_file=report.batch_file,
+                )
+            )
 
-    def _write_batch_file(self, destination: Destination, config: DestinationConfig, report: BatchReport,
-                          pending: list[SyncObject], started: datetime) -> None:
+    def _write_batch_file(
+        self,
+        destination: Destination,
+        config: DestinationConfig,
+        report: BatchReport,
+        pending: list[SyncObject],
+        started: datetime,
+    ) -> None:
         by_sha = {o.sha256: o for o in pending}
-        body = json.dumps({
-            "schema": BATCH_SCHEMA, "batch_id": report.batch_id, "destination_id": config.destination_id,
-            "destination": config.name, "store_id": self.store.meta("store_id"),
-            "host": self.access.actor().host, "started_at": started.isoformat(), "finished_at": utcnow().isoformat(),
-            "audit_chain_head": report.audit_chain_head.to_json(),
-            "objects": [{"sha256": s, "kind": by_sha[s].kind, "content": by_sha[s].content,
-                         "ref_id": by_sha[s].ref_id, "path": object_path(by_sha[s])} for s in report.acknowledged],
-        }, indent=1, sort_keys=True).encode()
+        body = json.dumps(
+            {
+                "schema": BATCH_SCHEMA,
+                "batch_id": report.batch_id,
+                "destination_id": config.destination_id,
+                "destination": config.name,
+                "store_id": self.store.meta("store_id"),
+                "host": self.access.actor().host,
+                "started_at": started.isoformat(),
+                "finished_at": utcnow().isoformat(),
+                "audit_chain_head": report.audit_chain_head.to_json(),
+                "objects": [
+                    {
+                        "sha256": s,
+                        "kind": by_sha[s].kind,
+                        "content": by_sha[s].content,
+                        "ref_id": by_sha[s].ref_id,
+                        "path": object_path(by_sha[s]),
+                    }
+                    for s in report.acknowledged
+                ],
+            },
+            indent=1,
+            sort_keys=True,
+        ).encode()
         relpath = f"{BATCHES}/{started.strftime('%Y%m%dT%H%M%S%fZ')}-{report.batch_id}.json"
         try:
             destination.check()
             destination.put(relpath, io.BytesIO(body), len(body))
             if destination.digest(relpath) != hashlib.sha256(body).hexdigest():
-                raise SyncDigestMismatchError(f"the batch record {relpath} did not read back as written")
+                raise SyncDigestMismatchError(
+                    f"the batch record {relpath} did not read back as written"
+                )
             report.batch_file = relpath
-        except (OSError, LabrigError) as exc:  # its objects stay acknowledged: each was confirmed on its own
+        except (
+            OSError,
+            LabrigError,
+        ) as exc:  # its objects stay acknowledged: each was confirmed on its own
             report.error = report.error or f"the batch record could not be written ({exc})"
 
-    def run_forever(self, stop: threading.Event, *, poll_seconds: float = 5.0,
-                    on_batch: Callable[[BatchReport], None] | None = None) -> None:
+    def run_forever(
+        self,
+        stop: threading.Event,
+        *,
+        poll_seconds: float = 5.0,
+        on_batch: Callable[[BatchReport], None] | None = None,
+    ) -> None:
         """Run batches until ``stop`` is set: after each local commit that recorded events, else every
         ``poll_seconds`` (failed objects wait for their backoff)."""
         wake = threading.Event()
@@ -322,7 +447,7 @@ class SyncService:
 def _name(text: str) -> str:
     label = text.strip()
     if not label or len(label) > 128 or any(ord(c) < 32 for c in label):
-        raise InvalidDestinationError(f"'{text}' cannot name a destination: give 1-128 printable characters "
-                                      "(--name)")
+        raise InvalidDestinationError(
+            f"'{text}' cannot name a destination: give 1-128 printable characters (--name)"
+        )
     return label
-

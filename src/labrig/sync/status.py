@@ -23,8 +23,12 @@ class SyncStatus:
     pending: int  # … not (yet) acknowledged by it
     failing: int  # pending objects whose last copy failed (they are retried with backoff)
     not_indexed: int  # events whose objects are not indexed yet (the next batch indexes them first)
-    by_content: dict[str, dict[str, int]]  # media, timestamps, capture-manifest, result → acknowledged, pending
-    last_error: dict[str, Any] | None  # the latest failure of a pending object, or the last batch's error
+    by_content: dict[
+        str, dict[str, int]
+    ]  # media, timestamps, capture-manifest, result → acknowledged, pending
+    last_error: (
+        dict[str, Any] | None
+    )  # the latest failure of a pending object, or the last batch's error
     last_batch: dict[str, Any] | None
     next_retry_at: str | None
 
@@ -33,24 +37,54 @@ class SyncStatus:
 
 
 def _not_indexed(session: Session) -> int:
-    handled = exists().where(and_(InboxEntry.consumer == SYNC_INDEXER, InboxEntry.event_id == OutboxEvent.event_id))
-    return session.scalar(select(func.count()).select_from(OutboxEvent)
-                          .where(OutboxEvent.seq > consumer_cursor(session, SYNC_INDEXER, INDEXED))
-                          .where(OutboxEvent.name.in_(INDEXED)).where(~handled)) or 0
+    handled = exists().where(
+        and_(InboxEntry.consumer == SYNC_INDEXER, InboxEntry.event_id == OutboxEvent.event_id)
+    )
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(OutboxEvent)
+            .where(OutboxEvent.seq > consumer_cursor(session, SYNC_INDEXER, INDEXED))
+            .where(OutboxEvent.name.in_(INDEXED))
+            .where(~handled)
+        )
+        or 0
+    )
 
 
 def _last_error(session: Session, destination_id: str) -> dict[str, Any] | None:
-    failure = session.scalar(select(SyncFailure).where(SyncFailure.destination_id == destination_id)
-                             .order_by(SyncFailure.failed_at.desc()).limit(1))
+    failure = session.scalar(
+        select(SyncFailure)
+        .where(SyncFailure.destination_id == destination_id)
+        .order_by(SyncFailure.failed_at.desc())
+        .limit(1)
+    )
     # a batch error counts while it is the latest batch's: once a batch got through, it is history
-    batch = session.scalar(select(SyncBatch).where(SyncBatch.destination_id == destination_id)
-                           .order_by(SyncBatch.started_at.desc()).limit(1))
+    batch = session.scalar(
+        select(SyncBatch)
+        .where(SyncBatch.destination_id == destination_id)
+        .order_by(SyncBatch.started_at.desc())
+        .limit(1)
+    )
     errors = []
     if failure is not None:
-        errors.append({"at": failure.failed_at.isoformat(), "object": failure.sha256, "attempts": failure.attempts,
-                       "error": failure.last_error})
+        errors.append(
+            {
+                "at": failure.failed_at.isoformat(),
+                "object": failure.sha256,
+                "attempts": failure.attempts,
+                "error": failure.last_error,
+            }
+        )
     if batch is not None and batch.error is not None and batch.finished_at is not None:
-        errors.append({"at": batch.finished_at.isoformat(), "object": None, "attempts": None, "error": batch.error})
+        errors.append(
+            {
+                "at": batch.finished_at.isoformat(),
+                "object": None,
+                "attempts": None,
+                "error": batch.error,
+            }
+        )
     return max(errors, key=lambda e: str(e["at"])) if errors else None
 
 
@@ -58,26 +92,47 @@ def sync_status(store: Store) -> SyncStatus:
     with store.read() as session:
         config = current_destination(session)
         dest = config.destination_id if config else ""
-        acked = {sha for sha in session.scalars(select(SyncAck.sha256).where(SyncAck.destination_id == dest))}
+        acked = {
+            sha
+            for sha in session.scalars(select(SyncAck.sha256).where(SyncAck.destination_id == dest))
+        }
         objects = list(session.execute(select(SyncObject.sha256, SyncObject.content)).all())
-        failing = set(session.scalars(select(SyncFailure.sha256).where(SyncFailure.destination_id == dest)))
+        failing = set(
+            session.scalars(select(SyncFailure.sha256).where(SyncFailure.destination_id == dest))
+        )
         by_content: dict[str, dict[str, int]] = {}
         for sha, content in objects:
             counts = by_content.setdefault(content, {"acknowledged": 0, "pending": 0})
             counts["acknowledged" if sha in acked else "pending"] += 1
-        batch = session.scalar(select(SyncBatch).where(SyncBatch.destination_id == dest)
-                               .order_by(SyncBatch.started_at.desc()).limit(1))
-        retry = session.scalar(select(func.min(SyncFailure.next_attempt_at)).where(SyncFailure.destination_id == dest))
+        batch = session.scalar(
+            select(SyncBatch)
+            .where(SyncBatch.destination_id == dest)
+            .order_by(SyncBatch.started_at.desc())
+            .limit(1)
+        )
+        retry = session.scalar(
+            select(func.min(SyncFailure.next_attempt_at)).where(SyncFailure.destination_id == dest)
+        )
         return SyncStatus(
-            destination=config.to_json() if config else None, objects=len(objects),
+            destination=config.to_json() if config else None,
+            objects=len(objects),
             acknowledged=sum(1 for sha, _ in objects if sha in acked),
-            pending=sum(1 for sha, _ in objects if sha not in acked), failing=len(failing - acked),
-            not_indexed=_not_indexed(session), by_content=by_content,
+            pending=sum(1 for sha, _ in objects if sha not in acked),
+            failing=len(failing - acked),
+            not_indexed=_not_indexed(session),
+            by_content=by_content,
             last_error=_last_error(session, dest) if config else None,
-            last_batch=None if batch is None else {
-                "batch_id": batch.id, "started_at": batch.started_at.isoformat(),
+            last_batch=None
+            if batch is None
+            else {
+                "batch_id": batch.id,
+                "started_at": batch.started_at.isoformat(),
                 "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
-                "acknowledged": batch.acknowledged, "failed": batch.failed, "error": batch.error,
-                "batch_file": batch.batch_file, "audit_chain_head": {"seq": batch.chain_seq,
-                                                                     "entry_hash": batch.chain_hash}},
-            next_retry_at=retry.isoformat() if retry is not None else None)
+                "acknowledged": batch.acknowledged,
+                "failed": batch.failed,
+                "error": batch.error,
+                "batch_file": batch.batch_file,
+                "audit_chain_head": {"seq": batch.chain_seq, "entry_hash": batch.chain_hash},
+            },
+            next_retry_at=retry.isoformat() if retry is not None else None,
+        )

@@ -18,18 +18,39 @@ from labrig.ui.shell.pages import PageSpec
 from labrig.ui.storage.page import StoragePage
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("capture", "Capture", lambda context: CapturePage(context.services.capture, context.services.queue,
-                                                              context.monitor, context.devices)),
-    PageSpec("calibration", "Calibration",
-             lambda context: CalibrationPage(context.services.calibration, context.bridge)),
-    PageSpec("results", "Results",
-             lambda context: ResultsPage(context.services.governance.reviewed, context.services.export,
-                                         context.bridge)),
-    PageSpec("review", "Review",
-             lambda context: ReviewPage(context.services.governance.reviewed, context.bridge)),
+    PageSpec(
+        "capture",
+        "Capture",
+        lambda context: CapturePage(
+            context.services.capture, context.services.queue, context.monitor, context.devices
+        ),
+    ),
+    PageSpec(
+        "calibration",
+        "Calibration",
+        lambda context: CalibrationPage(context.services.calibration, context.bridge),
+    ),
+    PageSpec(
+        "results",
+        "Results",
+        lambda context: ResultsPage(
+            context.services.governance.reviewed, context.services.export, context.bridge
+        ),
+    ),
+    PageSpec(
+        "review",
+        "Review",
+        lambda context: ReviewPage(context.services.governance.reviewed, context.bridge),
+    ),
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
     PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
-    PageSpec("storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)),
-    PageSpec("releases", "Releases", lambda context: ReleasesPage(context.services.releases, context.bridge)),
+    PageSpec(
+        "storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)
+    ),
+    PageSpec(
+        "releases",
+        "Releases",
+        lambda context: ReleasesPage(context.services.releases, context.bridge),
+    ),
     PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
 )

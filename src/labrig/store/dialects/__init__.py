@@ -19,7 +19,9 @@ from labrig.store.dialects import postgresql, sqlite
 @dataclass(frozen=True)
 class AppendOnlyTable:
     label: str  # the words a refusal uses for its rows
-    keys: tuple[tuple[str, ...], ...]  # its primary and unique keys: no insert may replace a row through them
+    keys: tuple[
+        tuple[str, ...], ...
+    ]  # its primary and unique keys: no insert may replace a row through them
 
 
 #: tables whose rows are never changed, removed nor replaced
@@ -31,11 +33,17 @@ APPEND_ONLY_TABLES: dict[str, AppendOnlyTable] = {
 }
 
 _APPEND_ONLY: dict[str, Callable[[str, str, Sequence[Sequence[str]]], list[str]]] = {
-    "sqlite": sqlite.append_only_triggers, "postgresql": postgresql.append_only_triggers}
+    "sqlite": sqlite.append_only_triggers,
+    "postgresql": postgresql.append_only_triggers,
+}
 _DROP_APPEND_ONLY: dict[str, Callable[[str], list[str]]] = {
-    "sqlite": sqlite.drop_append_only_triggers, "postgresql": postgresql.drop_append_only_triggers}
+    "sqlite": sqlite.drop_append_only_triggers,
+    "postgresql": postgresql.drop_append_only_triggers,
+}
 _STORED_TEXT: dict[str, Callable[..., list[tuple[Any, ...]]]] = {
-    "sqlite": sqlite.fetch_stored_text, "postgresql": postgresql.fetch_stored_text}
+    "sqlite": sqlite.fetch_stored_text,
+    "postgresql": postgresql.fetch_stored_text,
+}
 
 
 def _for(table: dict[str, Any], dialect: str, what: str) -> Any:
@@ -48,16 +56,23 @@ def _for(table: dict[str, Any], dialect: str, what: str) -> Any:
 def append_only_ddl(dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY_TABLES)) -> list[str]:
     """The DDL that makes ``tables`` append-only on ``dialect`` (refuses to run on a dialect without it)."""
     build = _for(_APPEND_ONLY, dialect, "append-only enforcement")
-    return [stmt for table in tables
-            for stmt in build(table, APPEND_ONLY_TABLES[table].label, APPEND_ONLY_TABLES[table].keys)]
+    return [
+        stmt
+        for table in tables
+        for stmt in build(table, APPEND_ONLY_TABLES[table].label, APPEND_ONLY_TABLES[table].keys)
+    ]
 
 
-def drop_append_only_ddl(dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY_TABLES)) -> list[str]:
+def drop_append_only_ddl(
+    dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY_TABLES)
+) -> list[str]:
     drop = _for(_DROP_APPEND_ONLY, dialect, "append-only enforcement")
     return [stmt for table in tables for stmt in drop(table)]
 
 
-def fetch_stored_text(dialect: str, dbapi_conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+def fetch_stored_text(
+    dialect: str, dbapi_conn: Any, sql: str, params: Sequence[Any] = ()
+) -> list[tuple[Any, ...]]:
     """Rows of ``sql`` with text values as their stored bytes (see :func:`sqlite.fetch_stored_text`)."""
     return _for(_STORED_TEXT, dialect, "reading stored text as bytes")(dbapi_conn, sql, params)  # type: ignore[no-any-return]
 
@@ -89,10 +104,22 @@ class RawDialect:
 
 
 RAW_DIALECTS: dict[str, RawDialect] = {
-    "sqlite": RawDialect("sqlite", sqlite.begin_write, sqlite.to_db_datetime, sqlite.from_db_datetime,
-                         lambda ids: json.dumps(list(ids)), True),
-    "postgresql": RawDialect("postgresql", postgresql.begin_write, postgresql.to_db_datetime,
-                             postgresql.from_db_datetime, list, False),
+    "sqlite": RawDialect(
+        "sqlite",
+        sqlite.begin_write,
+        sqlite.to_db_datetime,
+        sqlite.from_db_datetime,
+        lambda ids: json.dumps(list(ids)),
+        True,
+    ),
+    "postgresql": RawDialect(
+        "postgresql",
+        postgresql.begin_write,
+        postgresql.to_db_datetime,
+        postgresql.from_db_datetime,
+        list,
+        False,
+    ),
 }
 
 

@@ -58,11 +58,13 @@ def inspect_database(engine: Engine, url: str) -> DatabaseFacts:
     except OperationalError as exc:
         raise DatabaseUnreachableError(
             f"cannot reach the catalog database at {redacted(url)} ({str(exc.orig).strip().splitlines()[0]}). "
-            "Check that the server runs, the address and port, and that this workstation may connect") from exc
+            "Check that the server runs, the address and port, and that this workstation may connect"
+        ) from exc
     if tables and "labrig_meta" not in tables:
         raise ForeignDatabaseError(
             f"the database at {redacted(url)} belongs to another program (tables: {', '.join(sorted(tables)[:5])}). "
-            "Create an empty database for Labrig and point --db at it; nothing was changed")
+            "Create an empty database for Labrig and point --db at it; nothing was changed"
+        )
     return DatabaseFacts(tables, revision)
 
 
@@ -108,13 +110,19 @@ def append_only_triggers(table: str, label: str, _keys: Sequence[Sequence[str]])
 
 
 def drop_append_only_triggers(table: str) -> list[str]:
-    return [f"DROP TRIGGER IF EXISTS {table}_append_only ON {table}",
-            f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}",
-            f"DROP FUNCTION IF EXISTS {_function(table)}()"]
+    return [
+        f"DROP TRIGGER IF EXISTS {table}_append_only ON {table}",
+        f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}",
+        f"DROP FUNCTION IF EXISTS {_function(table)}()",
+    ]
 
 
-def fetch_stored_text(dbapi_conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+def fetch_stored_text(
+    dbapi_conn: Any, sql: str, params: Sequence[Any] = ()
+) -> list[tuple[Any, ...]]:
     """Rows of ``sql`` with text values as UTF-8 bytes (PostgreSQL stores only valid text)."""
     with dbapi_conn.cursor() as cursor:
         cursor.execute(sql.replace("?", "%s"), tuple(params))
-        return [tuple(v.encode() if isinstance(v, str) else v for v in row) for row in cursor.fetchall()]
+        return [
+            tuple(v.encode() if isinstance(v, str) else v for v in row) for row in cursor.fetchall()
+        ]

@@ -54,7 +54,9 @@ def inspect_file(path: Path) -> FileFacts:
         try:
             if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
-            tables = frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+            tables = frozenset(
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            )
             revision = None
             if "alembic_version" in tables:
                 row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
@@ -144,9 +146,11 @@ def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) 
     refuse = "SELECT RAISE(ABORT, 'LABRIG_APPEND_ONLY: {label} are append-only; nothing may {verb} them')"
     clash = " OR ".join("(" + " AND ".join(f"{c} = NEW.{c}" for c in key) + ")" for key in keys)
     return [
-        *(f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} BEGIN "
-          f"{refuse.format(label=label, verb=verb)}; END"
-          for op, verb in (("UPDATE", "change"), ("DELETE", "remove"))),
+        *(
+            f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} BEGIN "
+            f"{refuse.format(label=label, verb=verb)}; END"
+            for op, verb in (("UPDATE", "change"), ("DELETE", "remove"))
+        ),
         f"CREATE TRIGGER IF NOT EXISTS {table}_no_replace BEFORE INSERT ON {table} "
         f"WHEN EXISTS (SELECT 1 FROM {table} WHERE {clash}) BEGIN {refuse.format(label=label, verb='replace')}; END",
     ]
@@ -156,7 +160,9 @@ def drop_append_only_triggers(table: str) -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {table}_no_{op}" for op in ("update", "delete", "replace")]
 
 
-def fetch_stored_text(dbapi_conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+def fetch_stored_text(
+    dbapi_conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()
+) -> list[tuple[Any, ...]]:
     """Rows with every TEXT value as its stored bytes, undecoded: text altered outside Labrig into invalid
     UTF-8 is then evidence to report, not a crash of the reader."""
     previous = dbapi_conn.text_factory

@@ -9,18 +9,32 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
 
 from labrig.calibration import CaptureChoice
 from labrig.ui.common.task_bar import TaskBar
 
 NO_PLANE = "none: outputs stay in pixels"
-NO_CAPTURES = ("No committed recordings yet: record the board moving through its poses on the Capture page; it "
-               "appears here once saved.")
-BOARD_TIP = ("A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner corners) or "
-             "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares).")
-PLANE_TIP = ("A recording of the board lying flat on the measurement plane, by the same camera in the same mode. "
-             "With it, a valid calibration turns analysis outputs into millimetres.")
+NO_CAPTURES = (
+    "No committed recordings yet: record the board moving through its poses on the Capture page; it "
+    "appears here once saved."
+)
+BOARD_TIP = (
+    "A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner corners) or "
+    "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares)."
+)
+PLANE_TIP = (
+    "A recording of the board lying flat on the measurement plane, by the same camera in the same mode. "
+    "With it, a valid calibration turns analysis outputs into millimetres."
+)
 
 
 @dataclass(frozen=True)
@@ -91,7 +105,9 @@ class CalibrateForm(QGroupBox):
         capture = self.capture.currentData()
         if capture is None:
             return None
-        return CalibrateRequest(self.board.currentText().strip(), capture, self.plane.currentData(), self.every.value())
+        return CalibrateRequest(
+            self.board.currentText().strip(), capture, self.plane.currentData(), self.every.value()
+        )
 
     def _update(self) -> None:
         self.button.setEnabled(not self._running and self.capture.count() > 0)

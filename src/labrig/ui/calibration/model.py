@@ -35,12 +35,22 @@ class CalibrationTableModel(RowsTableModel[CalibrationSummary]):
         return row.calibration_id
 
     def cells(self, row: CalibrationSummary) -> tuple[str, ...]:
-        return (row.device_id, row.mode, row.age(), f"{row.rms_px:.3f}", VERDICT_WORDS[row.validity],
-                "mm on the plane" if row.has_plane else "pixels only")
+        return (
+            row.device_id,
+            row.mode,
+            row.age(),
+            f"{row.rms_px:.3f}",
+            VERDICT_WORDS[row.validity],
+            "mm on the plane" if row.has_plane else "pixels only",
+        )
 
     def status_colour(self, row: CalibrationSummary) -> QColor:
         return VERDICT_COLOURS[row.validity]
 
     def tooltip(self, row: CalibrationSummary) -> str:
-        until = f"valid until {row.valid_until.astimezone():%Y-%m-%d %H:%M}" if row.valid_until else "never bound"
+        until = (
+            f"valid until {row.valid_until.astimezone():%Y-%m-%d %H:%M}"
+            if row.valid_until
+            else "never bound"
+        )
         return f"calibration {row.calibration_id}\ncalibrated {row.created_at.astimezone():%Y-%m-%d %H:%M}\n{until}"

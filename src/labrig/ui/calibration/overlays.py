@@ -37,8 +37,9 @@ class _ImagePlot(pg.PlotWidget):
         self.setMinimumSize(200, 120)
 
     def _fit(self, size: tuple[int, int]) -> None:
-        self.getPlotItem().getViewBox().setRange(xRange=(-0.5, size[0] - 0.5), yRange=(-0.5, size[1] - 0.5),
-                                                 padding=0.02)
+        self.getPlotItem().getViewBox().setRange(
+            xRange=(-0.5, size[0] - 0.5), yRange=(-0.5, size[1] - 0.5), padding=0.02
+        )
 
 
 class CornerOverlay(_ImagePlot):
@@ -50,7 +51,9 @@ class CornerOverlay(_ImagePlot):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.corners = pg.ScatterPlotItem(size=8, brush=None)
         self.first = pg.ScatterPlotItem(size=22, symbol="s", brush=None)
-        self.first_label = pg.TextItem("first corner", anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200))
+        self.first_label = pg.TextItem(
+            "first corner", anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200)
+        )
         for item in (self.image, self.corners, self.first, self.first_label):
             self.addItem(item)
         self.clear_view()
@@ -61,15 +64,22 @@ class CornerOverlay(_ImagePlot):
         self.first.clear()
         self.first_label.hide()
 
-    def show_view(self, frame: npt.NDArray[np.uint8] | None, size: tuple[int, int], corners: Array,
-                  rejected: bool) -> None:
+    def show_view(
+        self,
+        frame: npt.NDArray[np.uint8] | None,
+        size: tuple[int, int],
+        corners: Array,
+        rejected: bool,
+    ) -> None:
         """``frame``: BGR rows × cols as decoded, or None for a blank canvas of ``size`` (width, height)."""
         if frame is None:
             rgb = np.full((size[1], size[0], 3), BLANK, dtype=np.uint8)
         else:
             rgb = np.ascontiguousarray(frame[..., ::-1] if frame.ndim == 3 else frame)
         self.image.setImage(rgb, levels=(0, 255))
-        self.image.setRect(QRectF(-0.5, -0.5, rgb.shape[1], rgb.shape[0]))  # pixel (0, 0)'s centre at (0, 0)
+        self.image.setRect(
+            QRectF(-0.5, -0.5, rgb.shape[1], rgb.shape[0])
+        )  # pixel (0, 0)'s centre at (0, 0)
         colour = REJECTED if rejected else USED
         self.corners.setData(pos=corners, pen=pg.mkPen(colour, width=2))
         if len(corners):
@@ -102,11 +112,15 @@ class CoverageMap(_ImagePlot):
         self.lines.setData([], [])
         self.dots.clear()
 
-    def show_coverage(self, counts: npt.NDArray[np.int64], size: tuple[int, int], corners: Array) -> None:
+    def show_coverage(
+        self, counts: npt.NDArray[np.int64], size: tuple[int, int], corners: Array
+    ) -> None:
         """``counts``: rows × cols corners per cell over an image of ``size`` (width, height); ``corners``: N×2 px."""
         self.counts = counts
         self.cells.setImage(cell_colours(counts), levels=(0, 255))
-        self.cells.setRect(QRectF(0, 0, size[0], size[1]))  # the grid is laid over 0..width, 0..height
+        self.cells.setRect(
+            QRectF(0, 0, size[0], size[1])
+        )  # the grid is laid over 0..width, 0..height
         rows, cols = counts.shape
         xs = [x for c in range(cols + 1) for x in (c * size[0] / cols,) * 2]
         ys = [y for _ in range(cols + 1) for y in (0.0, float(size[1]))]

@@ -42,12 +42,16 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
     reading_text = "Reading the calibration…"
     list_noun, detail_noun = "calibrations", "calibration"
 
-    def __init__(self, calibration: CalibrationService, bridge: EventBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, calibration: CalibrationService, bridge: EventBridge, parent: QWidget | None = None
+    ) -> None:
         super().__init__(bridge, CalibrationTableModel(), "calibrationTable", parent=parent)
         self._calibration = calibration
         self._solves = BackgroundCalls(threads=1, parent=self)
         self._capture_reads, self._frame_reads = Latest(self._reads), Latest(self._reads)
-        self.form = CalibrateForm(list(calibration.boards()))  # in the file's order: the lab's own board first
+        self.form = CalibrateForm(
+            list(calibration.boards())
+        )  # in the file's order: the lab's own board first
         self.detail = CalibrationView()
         self._lay_out()
         self.form.button.clicked.connect(self._on_form_button_clicked)
@@ -72,7 +76,9 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
     def refresh(self) -> None:
         """Read the calibrations and the recordings on offer again (off the GUI thread)."""
         super().refresh()
-        self._capture_reads.request(self._calibration.recordings, self._on_captures_read, self._on_list_failed)
+        self._capture_reads.request(
+            self._calibration.recordings, self._on_captures_read, self._on_list_failed
+        )
 
     def shut_down(self, timeout_ms: int) -> None:
         """Wait for a running calibration and for reads, so none outlives the store."""
@@ -97,8 +103,11 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         self.detail.show_message(text)
 
     def describe_list(self, rows: list[CalibrationSummary]) -> str:
-        return (f"{len(rows)} stored, newest first." if rows
-                else "No calibrations yet: calibrate a device from a recording of the board below.")
+        return (
+            f"{len(rows)} stored, newest first."
+            if rows
+            else "No calibrations yet: calibrate a device from a recording of the board below."
+        )
 
     def refreshes(self, event: EventRecord) -> bool:
         return event.name in REFRESHING
@@ -112,10 +121,13 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         if detail is None:
             return
         calibration_id = detail.summary.calibration_id
-        self._frame_reads.request(partial(self._calibration.view_frame, detail, view_name),
-                                  partial(self.detail.show_frame, calibration_id, view_name),
-                                  lambda error: self.detail.show_frame_failed(calibration_id, view_name,
-                                                                              say_error(error)))
+        self._frame_reads.request(
+            partial(self._calibration.view_frame, detail, view_name),
+            partial(self.detail.show_frame, calibration_id, view_name),
+            lambda error: self.detail.show_frame_failed(
+                calibration_id, view_name, say_error(error)
+            ),
+        )
 
     # -- calibrating -------------------------------------------------------------------------------
 
@@ -127,8 +139,14 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         self.form.set_running(True)
         self.form.status.clear()
         task = self.form.progress.begin(f"Calibrating from {request.capture.describe()}")
-        work = partial(self._calibration.calibrate, request.board, request.capture, request.plane, request.every,
-                       task)
+        work = partial(
+            self._calibration.calibrate,
+            request.board,
+            request.capture,
+            request.plane,
+            request.every,
+            task,
+        )
         self._solves.submit(work, self._on_calibration_done, self._on_calibration_failed)
 
     def _on_calibration_done(self, outcome: CalibrationOutcome) -> None:
@@ -137,8 +155,10 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         result = outcome.result
         verdict = "valid" if result.valid else "NOT valid (see the reasons on the right)"
         scale = "; outputs in mm through the plane view" if outcome.plane else ""
-        self.form.status.setText(f"Calibration {outcome.stored.id[:12]}…: RMS {result.rms_px:.3f} px over "
-                                 f"{result.view_count} views, {verdict}{scale}.")
+        self.form.status.setText(
+            f"Calibration {outcome.stored.id[:12]}…: RMS {result.rms_px:.3f} px over "
+            f"{result.view_count} views, {verdict}{scale}."
+        )
         self.select_when_listed(outcome.stored.id)
         self.refresh()
 

@@ -36,19 +36,40 @@ from labrig.ui.common.widgets import message_label, title_over_body
 VIEW_AXIS = "view (frame number or file number)"
 MAX_TICKS = 15  # more view numbers than this crowd the axis: label every n-th bar only
 VERDICTS = {
-    Validity.IN_USE: ("VALID", "in use: analysis of this device and mode is in millimetres through it", "#1d7a1d"),
-    Validity.SUPERSEDED: ("VALID", "superseded: a newer calibration of this device and mode is used", "#1d7a1d"),
-    Validity.EXPIRED: ("EXPIRED", "older than its validity period: calibrate the device again", "#a06000"),
-    Validity.NOT_VALID: ("NOT VALID", "never used for analysis; fix what the reasons say and calibrate again",
-                         "#c03030"),
+    Validity.IN_USE: (
+        "VALID",
+        "in use: analysis of this device and mode is in millimetres through it",
+        "#1d7a1d",
+    ),
+    Validity.SUPERSEDED: (
+        "VALID",
+        "superseded: a newer calibration of this device and mode is used",
+        "#1d7a1d",
+    ),
+    Validity.EXPIRED: (
+        "EXPIRED",
+        "older than its validity period: calibrate the device again",
+        "#a06000",
+    ),
+    Validity.NOT_VALID: (
+        "NOT VALID",
+        "never used for analysis; fix what the reasons say and calibrate again",
+        "#c03030",
+    ),
 }
-NO_CORNERS_NOTE = ("This calibration was made before Labrig kept where the corners fell, so neither the coverage map "
-                   "nor a view's corners can be drawn (the share of grid cells holding a corner was kept): calibrate "
-                   "again to see them.")
-COVERAGE_CAPTION = ("Corners of the used views per grid cell (more corners, deeper blue). <span style='color:{red}'>"
-                    "Red cells hold none</span>: hold the board there next.")
-NO_FRAME = ("no frame to show: the views were image or video files given by name, which Labrig does not keep; the "
-            "corners are drawn on a blank {w}×{h} canvas")
+NO_CORNERS_NOTE = (
+    "This calibration was made before Labrig kept where the corners fell, so neither the coverage map "
+    "nor a view's corners can be drawn (the share of grid cells holding a corner was kept): calibrate "
+    "again to see them."
+)
+COVERAGE_CAPTION = (
+    "Corners of the used views per grid cell (more corners, deeper blue). <span style='color:{red}'>"
+    "Red cells hold none</span>: hold the board there next."
+)
+NO_FRAME = (
+    "no frame to show: the views were image or video files given by name, which Labrig does not keep; the "
+    "corners are drawn on a blank {w}×{h} canvas"
+)
 
 
 def _tick(name: str) -> str:
@@ -66,7 +87,9 @@ def _short(name: str) -> str:
 class CalibrationView(QWidget):
     """The detail half of the Calibration page."""
 
-    viewPicked = Signal(str)  # a view whose frame is in a stored recording was picked: read it (GUI thread)
+    viewPicked = Signal(
+        str
+    )  # a view whose frame is in a stored recording was picked: read it (GUI thread)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,8 +99,10 @@ class CalibrationView(QWidget):
         self.binding = message_label("binding")
         self.verdict = message_label("verdict")
         self.reasons = message_label("verdictReasons")
-        self.figures = {name: message_label(name)
-                        for name in ("rms", "views", "tilts", "intrinsics", "distortion", "scale")}
+        self.figures = {
+            name: message_label(name)
+            for name in ("rms", "views", "tilts", "intrinsics", "distortion", "scale")
+        }
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("viewErrorPlot")
         self.plot.getPlotItem().setLabel("left", "RMS error (px)")
@@ -85,8 +110,10 @@ class CalibrationView(QWidget):
         self.plot.getPlotItem().getAxis("left").enableAutoSIPrefix(False)
         self.plot.setMinimumHeight(140)
         self.bars: pg.BarGraphItem | None = None
-        self.legend = QLabel(f"<span style='color:{USED}'>■</span> used &nbsp; <span style='color:{REJECTED}'>■</span>"
-                             " rejected: error far above the others; the solve ran again without it")
+        self.legend = QLabel(
+            f"<span style='color:{USED}'>■</span> used &nbsp; <span style='color:{REJECTED}'>■</span>"
+            " rejected: error far above the others; the solve ran again without it"
+        )
         self.legend.setWordWrap(True)
         self.coverage = QProgressBar()
         self.coverage.setObjectName("coverageBar")
@@ -98,8 +125,12 @@ class CalibrationView(QWidget):
         self.view_list = QComboBox()
         self.view_list.setObjectName("viewList")
         self.view_list.setAccessibleName("View")
-        self.view_list.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.view_list.setMinimumContentsLength(16)  # names are long: the list opens wide enough to read them
+        self.view_list.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.view_list.setMinimumContentsLength(
+            16
+        )  # names are long: the list opens wide enough to read them
         self.overlay = CornerOverlay()
         self.frame_caption = message_label("frameCaption")
         self._lay_out()
@@ -109,8 +140,14 @@ class CalibrationView(QWidget):
 
     def _lay_out(self) -> None:
         form = QFormLayout()
-        for caption, name in (("RMS", "rms"), ("Views", "views"), ("Board tilts", "tilts"),
-                              ("Intrinsics", "intrinsics"), ("Distortion", "distortion"), ("Scale", "scale")):
+        for caption, name in (
+            ("RMS", "rms"),
+            ("Views", "views"),
+            ("Board tilts", "tilts"),
+            ("Intrinsics", "intrinsics"),
+            ("Distortion", "distortion"),
+            ("Scale", "scale"),
+        ):
             form.addRow(caption, self.figures[name])
         form.addRow("Coverage", self.coverage)
         self.body = QWidget()  # everything but the title: hidden while no calibration is shown
@@ -157,8 +194,10 @@ class CalibrationView(QWidget):
 
     def show_calibration(self, detail: CalibrationDetail) -> None:
         s, doc = detail.summary, detail.document
-        self.title.setText(f"<h3>Calibration {s.calibration_id[:12]}…</h3>{doc['board']['kind']} board, "
-                           f"{doc['image_size'][0]}×{doc['image_size'][1]} px images")
+        self.title.setText(
+            f"<h3>Calibration {s.calibration_id[:12]}…</h3>{doc['board']['kind']} board, "
+            f"{doc['image_size'][0]}×{doc['image_size'][1]} px images"
+        )
         self.binding.setText(self._binding_words(detail))
         word, meaning, colour = VERDICTS[s.validity]
         self.verdict.setText(f"<b style='color:{colour}'>{word}</b> — {meaning}")
@@ -185,21 +224,33 @@ class CalibrationView(QWidget):
         doc, t = detail.document, detail.thresholds
         rejected = len(doc.get("rejected", []))
         self.figures["rms"].setText(f"{doc['rms_px']:.3f} px (limit {t.get('max_rms_px', 0):g} px)")
-        self.figures["views"].setText(f"{doc['view_count']} used, {rejected} rejected, {len(doc.get('skipped', []))} "
-                                      f"without the board (at least {t.get('min_views', 0)} needed)")
-        self.figures["tilts"].setText(f"views differ by up to {doc['pose_spread_deg']:.1f}° "
-                                      f"({t.get('min_pose_spread_deg', 0):g}° needed)")
-        self.figures["intrinsics"].setText(f"fx {doc['fx']:.1f} (± {doc['focal_std_px']:.2f}) · fy {doc['fy']:.1f} · "
-                                           f"cx {doc['cx']:.1f} · cy {doc['cy']:.1f} px")
-        self.figures["distortion"].setText("  ".join(f"{k} {v:+.4f}" for k, v in doc["distortion"].items()))
-        self.figures["scale"].setText("a plane homography is stored: analysis outputs are in mm"
-                                      if detail.summary.has_plane else
-                                      "no plane view was given: analysis outputs stay in pixels")
+        self.figures["views"].setText(
+            f"{doc['view_count']} used, {rejected} rejected, {len(doc.get('skipped', []))} "
+            f"without the board (at least {t.get('min_views', 0)} needed)"
+        )
+        self.figures["tilts"].setText(
+            f"views differ by up to {doc['pose_spread_deg']:.1f}° "
+            f"({t.get('min_pose_spread_deg', 0):g}° needed)"
+        )
+        self.figures["intrinsics"].setText(
+            f"fx {doc['fx']:.1f} (± {doc['focal_std_px']:.2f}) · fy {doc['fy']:.1f} · "
+            f"cx {doc['cx']:.1f} · cy {doc['cy']:.1f} px"
+        )
+        self.figures["distortion"].setText(
+            "  ".join(f"{k} {v:+.4f}" for k, v in doc["distortion"].items())
+        )
+        self.figures["scale"].setText(
+            "a plane homography is stored: analysis outputs are in mm"
+            if detail.summary.has_plane
+            else "no plane view was given: analysis outputs stay in pixels"
+        )
         cols, rows = doc.get("coverage_grid", [0, 0])
         self.coverage.setRange(0, 100)
         self.coverage.setValue(round(doc["coverage"] * 100))
-        self.coverage.setFormat(f"{doc['coverage']:.0%} of the {cols}×{rows} grid cells hold a corner "
-                                f"({t.get('min_coverage', 0):.0%} needed)")
+        self.coverage.setFormat(
+            f"{doc['coverage']:.0%} of the {cols}×{rows} grid cells hold a corner "
+            f"({t.get('min_coverage', 0):.0%} needed)"
+        )
 
     def _draw_bars(self, views: Sequence[ViewError]) -> None:
         item = self.plot.getPlotItem()
@@ -207,23 +258,36 @@ class CalibrationView(QWidget):
         self.bars = None
         if not views:
             return
-        self.bars = pg.BarGraphItem(x=list(range(len(views))), height=[v.error_px for v in views], width=0.8,
-                                    brushes=[pg.mkBrush(REJECTED if v.rejected else USED) for v in views],
-                                    pen=pg.mkPen(None))
+        self.bars = pg.BarGraphItem(
+            x=list(range(len(views))),
+            height=[v.error_px for v in views],
+            width=0.8,
+            brushes=[pg.mkBrush(REJECTED if v.rejected else USED) for v in views],
+            pen=pg.mkPen(None),
+        )
         item.addItem(self.bars)
         limits = [v.limit_px for v in views if v.limit_px is not None]
         if limits:
-            line = pg.InfiniteLine(pos=max(limits), angle=0, pen=pg.mkPen(REJECTED, style=Qt.PenStyle.DashLine),
-                                   label="rejection limit", labelOpts={"position": 0.9, "color": REJECTED})
+            line = pg.InfiniteLine(
+                pos=max(limits),
+                angle=0,
+                pen=pg.mkPen(REJECTED, style=Qt.PenStyle.DashLine),
+                label="rejection limit",
+                labelOpts={"position": 0.9, "color": REJECTED},
+            )
             item.addItem(line)
         step = max(1, -(-len(views) // MAX_TICKS))
         ticks = [_tick(v.name) for v in views]
-        if len(set(ticks)) < len(ticks):  # e.g. frame numbers that restart in each segment: number the views instead
+        if len(set(ticks)) < len(
+            ticks
+        ):  # e.g. frame numbers that restart in each segment: number the views instead
             ticks = [str(i + 1) for i in range(len(views))]
             item.setLabel("bottom", "view, in capture order (names in the calibration's document)")
         else:
             item.setLabel("bottom", VIEW_AXIS)
-        item.getAxis("bottom").setTicks([[(i, ticks[i]) for i in range(len(views)) if i % step == 0]])
+        item.getAxis("bottom").setTicks(
+            [[(i, ticks[i]) for i in range(len(views)) if i % step == 0]]
+        )
 
     def _show_coverage_map(self, detail: CalibrationDetail) -> None:
         counts, corners = detail.coverage_counts(), detail.used_corners()
@@ -245,7 +309,9 @@ class CalibrationView(QWidget):
             self.view_list.clear()
             for i, view in enumerate(detail.views if detail else []):
                 state = f"rejected, above {view.limit_px:.3f} px" if view.rejected else "used"
-                self.view_list.addItem(f"{i + 1}. {_short(view.name)} · {view.error_px:.3f} px · {state}", view.name)
+                self.view_list.addItem(
+                    f"{i + 1}. {_short(view.name)} · {view.error_px:.3f} px · {state}", view.name
+                )
         if detail is not None and detail.views:
             self.view_list.setCurrentIndex(0)
             self._pick(0)
@@ -259,8 +325,11 @@ class CalibrationView(QWidget):
         """A left click anywhere in a bar's column picks that view (short bars are hard to hit)."""
         box = self.plot.getPlotItem().getViewBox()
         position = event.scenePos()
-        if (self.current is None or event.button() != Qt.MouseButton.LeftButton
-                or not box.sceneBoundingRect().contains(position)):
+        if (
+            self.current is None
+            or event.button() != Qt.MouseButton.LeftButton
+            or not box.sceneBoundingRect().contains(position)
+        ):
             return
         index = round(box.mapSceneToView(position).x())
         if 0 <= index < len(self.current.views):
@@ -276,18 +345,25 @@ class CalibrationView(QWidget):
             self.overlay.clear_view()
             self.frame_caption.setText(f"{self._describe(view)}. {NO_CORNERS_NOTE}")
         elif detail.source is None:
-            self._draw_view(view, None, NO_FRAME.format(w=detail.image_size[0], h=detail.image_size[1]))
+            self._draw_view(
+                view, None, NO_FRAME.format(w=detail.image_size[0], h=detail.image_size[1])
+            )
         else:
             self.frame_caption.setText(f"{self._describe(view)} · reading the frame…")
             self.viewPicked.emit(view.name)
 
-    def show_frame(self, calibration_id: str, view_name: str, frame: npt.NDArray[np.uint8] | None) -> None:
+    def show_frame(
+        self, calibration_id: str, view_name: str, frame: npt.NDArray[np.uint8] | None
+    ) -> None:
         """The frame read for ``view_name``; ignored unless that view of that calibration is still the one picked."""
         if self._still_picked(calibration_id, view_name):
             assert self.current is not None
             source, (width, height) = self.current.source, self.current.image_size
-            where = (f"frame {view_name.rpartition('#')[2]} of recording {source.capture_id[:8]}"
-                     if frame is not None and source is not None else NO_FRAME.format(w=width, h=height))
+            where = (
+                f"frame {view_name.rpartition('#')[2]} of recording {source.capture_id[:8]}"
+                if frame is not None and source is not None
+                else NO_FRAME.format(w=width, h=height)
+            )
             self._draw_view(self.current.view(view_name), frame, where)
 
     def show_frame_failed(self, calibration_id: str, view_name: str, why: str) -> None:
@@ -297,23 +373,35 @@ class CalibrationView(QWidget):
             self._draw_view(self.current.view(view_name), None, f"the frame cannot be shown: {why}")
 
     def _still_picked(self, calibration_id: str, view_name: str) -> bool:
-        return (self.current is not None and self.current.summary.calibration_id == calibration_id
-                and self.picked == view_name)
+        return (
+            self.current is not None
+            and self.current.summary.calibration_id == calibration_id
+            and self.picked == view_name
+        )
 
     def _draw_view(self, view: ViewError, frame: npt.NDArray[np.uint8] | None, where: str) -> None:
         assert self.current is not None and view.corners is not None
         self.overlay.show_view(frame, self.current.image_size, view.corners, view.rejected)
         first = f", the first (id {view.ids[0]}) boxed" if view.ids else ""
-        self.frame_caption.setText(f"{self._describe(view)} · {len(view.corners)} corners{first} · {where}")
+        self.frame_caption.setText(
+            f"{self._describe(view)} · {len(view.corners)} corners{first} · {where}"
+        )
 
     @staticmethod
     def _describe(view: ViewError) -> str:
-        state = (f"<span style='color:{REJECTED}'>rejected</span> (limit {view.limit_px:.3f} px)"
-                 if view.rejected else f"<span style='color:{USED}'>used</span>")
+        state = (
+            f"<span style='color:{REJECTED}'>rejected</span> (limit {view.limit_px:.3f} px)"
+            if view.rejected
+            else f"<span style='color:{USED}'>used</span>"
+        )
         return f"<b>{_short(view.name)}</b> · {view.error_px:.3f} px · {state}"
 
     def _outline_bar(self, index: int) -> None:
         if self.bars is not None:
             count = len(self.bars.opts["height"])
-            self.bars.setOpts(pens=[pg.mkPen("#202020", width=2) if i == index else pg.mkPen(None)
-                                    for i in range(count)])
+            self.bars.setOpts(
+                pens=[
+                    pg.mkPen("#202020", width=2) if i == index else pg.mkPen(None)
+                    for i in range(count)
+                ]
+            )

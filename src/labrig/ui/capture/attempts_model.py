@@ -28,7 +28,9 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 def stage_words(job: JobView, fraction: float) -> str:
-    state = f"{fraction:.0%}" if job.state in RUNNING_STATES else WORDS.get(job.state, job.state.value)
+    state = (
+        f"{fraction:.0%}" if job.state in RUNNING_STATES else WORDS.get(job.state, job.state.value)
+    )
     return f"{job.stage_id} {state}"
 
 
@@ -61,8 +63,11 @@ class AttemptTableModel(ColumnsTableModel):
             if job.attempt_id in shown and job.state is not S.SUPERSEDED:
                 grouped.setdefault(job.attempt_id, []).append(job)
         self._jobs = grouped
-        self._live = {j.id: f for j, f in ((j, self._live.get(j.id)) for g in grouped.values() for j in g)
-                      if f is not None and j.state in RUNNING_STATES}
+        self._live = {
+            j.id: f
+            for j, f in ((j, self._live.get(j.id)) for g in grouped.values() for j in g)
+            if f is not None and j.state in RUNNING_STATES
+        }
         self._changed(0, len(self.rows) - 1)
 
     def set_progress(self, job_id: str, fraction: float) -> None:
@@ -118,7 +123,9 @@ class AttemptTableModel(ColumnsTableModel):
     def _display(self, row: SavedRecording, column: int) -> str:
         _, summary, stages = self.analysis(row)
         number = str(row.number) if row.number is not None else "—"
-        return (number, str(row.frames), str(row.dropped), row.capture_id[:8], summary, stages)[column]
+        return (number, str(row.frames), str(row.dropped), row.capture_id[:8], summary, stages)[
+            column
+        ]
 
     def _tooltip(self, row: SavedRecording, column: int) -> str:
         if column == COLUMNS.index("Capture"):

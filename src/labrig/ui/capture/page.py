@@ -67,17 +67,29 @@ class CapturePage(QWidget):
     ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.shell.device_checks.DeviceUser` of
     ``checks``."""
 
-    def __init__(self, capture: CaptureService, queue: JobQueue, monitor: QueueMonitor, checks: DeviceChecks,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        capture: CaptureService,
+        queue: JobQueue,
+        monitor: QueueMonitor,
+        checks: DeviceChecks,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._capture, self._queue, self._monitor, self._checks = capture, queue, monitor, checks
         self._phase = Phase.NO_SESSION
         self._session: SessionInfo | None = None
         self._recorder: Recorder | None = None
         self._recording_id: str | None = None  # the device recorded, from Record until saved
-        self._board_recording = False  # the recording in progress is of the calibration board: no attempt
-        self._previewing: tuple[str, Mode | None] | None = None  # (device id, mode) shown now from the device
-        self._held: tuple[str, threading.Event] | None = None  # the last device the preview opened, closed when set
+        self._board_recording = (
+            False  # the recording in progress is of the calibration board: no attempt
+        )
+        self._previewing: tuple[str, Mode | None] | None = (
+            None  # (device id, mode) shown now from the device
+        )
+        self._held: tuple[str, threading.Event] | None = (
+            None  # the last device the preview opened, closed when set
+        )
         self._closing = False
         self._calls = BackgroundCalls(1, self)
         self.preview = PreviewStream(self)
@@ -107,8 +119,10 @@ class CapturePage(QWidget):
         self.stop_button = named_button("stopButton", "■ Stop")
         self.board_check = QCheckBox("Board recording for calibration (not analysed)")
         self.board_check.setObjectName("boardRecordingCheck")
-        self.board_check.setToolTip("Record the calibration board: the recording is saved and offered on the "
-                                    "Calibration screen, but it is not an attempt and nothing is analysed.")
+        self.board_check.setToolTip(
+            "Record the calibration board: the recording is saved and offered on the "
+            "Calibration screen, but it is not an attempt and nothing is analysed."
+        )
         self.message = message_label("captureMessage")
         self.attempt_table = AttemptTable(self.attempts)
         left = QVBoxLayout()
@@ -161,9 +175,13 @@ class CapturePage(QWidget):
         self.form.show_open(phase is not Phase.NO_SESSION, phase in (Phase.NO_SESSION, Phase.READY))
         self.picker.setEnabled(phase is Phase.READY)
         choice = self.picker.choice()
-        self.record_button.setEnabled(phase is Phase.READY and choice is not None and choice.previewable)
+        self.record_button.setEnabled(
+            phase is Phase.READY and choice is not None and choice.previewable
+        )
         self.stop_button.setEnabled(phase is Phase.RECORDING)
-        self.board_check.setEnabled(phase in (Phase.NO_SESSION, Phase.READY))  # fixed from Record until saved
+        self.board_check.setEnabled(
+            phase in (Phase.NO_SESSION, Phase.READY)
+        )  # fixed from Record until saved
         if phase in (Phase.READY, Phase.RECORDING):
             self._info_timer.start()
         else:
@@ -216,7 +234,11 @@ class CapturePage(QWidget):
         if self._phase is not Phase.READY or self._closing:
             return
         choice = self.picker.choice()
-        want = (choice.device.device_id, choice.usable_mode) if choice is not None and choice.previewable else None
+        want = (
+            (choice.device.device_id, choice.usable_mode)
+            if choice is not None and choice.previewable
+            else None
+        )
         if want is not None and want == self._previewing:
             return
         self._stop_preview()
@@ -276,19 +298,34 @@ class CapturePage(QWidget):
     @Slot()
     def _on_record_button_clicked(self) -> None:
         choice = self.picker.choice()
-        if self._phase is not Phase.READY or self._session is None or choice is None or not choice.previewable:
+        if (
+            self._phase is not Phase.READY
+            or self._session is None
+            or choice is None
+            or not choice.previewable
+        ):
             return
         self._recording_id = choice.device.device_id
         self._board_recording = self.board_check.isChecked()
         self._set_phase(Phase.STARTING)
         self.message.setText(f"Checking {choice.device.name} once more, then recording…")
-        released = self._held[1] if self._held is not None and self._held[0] == choice.device.device_id else None
+        released = (
+            self._held[1]
+            if self._held is not None and self._held[0] == choice.device.device_id
+            else None
+        )
         self._stop_preview()
-        capture, device_id, mode, session_id = (self._capture, choice.device.device_id,
-                                                choice.usable_mode, self._session.id)
+        capture, device_id, mode, session_id = (
+            self._capture,
+            choice.device.device_id,
+            choice.usable_mode,
+            self._session.id,
+        )
         assert mode is not None
 
-        def start() -> Recorder:  # on the pool thread: the preview lets the device go, the recorder opens it
+        def start() -> (
+            Recorder
+        ):  # on the pool thread: the preview lets the device go, the recorder opens it
             if released is not None:
                 released.wait(RELEASE_TIMEOUT_S)
             return capture.start_recording(device_id, mode, session_id=session_id)
@@ -323,15 +360,23 @@ class CapturePage(QWidget):
         why = f"Recording ended by itself: {ended_by_itself}. " if ended_by_itself else ""
         self.message.setText(f"{why}Saving the recording and checking its SHA-256…")
         queue, board = self._queue, self._board_recording
-        self._calls.submit(lambda: stop_and_save(queue, recorder, session.id, board=board), self._on_attempt_saved,
-                           self._on_save_failed)
+        self._calls.submit(
+            lambda: stop_and_save(queue, recorder, session.id, board=board),
+            self._on_attempt_saved,
+            self._on_save_failed,
+        )
 
     def _on_attempt_saved(self, row: SavedRecording) -> None:
         self.attempts.add(row)
         self.attempts.set_jobs(self._monitor.jobs)
         self._monitor.refresh()  # after the operator's action: show its jobs without waiting for the event
-        what = (f"Attempt {row.number} saved" if row.number is not None
-                else "Board recording saved" if self._board_recording else "Recording saved")
+        what = (
+            f"Attempt {row.number} saved"
+            if row.number is not None
+            else "Board recording saved"
+            if self._board_recording
+            else "Recording saved"
+        )
         done = f"{what}: {row.frames} frames, {row.dropped} dropped, SHA-256 {row.manifest_sha256[:12]}…"
         self.message.setText(f"{done} {row.note}" if row.note else f"{done}; analysis requested.")
         self._recording_ended()
@@ -339,7 +384,8 @@ class CapturePage(QWidget):
     def _on_save_failed(self, error: Exception) -> None:
         self.message.setText(
             f"The recording could not be saved: {say_error(error)} Nothing was deleted: Labrig recovers it "
-            "at its next start and lists it in the recovery report.")
+            "at its next start and lists it in the recovery report."
+        )
         self._recording_ended()
 
     def _recording_ended(self) -> None:
@@ -382,10 +428,16 @@ class CapturePage(QWidget):
         self._calls.wait(timeout_ms)  # a start or save in flight reports now
         self.preview.stop()
         recorder, session = self._recorder, self._session
-        if recorder is not None and session is not None and self._phase in (Phase.STARTING, Phase.RECORDING):
+        if (
+            recorder is not None
+            and session is not None
+            and self._phase in (Phase.STARTING, Phase.RECORDING)
+        ):
             self._recorder = None
             try:
-                self.attempts.add(stop_and_save(self._queue, recorder, session.id, board=self._board_recording))
+                self.attempts.add(
+                    stop_and_save(self._queue, recorder, session.id, board=self._board_recording)
+                )
             except LabrigError:  # it stays provisional: start-up recovery salvages it
                 log.exception("saving the recording in progress failed while quitting")
         if not self.preview.shut_down(timeout_ms):

@@ -46,7 +46,9 @@ def to_qimage(image: Image, fit: tuple[int, int] | None = None) -> QImage:
         scale = min(fit[0] / width, fit[1] / height)
         if scale < 1.0:
             size = (max(1, round(width * scale)), max(1, round(height * scale)))
-            image = np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
+            image = np.asarray(
+                cv2.resize(image, size, interpolation=cv2.INTER_AREA), dtype=np.uint8
+            )
     image = np.ascontiguousarray(image)
     height, width = image.shape[:2]
     # copy(): the QImage must own its pixels, the array goes away with this frame
@@ -140,7 +142,9 @@ class _PreviewRun(QRunnable):
         self.feed, self.generation, self._hop, self._fit = feed, generation, hop, fit
         self.stop = threading.Event()
         self.finished = threading.Event()  # set once the feed is closed: the device is free again
-        self.shown = threading.Event()  # the GUI showed the last frame sent: the next may be converted
+        self.shown = (
+            threading.Event()
+        )  # the GUI showed the last frame sent: the next may be converted
         self.shown.set()
 
     def run(self) -> None:
@@ -150,7 +154,9 @@ class _PreviewRun(QRunnable):
             reason = self._loop()
         except LabrigError as exc:
             reason = exc.message
-        except Exception as exc:  # a broken driver must end the preview with words, not kill the thread
+        except (
+            Exception
+        ) as exc:  # a broken driver must end the preview with words, not kill the thread
             log.exception("the preview failed")
             reason = f"The preview stopped: {type(exc).__name__}: {exc}. Pick the device again."
         finally:
@@ -190,7 +196,9 @@ class PreviewStream(QObject):
         super().__init__(parent)
         self._fit = _Fit()
         self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one feed at a time: a device is closed before it is opened again
+        self._pool.setMaxThreadCount(
+            1
+        )  # one feed at a time: a device is closed before it is opened again
         self._hop = _PreviewSignals(self)
         queued = Qt.ConnectionType.QueuedConnection
         self._hop.converted.connect(self._on_run_converted, queued)
@@ -238,7 +246,9 @@ class PreviewStream(QObject):
         run = self._run
         if run is None or generation != run.generation:
             return
-        self.frameReady.emit(image, number)  # receivers paint it now (direct connections on this thread)
+        self.frameReady.emit(
+            image, number
+        )  # receivers paint it now (direct connections on this thread)
         run.shown.set()
 
     @Slot(int, str)

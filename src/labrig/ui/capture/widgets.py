@@ -103,7 +103,9 @@ class PreviewView(QLabel):
         self._shown_at: deque[float] = deque(maxlen=240)
 
     def show_frame(self, image: QImage) -> None:
-        self.setPixmap(QPixmap.fromImage(image))  # the only conversion left to the GUI thread: QPixmap lives here
+        self.setPixmap(
+            QPixmap.fromImage(image)
+        )  # the only conversion left to the GUI thread: QPixmap lives here
         self.frames_shown += 1
         self._shown_at.append(time.monotonic())
 
@@ -111,7 +113,11 @@ class PreviewView(QLabel):
         """Pictures shown per second over the last second."""
         now = time.monotonic()
         recent = [t for t in self._shown_at if now - t <= RATE_WINDOW_S]
-        return (len(recent) - 1) / (recent[-1] - recent[0]) if len(recent) > 1 and recent[-1] > recent[0] else 0.0
+        return (
+            (len(recent) - 1) / (recent[-1] - recent[0])
+            if len(recent) > 1 and recent[-1] > recent[0]
+            else 0.0
+        )
 
     def show_text(self, text: str) -> None:
         self.clear()
@@ -126,11 +132,21 @@ class InfoBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.elapsed = self._info("elapsed", "The recording's length so far")
-        self.frame_rate = self._info("frameRate", "Frames written per second since recording started")
-        self.data_rate = self._info("dataRate", "Megabytes per second written to disk, counted per closed segment")
+        self.frame_rate = self._info(
+            "frameRate", "Frames written per second since recording started"
+        )
+        self.data_rate = self._info(
+            "dataRate", "Megabytes per second written to disk, counted per closed segment"
+        )
         self.dropped = self._info("dropped", "Frames the camera skipped or the disk could not take")
         self.preview_rate = self._info("previewRate", "Pictures per second shown in the preview")
-        for label in (self.elapsed, self.frame_rate, self.data_rate, self.dropped, self.preview_rate):
+        for label in (
+            self.elapsed,
+            self.frame_rate,
+            self.data_rate,
+            self.dropped,
+            self.preview_rate,
+        ):
             layout.addWidget(label)
         layout.addStretch(1)
 
@@ -145,7 +161,9 @@ class InfoBar(QWidget):
         self.elapsed.setText(f"● REC {clock(status.elapsed_s)}")
         self.frame_rate.setText(f"{status.fps:.1f} fps")
         # counted per closed segment: until the first one closes there is no honest figure yet
-        self.data_rate.setText(f"{status.mb_per_s:.2f} MB/s" if status.segments else f"{NOTHING} MB/s")
+        self.data_rate.setText(
+            f"{status.mb_per_s:.2f} MB/s" if status.segments else f"{NOTHING} MB/s"
+        )
         self.dropped.setText(f"{status.dropped} dropped")
 
     def show_stopped(self) -> None:

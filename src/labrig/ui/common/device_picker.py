@@ -60,8 +60,12 @@ class DevicePicker(QWidget):
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("modeCombo")
         self.mode_combo.activated.connect(self._on_mode_combo_activated)
-        self.search_button = named_button("searchButton", "Search again", self._on_search_button_clicked)
-        self.verify_button = named_button("verifyButton", "Verify again", self._on_verify_button_clicked)
+        self.search_button = named_button(
+            "searchButton", "Search again", self._on_search_button_clicked
+        )
+        self.verify_button = named_button(
+            "verifyButton", "Verify again", self._on_verify_button_clicked
+        )
         self.reason = message_label("deviceReason", selectable=False)
         self.problems = message_label("discoveryProblems", selectable=False)
         layout = QVBoxLayout(self)
@@ -77,7 +81,6 @@ class DevicePicker(QWidget):
         buttons.addStretch(1)
         layout.addLayout(buttons)
         layout.addWidget(self.problems)
-
 
     # -- what pages and tests read -------------------------------------------------------------
 

@@ -41,8 +41,14 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
     list_noun: ClassVar[str] = "rows"
     detail_noun: ClassVar[str] = "row"
 
-    def __init__(self, bridge: EventBridge, model: RowsTableModel[Row], table_name: str,
-                 status_name: str = "listStatus", parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        bridge: EventBridge,
+        model: RowsTableModel[Row],
+        table_name: str,
+        status_name: str = "listStatus",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._reads = BackgroundCalls(threads=2, parent=self)
         self._list_reads, self._detail_reads = Latest(self._reads), Latest(self._reads)
@@ -134,7 +140,9 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         self._wanted = key
 
     def request_detail(self, key: str) -> None:
-        self._detail_reads.request(lambda: self.read_detail(key), self._on_detail_read, self._on_detail_failed)
+        self._detail_reads.request(
+            lambda: self.read_detail(key), self._on_detail_read, self._on_detail_failed
+        )
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -158,7 +166,9 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         selected = wanted or self.selected_key()
         before = self.model.find(selected) if selected else None
         selection = self.table.selectionModel()
-        selection.blockSignals(True)  # a re-read is not a new choice: the detail is read again only if it changed
+        selection.blockSignals(
+            True
+        )  # a re-read is not a new choice: the detail is read again only if it changed
         try:
             self.model.set_rows(rows)
             listed = selected is not None and self.select(selected)
@@ -178,7 +188,9 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         self.list_status.setText(f"The {self.list_noun} could not be read: {say_error(error)}")
 
     @Slot(QItemSelection, QItemSelection)
-    def _on_table_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+    def _on_table_selection_changed(
+        self, _selected: QItemSelection, _deselected: QItemSelection
+    ) -> None:
         key = self.selected_key()
         self.on_selection_changed(key)
         if key is None:
@@ -198,4 +210,3 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
 def rows_word(count: int, noun: str) -> str:
     """``1 attempt``, ``3 attempts``."""
     return f"{count} {noun}" + ("" if count == 1 else "s")
-

@@ -22,7 +22,10 @@ class ProgressBarDelegate(QStyledItemDelegate):
     """Paints the progress column as a bar (the fraction is the model's UserRole data)."""
 
     def paint(
-        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         fraction = index.data(Qt.ItemDataRole.UserRole)
         if not isinstance(fraction, float):
@@ -40,6 +43,8 @@ class ProgressBarDelegate(QStyledItemDelegate):
         """The text on the bar: the percentage."""
         return f"{fraction:.0%}"
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         hint = super().sizeHint(option, index)
         return QSize(max(hint.width(), BAR_WIDTH), hint.height())

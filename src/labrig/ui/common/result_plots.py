@@ -33,12 +33,16 @@ class ResultPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.trajectory = _plot("trajectoryPlot", "Trajectories")
-        self.trajectory.getPlotItem().setAspectLocked(True)  # a circle drawn by a marker stays a circle
+        self.trajectory.getPlotItem().setAspectLocked(
+            True
+        )  # a circle drawn by a marker stays a circle
         # y grows downwards in image pixels and, for a board laid as the camera sees it, on the plane too:
         # the trajectories then look as they do in the video
         self.trajectory.getPlotItem().invertY(True)
         self.speed = _plot("speedPlot", "Speed")
-        self._legends = [p.getPlotItem().addLegend(offset=(-10, 10)) for p in (self.trajectory, self.speed)]
+        self._legends = [
+            p.getPlotItem().addLegend(offset=(-10, 10)) for p in (self.trajectory, self.speed)
+        ]
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.trajectory, 1)

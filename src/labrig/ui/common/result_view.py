@@ -36,15 +36,22 @@ from labrig.ui.shell.queue_monitor import WORDS
 
 # (document key, column caption, what its unit is)
 METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
-    ("track_id", "Track", None), ("path_length", "Path length", "length"),
-    ("displacement", "Displacement", "length"), ("peak_speed", "Peak speed", "speed"),
-    ("time_to_peak_speed", "Time to peak speed", "time"), ("extent", "Range of motion", "length"),
-    ("range_x", "Range x", "length"), ("range_y", "Range y", "length"), ("reason", "Note", None),
+    ("track_id", "Track", None),
+    ("path_length", "Path length", "length"),
+    ("displacement", "Displacement", "length"),
+    ("peak_speed", "Peak speed", "speed"),
+    ("time_to_peak_speed", "Time to peak speed", "time"),
+    ("extent", "Range of motion", "length"),
+    ("range_x", "Range x", "length"),
+    ("range_y", "Range y", "length"),
+    ("reason", "Note", None),
 )
 GREEN, AMBER, RED, GREY = "#c8ecc8", "#ffe2a8", "#f6c0c0", "#e2e2e2"
 STATUS_BADGES = {
-    ResultStatus.PUBLISHED: ("Published", GREEN), ResultStatus.DEGRADED: ("Published", GREEN),
-    ResultStatus.BLOCKED: ("Blocked", RED), ResultStatus.PENDING: ("Pending", GREY),
+    ResultStatus.PUBLISHED: ("Published", GREEN),
+    ResultStatus.DEGRADED: ("Published", GREEN),
+    ResultStatus.BLOCKED: ("Blocked", RED),
+    ResultStatus.PENDING: ("Pending", GREY),
 }
 
 
@@ -60,15 +67,21 @@ def format_value(value: Any) -> str:
 def _set_badge(badge: QLabel, text: str, colour: str, tip: str = "") -> None:
     badge.setText(text)
     badge.setToolTip(tip)
-    badge.setStyleSheet(f"QLabel {{ background: {colour}; color: black; border-radius: 4px; padding: 2px 8px; "
-                        "font-weight: bold; }")
+    badge.setStyleSheet(
+        f"QLabel {{ background: {colour}; color: black; border-radius: 4px; padding: 2px 8px; "
+        "font-weight: bold; }"
+    )
     badge.show()
 
 
 def _show_revised(item: QTableWidgetItem, change: RevisedValue) -> None:
     """The value in force, marked, with the automatic value beside it and who changed it, when and why."""
-    item.setText(f"{format_value(change.effective)} (revised; auto {format_value(change.automatic)})")
-    item.setToolTip(f"Revised: {change.describe()}\nAutomatic value {format_value(change.automatic)}, kept unchanged.")
+    item.setText(
+        f"{format_value(change.effective)} (revised; auto {format_value(change.automatic)})"
+    )
+    item.setToolTip(
+        f"Revised: {change.describe()}\nAutomatic value {format_value(change.automatic)}, kept unchanged."
+    )
     item.setBackground(QBrush(QColor(AMBER)))
     item.setForeground(QBrush(QColor("black")))
 
@@ -83,12 +96,23 @@ class ResultView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = message_label("resultTitle")
-        self.badges = {name: message_label(name, wrap=False) for name in
-                       ("statusBadge", "degradedBadge", "unitsBadge", "calibrationBadge", "qcBadge", "revisedBadge")}
+        self.badges = {
+            name: message_label(name, wrap=False)
+            for name in (
+                "statusBadge",
+                "degradedBadge",
+                "unitsBadge",
+                "calibrationBadge",
+                "qcBadge",
+                "revisedBadge",
+            )
+        }
         self.degraded_reasons = message_label("degradedReasons")
         self.blocked_panel = QFrame()
         self.blocked_panel.setObjectName("blockedPanel")
-        self.blocked_panel.setStyleSheet("#blockedPanel { border: 2px solid #c03030; border-radius: 4px; }")
+        self.blocked_panel.setStyleSheet(
+            "#blockedPanel { border: 2px solid #c03030; border-radius: 4px; }"
+        )
         self.blocked_reasons = message_label("blockedReasons")
         self.what_to_do = message_label("whatToDo")
         self.pending = message_label("pendingStages")
@@ -143,8 +167,13 @@ class ResultView(QWidget):
         """No result shown: ``text`` says why (nothing selected, loading, a read failed)."""
         self.current = None
         self.title.setText(text)
-        for widget in (*self.badges.values(), self.degraded_reasons, self.blocked_panel, self.pending,
-                       self.previous_note):
+        for widget in (
+            *self.badges.values(),
+            self.degraded_reasons,
+            self.blocked_panel,
+            self.pending,
+            self.previous_note,
+        ):
             widget.hide()
         self.plots.clear()
         self.metrics.setRowCount(0)
@@ -152,12 +181,16 @@ class ResultView(QWidget):
         self.body.hide()
         self.placeholder.show()
 
-    def show_result(self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None) -> None:
+    def show_result(
+        self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None
+    ) -> None:
         """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside the automatic ones."""
         self.show_message("")
         self.placeholder.hide()
         self.body.show()
-        self.plots.setVisible(bool(detail.tracks))  # a blocked result has nothing to plot: its provenance gets the room
+        self.plots.setVisible(
+            bool(detail.tracks)
+        )  # a blocked result has nothing to plot: its provenance gets the room
         s = detail.summary
         self.title.setText(f"<h3>{s.subject_code} · {s.protocol} · attempt {s.number}</h3>")
         _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])
@@ -171,7 +204,12 @@ class ResultView(QWidget):
     def _show_reasons(self, detail: ResultDetail) -> None:
         status, reasons = detail.summary.status, detail.summary.reasons
         if status is ResultStatus.DEGRADED:
-            _set_badge(self.badges["degradedBadge"], "DEGRADED", AMBER, "Published with limitations: see why below")
+            _set_badge(
+                self.badges["degradedBadge"],
+                "DEGRADED",
+                AMBER,
+                "Published with limitations: see why below",
+            )
             self.degraded_reasons.setText("Degraded because:\n" + _bullets(reasons))
             self.degraded_reasons.show()
         if status is ResultStatus.BLOCKED:
@@ -179,11 +217,17 @@ class ResultView(QWidget):
             self.what_to_do.setText(_bullets(detail.advice))
             self.blocked_panel.show()
         if status is ResultStatus.PENDING:
-            words = [f"{st.stage_id}: {WORDS.get(JobState(st.state), st.state)}" for st in detail.stages]
-            self.pending.setText("Analysis in progress: " + (" · ".join(words) or "no stages requested"))
+            words = [
+                f"{st.stage_id}: {WORDS.get(JobState(st.state), st.state)}" for st in detail.stages
+            ]
+            self.pending.setText(
+                "Analysis in progress: " + (" · ".join(words) or "no stages requested")
+            )
             self.pending.show()
         if detail.previous and detail.document is not None:
-            self.previous_note.setText("A reprocess is running; the plots and metrics below are the previous result.")
+            self.previous_note.setText(
+                "A reprocess is running; the plots and metrics below are the previous result."
+            )
             self.previous_note.show()
 
     def _show_quality(self, detail: ResultDetail) -> None:
@@ -193,41 +237,79 @@ class ResultView(QWidget):
         if detail.units is not None:
             length, time = detail.units
             metric = (length, time) == ("mm", "s")
-            _set_badge(self.badges["unitsBadge"], f"{length} · {time}", GREEN if metric else AMBER,
-                       "calibrated: millimetres on the measurement plane, seconds" if metric
-                       else "no valid calibration: pixels and frame numbers")
+            _set_badge(
+                self.badges["unitsBadge"],
+                f"{length} · {time}",
+                GREEN if metric else AMBER,
+                "calibrated: millimetres on the measurement plane, seconds"
+                if metric
+                else "no valid calibration: pixels and frame numbers",
+            )
         calibration = (doc.get("provenance") or {}).get("calibration_id")
-        _set_badge(self.badges["calibrationBadge"], f"Calibration {calibration[:8]}" if calibration
-                   else "No calibration", GREEN if calibration else AMBER, calibration or "")
+        _set_badge(
+            self.badges["calibrationBadge"],
+            f"Calibration {calibration[:8]}" if calibration else "No calibration",
+            GREEN if calibration else AMBER,
+            calibration or "",
+        )
         qc = doc.get("qc") or {}
         if qc.get("decoded_frames") is not None:
-            decoded, expected, gaps = qc["decoded_frames"], qc.get("expected_frames"), qc.get("gaps") or 0
+            decoded, expected, gaps = (
+                qc["decoded_frames"],
+                qc.get("expected_frames"),
+                qc.get("gaps") or 0,
+            )
             sound = (expected in (None, decoded)) and gaps == 0
             frames = f"{decoded} of {expected}" if expected is not None else f"{decoded}"
-            _set_badge(self.badges["qcBadge"], f"{frames} frames · {gaps} gaps", GREEN if sound else AMBER,
-                       _bullets(qc.get("problems") or ["the recording decoded completely, with no timestamp gaps"]))
+            _set_badge(
+                self.badges["qcBadge"],
+                f"{frames} frames · {gaps} gaps",
+                GREEN if sound else AMBER,
+                _bullets(
+                    qc.get("problems")
+                    or ["the recording decoded completely, with no timestamp gaps"]
+                ),
+            )
 
-    def _show_metrics(self, metrics: Sequence[Mapping[str, Any]], units: tuple[str, str] | None,
-                      revised: Mapping[str, RevisedValue]) -> None:
+    def _show_metrics(
+        self,
+        metrics: Sequence[Mapping[str, Any]],
+        units: tuple[str, str] | None,
+        revised: Mapping[str, RevisedValue],
+    ) -> None:
         length, time = units or ("", "")
-        unit = {"length": length, "time": time, "speed": f"{length}/{'frame' if time == 'frames' else time}"}
+        unit = {
+            "length": length,
+            "time": time,
+            "speed": f"{length}/{'frame' if time == 'frames' else time}",
+        }
         self.metrics.setHorizontalHeaderLabels(
-            [f"{caption} ({unit[kind]})" if kind and units else caption for _, caption, kind in METRIC_COLUMNS])
+            [
+                f"{caption} ({unit[kind]})" if kind and units else caption
+                for _, caption, kind in METRIC_COLUMNS
+            ]
+        )
         self.metrics.setRowCount(len(metrics))
         for row, metric in enumerate(metrics):
             for column, (key, _, _) in enumerate(METRIC_COLUMNS):
                 item = QTableWidgetItem(format_value(metric.get(key)))
                 if key != "reason":
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
                 change = revised.get(f"track:{metric.get('track_id')}.{key}")
                 if change is not None:
                     _show_revised(item, change)
                 self.metrics.setItem(row, column, item)
         if revised:
             count = f"{len(revised)} value" + ("s" if len(revised) != 1 else "")
-            _set_badge(self.badges["revisedBadge"], f"REVISED: {count}", AMBER,
-                       "A reviewer changed these values on the Review page; the automatic values are kept and "
-                       "shown beside them.")
+            _set_badge(
+                self.badges["revisedBadge"],
+                f"REVISED: {count}",
+                AMBER,
+                "A reviewer changed these values on the Review page; the automatic values are kept and "
+                "shown beside them.",
+            )
 
     def _show_provenance(self, detail: ResultDetail) -> None:
         if detail.document is None:
@@ -235,14 +317,33 @@ class ResultView(QWidget):
             return
         prov = detail.document.get("provenance") or {}
         release = prov.get("release")
-        self._branch("Result", [("result id", detail.summary.result_id), ("digest (SHA-256)", detail.digest),
-                                ("stored", f"{detail.created_at:%Y-%m-%d %H:%M:%S %Z}" if detail.created_at else None),
-                                ("attempt", detail.summary.attempt_id)])
+        self._branch(
+            "Result",
+            [
+                ("result id", detail.summary.result_id),
+                ("digest (SHA-256)", detail.digest),
+                (
+                    "stored",
+                    f"{detail.created_at:%Y-%m-%d %H:%M:%S %Z}" if detail.created_at else None,
+                ),
+                ("attempt", detail.summary.attempt_id),
+            ],
+        )
         self._branch("Inputs", [("capture manifest", d) for d in prov.get("inputs", [])])
-        self._branch("Calibration", [("calibration id", prov.get("calibration_id") or "none: results in pixels")])
-        self._branch("Release", [("version", release["version"]), ("release id", release["release_id"]),
-                                 ("manifest digest", release["digest"])] if release
-                     else [("release", "none active: the built-in stages ran")])
+        self._branch(
+            "Calibration",
+            [("calibration id", prov.get("calibration_id") or "none: results in pixels")],
+        )
+        self._branch(
+            "Release",
+            [
+                ("version", release["version"]),
+                ("release id", release["release_id"]),
+                ("manifest digest", release["digest"]),
+            ]
+            if release
+            else [("release", "none active: the built-in stages ran")],
+        )
         jobs = self._branch("Jobs", [])
         for job in prov.get("jobs", []):
             item = QTreeWidgetItem(jobs, [job["stage_id"], job["state"]])

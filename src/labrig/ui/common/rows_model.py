@@ -34,7 +34,9 @@ class ColumnsTableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.columns[section]
         return None
@@ -42,6 +44,7 @@ class ColumnsTableModel(QAbstractTableModel):
 
 class RowsTableModel(ColumnsTableModel, Generic[Row]):
     """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and :meth:`find`."""
+
     #: the column whose cell is filled with :meth:`status_colour` (None: no coloured column)
     status_column: ClassVar[int | None] = None
 
@@ -86,7 +89,10 @@ class RowsTableModel(ColumnsTableModel, Generic[Row]):
         row, column = self.rows[index.row()], index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self.cells(row)[column]
-        if column == self.status_column and role in (Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole):
+        if column == self.status_column and role in (
+            Qt.ItemDataRole.BackgroundRole,
+            Qt.ItemDataRole.ForegroundRole,
+        ):
             colour = self.status_colour(row)
             if colour is None:
                 return None

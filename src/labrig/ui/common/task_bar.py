@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from labrig.ui.shell.tasks import QtTask
 
@@ -96,7 +104,9 @@ class TaskBar(QWidget):
 
     def _elide(self) -> None:
         width = max(self.width(), 1)  # the bar keeps its room, so its width is the message's
-        self.message.setText(self.message.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, width))
+        self.message.setText(
+            self.message.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, width)
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -12,7 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 
-def message_label(name: str, text: str = "", *, wrap: bool = True, selectable: bool = True) -> QLabel:
+def message_label(
+    name: str, text: str = "", *, wrap: bool = True, selectable: bool = True
+) -> QLabel:
     """A label named ``name`` for sentences a technician reads, word-wrapped, and selectable so that it can be
     copied into a support request."""
     label = QLabel(text)
@@ -23,7 +25,9 @@ def message_label(name: str, text: str = "", *, wrap: bool = True, selectable: b
     return label
 
 
-def named_button(name: str, text: str, slot: Callable[[], None] | None = None, tip: str = "") -> QPushButton:
+def named_button(
+    name: str, text: str, slot: Callable[[], None] | None = None, tip: str = ""
+) -> QPushButton:
     """A push button named ``name`` (tests and style sheets find it by that), calling ``slot`` when clicked."""
     button = QPushButton(text)
     button.setObjectName(name)

@@ -30,7 +30,9 @@ class JobTableModel(ColumnsTableModel):
         super().__init__(parent)
         self._jobs: list[JobView] = []
         self._rows: dict[str, int] = {}
-        self._live: dict[str, Progress] = {}  # newer than the stored progress, which is saved only at renewals
+        self._live: dict[
+            str, Progress
+        ] = {}  # newer than the stored progress, which is saved only at renewals
 
     def set_jobs(self, jobs: Sequence[JobView]) -> None:
         """``jobs`` newest first, as :meth:`JobQueue.jobs` gives them with ``newest_first``."""
@@ -38,7 +40,9 @@ class JobTableModel(ColumnsTableModel):
         self._jobs = list(jobs)
         self._rows = {job.id: row for row, job in enumerate(self._jobs)}
         self._live = {
-            i: p for i, p in self._live.items() if i in self._rows and self._jobs[self._rows[i]].state in RUNNING_STATES
+            i: p
+            for i, p in self._live.items()
+            if i in self._rows and self._jobs[self._rows[i]].state in RUNNING_STATES
         }
         self.endResetModel()
 
@@ -94,5 +98,7 @@ class JobTableModel(ColumnsTableModel):
         if column == ERROR_COLUMN and job.error_code:
             return f"{job.error_code}: {job.error_message or ''}"
         if column == JOB_COLUMN:
-            return job.id + (f"\nsupersedes {job.supersedes_job_id}" if job.supersedes_job_id else "")
+            return job.id + (
+                f"\nsupersedes {job.supersedes_job_id}" if job.supersedes_job_id else ""
+            )
         return ""

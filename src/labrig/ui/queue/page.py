@@ -47,15 +47,22 @@ REPROCESS_TIP = (
 class QueuePage(QWidget):
     """The job table plus Retry, Cancel and Reprocess for the selected job, through ``queue``."""
 
-    def __init__(self, queue: JobQueue, monitor: QueueMonitor, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, queue: JobQueue, monitor: QueueMonitor, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._queue, self._monitor = queue, monitor
         self.model = JobTableModel(self)
         self.table = self._build_table()
-        self.retry_button = named_button("retryButton", "Retry", self._on_retry_button_clicked, RETRY_TIP)
-        self.cancel_button = named_button("cancelButton", "Cancel", self._on_cancel_button_clicked, CANCEL_TIP)
-        self.reprocess_button = named_button("reprocessButton", "Reprocess", self._on_reprocess_button_clicked,
-                                             REPROCESS_TIP)
+        self.retry_button = named_button(
+            "retryButton", "Retry", self._on_retry_button_clicked, RETRY_TIP
+        )
+        self.cancel_button = named_button(
+            "cancelButton", "Cancel", self._on_cancel_button_clicked, CANCEL_TIP
+        )
+        self.reprocess_button = named_button(
+            "reprocessButton", "Reprocess", self._on_reprocess_button_clicked, REPROCESS_TIP
+        )
         self.action_status = QLabel("")
         self.action_status.setObjectName("actionStatus")
         self.action_status.setWordWrap(True)
@@ -115,20 +122,26 @@ class QueuePage(QWidget):
         self.model.set_progress(job_id, fraction, message)
 
     @Slot(QItemSelection, QItemSelection)
-    def _on_table_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+    def _on_table_selection_changed(
+        self, _selected: QItemSelection, _deselected: QItemSelection
+    ) -> None:
         self._update_buttons()
 
     def _update_buttons(self) -> None:
         job = self.selected_job()
         state = job.state if job is not None else None
         self.retry_button.setEnabled(state in RETRYABLE)
-        self.cancel_button.setEnabled(job is not None and state not in TERMINAL and not job.cancel_requested)
+        self.cancel_button.setEnabled(
+            job is not None and state not in TERMINAL and not job.cancel_requested
+        )
         self.reprocess_button.setEnabled(job is not None and state not in RUNNING_STATES)
 
     @Slot()
     def _on_retry_button_clicked(self) -> None:
         if (view := self._act(self._queue.reprocess)) is not None:
-            self.action_status.setText(f"Retrying job {_short(view.supersedes_job_id)} as new job {_short(view.id)}.")
+            self.action_status.setText(
+                f"Retrying job {_short(view.supersedes_job_id)} as new job {_short(view.id)}."
+            )
 
     @Slot()
     def _on_cancel_button_clicked(self) -> None:

@@ -36,10 +36,12 @@ from labrig.ui.shell.bridge import EventBridge
 
 T = TypeVar("T")
 COLUMNS = ("Version", "Status", "Health", "Digest", "Activated", "Note")
-INTRO = ("A release is the analysis pipeline of a Labrig build: its stages, their versions and parameters. Its "
-         "digest enters every analysis job's key, so results always say which release made them. A release must "
-         "pass its health check (the pipeline on reference recordings with known truth) before it can be "
-         "activated. Activating and rolling back need the admin role and are kept in the audit trail.")
+INTRO = (
+    "A release is the analysis pipeline of a Labrig build: its stages, their versions and parameters. Its "
+    "digest enters every analysis job's key, so results always say which release made them. A release must "
+    "pass its health check (the pipeline on reference recordings with known truth) before it can be "
+    "activated. Activating and rolling back need the admin role and are kept in the audit trail."
+)
 
 
 def health_text(release: ReleaseView) -> str:
@@ -51,7 +53,9 @@ def health_text(release: ReleaseView) -> str:
 class ReleasesPage(QWidget):
     """The release table, a reason field, and one button per action on the selected release."""
 
-    def __init__(self, releases: ReleaseService, bridge: EventBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, releases: ReleaseService, bridge: EventBridge, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._releases = releases
         self._calls = BackgroundCalls(1, self)
@@ -79,11 +83,20 @@ class ReleasesPage(QWidget):
         self.reason.textChanged.connect(lambda _text: self._sync_buttons())
         layout.addWidget(self.reason)
         buttons = QHBoxLayout()
-        self.register_button = named_button("registerButton", "Register this build's pipeline", self._register)
+        self.register_button = named_button(
+            "registerButton", "Register this build's pipeline", self._register
+        )
         self.check_button = named_button("checkButton", "Run health check", self._check)
         self.activate_button = named_button("activateButton", "Activate", self._activate)
-        self.rollback_button = named_button("rollbackButton", "Roll back the active release", self._rollback)
-        for button in (self.register_button, self.check_button, self.activate_button, self.rollback_button):
+        self.rollback_button = named_button(
+            "rollbackButton", "Roll back the active release", self._rollback
+        )
+        for button in (
+            self.register_button,
+            self.check_button,
+            self.activate_button,
+            self.rollback_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
@@ -122,8 +135,14 @@ class ReleasesPage(QWidget):
         self._rows = list(reversed(releases))  # newest first
         self.table.setRowCount(len(self._rows))
         for row, release in enumerate(self._rows):
-            cells = (release.version, release.status, health_text(release), release.digest[:12] + "…",
-                     (release.activated_at or "")[:19].replace("T", " "), release.note or "")
+            cells = (
+                release.version,
+                release.status,
+                health_text(release),
+                release.digest[:12] + "…",
+                (release.activated_at or "")[:19].replace("T", " "),
+                release.note or "",
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(release.digest if column == 3 else text)
@@ -149,33 +168,50 @@ class ReleasesPage(QWidget):
         self._run("Registering this build's pipeline…", self._releases.register, self._registered)
 
     def _registered(self, release: ReleaseView) -> None:
-        self.message.setText(f"Release {release.version} registered ({release.digest[:12]}…, {release.status}). "
-                             "Run its health check before activating it.")
+        self.message.setText(
+            f"Release {release.version} registered ({release.digest[:12]}…, {release.status}). "
+            "Run its health check before activating it."
+        )
         self._after_change(release.id)
 
     def _check(self) -> None:
         release = self.selected()
         if release is not None:
-            self._run(f"Checking release {release.version} on reference recordings (about a minute)…",
-                      lambda: self._releases.check(release.id), lambda report: self._checked(release, report))
+            self._run(
+                f"Checking release {release.version} on reference recordings (about a minute)…",
+                lambda: self._releases.check(release.id),
+                lambda report: self._checked(release, report),
+            )
 
     def _checked(self, release: ReleaseView, report: HealthReport) -> None:
-        self.message.setText(f"Health check of {release.version} {'passed' if report.passed else 'FAILED'}: "
-                             f"{report.detail}")
-        self.report.setText("\n".join(f"{'OK' if c.ok else 'FAIL'}  {c.name}: {c.measured:.3f} "
-                                      f"(expected {c.expected:.3f} {c.tolerance})" for c in report.checks))
+        self.message.setText(
+            f"Health check of {release.version} {'passed' if report.passed else 'FAILED'}: "
+            f"{report.detail}"
+        )
+        self.report.setText(
+            "\n".join(
+                f"{'OK' if c.ok else 'FAIL'}  {c.name}: {c.measured:.3f} "
+                f"(expected {c.expected:.3f} {c.tolerance})"
+                for c in report.checks
+            )
+        )
         self._after_change(release.id)
 
     def _activate(self) -> None:
         release = self.selected()
         if release is not None:
             reason = self.reason.text().strip() or None
-            self._run(f"Activating {release.version}…", lambda: self._releases.activate(release.id, reason),
-                      self._activated)
+            self._run(
+                f"Activating {release.version}…",
+                lambda: self._releases.activate(release.id, reason),
+                self._activated,
+            )
 
     def _activated(self, release: ReleaseView) -> None:
-        self.message.setText(f"Release {release.version} is active: new analysis jobs carry its digest "
-                             f"{release.digest[:12]}…. Results made before keep theirs; reprocess to use it.")
+        self.message.setText(
+            f"Release {release.version} is active: new analysis jobs carry its digest "
+            f"{release.digest[:12]}…. Results made before keep theirs; reprocess to use it."
+        )
         self.reason.clear()
         self._after_change(release.id)
 
@@ -184,8 +220,11 @@ class ReleasesPage(QWidget):
         self._run("Rolling back…", lambda: self._releases.rollback(reason), self._rolled_back)
 
     def _rolled_back(self, restored: ReleaseView | None) -> None:
-        self.message.setText(f"Rolled back; release {restored.version} is active again." if restored is not None
-                             else "Rolled back; no release is active now (jobs carry no release digest).")
+        self.message.setText(
+            f"Rolled back; release {restored.version} is active again."
+            if restored is not None
+            else "Rolled back; no release is active now (jobs carry no release digest)."
+        )
         self.reason.clear()
         self._after_change(restored.id if restored is not None else None)
 
@@ -219,9 +258,15 @@ class ReleasesPage(QWidget):
         any_active = any(r.status == "active" for r in self._rows)
         self.register_button.setEnabled(not busy)
         self.check_button.setEnabled(not busy and release is not None)
-        self.activate_button.setEnabled(not busy and release is not None and release.status != "active"
-                                        and health_text(release) == "passed")
-        self.rollback_button.setEnabled(not busy and any_active and bool(self.reason.text().strip()))
+        self.activate_button.setEnabled(
+            not busy
+            and release is not None
+            and release.status != "active"
+            and health_text(release) == "passed"
+        )
+        self.rollback_button.setEnabled(
+            not busy and any_active and bool(self.reason.text().strip())
+        )
 
     @Slot(object)
     def _on_bridge_event_recorded(self, event: EventRecord) -> None:

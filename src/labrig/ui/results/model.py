@@ -36,8 +36,13 @@ class AttemptResultsModel(RowsTableModel[AttemptSummary]):
         return row.attempt_id
 
     def cells(self, row: AttemptSummary) -> tuple[str, ...]:
-        return (row.subject_code, str(row.number), STATUS_WORDS[row.status], row.protocol,
-                f"{row.created_at.astimezone():%Y-%m-%d %H:%M}")
+        return (
+            row.subject_code,
+            str(row.number),
+            STATUS_WORDS[row.status],
+            row.protocol,
+            f"{row.created_at.astimezone():%Y-%m-%d %H:%M}",
+        )
 
     def status_colour(self, row: AttemptSummary) -> QColor:
         return STATUS_COLOURS[row.status]

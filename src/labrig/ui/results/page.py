@@ -12,7 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
@@ -38,8 +46,13 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     unlisted_text = "The selected attempt is no longer listed."
     list_noun, detail_noun = "results", "result"
 
-    def __init__(self, results: ReviewedResults, export: ExportService, bridge: EventBridge,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        results: ReviewedResults,
+        export: ExportService,
+        bridge: EventBridge,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(bridge, AttemptResultsModel(), "attemptTable", parent=parent)
         self._results = results
         self.detail = ResultView()
@@ -47,7 +60,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self._exportable: str | None = None  # the shown result, when it is published
         self.export_button = QPushButton("Export…")
         self.export_button.setObjectName("exportButton")
-        self.export_button.setToolTip("Write this result (CSV, JSON, plots, provenance, SHA256SUMS) into a folder")
+        self.export_button.setToolTip(
+            "Write this result (CSV, JSON, plots, provenance, SHA256SUMS) into a folder"
+        )
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._choose_export_folder)
         self.export_message = QLabel("")
@@ -93,7 +108,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         dialog.setObjectName("exportDialog")
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the same dialog on every platform
+        dialog.setOption(
+            QFileDialog.Option.DontUseNativeDialog, True
+        )  # the same dialog on every platform
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.fileSelected.connect(self.export_to)
         dialog.open()  # window-modal, no nested event loop
@@ -106,14 +123,19 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_button.setEnabled(False)
         self.export_message.setText("")
         task = self.export_progress.begin(f"Exporting into {folder}")
-        self._exporting.submit(lambda: self._export.export([result_id], Path(folder), task=task), self._exported,
-                               self._export_failed)
+        self._exporting.submit(
+            lambda: self._export.export([result_id], Path(folder), task=task),
+            self._exported,
+            self._export_failed,
+        )
 
     def _exported(self, report: ExportReport) -> None:
         self.export_progress.end()
         self.export_button.setEnabled(self._exportable is not None)
-        self.export_message.setText(f"Exported {report.files} files to {report.bundle}. To check it later: "
-                                    f"cd \"{report.bundle}\" && sha256sum -c --strict SHA256SUMS")
+        self.export_message.setText(
+            f"Exported {report.files} files to {report.bundle}. To check it later: "
+            f'cd "{report.bundle}" && sha256sum -c --strict SHA256SUMS'
+        )
 
     def _export_failed(self, error: Exception) -> None:
         self.export_progress.end()
@@ -139,20 +161,30 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.detail.show_result(shown, revised)
         published = shown.document is not None and shown.document.get("status") == "published"
         self._exportable = shown.summary.result_id if published else None
-        self.export_button.setEnabled(self._exportable is not None and not self.export_progress.running)
+        self.export_button.setEnabled(
+            self._exportable is not None and not self.export_progress.running
+        )
 
     def show_placeholder(self, text: str) -> None:
         self.detail.show_message(text)
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
-        return (f"{rows_word(len(rows), 'attempt')}, newest first." if rows
-                else "No attempts yet: record one on the Capture page.")
+        return (
+            f"{rows_word(len(rows), 'attempt')}, newest first."
+            if rows
+            else "No attempts yet: record one on the Capture page."
+        )
 
     def refreshes(self, event: EventRecord) -> bool:
         return refreshes_results(event.name, event.payload)
 
     def on_event(self, event: EventRecord) -> None:
         shown = self.detail.current
-        if event.name == EventName.REVIEW_REVISED and shown is not None \
-                and shown.summary.result_id == event.payload.get("result_id"):
-            self.request_detail(shown.summary.attempt_id)  # its revised values changed; the list did not
+        if (
+            event.name == EventName.REVIEW_REVISED
+            and shown is not None
+            and shown.summary.result_id == event.payload.get("result_id")
+        ):
+            self.request_detail(
+                shown.summary.attempt_id
+            )  # its revised values changed; the list did not

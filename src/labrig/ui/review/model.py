@@ -33,8 +33,13 @@ class ReviewListModel(RowsTableModel[ReviewListRow]):
         return row.result_id
 
     def cells(self, row: ReviewListRow) -> tuple[str, ...]:
-        return (row.subject_code or row.attempt_id[:8], "—" if row.attempt_number is None else str(row.attempt_number),
-                local_time(row.created_at), str(row.revisions), note(row))
+        return (
+            row.subject_code or row.attempt_id[:8],
+            "—" if row.attempt_number is None else str(row.attempt_number),
+            local_time(row.created_at),
+            str(row.revisions),
+            note(row),
+        )
 
     def status_colour(self, row: ReviewListRow) -> QColor | None:
         return REVISED if row.revisions else None

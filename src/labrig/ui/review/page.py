@@ -38,20 +38,32 @@ from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.widgets import message_label
 from labrig.ui.review.model import ReviewListModel
-from labrig.ui.review.widgets import HistoryTable, ResultHeading, ReviseForm, ValuesTable, field_words
+from labrig.ui.review.widgets import (
+    HistoryTable,
+    ResultHeading,
+    ReviseForm,
+    ValuesTable,
+    field_words,
+)
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.latest import Latest
 
 LIST_WIDTH = 380  # px: subject, attempt, time, revisions fit without scrolling
-INTRO = ("A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
-         "which never changes: both stay visible here and on the Results page, with who changed what, when and why.")
+INTRO = (
+    "A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
+    "which never changes: both stay visible here and on the Results page, with who changed what, when and why."
+)
 REFRESHING = frozenset({EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED})
-CONFLICT = ("Not saved ({code}): someone revised this result while you were editing, and your change was made on "
-            "what you saw before. The table now shows the newer values; check them, then press Save revision "
-            "again if your change still stands.")
-ARRIVED = ("Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now is refused "
-           "so that you see it first; press Save revision again after that.")
+CONFLICT = (
+    "Not saved ({code}): someone revised this result while you were editing, and your change was made on "
+    "what you saw before. The table now shows the newer values; check them, then press Save revision "
+    "again if your change still stands."
+)
+ARRIVED = (
+    "Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now is refused "
+    "so that you see it first; press Save revision again after that."
+)
 
 
 class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
@@ -62,13 +74,17 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     unlisted_text = "The selected result is no longer listed."
     list_noun, detail_noun = "results", "result"
 
-    def __init__(self, results: ReviewedResults, bridge: EventBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, results: ReviewedResults, bridge: EventBridge, parent: QWidget | None = None
+    ) -> None:
         super().__init__(bridge, ReviewListModel(), "reviewResults", "reviewListStatus", parent)
         self._results = results
         self._saves = BackgroundCalls(threads=1, parent=self)  # never queued behind a read
         self._user_reads = Latest(self._reads)
         self.shown: ReviewedResult | None = None  # the result on screen
-        self._base: str | None = None  # what the next revision is made on (see the module docstring)
+        self._base: str | None = (
+            None  # what the next revision is made on (see the module docstring)
+        )
         self.reviewer: ReviewerState | None = None
         self.list_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.user = message_label("reviewUser", "Reading who is signed in…")
@@ -144,8 +160,11 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         return detail.result_id
 
     def describe_list(self, rows: list[ReviewListRow]) -> str:
-        return (f"{rows_word(len(rows), 'published result')}, newest first." if rows
-                else "No published results yet: results appear here once analysed.")
+        return (
+            f"{rows_word(len(rows), 'published result')}, newest first."
+            if rows
+            else "No published results yet: results appear here once analysed."
+        )
 
     def refreshes(self, event: EventRecord) -> bool:
         return event.name in REFRESHING
@@ -158,8 +177,11 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.form.status.clear()
 
     def _read_reviewer(self) -> None:
-        self._user_reads.request(self._results.reviewer, self._on_reviewer_read,
-                                 lambda error: self.user.setText(f"Could not read your role: {say_error(error)}"))
+        self._user_reads.request(
+            self._results.reviewer,
+            self._on_reviewer_read,
+            lambda error: self.user.setText(f"Could not read your role: {say_error(error)}"),
+        )
 
     def _on_reviewer_read(self, state: ReviewerState) -> None:
         self.reviewer = state
@@ -199,8 +221,9 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     @Slot()
     def _on_form_field_changed(self) -> None:
         field = self.form.field()
-        self.form.show_current(next((f for f in self.shown.fields if f.field == field), None) if self.shown
-                               else None)
+        self.form.show_current(
+            next((f for f in self.shown.fields if f.field == field), None) if self.shown else None
+        )
 
     @Slot()
     def _on_values_item_selection_changed(self) -> None:
@@ -219,9 +242,14 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         if not value:
             self._refuse_locally(self.form.value, "type the new value, in the result's units.")
             return
-        if not reason:  # the service refuses it too; saying it here spares a round trip and names the field
-            self._refuse_locally(self.form.reason, "a revision needs a reason: say why the automatic value is "
-                                                   "wrong. It is kept with the revision and in the audit trail.")
+        if (
+            not reason
+        ):  # the service refuses it too; saying it here spares a round trip and names the field
+            self._refuse_locally(
+                self.form.reason,
+                "a revision needs a reason: say why the automatic value is "
+                "wrong. It is kept with the revision and in the audit trail.",
+            )
             return
         base = self._base or head_of(shown)
         self.form.set_saving(True)
@@ -240,9 +268,13 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         if same:  # else the reviewer moved on to another result while this one was saved
             self._base = revision.id
         units = self.shown.units if self.shown is not None and same else None
-        changed = "; ".join(f"{field_words(c.field, units)} {format_value(c.old)} → {format_value(c.new)}"
-                            for c in revision.changes)
-        self.form.status.setText(f"Revision {revision.number} saved: {changed}. The automatic value is kept.")
+        changed = "; ".join(
+            f"{field_words(c.field, units)} {format_value(c.old)} → {format_value(c.new)}"
+            for c in revision.changes
+        )
+        self.form.status.setText(
+            f"Revision {revision.number} saved: {changed}. The automatic value is kept."
+        )
         self._reread(revision.result_id)
 
     def _on_revision_refused(self, error: Exception) -> None:

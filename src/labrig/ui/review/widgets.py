@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.domain.revisions import REVISABLE, FieldRef
-from labrig.review import FieldValue, ReviewedResult, ReviewListRow, RevisedValue, RevisionView, local_time
+from labrig.review import (
+    FieldValue,
+    ReviewedResult,
+    ReviewListRow,
+    RevisedValue,
+    RevisionView,
+    local_time,
+)
 from labrig.ui.common.result_view import METRIC_COLUMNS, format_value
 from labrig.ui.common.widgets import message_label
 from labrig.ui.review.model import REVISED
@@ -39,17 +46,21 @@ FIELD_ROLE = Qt.ItemDataRole.UserRole
 
 
 def metric_caption(metric: str, units: Mapping[str, str] | None) -> str:
-    """"Peak speed (px/frame)": the Results page's caption with the result's unit."""
+    """ "Peak speed (px/frame)": the Results page's caption with the result's unit."""
     caption, kind = CAPTIONS.get(metric, (metric, None))
     if not units or kind is None:
         return caption
     length, time = units.get("length", ""), units.get("time", "")
-    unit = {"length": length, "time": time, "speed": f"{length}/{'frame' if time == 'frames' else time}"}[kind]
+    unit = {
+        "length": length,
+        "time": time,
+        "speed": f"{length}/{'frame' if time == 'frames' else time}",
+    }[kind]
     return f"{caption} ({unit})"
 
 
 def field_words(field: str, units: Mapping[str, str] | None = None) -> str:
-    """"Peak speed (px/frame) of track 0" for ``track:0.peak_speed``."""
+    """ "Peak speed (px/frame) of track 0" for ``track:0.peak_speed``."""
     ref = FieldRef.parse(field)
     return f"{metric_caption(ref.metric, units)} of track {ref.track_id}"
 
@@ -102,21 +113,30 @@ class ResultHeading(QWidget):
         self.notes.hide()
 
     def show_result(self, reviewed: ReviewedResult, row: ReviewListRow | None) -> None:
-        who = (f"{row.subject_code} · {row.protocol} · attempt {row.attempt_number}" if row and row.subject_code
-               else f"attempt {reviewed.attempt_id[:8]}")
+        who = (
+            f"{row.subject_code} · {row.protocol} · attempt {row.attempt_number}"
+            if row and row.subject_code
+            else f"attempt {reviewed.attempt_id[:8]}"
+        )
         units = reviewed.units or {}
         unit = f" · values in {units.get('length')} and {units.get('time')}" if units else ""
         count = len(reviewed.revisions)
-        self.title.setText(f"<h3>{who}</h3>result {reviewed.result_id[:12]}… · {reviewed.status}"
-                           f"{' (degraded)' if reviewed.degraded else ''}{unit} · "
-                           f"{count} revision{'s' if count != 1 else ''}")
+        self.title.setText(
+            f"<h3>{who}</h3>result {reviewed.result_id[:12]}… · {reviewed.status}"
+            f"{' (degraded)' if reviewed.degraded else ''}{unit} · "
+            f"{count} revision{'s' if count != 1 else ''}"
+        )
         notes = []
         if not reviewed.automatic_intact:
-            notes.append("The stored automatic result no longer matches its SHA-256: the database was altered. "
-                         "Keep it as evidence and restore from a backup.")
+            notes.append(
+                "The stored automatic result no longer matches its SHA-256: the database was altered. "
+                "Keep it as evidence and restore from a backup."
+            )
         if reviewed.superseded_by:
-            notes.append(f"A reprocess published a newer result ({reviewed.superseded_by[:12]}…) for this attempt; "
-                         "revisions stay with the result they were made on.")
+            notes.append(
+                f"A reprocess published a newer result ({reviewed.superseded_by[:12]}…) for this attempt; "
+                "revisions stay with the result they were made on."
+            )
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))
 
@@ -128,16 +148,27 @@ class ValuesTable(QTableWidget):
         super().__init__(parent)
         _configure(self, VALUE_COLUMNS, "valuesTable")
 
-    def show_values(self, fields: Sequence[FieldValue], revised: Mapping[str, RevisedValue],
-                    units: Mapping[str, str] | None) -> None:
+    def show_values(
+        self,
+        fields: Sequence[FieldValue],
+        revised: Mapping[str, RevisedValue],
+        units: Mapping[str, str] | None,
+    ) -> None:
         self.setRowCount(len(fields))
         for row, value in enumerate(fields):
             ref = FieldRef.parse(value.field)
             change = revised.get(value.field)
-            cells = (_item(ref.track_id), _item(metric_caption(ref.metric, units)),
-                     _item(format_value(value.automatic), number=True, tip=f"automatic: {value.automatic}"),
-                     _item(format_value(value.effective), number=True, tip=f"in force: {value.effective}"),
-                     _item(change.describe() if change else "— (automatic)"))
+            cells = (
+                _item(ref.track_id),
+                _item(metric_caption(ref.metric, units)),
+                _item(
+                    format_value(value.automatic), number=True, tip=f"automatic: {value.automatic}"
+                ),
+                _item(
+                    format_value(value.effective), number=True, tip=f"in force: {value.effective}"
+                ),
+                _item(change.describe() if change else "— (automatic)"),
+            )
             for column, item in enumerate(cells):
                 item.setData(FIELD_ROLE, value.field)
                 if change is not None and column in (EFFECTIVE_COLUMN, CHANGE_COLUMN):
@@ -165,14 +196,22 @@ class HistoryTable(QTableWidget):
         _configure(self, HISTORY_COLUMNS, "historyTable")
         self.setWordWrap(True)
 
-    def show_history(self, history: Sequence[RevisionView], units: Mapping[str, str] | None) -> None:
+    def show_history(
+        self, history: Sequence[RevisionView], units: Mapping[str, str] | None
+    ) -> None:
         self.setRowCount(len(history))
         for row, revision in enumerate(history):
-            changed = "\n".join(f"{field_words(c.field, units)}: {format_value(c.old)} → {format_value(c.new)}"
-                                for c in revision.changes)
-            cells = (_item(str(revision.number), number=True), _item(revision.reviewer),
-                     _item(local_time(revision.created_at), tip=revision.created_at), _item(changed),
-                     _item(revision.reason))
+            changed = "\n".join(
+                f"{field_words(c.field, units)}: {format_value(c.old)} → {format_value(c.new)}"
+                for c in revision.changes
+            )
+            cells = (
+                _item(str(revision.number), number=True),
+                _item(revision.reviewer),
+                _item(local_time(revision.created_at), tip=revision.created_at),
+                _item(changed),
+                _item(revision.reason),
+            )
             for column, item in enumerate(cells):
                 self.setItem(row, column, item)
         self.resizeRowsToContents()
@@ -197,7 +236,9 @@ class ReviseForm(QGroupBox):
         self.value.setPlaceholderText("New value, in the result's units (e.g. 812.5)")
         self.reason = QLineEdit()
         self.reason.setObjectName("reviseReason")
-        self.reason.setPlaceholderText("Why (required; kept with the revision and in the audit trail)")
+        self.reason.setPlaceholderText(
+            "Why (required; kept with the revision and in the audit trail)"
+        )
         self.button = QPushButton("Save revision")
         self.button.setObjectName("saveRevision")
         self.status = QLabel("")
@@ -229,8 +270,10 @@ class ReviseForm(QGroupBox):
     def set_choices(self, tracks: Sequence[str], units: Mapping[str, str] | None) -> None:
         """Offer the shown result's tracks and the revisable metrics, keeping the current choice when offered."""
         keep = self.field()
-        for combo, items in ((self.track_box, [(t, f"track {t}") for t in tracks]),
-                             (self.metric_box, [(m, metric_caption(m, units)) for m in REVISABLE])):
+        for combo, items in (
+            (self.track_box, [(t, f"track {t}") for t in tracks]),
+            (self.metric_box, [(m, metric_caption(m, units)) for m in REVISABLE]),
+        ):
             combo.blockSignals(True)
             combo.clear()
             for data, text in items:
@@ -254,8 +297,10 @@ class ReviseForm(QGroupBox):
             self.current.clear()
             return
         source = f"revision {value.revision}" if value.revision is not None else "automatic"
-        self.current.setText(f"automatic {format_value(value.automatic)} · in force "
-                             f"{format_value(value.effective)} ({source})")
+        self.current.setText(
+            f"automatic {format_value(value.automatic)} · in force "
+            f"{format_value(value.effective)} ({source})"
+        )
 
     def clear_draft(self) -> None:
         self.value.clear()

@@ -44,7 +44,9 @@ class _Call(QRunnable):
             outcome = _Outcome(self._fn())
         except LabrigError as exc:  # a refusal with words for the technician: the caller shows it
             outcome = _Outcome(error=exc)
-        except Exception as exc:  # a bug or an OS failure: logged, and still reported so nothing waits forever
+        except (
+            Exception
+        ) as exc:  # a bug or an OS failure: logged, and still reported so nothing waits forever
             log.exception("a background call failed")
             outcome = _Outcome(error=exc)
         self._hop.ended.emit(self._number, outcome)
@@ -67,7 +69,9 @@ class BackgroundCalls(QObject):
         """Some call has not reported yet."""
         return bool(self._waiting)
 
-    def submit(self, fn: Callable[[], T], done: Callable[[T], None], failed: Callable[[Exception], None]) -> None:
+    def submit(
+        self, fn: Callable[[], T], done: Callable[[T], None], failed: Callable[[Exception], None]
+    ) -> None:
         """Run ``fn`` on a pool thread; then ``done(result)`` or ``failed(error)`` on the GUI thread."""
         number = next(self._numbers)
         self._waiting[number] = (done, failed)

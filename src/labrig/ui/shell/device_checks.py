@@ -18,10 +18,19 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-from labrig.capture import FRAME_KINDS, CaptureService, DeviceInfo, DiscoveryReport, Mode, Verification
+from labrig.capture import (
+    FRAME_KINDS,
+    CaptureService,
+    DeviceInfo,
+    DiscoveryReport,
+    Mode,
+    Verification,
+)
 from labrig.ui.shell.background import BackgroundCalls, say_error
 
-RELEASE_TIMEOUT_S = 5.0  # a preview closes its device within one frame; a stalled driver within its read timeout
+RELEASE_TIMEOUT_S = (
+    5.0  # a preview closes its device within one frame; a stalled driver within its read timeout
+)
 CHECKING = "Labrig is opening the device and measuring the pictures it sends (about a second)."
 WAITING = "Waiting for its turn to be verified."
 IN_USE = "Being recorded; it is verified again once the recording ends."
@@ -51,8 +60,12 @@ class Choice:
     @property
     def previewable(self) -> bool:
         """Verified in a mode and gives pictures: it may be previewed and recorded."""
-        return (self.verdict is not None and self.verdict.ok and self.mode is not None
-                and self.device.kind in FRAME_KINDS)
+        return (
+            self.verdict is not None
+            and self.verdict.ok
+            and self.mode is not None
+            and self.device.kind in FRAME_KINDS
+        )
 
     @property
     def usable_mode(self) -> Mode | None:
@@ -63,7 +76,9 @@ class Choice:
 @dataclass(frozen=True)
 class _Found:
     report: DiscoveryReport
-    modes: dict[str, tuple[Mode, ...]]  # per device: the inventory's modes, empty for frameless or unknown models
+    modes: dict[
+        str, tuple[Mode, ...]
+    ]  # per device: the inventory's modes, empty for frameless or unknown models
 
 
 def _discover(capture: CaptureService) -> _Found:
@@ -72,7 +87,9 @@ def _discover(capture: CaptureService) -> _Found:
     modes = {}
     for device in report.devices:
         entry = capture.inventory.match(device)
-        modes[device.device_id] = entry.modes if entry is not None and device.kind in FRAME_KINDS else ()
+        modes[device.device_id] = (
+            entry.modes if entry is not None and device.kind in FRAME_KINDS else ()
+        )
     return _Found(report, modes)
 
 
@@ -138,7 +155,9 @@ class DeviceChecks(QObject):
             return
         self.searching = self.searched = True
         capture = self._capture
-        self._calls.submit(lambda: _discover(capture), self._on_discovered, self._on_discovery_failed)
+        self._calls.submit(
+            lambda: _discover(capture), self._on_discovered, self._on_discovery_failed
+        )
 
     def set_mode(self, device_id: str, mode: Mode | None) -> None:
         self._modes[device_id] = mode
@@ -157,7 +176,9 @@ class DeviceChecks(QObject):
             self._pending.remove(device_id)
         if key not in self._verdicts and key not in self._failures and key != self._checking:
             self._pending.insert(0, device_id)
-        self.deviceChecked.emit(device_id)  # before the check starts: a page previewing it lets go first
+        self.deviceChecked.emit(
+            device_id
+        )  # before the check starts: a page previewing it lets go first
         self.verify_next()
 
     def verify_next(self) -> None:
@@ -186,7 +207,11 @@ class DeviceChecks(QObject):
                 closed.wait(RELEASE_TIMEOUT_S)
             return capture.verify(device, mode)
 
-        self._calls.submit(check, lambda v: self._on_checked(key, v, None), lambda e: self._on_checked(key, None, e))
+        self._calls.submit(
+            check,
+            lambda v: self._on_checked(key, v, None),
+            lambda e: self._on_checked(key, None, e),
+        )
 
     def shut_down(self, timeout_ms: int) -> bool:
         """Start nothing new and wait for the running discovery or verification."""
@@ -201,8 +226,11 @@ class DeviceChecks(QObject):
         for device in self.devices:
             listed = found.modes.get(device.device_id, ())
             self._modes.setdefault(device.device_id, listed[0] if listed else None)
-        self._pending = [d.device_id for d in self.devices
-                         if (d.device_id, self._modes.get(d.device_id)) not in self._verdicts]
+        self._pending = [
+            d.device_id
+            for d in self.devices
+            if (d.device_id, self._modes.get(d.device_id)) not in self._verdicts
+        ]
         self.problems = [p.message for p in found.report.problems]
         self.devicesChanged.emit()
         self.verify_next()

@@ -30,7 +30,12 @@ class Latest:
         """A read is running or waiting to run."""
         return self._running or self._next is not None
 
-    def request(self, fn: Callable[[], Any], done: Callable[[Any], None], failed: Callable[[Exception], None]) -> None:
+    def request(
+        self,
+        fn: Callable[[], Any],
+        done: Callable[[Any], None],
+        failed: Callable[[Exception], None],
+    ) -> None:
         """Run ``fn`` once the running read (if any) ends; ``done``/``failed`` run on the GUI thread unless a
         newer request overtakes this one first."""
         self._next = (fn, done, failed)
@@ -41,7 +46,9 @@ class Latest:
         assert self._next is not None
         fn, done, failed = self._next
         self._next, self._running = None, True
-        self._calls.submit(fn, lambda value: self._ended(done, value), lambda error: self._ended(failed, error))
+        self._calls.submit(
+            fn, lambda value: self._ended(done, value), lambda error: self._ended(failed, error)
+        )
 
     def _ended(self, callback: Callable[[Any], None], outcome: Any) -> None:
         self._running = False

@@ -12,7 +12,15 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QMainWindow, QMessageBox, QStackedWidget, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QWidget,
+)
 
 from labrig import __version__
 from labrig.bootstrap import Services
@@ -51,7 +59,9 @@ class MainWindow(QMainWindow):
         self._services = services
         self._monitor = monitor
         self._calls = BackgroundCalls(1, self)
-        self._status_reads = Latest(self._calls)  # a burst of events (a sync batch) reads the status at most twice
+        self._status_reads = Latest(
+            self._calls
+        )  # a burst of events (a sync batch) reads the status at most twice
         self.page_keys = tuple(spec.key for spec in pages)
         self.page_titles = tuple(spec.title for spec in pages)
         self.setWindowTitle("Labrig")
@@ -99,24 +109,47 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable from a page."""
         file_menu = self.menuBar().addMenu("&File")
-        self.new_session_action = self._action(file_menu, "newSession", "&New session…", QKeySequence.StandardKey.New,
-                                               lambda: self.show_page("capture"))
+        self.new_session_action = self._action(
+            file_menu,
+            "newSession",
+            "&New session…",
+            QKeySequence.StandardKey.New,
+            lambda: self.show_page("capture"),
+        )
         file_menu.addSeparator()
-        self.quit_action = self._action(file_menu, "quit", "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action = self._action(
+            file_menu, "quit", "&Quit", QKeySequence.StandardKey.Quit, self.close
+        )
         go_menu = self.menuBar().addMenu("&Go")
         self.page_actions = [
-            self._action(go_menu, f"go_{key}", title, QKeySequence(f"Ctrl+{i + 1}") if i < 9 else None,
-                         lambda _=False, k=key: self.show_page(k))
-            for i, (key, title) in enumerate(zip(self.page_keys, self.page_titles, strict=True))]
+            self._action(
+                go_menu,
+                f"go_{key}",
+                title,
+                QKeySequence(f"Ctrl+{i + 1}") if i < 9 else None,
+                lambda _=False, k=key: self.show_page(k),
+            )
+            for i, (key, title) in enumerate(zip(self.page_keys, self.page_titles, strict=True))
+        ]
         tools_menu = self.menuBar().addMenu("&Tools")
-        self.refresh_action = self._action(tools_menu, "refreshStatus", "&Refresh status",
-                                           QKeySequence.StandardKey.Refresh, self.refresh_status)
-        self.copy_folder_action = self._action(tools_menu, "copyDataFolder", "&Copy data folder path", None,
-                                               self._copy_data_folder)
+        self.refresh_action = self._action(
+            tools_menu,
+            "refreshStatus",
+            "&Refresh status",
+            QKeySequence.StandardKey.Refresh,
+            self.refresh_status,
+        )
+        self.copy_folder_action = self._action(
+            tools_menu, "copyDataFolder", "&Copy data folder path", None, self._copy_data_folder
+        )
         help_menu = self.menuBar().addMenu("&Help")
-        self.about_action = self._action(help_menu, "about", "&About Labrig", None, self._show_about)
+        self.about_action = self._action(
+            help_menu, "about", "&About Labrig", None, self._show_about
+        )
 
-    def _action(self, menu: Any, name: str, text: str, shortcut: Any, slot: Callable[..., Any]) -> QAction:
+    def _action(
+        self, menu: Any, name: str, text: str, shortcut: Any, slot: Callable[..., Any]
+    ) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
         if shortcut is not None:
@@ -132,38 +165,61 @@ class MainWindow(QMainWindow):
 
         def read() -> tuple[Reading, ReleaseView | None, SyncStatus]:
             active = [r for r in services.releases.list() if r.status == "active"]
-            return services.storage.sample(), (active[-1] if active else None), sync_status(services.store)
+            return (
+                services.storage.sample(),
+                (active[-1] if active else None),
+                sync_status(services.store),
+            )
 
-        self._status_reads.request(read, self._show_status, lambda error: self.last_event.setText(
-            f"Could not read the status: {error}"))
+        self._status_reads.request(
+            read,
+            self._show_status,
+            lambda error: self.last_event.setText(f"Could not read the status: {error}"),
+        )
 
     def _show_status(self, status: tuple[Reading, ReleaseView | None, SyncStatus]) -> None:
         reading, release, sync = status
         self._show_sync(sync)
-        self.storage_status.setText(f"Storage: {reading.level.label} ({human_bytes(reading.free_bytes)} free)")
-        self.release_status.setText(f"Release: {release.version} ({release.digest[:8]})" if release
-                                    else "Release: none active")
+        self.storage_status.setText(
+            f"Storage: {reading.level.label} ({human_bytes(reading.free_bytes)} free)"
+        )
+        self.release_status.setText(
+            f"Release: {release.version} ({release.digest[:8]})"
+            if release
+            else "Release: none active"
+        )
 
     def _show_sync(self, sync: SyncStatus) -> None:
         """The archive sync in a few words; the last error in the tooltip."""
         if sync.destination is None:
             self.sync_status.setText("Sync: not configured")
-            self.sync_status.setToolTip("An admin sets the archive folder: labrig sync configure --to DIR --reason …")
+            self.sync_status.setToolTip(
+                "An admin sets the archive folder: labrig sync configure --to DIR --reason …"
+            )
             return
         failing = f" ({sync.failing} failing)" if sync.failing else ""
-        self.sync_status.setText(f"Sync: {sync.pending} pending{failing} · {sync.acknowledged} archived")
+        self.sync_status.setText(
+            f"Sync: {sync.pending} pending{failing} · {sync.acknowledged} archived"
+        )
         error = sync.last_error
-        self.sync_status.setToolTip(f"Archive: {sync.destination.get('location')}"
-                                    + (f"\nLast error ({error.get('at')}): {error.get('error')}" if error else ""))
+        self.sync_status.setToolTip(
+            f"Archive: {sync.destination.get('location')}"
+            + (f"\nLast error ({error.get('at')}): {error.get('error')}" if error else "")
+        )
 
     def _copy_data_folder(self) -> None:
         QGuiApplication.clipboard().setText(str(self._services.store.root))
         self.last_event.setText(f"Copied: {self._services.store.root}")
 
     def _show_about(self) -> None:
-        box = QMessageBox(QMessageBox.Icon.Information, "About Labrig",
-                          f"Labrig {__version__}\nCapture and analysis workstation.\n"
-                          f"Data folder: {self._services.store.root}", QMessageBox.StandardButton.Ok, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "About Labrig",
+            f"Labrig {__version__}\nCapture and analysis workstation.\n"
+            f"Data folder: {self._services.store.root}",
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
         box.setObjectName("aboutBox")
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # window-modal, not a nested event loop: the window keeps running
@@ -211,4 +267,6 @@ class MainWindow(QMainWindow):
     def _on_monitor_snapshot_changed(self) -> None:
         counts = self._monitor.counts
         self.queue_status.setText(queue_summary(counts))
-        self.queue_status.setToolTip("\n".join(f"{state.value}: {n}" for state, n in counts.items() if n))
+        self.queue_status.setToolTip(
+            "\n".join(f"{state.value}: {n}" for state, n in counts.items() if n)
+        )

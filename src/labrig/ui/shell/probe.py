@@ -41,14 +41,31 @@ def _load_plugin(name: str) -> int:
     folder = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)) / "platforms"
     candidates = sorted(folder.glob(f"*q{name}.*"))
     if not candidates:
-        print(f"Could not find the Qt platform plugin '{name}' in {folder}", file=sys.stderr, flush=True)
+        print(
+            f"Could not find the Qt platform plugin '{name}' in {folder}",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     loader = QPluginLoader(str(candidates[0]))
     if not loader.load():
-        print(f"Could not load {candidates[0].name}: {loader.errorString()}", file=sys.stderr, flush=True)
+        print(
+            f"Could not load {candidates[0].name}: {loader.errorString()}",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
-    print(json.dumps({"plugin": name, "path": str(candidates[0]), "qt": qVersion(),
-                      "pyside": PySide6.__version__}), flush=True)
+    print(
+        json.dumps(
+            {
+                "plugin": name,
+                "path": str(candidates[0]),
+                "qt": qVersion(),
+                "pyside": PySide6.__version__,
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 
@@ -56,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(prog="labrig.ui.shell.probe")
     parser.add_argument("--grab", action="store_true", help="also render and grab a widget")
-    parser.add_argument("--plugin", metavar="NAME", help="only load the platform plugin NAME (no display needed)")
+    parser.add_argument(
+        "--plugin", metavar="NAME", help="only load the platform plugin NAME (no display needed)"
+    )
     args = parser.parse_args(argv[1:])
     if args.plugin:
         return _load_plugin(args.plugin)
@@ -66,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.grab:
         size = _grab()
         if size is None:
-            print("Qt started, but the grab of a widget came back blank: no fonts, or no raster paint",
-                  file=sys.stderr, flush=True)
+            print(
+                "Qt started, but the grab of a widget came back blank: no fonts, or no raster paint",
+                file=sys.stderr,
+                flush=True,
+            )
             return 1
         facts["grab"] = size
     print(json.dumps(facts), flush=True)

@@ -17,7 +17,16 @@ from __future__ import annotations
 import logging
 import threading
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QObject,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+    Slot,
+)
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
@@ -30,9 +39,13 @@ from labrig.ui.shell.tasks import ProgressRelay
 log = logging.getLogger(__name__)
 
 WORKER_ERROR = "LABRIG_WORKER_ERROR"  # run_claim itself raised (the store failed under the worker)
-LEASE_LOST_MESSAGE = "this worker lost the job's lease (taken over, or lapsed), so its result was discarded"
+LEASE_LOST_MESSAGE = (
+    "this worker lost the job's lease (taken over, or lapsed), so its result was discarded"
+)
 CLAIM_EVENTS = frozenset({EventName.STAGE_REQUESTED.value, EventName.STAGE_COMPLETED.value})
-FAILED_STATES = frozenset({JobState.RETRY_WAITING, JobState.BLOCKED_BY_QUALITY, JobState.PERMANENT_FAILURE})
+FAILED_STATES = frozenset(
+    {JobState.RETRY_WAITING, JobState.BLOCKED_BY_QUALITY, JobState.PERMANENT_FAILURE}
+)
 
 
 class JobSignals(QObject):
@@ -61,10 +74,21 @@ class _JobRunnable(QRunnable):
     """Runs one claimed job on a pool thread; talks back only through ``hop`` and ``relay``."""
 
     def __init__(
-        self, writes: FencedWrites, claim: Claim, relay: ProgressRelay, hop: _WorkerSignals, stopping: threading.Event
+        self,
+        writes: FencedWrites,
+        claim: Claim,
+        relay: ProgressRelay,
+        hop: _WorkerSignals,
+        stopping: threading.Event,
     ) -> None:
         super().__init__()
-        self._writes, self._claim, self._relay, self._hop, self._stopping = writes, claim, relay, hop, stopping
+        self._writes, self._claim, self._relay, self._hop, self._stopping = (
+            writes,
+            claim,
+            relay,
+            hop,
+            stopping,
+        )
 
     def run(self) -> None:
         job_id = self._claim.job_id
@@ -72,9 +96,15 @@ class _JobRunnable(QRunnable):
         outcome: RunResult | Exception
         try:
             outcome = run_claim(
-                self._writes, self._writes.queue.registry, self._claim, self._relay.post, self._stopping
+                self._writes,
+                self._writes.queue.registry,
+                self._claim,
+                self._relay.post,
+                self._stopping,
             )
-        except Exception as exc:  # reported on the GUI thread, so the slot frees and nothing is lost
+        except (
+            Exception
+        ) as exc:  # reported on the GUI thread, so the slot frees and nothing is lost
             log.exception("the worker running job %s failed", job_id)
             outcome = exc
         self._hop.ended.emit(job_id, outcome)
@@ -135,13 +165,17 @@ class QtJobExecutor(QObject):
         if not self._active or free <= 0:
             return
         try:
-            claims = self.queue.claim(free, start=True)  # Leased → Running in the claim: one commit fewer
+            claims = self.queue.claim(
+                free, start=True
+            )  # Leased → Running in the claim: one commit fewer
         except Exception:  # a busy or failing store must not end the GUI; the timer claims again
             log.exception("claiming jobs failed; trying again in %s ms", self._fallback.interval())
             return
         for claim in claims:
             self._running.add(claim.job_id)
-            self._pool.start(_JobRunnable(self._writes, claim, self._relay, self._hop, self.stopping))
+            self._pool.start(
+                _JobRunnable(self._writes, claim, self._relay, self._hop, self.stopping)
+            )
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
         """Stop claiming, ask running stages to hand their jobs back, and wait for the workers.
@@ -156,7 +190,11 @@ class QtJobExecutor(QObject):
         QCoreApplication.sendPostedEvents(self._relay)  # the workers' last queued progress …
         QCoreApplication.sendPostedEvents(self)  # … and reports
         if not done:
-            log.warning("%d job(s) still running after %d ms; their leases will lapse", len(self._running), timeout_ms)
+            log.warning(
+                "%d job(s) still running after %d ms; their leases will lapse",
+                len(self._running),
+                timeout_ms,
+            )
         return done
 
     # -- slots, all on the GUI thread ----------------------------------------------------------
@@ -179,11 +217,17 @@ class QtJobExecutor(QObject):
 
     def _report(self, job_id: str, outcome: RunResult | Exception) -> None:
         if isinstance(outcome, Exception):
-            self.signals.jobFailed.emit(job_id, getattr(outcome, "code", WORKER_ERROR), str(outcome))
+            self.signals.jobFailed.emit(
+                job_id, getattr(outcome, "code", WORKER_ERROR), str(outcome)
+            )
         elif outcome.view is None:
             self.signals.jobFailed.emit(job_id, LeaseLostError.code, LEASE_LOST_MESSAGE)
         else:
             view = outcome.view
-            if view.state in FAILED_STATES and view.error_code != WORKER_STOPPED:  # handed back is no failure
-                self.signals.jobFailed.emit(view.id, view.error_code or "", view.error_message or "")
+            if (
+                view.state in FAILED_STATES and view.error_code != WORKER_STOPPED
+            ):  # handed back is no failure
+                self.signals.jobFailed.emit(
+                    view.id, view.error_code or "", view.error_message or ""
+                )
             self.signals.jobFinished.emit(view)

@@ -21,9 +21,15 @@ S = JobState
 RUNNING_STATES = frozenset({S.LEASED, S.RUNNING, S.CHECKPOINTED})
 # a job's state in the words the Capture and Results screens use
 WORDS = {
-    S.CREATED: "created", S.INPUTS_PENDING: "waiting for the previous stage", S.READY: "queued",
-    S.SUCCEEDED: "done", S.SUCCEEDED_DEGRADED: "done (degraded)", S.RETRY_WAITING: "will retry",
-    S.BLOCKED_BY_QUALITY: "blocked by a quality check", S.PERMANENT_FAILURE: "failed", S.CANCELLED: "cancelled",
+    S.CREATED: "created",
+    S.INPUTS_PENDING: "waiting for the previous stage",
+    S.READY: "queued",
+    S.SUCCEEDED: "done",
+    S.SUCCEEDED_DEGRADED: "done (degraded)",
+    S.RETRY_WAITING: "will retry",
+    S.BLOCKED_BY_QUALITY: "blocked by a quality check",
+    S.PERMANENT_FAILURE: "failed",
+    S.CANCELLED: "cancelled",
 }
 JOBS_SHOWN = 500  # the newest; older jobs stay available through `labrig jobs`
 
@@ -46,7 +52,9 @@ class QueueMonitor(QObject):
     #: The executor's :attr:`~labrig.ui.shell.qt_executor.JobSignals.jobProgressed`, forwarded.
     jobProgressed = Signal(str, float, str)
 
-    def __init__(self, queue: JobQueue, bridge: EventBridge, jobs: JobSignals, parent: QObject | None = None) -> None:
+    def __init__(
+        self, queue: JobQueue, bridge: EventBridge, jobs: JobSignals, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self._queue = queue
         self.jobs: list[JobView] = []

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from labrig.bootstrap import Services
 from labrig.capture import RecoveryReport
@@ -23,15 +31,21 @@ class RecoveryDialog(QDialog):
         self.setObjectName("recoveryDialog")
         self.setWindowTitle("Recordings recovered after an interruption")
         layout = QVBoxLayout(self)
-        intro = QLabel("Labrig was interrupted while recording. Nothing was deleted; this is what was recovered:")
+        intro = QLabel(
+            "Labrig was interrupted while recording. Nothing was deleted; this is what was recovered:"
+        )
         intro.setObjectName("recoveryIntro")
         layout.addWidget(intro)
         table = QTableWidget(len(report.items), 4, self)
         table.setObjectName("recoveryTable")
         table.setHorizontalHeaderLabels(["Capture", "Outcome", "Frames", "Details"])
         for row, item in enumerate(report.items):
-            cells = (item.capture_id[:8], item.outcome, str(item.frames),
-                     f"{WHAT_IT_MEANS.get(item.outcome, '')}. {item.detail}")
+            cells = (
+                item.capture_id[:8],
+                item.outcome,
+                str(item.frames),
+                f"{WHAT_IT_MEANS.get(item.outcome, '')}. {item.detail}",
+            )
             for column, text in enumerate(cells):
                 table.setItem(row, column, QTableWidgetItem(text))
         table.resizeColumnsToContents()

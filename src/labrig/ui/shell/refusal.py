@@ -13,8 +13,12 @@ HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal"})
 
 
 def refusal_box(error: LabrigError) -> QMessageBox:
-    text = error.message[:1].upper() + error.message[1:]  # CLI messages follow "labrig: CODE: ", a box starts them
-    box = QMessageBox(QMessageBox.Icon.Warning, "Labrig cannot start", text if text.endswith(".") else text + ".")
+    text = (
+        error.message[:1].upper() + error.message[1:]
+    )  # CLI messages follow "labrig: CODE: ", a box starts them
+    box = QMessageBox(
+        QMessageBox.Icon.Warning, "Labrig cannot start", text if text.endswith(".") else text + "."
+    )
     box.setInformativeText(f"Error code: {error.code}")
     box.setStandardButtons(QMessageBox.StandardButton.Close)
     return box

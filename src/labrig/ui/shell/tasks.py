@@ -98,7 +98,9 @@ class QtTask(QObject):
         self._key = f"task-{next(_keys)}"
         self._relay = ProgressRelay(interval, self)
         self._relay.progressed.connect(self._on_relay_progressed)
-        self._control = TaskControl(lambda fraction, message: self._relay.post(self._key, fraction, message))
+        self._control = TaskControl(
+            lambda fraction, message: self._relay.post(self._key, fraction, message)
+        )
 
     # -- the Task protocol: the working thread ------------------------------------------------------
 

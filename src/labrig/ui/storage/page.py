@@ -32,8 +32,10 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 
 #: the recording modes the forecast is given for: what labs record most
-FORECAST_MODES = tuple(Mode(w, h, fps, "MJPG") for w, h, fps in ((640, 480, 30.0), (1280, 720, 30.0), (1280, 720, 60.0),
-                                                                     (1920, 1080, 30.0)))
+FORECAST_MODES = tuple(
+    Mode(w, h, fps, "MJPG")
+    for w, h, fps in ((640, 480, 30.0), (1280, 720, 30.0), (1280, 720, 60.0), (1920, 1080, 30.0))
+)
 LEVEL_ADVICE = {
     PressureLevel.NORMAL: "Plenty of room.",
     PressureLevel.ELEVATED: "Getting full: plan to archive and free space soon.",
@@ -86,7 +88,9 @@ def minutes_text(minutes: float) -> str:
 class StoragePage(QWidget):
     """Level with its advice, free and total space, what the media takes, and a recording-time forecast."""
 
-    def __init__(self, monitor: StorageMonitor, bridge: EventBridge, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, monitor: StorageMonitor, bridge: EventBridge, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._monitor = monitor
         self._calls = BackgroundCalls(1, self)
@@ -102,11 +106,15 @@ class StoragePage(QWidget):
         self.folder.setText(str(monitor.store.media_dir))
         self.thresholds = self._value("thresholds", form, "Levels")
         policy = monitor.policy
-        self.thresholds.setText(f"elevated below {human_bytes(policy.elevated_free)} free, high below "
-                                f"{human_bytes(policy.high_free)}, critical below {human_bytes(policy.critical_free)} "
-                                "(recording is refused at critical)")
+        self.thresholds.setText(
+            f"elevated below {human_bytes(policy.elevated_free)} free, high below "
+            f"{human_bytes(policy.high_free)}, critical below {human_bytes(policy.critical_free)} "
+            "(recording is refused at critical)"
+        )
         layout.addLayout(form)
-        layout.addWidget(QLabel("Recording time left before the volume reaches the critical floor:"))
+        layout.addWidget(
+            QLabel("Recording time left before the volume reaches the critical floor:")
+        )
         self.forecast = QTableWidget(len(FORECAST_MODES), 2)
         self.forecast.setObjectName("forecast")
         self.forecast.setHorizontalHeaderLabels(["Mode", "Recording time left"])

@@ -23,7 +23,12 @@ def upgrade() -> None:
     )
     op.create_table(
         "outbox_events",
-        sa.Column("seq", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True),
+        sa.Column(
+            "seq",
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+            primary_key=True,
+            autoincrement=True,
+        ),
         sa.Column("event_id", sa.String(36), nullable=False, unique=True),
         sa.Column("name", sa.String(128), nullable=False, index=True),
         sa.Column("schema_version", sa.Integer(), nullable=False),
@@ -34,13 +39,17 @@ def upgrade() -> None:
     op.create_table(
         "consumer_inbox",
         sa.Column("consumer", sa.String(128), primary_key=True),
-        sa.Column("event_id", sa.String(36), sa.ForeignKey("outbox_events.event_id"), primary_key=True),
+        sa.Column(
+            "event_id", sa.String(36), sa.ForeignKey("outbox_events.event_id"), primary_key=True
+        ),
         sa.Column("processed_at", UTCDateTime(), nullable=False),
     )
     op.create_table(
         "delivery_failures",
         sa.Column("consumer", sa.String(128), primary_key=True),
-        sa.Column("event_id", sa.String(36), sa.ForeignKey("outbox_events.event_id"), primary_key=True),
+        sa.Column(
+            "event_id", sa.String(36), sa.ForeignKey("outbox_events.event_id"), primary_key=True
+        ),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("last_error", sa.Text(), nullable=False),
         sa.Column("next_attempt_at", UTCDateTime(), nullable=False),

@@ -49,7 +49,9 @@ def upgrade() -> None:
     op.create_table(
         "captures",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("session_id", sa.String(36), sa.ForeignKey("sessions.id"), nullable=True, index=True),
+        sa.Column(
+            "session_id", sa.String(36), sa.ForeignKey("sessions.id"), nullable=True, index=True
+        ),
         sa.Column("device_id", sa.String(255), nullable=False),
         sa.Column("origin", sa.String(32), nullable=False),
         sa.Column("state", sa.String(32), nullable=False, index=True),
@@ -77,7 +79,9 @@ def upgrade() -> None:
     op.create_table(
         "attempts",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("session_id", sa.String(36), sa.ForeignKey("sessions.id"), nullable=False, index=True),
+        sa.Column(
+            "session_id", sa.String(36), sa.ForeignKey("sessions.id"), nullable=False, index=True
+        ),
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
     )
@@ -90,5 +94,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("attempt_captures", "attempts", "capture_segments", "captures", "sessions", "devices", "blobs"):
+    for table in (
+        "attempt_captures",
+        "attempts",
+        "capture_segments",
+        "captures",
+        "sessions",
+        "devices",
+        "blobs",
+    ):
         op.drop_table(table)

@@ -19,7 +19,9 @@ depends_on = None
 
 def upgrade() -> None:
     op.drop_index("ix_jobs_claim_order", "jobs")
-    op.create_index("ix_jobs_claim_order", "jobs", ["state", sa.text("priority DESC"), "created_at", "id"])
+    op.create_index(
+        "ix_jobs_claim_order", "jobs", ["state", sa.text("priority DESC"), "created_at", "id"]
+    )
 
 
 def downgrade() -> None:

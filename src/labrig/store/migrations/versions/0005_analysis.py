@@ -31,7 +31,9 @@ def upgrade() -> None:
     op.create_table(
         "analysis_results",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("attempt_id", sa.String(36), sa.ForeignKey("attempts.id"), nullable=False, index=True),
+        sa.Column(
+            "attempt_id", sa.String(36), sa.ForeignKey("attempts.id"), nullable=False, index=True
+        ),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("degraded", sa.Boolean(), nullable=False),
         sa.Column("reasons", sa.Text(), nullable=False),

@@ -24,7 +24,13 @@ def upgrade() -> None:
     op.create_table(
         "result_revisions",
         sa.Column("id", sa.String(36), primary_key=True),
-        sa.Column("result_id", sa.String(36), sa.ForeignKey("analysis_results.id"), nullable=False, index=True),
+        sa.Column(
+            "result_id",
+            sa.String(36),
+            sa.ForeignKey("analysis_results.id"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("base_id", sa.String(36), nullable=False),
         sa.Column("reviewer", sa.String(128), nullable=False),

@@ -71,5 +71,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("sync_batches", "sync_failures", "sync_acks", "sync_objects", "sync_destinations"):
+    for table in (
+        "sync_batches",
+        "sync_failures",
+        "sync_acks",
+        "sync_objects",
+        "sync_destinations",
+    ):
         op.drop_table(table)

@@ -39,7 +39,9 @@ def upgrade() -> None:
     op.drop_index("ix_jobs_claim_order", "jobs")
     op.drop_index("ix_jobs_attempt_id", "jobs")
     for name, columns, where in PARTIAL:
-        op.create_index(name, "jobs", columns, sqlite_where=sa.text(where), postgresql_where=sa.text(where))
+        op.create_index(
+            name, "jobs", columns, sqlite_where=sa.text(where), postgresql_where=sa.text(where)
+        )
     op.create_index("ix_job_dependencies_depends_on", "job_dependencies", ["depends_on_job_id"])
 
 
@@ -48,4 +50,6 @@ def downgrade() -> None:
     for name, _columns, _where in PARTIAL:
         op.drop_index(name, "jobs")
     op.create_index("ix_jobs_attempt_id", "jobs", ["attempt_id"])
-    op.create_index("ix_jobs_claim_order", "jobs", ["state", sa.text("priority DESC"), "created_at", "id"])
+    op.create_index(
+        "ix_jobs_claim_order", "jobs", ["state", sa.text("priority DESC"), "created_at", "id"]
+    )

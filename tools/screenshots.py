@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     services = bootstrap(Path(tempfile.mkdtemp(prefix="labrig-shots-")) / "store")
     print(
-        f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does (about a minute)…"
+        f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does "
+        "(about a minute)…"
     )
     summary = run_demo(services, attempts=2, seconds=3.0, say=lambda line: print("  " + line))
     # a reviewer's correction, as the Review screen records it: the automatic value stays beside it
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     spin(500)
 
     saved = []
-    # the Capture page last: the attempt it records stays pending, and Results should open on published ones
+    # the Capture page last: the attempt it records stays pending, and Results should open on
+    # published ones
     for key in sorted(window.page_keys, key=lambda k: k == "capture"):
         window.show_page(key)
         page = window.pages.currentWidget()

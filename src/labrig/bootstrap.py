@@ -88,12 +88,12 @@ def bootstrap(
     """Build the services over ``store`` (or the store opened at ``store_root``).
 
     ``access`` decides who the acting user is (default: the operating-system login);
-    ``sync_destination`` makes the sync destination from its stored configuration; ``health_check`` is what
-    checking a release runs (the front ends pass the reference check of :mod:`labrig.scenarios`, which sits above
-    this module; without one, checking a release is refused with ``LABRIG_HEALTH_CHECK_MISSING``);
-    ``frame_clock`` gives each new recording the clock its frames are stamped with (the wall clock unless a
-    test gives a steady one).
-    Nothing is started: call :meth:`Services.start` to run background delivery.
+    ``sync_destination`` makes the sync destination from its stored configuration; ``health_check``
+    is what checking a release runs (the front ends pass the reference check of
+    :mod:`labrig.scenarios`, which sits above this module; without one, checking a release is
+    refused with ``LABRIG_HEALTH_CHECK_MISSING``); ``frame_clock`` gives each new recording the
+    clock its frames are stamped with (the wall clock unless a test gives a steady one). Nothing is
+    started: call :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)

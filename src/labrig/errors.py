@@ -98,7 +98,8 @@ class UsageError(LabrigError):
 
 
 class StageConfigError(LabrigError):
-    """A job's configuration that its stage does not accept (unknown key, wrong type, out of range)."""
+    """A job's configuration that its stage does not accept
+    (unknown key, wrong type, out of range)."""
 
     code = "LABRIG_STAGE_CONFIG"
 

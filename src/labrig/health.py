@@ -1,4 +1,5 @@
-"""Health checks of this workstation, shared by ``labrig doctor``, ``labrig --self-test`` and the GUI.
+"""Health checks of this workstation, shared by ``labrig doctor``, ``labrig --self-test`` and the
+GUI.
 
 Each check returns a :class:`Check` instead of raising, so a report can list
 every problem at once; a failing check names what to do.
@@ -51,7 +52,8 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
     """Start Qt in a child process: a missing platform plugin aborts the process that tries.
 
     ``grab``: also build a QApplication, render a widget and grab it (fonts, raster paint).
-    ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else Qt's own choice.
+    ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else Qt's own
+    choice.
     """
     env = os.environ.copy()
     if platform:
@@ -73,8 +75,9 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
             "qt",
             Status.FAIL,
             f"Qt could not start its platform plugin: {_qt_failure(proc.stderr)}",
-            "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt plugins are "
-            "missing; on a machine with no screen (a server, ssh) set QT_QPA_PLATFORM=offscreen",
+            "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt "
+            "plugins are missing; on a machine with no screen (a server, ssh) set "
+            "QT_QPA_PLATFORM=offscreen",
         )
     facts = json.loads(proc.stdout.strip().splitlines()[-1])
     grabbed = f"; widget grab {facts['grab']}" if grab else ""
@@ -87,10 +90,11 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
 
 
 def check_qt_plugin(name: str) -> Check:
-    """Load (without starting) the platform plugin ``name`` in a child process: are its libraries installed?
+    """Load (without starting) the platform plugin ``name`` in a child process: are its libraries
+    installed?
 
-    Needs no display, so a headless self-test can tell whether the window's plugin (``xcb`` on a Linux
-    desktop) would load there. A WARN, not a FAIL: a headless worker never opens a window.
+    Needs no display, so a headless self-test can tell whether the window's plugin (``xcb`` on a
+    Linux desktop) would load there. A WARN, not a FAIL: a headless worker never opens a window.
     """
     check = f"qt-{name}"
     try:

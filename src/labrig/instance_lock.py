@@ -64,8 +64,9 @@ class InstanceLock:
     """The lock on one data folder. ``acquire`` raises :class:`StoreInUseError` when it is taken."""
 
     def __init__(self, root: Path, shared_catalog: bool = False) -> None:
-        """``shared_catalog``: the catalog is on PostgreSQL and ``root`` is the lab's shared media folder, where
-        every workstation runs its own window: the lock is then one per workstation (its host name)."""
+        """``shared_catalog``: the catalog is on PostgreSQL and ``root`` is the lab's shared media
+        folder, where every workstation runs its own window: the lock is then one per workstation
+        (its host name)."""
         self.root = root
         name = f"labrig-{_safe_host()}.lock" if shared_catalog else LOCK_FILENAME
         self.path = root / name
@@ -106,8 +107,8 @@ class InstanceLock:
         holder = self.holder()
         who = holder.describe() if holder else "another process (it has not written its name yet)"
         return (
-            f"the data folder {self.root} is already open in another Labrig window: {who}. "
-            "Switch to that window, or close it and start Labrig again. To work on two stores at once, "
+            f"the data folder {self.root} is already open in another Labrig window: {who}. Switch "
+            "to that window, or close it and start Labrig again. To work on two stores at once, "
             "start the second with --store DIR. Nothing was changed"
         )
 

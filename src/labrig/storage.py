@@ -97,8 +97,9 @@ class StorageMonitor:
     def check_capture(
         self, bytes_per_second: float, planned_seconds: float, what: str = ""
     ) -> None:
-        """Refuse, before it starts, a capture writing ``bytes_per_second`` (its estimate on the high side) for
-        ``planned_seconds`` that cannot fit above the critical floor; ``what`` names it in the refusal."""
+        """Refuse, before it starts, a capture writing ``bytes_per_second`` (its estimate on the
+        high side) for ``planned_seconds`` that cannot fit above the critical floor; ``what`` names
+        it in the refusal."""
         reading = self.sample()
         need = bytes_per_second * planned_seconds
         room = reading.free_bytes - self.policy.critical_free
@@ -106,7 +107,8 @@ class StorageMonitor:
             at = f" at {what}" if what else ""
             raise StorageInsufficientError(
                 f"a {planned_seconds:.0f} s recording{at} needs about {need / 1e9:.1f} GB but only "
-                f"{max(room, 0) / 1e9:.1f} GB are free above the safety floor; free disk space, or record shorter"
+                f"{max(room, 0) / 1e9:.1f} GB are free above the safety floor; free disk space, or "
+                "record shorter"
             )
 
     def heavy_jobs_paused(self) -> bool:

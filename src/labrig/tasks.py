@@ -1,21 +1,22 @@
 """Long work, Qt-free: one protocol to report progress and to honour a cancel, whatever the work is.
 
 A :class:`Task` is what a long call is handed: a job's stage (its
-:class:`~labrig.jobs.stages.StageContext` is a Task), a board calibration, an export, a sync batch, an
-import, a verify. The call reports :meth:`Task.progress` (a fraction 0–1 and a message a technician reads)
-and, between units of work, calls :meth:`Task.check_cancelled`, which raises once a cancel was requested
-(:class:`TaskCancelledError` for a :class:`TaskControl`; a stage's context raises its own); each call says
-what a cancel leaves behind, and leaves nothing half-written. The front end that starts the work holds a
-:class:`TaskControl`: it cancels, and it observes progress (the CLI prints it; the window shows it through
-one Qt adapter, :class:`~labrig.ui.shell.tasks.QtTask`).
+:class:`~labrig.jobs.stages.StageContext` is a Task), a board calibration, an export, a sync batch,
+an import, a verify. The call reports :meth:`Task.progress` (a fraction 0–1 and a message a
+technician reads) and, between units of work, calls :meth:`Task.check_cancelled`, which raises once
+a cancel was requested (:class:`TaskCancelledError` for a :class:`TaskControl`; a stage's context
+raises its own); each call says what a cancel leaves behind, and leaves nothing half-written. The
+front end that starts the work holds a :class:`TaskControl`: it cancels, and it observes progress
+(the CLI prints it; the window shows it through one Qt adapter,
+:class:`~labrig.ui.shell.tasks.QtTask`).
 
-The other half of this module delivers progress from the working thread to another one without flooding
-it: a :class:`ProgressCell` per piece of work, which the worker overwrites and the other thread takes, and a
-:class:`ProgressThrottle` that lets through at most one update per interval, the newest, and never loses the
-last.
+The other half of this module delivers progress from the working thread to another one without
+flooding it: a :class:`ProgressCell` per piece of work, which the worker overwrites and the other
+thread takes, and a :class:`ProgressThrottle` that lets through at most one update per interval, the
+newest, and never loses the last.
 
-Threading: a Task's methods are called on the thread doing the work; :meth:`TaskControl.cancel` from any
-thread.
+Threading: a Task's methods are called on the thread doing the work; :meth:`TaskControl.cancel` from
+any thread.
 """
 
 from __future__ import annotations
@@ -29,20 +30,23 @@ from typing import Protocol
 from labrig.errors import JobCancelledError
 
 OnProgress = Callable[[float, str], None]
-#: the progress of one of many pieces of work, by key (a job id): what an executor hands its observer
+#: the progress of one of many pieces of work, by key (a job id):
+#: what an executor hands its observer
 KeyedProgress = Callable[[str, float, str], None]
 
 
 class TaskCancelledError(JobCancelledError):
-    """The work stopped at a cancel request and kept nothing partial. A :class:`JobCancelledError` (code
-    ``LABRIG_CANCELLED``), so work run inside a job's stage that lets it through is recorded Cancelled."""
+    """The work stopped at a cancel request and kept nothing partial. A :class:`JobCancelledError`
+    (code ``LABRIG_CANCELLED``), so work run inside a job's stage that lets it through is recorded
+    Cancelled."""
 
 
 class Task(Protocol):
     """What long work reports to and asks. Every call is made on the thread doing the work."""
 
     def progress(self, fraction: float, message: str = "") -> None:
-        """``fraction`` of the work is done (0–1); ``message`` says what is being done, in a technician's words."""
+        """``fraction`` of the work is done (0–1); ``message`` says what is being done, in a
+        technician's words."""
         ...
 
     @property
@@ -73,7 +77,8 @@ class TaskControl:
             self._on_progress(self.fraction, message)
 
     def cancel(self) -> None:
-        """Ask the work to stop at its next check. Safe from any thread; the work ends with a cancel error."""
+        """Ask the work to stop at its next check. Safe from any thread; the work ends with a cancel
+        error."""
         self._cancel.set()
 
     @property
@@ -105,9 +110,9 @@ UNTRACKED: Task = _Untracked()
 
 
 class Share:
-    """The part ``start``–``end`` of ``parent``: its fractions 0–1 are reported to the parent in that range,
-    so a step of longer work reports as if it were the whole. ``message`` stands in for a step that reports
-    none (a file copy knows how far it is, not what it copies)."""
+    """The part ``start``–``end`` of ``parent``: its fractions 0–1 are reported to the parent in
+    that range, so a step of longer work reports as if it were the whole. ``message`` stands in for
+    a step that reports none (a file copy knows how far it is, not what it copies)."""
 
     def __init__(self, parent: Task, start: float, end: float, message: str = "") -> None:
         self._parent, self._start, self._span, self._message = parent, start, end - start, message
@@ -125,7 +130,8 @@ class Share:
         self._parent.check_cancelled()
 
 
-# -- delivering progress to another thread -------------------------------------------------------------
+# -- delivering progress to another thread
+# -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,8 @@ class Progress:
 
 
 class ProgressCell:
-    """The newest progress of one piece of work. Thread-safe: the worker puts, the other thread takes."""
+    """The newest progress of one piece of work. Thread-safe: the worker puts, the other thread
+    takes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,6 +1,6 @@
-"""Single-camera calibration: boards and their detection, the solve with its quality thresholds and metric
-scale from a board on the measurement plane, stored calibrations bound to a device and mode, what the
-Calibration screen reads about them, and calibrating from a stored recording. Qt-free.
+"""Single-camera calibration: boards and their detection, the solve with its quality thresholds and
+metric scale from a board on the measurement plane, stored calibrations bound to a device and mode,
+what the Calibration screen reads about them, and calibrating from a stored recording. Qt-free.
 
 Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve, plane scale),
 ``stored`` (saving, finding the current one), ``views`` (the screen's reads), ``board_captures``

@@ -1,9 +1,10 @@
-"""Calibrating a device from a committed recording of the board, as ``labrig calibrate --capture`` does.
+"""Calibrating a device from a committed recording of the board, as ``labrig calibrate --capture``
+does.
 
-The device and mode a calibration is bound to are the capture's own, so a board recording can only ever
-calibrate the camera and mode that recorded it. Unlike the command line, the result is stored whether it
-validates or not: a stored result that did not validate is never used for analysis, but its verdict and reasons
-stay visible where the technician calibrated.
+The device and mode a calibration is bound to are the capture's own, so a board recording can only
+ever calibrate the camera and mode that recorded it. Unlike the command line, the result is stored
+whether it validates or not: a stored result that did not validate is never used for analysis, but
+its verdict and reasons stay visible where the technician calibrated.
 
 Qt-free; blocking (decoding and solving take seconds); may run on any thread.
 """
@@ -103,18 +104,19 @@ def calibrate_from_capture(
     now: datetime | None = None,
     task: Task = UNTRACKED,
 ) -> CalibrationOutcome:
-    """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and mode.
+    """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and
+    mode.
 
-    ``plane``: a recording of the board lying on the measurement plane, by the same device in the same mode; when
-    the result validates, its first view with the board gives the scale (mm). Progress goes to ``task``; a cancel
-    stops it before anything is stored.
+    ``plane``: a recording of the board lying on the measurement plane, by the same device in the
+    same mode; when the result validates, its first view with the board gives the scale (mm).
+    Progress goes to ``task``; a cancel stops it before anything is stored.
     """
     board = parse_board(board_spec)
     if plane is not None and (plane.device_id, plane.mode) != (capture.device_id, capture.mode):
         raise PlaneCaptureMismatchError(
-            f"the plane recording is from {plane.device_id} in {plane.mode} but the board recording from "
-            f"{capture.device_id} in {capture.mode}: record the board lying on the plane with the same camera "
-            "and mode"
+            f"the plane recording is from {plane.device_id} in {plane.mode} but the board "
+            f"recording from {capture.device_id} in {capture.mode}: record the board lying on the "
+            "plane with the same camera and mode"
         )
     if every < 1:
         raise UsageError("use every frame (1) or a larger step")

@@ -1,15 +1,18 @@
-"""Calibration boards: their definitions, the ``--board`` spec grammar, the named boards in ``resources/``, and
-finding a board's corners in an image (:func:`detect`).
+"""Calibration boards: their definitions, the ``--board`` spec grammar, the named boards in
+``resources/``, and finding a board's corners in an image (:func:`detect`).
 
-A board is pure data (:class:`Board`); its object points are in millimetres on the board's plane (z = 0), indexed by
-corner id, so every detector hands back ``(ids, image points)`` and calibration needs no board-specific code. Specs:
+A board is pure data (:class:`Board`); its object points are in millimetres on the board's plane (z
+= 0), indexed by corner id, so every detector hands back ``(ids, image points)`` and calibration
+needs no board-specific code. Specs:
 
-* ``chessboard:COLSxROWS:SQUARE_MM``: COLS×ROWS *inner* corners (where four squares meet), e.g. ``chessboard:9x6:25``;
-* ``charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT``: COLS×ROWS *squares*, ArUco markers of MARKER_MM from the OpenCV
-  dictionary DICT, e.g. ``charuco:5x7:30:22:DICT_4X4_50``;
+* ``chessboard:COLSxROWS:SQUARE_MM``: COLS×ROWS *inner* corners (where four squares meet), e.g.
+  ``chessboard:9x6:25``;
+* ``charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT``: COLS×ROWS *squares*, ArUco markers of MARKER_MM
+  from the OpenCV dictionary DICT, e.g. ``charuco:5x7:30:22:DICT_4X4_50``;
 * a name from ``resources/boards.json`` (schema ``labrig.boards/1``, see ``docs/calibration.md``).
 
-Pure and thread-safe: loading reads one resource file, detection touches only its arguments; nothing is cached.
+Pure and thread-safe: loading reads one resource file, detection touches only its arguments; nothing
+is cached.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ class BoardSpecError(LabrigError):
 
 @dataclass(frozen=True)
 class Board:
-    """A planar calibration target. ``cols``/``rows``: inner corners (chessboard) or squares (ChArUco)."""
+    """A planar calibration target. ``cols``/``rows``: inner corners (chessboard) or squares
+    (ChArUco)."""
 
     kind: BoardKind
     cols: int
@@ -64,7 +68,8 @@ class Board:
         return self.corner_grid[0] * self.corner_grid[1]
 
     def object_points(self) -> npt.NDArray[np.float64]:
-        """Corner positions (N×3 mm, z = 0) in corner-id order: row by row from the first inner corner."""
+        """Corner positions (N×3 mm, z = 0) in corner-id order: row by row from the first inner
+        corner."""
         if self.kind == "charuco":
             return np.asarray(charuco_board(self).getChessboardCorners(), dtype=np.float64).reshape(
                 -1, 3
@@ -75,7 +80,8 @@ class Board:
         return np.stack([gx.ravel(), gy.ravel(), np.zeros(gx.size)], axis=1) * self.square_mm
 
     def spec(self) -> str:
-        """The canonical spec string, which :func:`parse_board` turns back into this board (name aside)."""
+        """The canonical spec string, which :func:`parse_board` turns back into this board (name
+        aside)."""
         base = f"{self.kind}:{self.cols}x{self.rows}:{self.square_mm:g}"
         return base if self.kind == "chessboard" else f"{base}:{self.marker_mm:g}:{self.dictionary}"
 
@@ -134,8 +140,8 @@ def _check(board: Board) -> Board:
     available = cv2.aruco.getPredefinedDictionary(code).bytesList.shape[0]
     if available < board.cols * board.rows // 2:
         raise fail(
-            f"{board.dictionary} has {available} markers but the board needs {board.cols * board.rows // 2}; "
-            "pick a larger dictionary (e.g. DICT_4X4_100)"
+            f"{board.dictionary} has {available} markers but the board needs "
+            f"{board.cols * board.rows // 2}; pick a larger dictionary (e.g. DICT_4X4_100)"
         )
     return board
 
@@ -150,7 +156,8 @@ def _number(text: str, what: str, spec: str) -> float:
 
 
 def parse_board(spec: str) -> Board:
-    """A board from a spec (``chessboard:9x6:25``, ``charuco:5x7:30:22:DICT_4X4_50``) or a boards.json name."""
+    """A board from a spec (``chessboard:9x6:25``, ``charuco:5x7:30:22:DICT_4X4_50``) or a
+    boards.json name."""
     parts = spec.strip().split(":")
     if len(parts) == 1:
         return named_board(parts[0])
@@ -196,7 +203,8 @@ def _entry(raw: Any, index: int) -> Board:
 
 
 def load_boards(text: str | None = None) -> dict[str, Board]:
-    """The named boards: from ``text`` (a boards.json document) or the file shipped in ``labrig.resources``."""
+    """The named boards: from ``text`` (a boards.json document) or the file shipped in
+    ``labrig.resources``."""
     if text is None:
         text = (resources.files("labrig.resources") / "boards.json").read_text(encoding="utf-8")
     try:
@@ -227,7 +235,8 @@ def named_board(name: str) -> Board:
 
 @dataclass(frozen=True)
 class Detection:
-    """One board found in one image: ``ids`` index :meth:`Board.object_points`; ``corners`` are N×2 image px."""
+    """One board found in one image: ``ids`` index :meth:`Board.object_points`; ``corners`` are N×2
+    image px."""
 
     name: str  # the file, or ``video.avi#frame``, it came from
     ids: npt.NDArray[np.int64]
@@ -243,7 +252,8 @@ _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_
 
 
 def detect(image: npt.NDArray[np.uint8], board: Board, name: str = "") -> Detection | None:
-    """The board's corners in ``image`` (BGR or grey) to sub-pixel accuracy, or None when it is not (fully) seen."""
+    """The board's corners in ``image`` (BGR or grey) to sub-pixel accuracy, or None when it is not
+    (fully) seen."""
     gray = np.asarray(
         image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8
     )
@@ -264,7 +274,8 @@ def _chessboard(gray: npt.NDArray[np.uint8], board: Board) -> tuple[Any, Any] | 
         )  # a window wider than half a square drifts to the next corner
         corners = cv2.cornerSubPix(gray, corners, (half, half), (-1, -1), _SUBPIX)
     else:
-        # the sector-based detector copes with blur and noise that defeat the classic one; slower, so second
+        # the sector-based detector copes with blur and noise that defeat the classic one; slower,
+        # so second
         ok, corners = cv2.findChessboardCornersSB(gray, grid, flags=_SECTOR)
     if not ok:
         return None

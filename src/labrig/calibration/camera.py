@@ -1,13 +1,17 @@
-"""Camera calibration from views of a known board: intrinsics, distortion, quality metrics and metric scale.
+"""Camera calibration from views of a known board: intrinsics, distortion, quality metrics and
+metric scale.
 
-``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board in each;
-:func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is far above the others and
-solves again, then judges the result against :class:`CalibrationThresholds`. The result keeps every view's detected
-corners, so where they fell (:func:`coverage_counts`) can be shown afterwards. :func:`plane_homography` turns one
-board pose into a map from image pixels to millimetres on the board's plane. Documented in ``docs/calibration.md``.
+``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board
+in each; :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is
+far above the others and solves again, then judges the result against
+:class:`CalibrationThresholds`. The result keeps every view's detected corners, so where they fell
+(:func:`coverage_counts`) can be shown afterwards. :func:`plane_homography` turns one board pose
+into a map from image pixels to millimetres on the board's plane. Documented in
+``docs/calibration.md``.
 
-Qt-free, no database, deterministic for the same inputs; every function may run on any thread. The solve sets
-OpenCV's thread count to 1 for its few milliseconds (process-wide: other OpenCV calls then run single-threaded).
+Qt-free, no database, deterministic for the same inputs; every function may run on any thread. The
+solve sets OpenCV's thread count to 1 for its few milliseconds (process-wide: other OpenCV calls
+then run single-threaded).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ __all__ = [
     "detect",
     "load_views",
 ]
-SCHEMA = "labrig.calibration/2"  # /1, before corners and source were kept, is still read (calibration_views)
+# /1, before corners and source were kept, is still read (calibration_views)
+SCHEMA = "labrig.calibration/2"
 COVERAGE_GRID = (
     8,
     6,
@@ -87,7 +92,8 @@ class View:
 
 @dataclass(frozen=True)
 class CalibrationThresholds:
-    """What a calibration must reach to be valid; defaults tuned on the virtual camera (docs/calibration.md)."""
+    """What a calibration must reach to be valid; defaults tuned on the virtual camera
+    (docs/calibration.md)."""
 
     max_rms_px: float = 1.0  # overall RMS reprojection error
     min_views: int = 8  # views with the board: fewer are refused, and rejection never leaves fewer
@@ -116,7 +122,8 @@ class Reason:
 
 @dataclass(frozen=True)
 class CaptureSource:
-    """The stored recording a calibration's views were taken from, so its frames can be shown again."""
+    """The stored recording a calibration's views were taken from, so its frames can be
+    shown again."""
 
     capture_id: str
     manifest_sha256: (
@@ -199,8 +206,8 @@ class CalibrationResult:
         }
 
     def _view_json(self, detection: Detection) -> dict[str, Any]:
-        """A view's corners, and its place among the views read (``order``: where names do not sort in reading
-        order, as the segment files of one recording, named by their digests, do not)."""
+        """A view's corners, and its place among the views read (``order``: where names do not sort
+        in reading order, as the segment files of one recording, named by their digests, do not)."""
         order = (
             {"order": self.detected.index(detection.name)}
             if detection.name in self.detected
@@ -214,7 +221,8 @@ class CalibrationResult:
 
 
 def load_images(paths: Iterable[Path]) -> Iterator[View]:
-    """Each image file as a view named by its file name; lazy, so only one frame is held at a time."""
+    """Each image file as a view named by its file name; lazy, so only one frame is held
+    at a time."""
     for path in paths:
         image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
         if image is None:
@@ -226,7 +234,8 @@ def load_images(paths: Iterable[Path]) -> Iterator[View]:
 
 
 def frames_from_video(path: Path, every: int = 10) -> Iterator[View]:
-    """Frames 0, every, 2·every, … of a video file, named ``file#frame``; lazy (a long video is never in memory)."""
+    """Frames 0, every, 2·every, … of a video file, named ``file#frame``; lazy (a long video is
+    never in memory)."""
     cap = cv2.VideoCapture(str(path)) if path.is_file() else None
     index = 0
     try:
@@ -264,8 +273,8 @@ def detect_views(
 ) -> tuple[list[Detection], list[str], tuple[int, int]]:
     """Detections, names of views without the board, and the common image size (width, height).
 
-    Progress goes to ``task`` per view when ``expected`` (how many views are coming) is known; a cancel of
-    ``task`` stops it between views."""
+    Progress goes to ``task`` per view when ``expected`` (how many views are coming) is known; a
+    cancel of ``task`` stops it between views."""
     detections: list[Detection] = []
     skipped: list[str] = []
     size: tuple[int, int] | None = None
@@ -345,7 +354,8 @@ def _solve(views: Sequence[Detection], board: Board, size: tuple[int, int]) -> _
 
 
 def stored_corners(detection: Detection) -> Array:
-    """A view's corners as the document keeps them (rounded to ``CORNER_DECIMALS``), N×2 image px."""
+    """A view's corners as the document keeps them (rounded to ``CORNER_DECIMALS``),
+    N×2 image px."""
     return np.round(np.asarray(detection.corners, dtype=np.float64).reshape(-1, 2), CORNER_DECIMALS)
 
 
@@ -356,8 +366,9 @@ def _corners_json(detection: Detection) -> dict[str, Any]:
 def coverage_counts(
     points: npt.ArrayLike, image_size: tuple[int, int], grid: tuple[int, int] = COVERAGE_GRID
 ) -> Counts:
-    """How many of ``points`` (N×2 image px) fall in each cell of ``grid`` (cells across, down) laid over an image
-    of ``image_size`` (width, height): a rows × cols array. Points on or past the edge count in the edge cells."""
+    """How many of ``points`` (N×2 image px) fall in each cell of ``grid`` (cells across, down) laid
+    over an image of ``image_size`` (width, height): a rows × cols array. Points on or past the edge
+    count in the edge cells."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     cols = np.clip((pts[:, 0] / image_size[0] * grid[0]).astype(int), 0, grid[0] - 1)
     rows = np.clip((pts[:, 1] / image_size[1] * grid[1]).astype(int), 0, grid[1] - 1)
@@ -367,7 +378,8 @@ def coverage_counts(
 
 
 def _coverage(views: Sequence[Detection], size: tuple[int, int]) -> float:
-    # from the corners as stored, so the fraction is exactly what a map drawn from the document shows
+    # from the corners as stored, so the fraction is exactly what a map drawn from the document
+    # shows
     counts = coverage_counts(np.concatenate([stored_corners(d) for d in views]), size)
     return int(np.count_nonzero(counts)) / counts.size
 
@@ -384,25 +396,26 @@ def _reasons(
         (
             spread < t.min_pose_spread_deg,
             "LABRIG_DEGENERATE_VIEWS",
-            f"the board was held at nearly one angle (views differ by {spread:.1f}°, {t.min_pose_spread_deg:g}° needed):"
-            " tilt it left, right, up and down between views",
+            f"the board was held at nearly one angle (views differ by {spread:.1f}°, "
+            f"{t.min_pose_spread_deg:g}° needed): tilt it left, right, up and down between views",
         ),
         (
             s.rms > t.max_rms_px,
             "LABRIG_RMS_TOO_HIGH",
-            f"RMS reprojection error {s.rms:.3f} px is above "
-            f"{t.max_rms_px:g} px: check focus, motion blur, and that the board is flat and matches --board",
+            f"RMS reprojection error {s.rms:.3f} px is above {t.max_rms_px:g} px: check focus, "
+            "motion blur, and that the board is flat and matches --board",
         ),
         (
             coverage < t.min_coverage,
             "LABRIG_COVERAGE_TOO_LOW",
-            f"detected corners cover {coverage:.0%} of the "
-            f"image, {t.min_coverage:.0%} needed: add views with the board near the edges and corners",
+            f"detected corners cover {coverage:.0%} of the image, {t.min_coverage:.0%} needed: add "
+            "views with the board near the edges and corners",
         ),
         (
             not s.focal_std <= t.max_focal_uncertainty * s.matrix[0, 0],
             "LABRIG_FOCAL_UNCERTAIN",
-            f"the focal length is uncertain by ±{s.focal_std:.1f} px: add views at steeper tilts and other distances",
+            f"the focal length is uncertain by ±{s.focal_std:.1f} px: add views at steeper tilts "
+            "and other distances",
         ),
         (
             not (
@@ -424,8 +437,8 @@ def calibrate(
     skipped: Sequence[str] = (),
     source: CaptureSource | None = None,
 ) -> CalibrationResult:
-    """Solve, reject views far above the median error (keeping ``min_views``), solve again, and judge.
-    ``source``: the stored recording the views came from, if any (kept in the document)."""
+    """Solve, reject views far above the median error (keeping ``min_views``), solve again, and
+    judge. ``source``: the stored recording the views came from, if any (kept in the document)."""
     t = thresholds or CalibrationThresholds()
     if len(views) < t.min_views:
         raise TooFewViewsError(
@@ -479,8 +492,9 @@ def calibrate_views(
     task: Task = UNTRACKED,
     expected: int | None = None,
 ) -> CalibrationResult:
-    """Find the board in ``views`` and solve. The finding is most of the time: it reports to ``task`` as
-    :func:`detect_views` does, up to 90 %; the solve itself (one OpenCV call) cannot be cancelled midway."""
+    """Find the board in ``views`` and solve. The finding is most of the time: it reports to
+    ``task`` as :func:`detect_views` does, up to 90 %; the solve itself (one OpenCV call) cannot be
+    cancelled midway."""
     detections, skipped, size = detect_views(views, board, Share(task, 0.0, 0.9), expected)
     task.progress(0.9, f"solving the calibration from {len(detections)} views")
     result = calibrate(detections, size, board, thresholds, skipped, source)
@@ -497,7 +511,8 @@ def _undistort(points: Array, result: CalibrationResult) -> Array:
 
 
 def plane_homography(result: CalibrationResult, detection: Detection, board: Board) -> Array:
-    """3×3 map from undistorted image px to mm on the board's plane, from one view of the board lying on it."""
+    """3×3 map from undistorted image px to mm on the board's plane, from one view of the board
+    lying on it."""
     plane = board.object_points()[detection.ids][:, :2]
     h, _ = cv2.findHomography(_undistort(detection.corners, result), plane, 0)
     if h is None:
@@ -536,7 +551,8 @@ class CalibrationBinding:
 
 
 def bind(result: CalibrationResult, device_id: str, calibrated_at: datetime) -> CalibrationBinding:
-    """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``); ``calibrated_at`` must be aware."""
+    """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``); ``calibrated_at``
+    must be aware."""
     if not result.valid:
         raise CalibrationNotValidError(
             "this calibration did not validate ("

@@ -1,7 +1,7 @@
 """The calibration service: what the Calibration screen asks of the core, over one store.
 
-Every call opens its own reads (or media files) and blocks, so it may run on any thread; the screen calls them
-on pool threads.
+Every call opens its own reads (or media files) and blocks, so it may run on any thread; the screen
+calls them on pool threads.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from labrig.tasks import UNTRACKED, Task
 
 
 class CalibrationService:
-    """Stored calibrations, the recordings a calibration can be made from, and calibrating from them."""
+    """Stored calibrations, the recordings a calibration can be made from, and calibrating from
+    them."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -43,7 +44,8 @@ class CalibrationService:
         return load_calibration_detail(self.store, calibration_id)
 
     def view_frame(self, detail: CalibrationDetail, view_name: str) -> Image | None:
-        """The frame a view of ``detail`` came from (None: its views were files Labrig does not keep)."""
+        """The frame a view of ``detail`` came from (None: its views were files Labrig does not
+        keep)."""
         return load_view_frame(self.store, detail, view_name)
 
     def recordings(self) -> list[CaptureChoice]:
@@ -58,6 +60,6 @@ class CalibrationService:
         every: int = 10,
         task: Task = UNTRACKED,
     ) -> CalibrationOutcome:
-        """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and store it;
-        progress goes to ``task``, and a cancel of it stores nothing."""
+        """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and
+        store it; progress goes to ``task``, and a cancel of it stores nothing."""
         return calibrate_from_capture(self.store, board_spec, capture, plane, every, task=task)

@@ -1,10 +1,12 @@
-"""What the Calibration screen reads: stored calibrations with their device binding, age and validity, each view's
-detected corners, where they fell on the coverage grid, and the frame a view came from.
+"""What the Calibration screen reads: stored calibrations with their device binding, age and
+validity, each view's detected corners, where they fell on the coverage grid, and the frame a view
+came from.
 
-Read-only and Qt-free; every function opens its own read session (or media file), so it may run on any thread.
-A ``labrig.calibration/2`` document keeps every view's corners and, when it was made from a stored recording, that
-recording (its ``source``). A ``labrig.calibration/1`` document, stored before Labrig kept corners, has per-view
-errors and the *fraction* of the grid its corners reached but not where they fell: its corner accessors give None.
+Read-only and Qt-free; every function opens its own read session (or media file), so it may run on
+any thread. A ``labrig.calibration/2`` document keeps every view's corners and, when it was made
+from a stored recording, that recording (its ``source``). A ``labrig.calibration/1`` document,
+stored before Labrig kept corners, has per-view errors and the *fraction* of the grid its corners
+reached but not where they fell: its corner accessors give None.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ class CalibrationSummary:
 
 @dataclass(frozen=True)
 class ViewError:
-    """One view the solve saw: its RMS reprojection error, the limit it broke if it was rejected, and (since
-    ``labrig.calibration/2``) its detected corners."""
+    """One view the solve saw: its RMS reprojection error, the limit it broke if it was rejected,
+    and (since ``labrig.calibration/2``) its detected corners."""
 
     name: str
     error_px: float
@@ -111,8 +113,8 @@ class CalibrationDetail:
 
     @cached_property
     def views(self) -> list[ViewError]:
-        """Used and rejected views together, in the order they were read (a v1 document's by name, its numbers
-        compared as numbers)."""
+        """Used and rejected views together, in the order they were read (a v1 document's by name,
+        its numbers compared as numbers)."""
         doc = self.document
         views = [ViewError.of(v, False) for v in doc.get("views", [])]
         views += [ViewError.of(v, True) for v in doc.get("rejected", [])]
@@ -129,7 +131,8 @@ class CalibrationDetail:
 
     @property
     def has_corners(self) -> bool:
-        """False for a document stored before Labrig kept where the corners fell (``labrig.calibration/1``)."""
+        """False for a document stored before Labrig kept where the corners fell
+        (``labrig.calibration/1``)."""
         return bool(self.views) and all(v.corners is not None for v in self.views)
 
     @property
@@ -144,20 +147,22 @@ class CalibrationDetail:
 
     @property
     def source(self) -> CaptureSource | None:
-        """The stored recording the views came from; None for files given by name, or a v1 document."""
+        """The stored recording the views came from; None for files given by name,
+        or a v1 document."""
         raw = self.document.get("source")
         return CaptureSource.from_json(raw) if raw else None
 
     def used_corners(self) -> Array | None:
-        """Every corner of every view the solve used, N×2 image px (what coverage counts); None for v1."""
+        """Every corner of every view the solve used, N×2 image px (what coverage counts); None for
+        v1."""
         if not self.has_corners:
             return None
         used = [v.corners for v in self.views if not v.rejected and v.corners is not None]
         return np.concatenate(used) if used else np.zeros((0, 2))
 
     def coverage_counts(self) -> Counts | None:
-        """Corners of the used views in each coverage grid cell (rows × cols), as the coverage was judged; None
-        for v1."""
+        """Corners of the used views in each coverage grid cell (rows × cols), as the coverage was
+        judged; None for v1."""
         corners = self.used_corners()
         return (
             None
@@ -238,7 +243,8 @@ def list_calibrations(
 def load_calibration_detail(
     store: Store, calibration_id: str, now: datetime | None = None
 ) -> CalibrationDetail:
-    """One calibration with its document; raises :class:`UnknownCalibrationError` when it is not stored."""
+    """One calibration with its document; raises :class:`UnknownCalibrationError` when it is not
+    stored."""
     now = now or utcnow()
     with store.read() as session:
         row = session.get(CalibrationRecord, calibration_id)
@@ -284,11 +290,13 @@ def _natural(name: str) -> list[Any]:
 
 
 def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> Image | None:
-    """The frame (BGR) that ``view_name`` of this calibration came from, decoded from its stored recording; None when
-    the calibration has no ``source`` (its views were files given by name, which Labrig does not keep).
+    """The frame (BGR) that ``view_name`` of this calibration came from, decoded from its stored
+    recording; None when the calibration has no ``source`` (its views were files given by name,
+    which Labrig does not keep).
 
     Raises :class:`ViewFrameUnavailableError` when the media file is gone or cannot be decoded, and
-    ``CaptureMissingError`` when the recording itself is no longer in the store. Blocking (one decode); any thread.
+    ``CaptureMissingError`` when the recording itself is no longer in the store. Blocking (one
+    decode); any thread.
     """
     source = detail.source
     if source is None:
@@ -303,16 +311,17 @@ def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> 
     path = next((p for p in media.segments if p.name == segment), None)
     if path is None or not path.is_file():
         raise ViewFrameUnavailableError(
-            f"the frame of view {view_name} cannot be shown: the media file of recording {source.capture_id[:8]} is "
-            "missing from the media store; run 'labrig verify' to list what is missing and restore the recording "
-            "from the archive"
+            f"the frame of view {view_name} cannot be shown: the media file of recording "
+            f"{source.capture_id[:8]} is missing from the media store; run 'labrig verify' to list "
+            "what is missing and restore the recording from the archive"
         )
     return read_video_frame(path, int(index))
 
 
 def read_video_frame(path: Path, index: int) -> Image:
-    """Frame ``index`` (0-based) of a video file, BGR, as :func:`~labrig.calibration.camera.frames_from_video`
-    decoded it: MJPG (every frame a key frame) by seeking, other codecs by reading up to it."""
+    """Frame ``index`` (0-based) of a video file, BGR, as
+    :func:`~labrig.calibration.camera.frames_from_video` decoded it: MJPG (every frame a key frame)
+    by seeking, other codecs by reading up to it."""
     cap = cv2.VideoCapture(str(path))
     try:
         fourcc = (

@@ -1,11 +1,13 @@
-"""Devices and capture: discovery and the compatibility inventory, verification, crash-safe recording into
-segments with timestamp sidecars, the provisional manifest and the commit that hashes the media, recovery
-after a crash, importing and watch folders, sessions and attempts, and reading committed media back. Qt-free.
+"""Devices and capture: discovery and the compatibility inventory, verification, crash-safe
+recording into segments with timestamp sidecars, the provisional manifest and the commit that hashes
+the media, recovery after a crash, importing and watch folders, sessions and attempts, and reading
+committed media back. Qt-free.
 
-Modules: ``devices``, ``discovery``, ``inventory``, ``verify`` (what is plugged in and whether it may record);
-``sources``, ``opencv_source``, ``virtual`` (frame sources); ``recorder``, ``sink``, ``manifest``, ``commit``,
-``recovery`` (recording); ``importer``, ``watch`` (media made elsewhere); ``integrity`` (``labrig verify``);
-``sessions`` (sessions and attempts); ``media`` (committed media read back); ``service`` (the front ends' entry).
+Modules: ``devices``, ``discovery``, ``inventory``, ``verify`` (what is plugged in and whether it
+may record); ``sources``, ``opencv_source``, ``virtual`` (frame sources); ``recorder``, ``sink``,
+``manifest``, ``commit``, ``recovery`` (recording); ``importer``, ``watch`` (media made elsewhere);
+``integrity`` (``labrig verify``); ``sessions`` (sessions and attempts); ``media`` (committed media
+read back); ``service`` (the front ends' entry).
 """
 
 from labrig.capture.devices import DeviceInfo, DeviceKind

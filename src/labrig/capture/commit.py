@@ -52,8 +52,8 @@ CHECK_FRAMES = 64  # frames decoded between a task's progress and cancel checks
 
 
 def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
-    """Frames that decode from ``path`` (0 for a file OpenCV cannot open). Progress goes to ``task`` when
-    ``expected`` (the header's count) is known; a cancel stops it."""
+    """Frames that decode from ``path`` (0 for a file OpenCV cannot open). Progress goes to ``task``
+    when ``expected`` (the header's count) is known; a cancel stops it."""
     reader = cv2.VideoCapture(str(path))
     frames = 0
     try:
@@ -71,7 +71,8 @@ def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
 
 
 def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext: str) -> Path:
-    """The segment file to store: in the folder, or already moved into the store by an interrupted commit."""
+    """The segment file to store: in the folder, or already moved into the store by an interrupted
+    commit."""
     local = folder / name
     return local if local.exists() else blobs.path(sha256, ext)
 

@@ -79,7 +79,8 @@ class DiscoveryReport(list[DeviceInfo]):
 
 
 def discover(settings: DiscoverySettings | None = None, usb_backend: Any = None) -> DiscoveryReport:
-    """All devices of every kind. ``usb_backend``: a pyusb backend; None uses libusb-package's libusb1."""
+    """All devices of every kind. ``usb_backend``: a pyusb backend; None uses libusb-package's
+    libusb1."""
     settings = settings or DiscoverySettings()
     report = DiscoveryReport()
     _collect(report, DeviceKind.UVC, lambda: (discover_uvc(settings.camera_api), []))
@@ -111,8 +112,9 @@ def _collect(report: DiscoveryReport, kind: DeviceKind, step: _Step) -> None:
             DiscoveryProblem(
                 kind,
                 "LABRIG_DISCOVERY_FAILED",
-                f"could not list {kind.value} devices ({type(exc).__name__}: {exc}); the other kinds are "
-                "still listed. Reconnect the device or restart the workstation, then search again",
+                f"could not list {kind.value} devices ({type(exc).__name__}: {exc}); the other "
+                "kinds are still listed. Reconnect the device or restart the workstation, then "
+                "search again",
             )
         )
         return
@@ -120,7 +122,8 @@ def _collect(report: DiscoveryReport, kind: DeviceKind, step: _Step) -> None:
     report.problems.extend(problems)
 
 
-# --- USB/UVC cameras -------------------------------------------------------------------------------
+# --- USB/UVC cameras
+# -------------------------------------------------------------------------------
 
 
 def default_camera_api() -> int:
@@ -130,7 +133,8 @@ def default_camera_api() -> int:
 
 
 def discover_uvc(api: int | None = None) -> list[DeviceInfo]:
-    """Cameras OpenCV can open; ``address`` is the index to pass to ``cv2.VideoCapture(index, api)``."""
+    """Cameras OpenCV can open; ``address`` is the index to pass to ``cv2.VideoCapture(index,
+    api)``."""
     api = default_camera_api() if api is None else api
     devices = []
     for cam in enumerate_cameras(api):
@@ -153,11 +157,13 @@ def discover_uvc(api: int | None = None) -> list[DeviceInfo]:
     return devices
 
 
-# --- IP cameras ------------------------------------------------------------------------------------
+# --- IP cameras
+# ------------------------------------------------------------------------------------
 
 
 def discover_ip(urls: Iterable[str]) -> tuple[list[DeviceInfo], list[DiscoveryProblem]]:
-    """One device per configured URL (not contacted here). ``address`` keeps the credentials to open it."""
+    """One device per configured URL (not contacted here). ``address`` keeps the credentials to open
+    it."""
     devices, problems = [], []
     for url in urls:
         safe = redact_url(url.strip())
@@ -167,8 +173,8 @@ def discover_ip(urls: Iterable[str]) -> tuple[list[DeviceInfo], list[DiscoveryPr
                 DiscoveryProblem(
                     DeviceKind.IP,
                     "LABRIG_IP_URL_INVALID",
-                    f"the IP camera address {safe!r} is not an http://, https:// or rtsp:// URL with a host; "
-                    "correct it in the settings",
+                    f"the IP camera address {safe!r} is not an http://, https:// or rtsp:// URL "
+                    "with a host; correct it in the settings",
                 )
             )
             continue
@@ -184,11 +190,13 @@ def discover_ip(urls: Iterable[str]) -> tuple[list[DeviceInfo], list[DiscoveryPr
     return devices, problems
 
 
-# --- USB instruments -------------------------------------------------------------------------------
+# --- USB instruments
+# -------------------------------------------------------------------------------
 
 
 def bcd_version(bcd: int) -> str:
-    """USB ``bcdDevice`` (JJ.M.N in binary-coded decimal) as a dotted version: 0x0120 → ``"1.2.0"``."""
+    """USB ``bcdDevice`` (JJ.M.N in binary-coded decimal) as a dotted version:
+    0x0120 → ``"1.2.0"``."""
     major = ((bcd >> 12) & 0xF) * 10 + ((bcd >> 8) & 0xF)
     return f"{major}.{(bcd >> 4) & 0xF}.{bcd & 0xF}"
 
@@ -222,9 +230,10 @@ def discover_usb(
                 DiscoveryProblem(
                     DeviceKind.USB_INSTRUMENT,
                     "LABRIG_USB_STRINGS_UNREADABLE",
-                    f"USB device {info.vid_pid} at {info.address}: name and serial are {', '.join(unreadable)}. "
-                    "It is listed by VID:PID only. On Linux install the udev rule that grants the lab group "
-                    "access; on Windows bind the WinUSB driver to it",
+                    f"USB device {info.vid_pid} at {info.address}: name and serial are "
+                    f"{', '.join(unreadable)}. It is listed by VID:PID only. On Linux install the "
+                    "udev rule that grants the lab group access; on Windows bind the WinUSB "
+                    "driver to it",
                 )
             )
     return devices, problems
@@ -251,7 +260,8 @@ def _usb_device(dev: Any) -> DeviceInfo:
 
 
 def _read_strings(dev: Any) -> dict[str, str]:
-    """Manufacturer, product and serial: each its text or ``unreadable (why)``. Opens the device, then closes it."""
+    """Manufacturer, product and serial: each its text or ``unreadable (why)``. Opens the device,
+    then closes it."""
     wanted = {
         k: i
         for k, i in (
@@ -285,13 +295,15 @@ def _unreadable(exc: Exception) -> str:
     return f"unreadable ({getattr(exc, 'strerror', None) or type(exc).__name__})"
 
 
-# --- Watch folders and the virtual camera ----------------------------------------------------------
+# --- Watch folders and the virtual camera
+# ----------------------------------------------------------
 
 
 def discover_watch_folders(
     folders: Iterable[Path | str],
 ) -> tuple[list[DeviceInfo], list[DiscoveryProblem]]:
-    """Every configured folder, with whether it exists and is writable; missing ones are also problems."""
+    """Every configured folder, with whether it exists and is writable; missing ones are also
+    problems."""
     devices, problems = [], []
     for folder in folders:
         path = Path(folder).expanduser().absolute()
@@ -312,8 +324,8 @@ def discover_watch_folders(
                 DiscoveryProblem(
                     DeviceKind.WATCH_FOLDER,
                     "LABRIG_WATCH_FOLDER_MISSING",
-                    f"the watch folder {path} {what}; create it or correct the path in the settings "
-                    "(a network share must be mounted first)",
+                    f"the watch folder {path} {what}; create it or correct the path in the "
+                    "settings (a network share must be mounted first)",
                 )
             )
         elif not writable:
@@ -321,8 +333,8 @@ def discover_watch_folders(
                 DiscoveryProblem(
                     DeviceKind.WATCH_FOLDER,
                     "LABRIG_WATCH_FOLDER_UNWRITABLE",
-                    f"Labrig cannot write to the watch folder {path}, so it cannot move ingested files out; "
-                    "give the Labrig user write access to it",
+                    f"Labrig cannot write to the watch folder {path}, so it cannot move ingested "
+                    "files out; give the Labrig user write access to it",
                 )
             )
     return devices, problems

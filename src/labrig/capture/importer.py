@@ -63,8 +63,8 @@ class MediaFacts:
 
 
 def probe_media(path: Path, task: Task = UNTRACKED) -> MediaFacts:
-    """What a media file holds (every frame is decoded, with progress to ``task``); refuses, with a reason,
-    what is not media."""
+    """What a media file holds (every frame is decoded, with progress to ``task``); refuses, with a
+    reason, what is not media."""
     if not path.is_file():
         raise ImportRefusedError(f"{path} is not a file; give the path of a video file")
     if path.suffix.lower() not in MEDIA_EXTENSIONS:
@@ -99,10 +99,11 @@ def import_media(
     accept_partial: bool = False,
     task: Task = UNTRACKED,
 ) -> CommitResult:
-    """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and duplicates.
+    """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and
+    duplicates.
 
-    Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit leaves nothing
-    in the store, and the source file is never changed."""
+    Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit
+    leaves nothing in the store, and the source file is never changed."""
     facts = probe_media(path, Share(task, 0.0, 0.5))
     decoded, header = facts.decoded, facts.header
     if header > decoded and not accept_partial:

@@ -26,8 +26,8 @@ class IntegrityReport:
 
 
 def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
-    """Re-hash every blob, then check every committed manifest; progress goes to ``task`` (blob by blob) and a
-    cancel stops it (nothing is changed either way)."""
+    """Re-hash every blob, then check every committed manifest; progress goes to ``task`` (blob by
+    blob) and a cancel stops it (nothing is changed either way)."""
     blobs = BlobStore(store.media_dir)
     with store.read() as session:
         rows = list(session.scalars(select(Blob).order_by(Blob.sha256)))

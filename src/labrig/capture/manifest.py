@@ -35,7 +35,8 @@ class ManifestError(LabrigError):
 class SegmentV1:
     """One closed segment of media."""
 
-    name: str  # file name inside the capture folder: seg-NNNNN.avi (imported media keeps its own extension)
+    # file name inside the capture folder: seg-NNNNN.avi (imported media keeps its own extension)
+    name: str
     timestamps: (
         str  # its per-frame timestamp sidecar, seg-NNNNN.ts.csv ("" when the source had none)
     )

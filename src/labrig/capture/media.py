@@ -1,5 +1,5 @@
-"""A committed capture read back: its segments, timestamps and frames (by manifest digest), and the decoding of
-recorded media files into frames, for calibration, analysis and review alike."""
+"""A committed capture read back: its segments, timestamps and frames (by manifest digest), and the
+decoding of recorded media files into frames, for calibration, analysis and review alike."""
 
 from __future__ import annotations
 
@@ -44,12 +44,14 @@ class CaptureMedia:
             yield from iter_frames(path)
 
     def luma_frames(self) -> Iterator[npt.NDArray[np.uint8]]:
-        """The same frames as their grey (luma) plane, H×W: quicker to decode, for brightness-only analyses."""
+        """The same frames as their grey (luma) plane, H×W: quicker to decode, for brightness-only
+        analyses."""
         for path in self.segments:
             yield from iter_luma(path)
 
     def times_s(self) -> npt.NDArray[np.float64]:
-        """Seconds since the first frame, from the recorded monotonic timestamps (frame/fps without them)."""
+        """Seconds since the first frame, from the recorded monotonic timestamps (frame/fps without
+        them)."""
         mono: list[int] = []
         for path in self.timestamps:
             if path is None:
@@ -96,7 +98,8 @@ def load_capture(store: Store, manifest_sha256: str) -> CaptureMedia:
 
 
 def iter_frames(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
-    """Every frame of one media file (BGR, uint8) in order; nothing for a file that will not open."""
+    """Every frame of one media file (BGR, uint8) in order;
+    nothing for a file that will not open."""
     cap = cv2.VideoCapture(str(path))
     try:
         while cap.isOpened():
@@ -109,13 +112,15 @@ def iter_frames(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
 
 
 def iter_luma(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
-    """Every frame of one media file as its grey (luma) plane, H×W uint8, in order; nothing for a file that will not
-    open. The same frames, as many, as :func:`iter_frames` gives, for the analyses that look at brightness only.
+    """Every frame of one media file as its grey (luma) plane, H×W uint8, in order; nothing for a
+    file that will not open. The same frames, as many, as :func:`iter_frames` gives, for the
+    analyses that look at brightness only.
 
-    MJPG frames are decoded from their JPEG packets straight to grey: libjpeg-turbo then skips the chroma planes and
-    the colour conversion, ~1.5× the speed of decoding to BGR at 720p. The grey is the JPEG's own Y plane (Rec. 601
-    weights, as ``cv2.COLOR_BGR2GRAY``), not a grey of the BGR image rebuilt from subsampled chroma. Other codecs, and
-    the rest of a file from any packet that is not a whole JPEG frame, are decoded to BGR and converted."""
+    MJPG frames are decoded from their JPEG packets straight to grey: libjpeg-turbo then skips the
+    chroma planes and the colour conversion, ~1.5× the speed of decoding to BGR at 720p. The grey is
+    the JPEG's own Y plane (Rec. 601 weights, as ``cv2.COLOR_BGR2GRAY``), not a grey of the BGR
+    image rebuilt from subsampled chroma. Other codecs, and the rest of a file from any packet that
+    is not a whole JPEG frame, are decoded to BGR and converted."""
     for served, grey in enumerate(_jpeg_luma(path)):
         if grey is None:
             yield from _converted_luma(path, skip=served)
@@ -124,17 +129,19 @@ def iter_luma(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
 
 
 def _jpeg_luma(path: Path) -> Iterator[npt.NDArray[np.uint8] | None]:
-    """Grey frames decoded from the file's JPEG packets; a None, then nothing, where that stops working."""
+    """Grey frames decoded from the file's JPEG packets; a None, then nothing, where that stops
+    working."""
     cap = cv2.VideoCapture(str(path))
     try:
         if not cap.isOpened():
             return
         size = (int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)), int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)))
         fourcc = int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little")
-        # CAP_PROP_FORMAT = -1: OpenCV's documented raw mode, "undecoded RAW video streams (as Mat 8UC1)"; the FFmpeg
-        # backend gives one packet per read (1×N uint8), other backends refuse the set and the BGR path takes over.
-        # Not CAP_PROP_CONVERT_RGB = 0: for MJPG it returns the Y plane through an "unsupported format, treated as
-        # 8UC1" fallback that logs a warning on every frame, and for other codecs need not return luma at all.
+        # CAP_PROP_FORMAT = -1: OpenCV's documented raw mode, "undecoded RAW video streams (as Mat
+        # 8UC1)"; the FFmpeg backend gives one packet per read (1×N uint8), other backends refuse
+        # the set and the BGR path takes over. Not CAP_PROP_CONVERT_RGB = 0: for MJPG it returns the
+        # Y plane through an "unsupported format, treated as 8UC1" fallback that logs a warning on
+        # every frame, and for other codecs need not return luma at all.
         if fourcc.upper() not in _JPEG_FOURCCS or not cap.set(cv2.CAP_PROP_FORMAT, -1):
             yield None
             return
@@ -157,8 +164,8 @@ _SOI = (0xFF, 0xD8)  # the first two bytes of every JPEG
 def _jpeg_to_grey(
     packet: npt.NDArray[np.uint8], size: tuple[int, int]
 ) -> npt.NDArray[np.uint8] | None:
-    """The grey image of one packet, or None unless it is a whole JPEG frame of ``size`` (rows, cols); a packet of
-    two interlaced fields, for one, decodes to half the rows."""
+    """The grey image of one packet, or None unless it is a whole JPEG frame of ``size`` (rows,
+    cols); a packet of two interlaced fields, for one, decodes to half the rows."""
     if packet.ndim != 2 or packet.shape[0] != 1 or packet.size < 4 or tuple(packet[0, :2]) != _SOI:
         return None
     grey = cv2.imdecode(packet, cv2.IMREAD_GRAYSCALE | cv2.IMREAD_IGNORE_ORIENTATION)

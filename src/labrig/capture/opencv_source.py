@@ -1,13 +1,14 @@
 """Cameras OpenCV opens: USB/UVC cameras by index, IP cameras by URL (MJPEG over HTTP, RTSP).
 
-Timeouts are set when the device opens, because a silent stream otherwise blocks ``read`` for 30 s: OpenCV fixes
-them at open time (``CAP_PROP_OPEN_TIMEOUT_MSEC``, ``CAP_PROP_READ_TIMEOUT_MSEC``), so ``read`` may wait up to the
-``read_timeout_s`` given here whatever ``timeout_s`` it is passed; give both the same value.
+Timeouts are set when the device opens, because a silent stream otherwise blocks ``read`` for 30 s:
+OpenCV fixes them at open time (``CAP_PROP_OPEN_TIMEOUT_MSEC``, ``CAP_PROP_READ_TIMEOUT_MSEC``), so
+``read`` may wait up to the ``read_timeout_s`` given here whatever ``timeout_s`` it is passed; give
+both the same value.
 
-The mode that ``open`` returns is what the camera reports, except the frame rate of network streams: FFmpeg reads
-it from the stream's header and says 25 for MJPEG over HTTP whatever the camera sends, so for URLs the requested
-rate is reported (or the reported one when none was requested). Neither is evidence: device verification measures
-the real rate from frame arrival times.
+The mode that ``open`` returns is what the camera reports, except the frame rate of network streams:
+FFmpeg reads it from the stream's header and says 25 for MJPEG over HTTP whatever the camera sends,
+so for URLs the requested rate is reported (or the reported one when none was requested). Neither is
+evidence: device verification measures the real rate from frame arrival times.
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ class OpenCVSource:
     """A :class:`~labrig.capture.sources.FrameSource` over ``cv2.VideoCapture``.
 
     ``target``: a camera index (USB/UVC; the index ``cv2_enumerate_cameras`` lists) or a stream URL.
-    ``api_preference``: an OpenCV backend (``cv2.CAP_V4L2``, ``cv2.CAP_MSMF``, ``cv2.CAP_FFMPEG`` …); None lets
-    OpenCV choose.
+    ``api_preference``: an OpenCV backend (``cv2.CAP_V4L2``, ``cv2.CAP_MSMF``, ``cv2.CAP_FFMPEG``
+    …); None lets OpenCV choose.
 
-    Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread). ``cv2.VideoCapture`` is not
-    safe to release while another thread reads, so ``close`` must not be used to interrupt a blocked ``read``:
-    the read timeout bounds how long that read can block.
+    Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread).
+    ``cv2.VideoCapture`` is not safe to release while another thread reads, so ``close`` must not be
+    used to interrupt a blocked ``read``: the read timeout bounds how long that read can block.
     """
 
     def __init__(
@@ -58,7 +59,8 @@ class OpenCVSource:
         return isinstance(self.target, str) and "://" in self.target
 
     def open(self, mode: Mode | None = None) -> Mode:
-        """Open the camera, ask for ``mode`` (the camera may refuse) and return the mode it reports."""
+        """Open the camera, ask for ``mode`` (the camera may refuse) and return the mode
+        it reports."""
         self.close()
         params = [
             cv2.CAP_PROP_OPEN_TIMEOUT_MSEC,
@@ -71,7 +73,8 @@ class OpenCVSource:
             cap.release()
             raise SourceOpenError(self._open_failure_advice())
         if mode is not None:
-            # A camera that cannot do the mode picks the nearest it can; what it reports below is the truth.
+            # A camera that cannot do the mode picks the nearest it can; what it reports below is
+            # the truth.
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, mode.width)
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, mode.height)
             cap.set(cv2.CAP_PROP_FPS, mode.fps)
@@ -103,7 +106,8 @@ class OpenCVSource:
         return Mode(width, height, fps, "BGR")
 
     def read(self, timeout_s: float = 2.0) -> Image | None:
-        """The next frame (BGR uint8), or None: stream ended, device gone or silent for ``read_timeout_s``."""
+        """The next frame (BGR uint8), or None: stream ended, device gone or silent for
+        ``read_timeout_s``."""
         if self._cap is None:
             return None
         ok, frame = self._cap.read()
@@ -124,12 +128,12 @@ class OpenCVSource:
     def _checks(self) -> str:
         if self.is_network:
             return (
-                "Check the URL (host, port and path), that the camera is powered and on this network, "
-                "and that no firewall blocks it."
+                "Check the URL (host, port and path), that the camera is powered and on this "
+                "network, and that no firewall blocks it."
             )
         return (
-            "Check the cable and that the camera appears in the device list, and close any other program "
-            "using the camera (only one can use it at a time)."
+            "Check the cable and that the camera appears in the device list, and close any other "
+            "program using the camera (only one can use it at a time)."
         )
 
     def _open_failure_advice(self) -> str:

@@ -62,7 +62,8 @@ class CaptureService:
         frame_clock: Callable[[Mode], FrameClock] | None = None,
     ) -> None:
         self.store, self.monitor = store, monitor
-        # the clock a new recording in a mode stamps its frames with: the wall clock unless a test gives its own
+        # the clock a new recording in a mode stamps its frames with: the wall clock unless a test
+        # gives its own
         self.frame_clock: Callable[[Mode], FrameClock] = frame_clock or (lambda _mode: now_ns)
         self.access = access or AccessControl(store)
         self.settings = settings or DiscoverySettings()
@@ -125,7 +126,8 @@ class CaptureService:
     ) -> Recorder:
         """Verify the device in ``mode``, check the disk can hold it, then start recording.
 
-        Needs the technician role once roles are enforced (:class:`~labrig.domain.roles.RoleRequiredError`).
+        Needs the technician role once roles are enforced
+        (:class:`~labrig.domain.roles.RoleRequiredError`).
         """
         self.access.require(Action.CAPTURE)
         device = self.find(device_id)

@@ -26,7 +26,8 @@ SegmentClosed = Callable[[SegmentV1, str | None], None]
 
 
 class SinkError(LabrigError):
-    """The media could not be written (disk full, folder gone): recording stops, what was written is kept."""
+    """The media could not be written (disk full, folder gone): recording stops, what was written is
+    kept."""
 
     code = "LABRIG_CAPTURE_WRITE_FAILED"
 
@@ -66,9 +67,10 @@ class SegmentSink:
     def _open_next(self) -> str:
         self._index += 1
         name = segment_name(self._index)
-        # FFmpeg's MJPG encoder, at its own rate control: it ignores VIDEOWRITER_PROP_QUALITY (set() returns
-        # False). OpenCV's built-in MJPEG writer honours quality 90 but encoded 720p at ~84 fps here, too slow
-        # for 720p60 on a busy core, and files ~18x larger. Tracking accuracy is validated through this path.
+        # FFmpeg's MJPG encoder, at its own rate control: it ignores VIDEOWRITER_PROP_QUALITY (set()
+        # returns False). OpenCV's built-in MJPEG writer honours quality 90 but encoded 720p at ~84
+        # fps here, too slow for 720p60 on a busy core, and files ~18x larger. Tracking accuracy is
+        # validated through this path.
         writer = cv2.VideoWriter(
             str(self.folder / name),
             cv2.CAP_FFMPEG,
@@ -78,7 +80,8 @@ class SegmentSink:
         )
         if not writer.isOpened():
             raise SinkError(
-                f"cannot create {self.folder / name}; check the data folder has space and permissions"
+                f"cannot create {self.folder / name}; check the data folder has space and "
+                "permissions"
             )
         self._writer = writer
         try:
@@ -150,8 +153,9 @@ class SegmentSink:
 
 
 def read_timestamps(path: Path) -> list[int]:
-    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed writer) or damaged ends
-    the list: every value returned is whole. Raises ``OSError`` when the file cannot be read."""
+    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed writer) or
+    damaged ends the list: every value returned is whole. Raises ``OSError`` when the file cannot be
+    read."""
     out: list[int] = []
     with open(path, encoding="ascii", errors="replace") as fh:
         next(fh, None)  # the header

@@ -32,12 +32,14 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.errors import LabrigError
 
 OpenSource = Callable[[DeviceInfo], FrameSource]
-# Frames buffered while the device opened arrive in a burst: the rate is measured only after this settling time.
+# Frames buffered while the device opened arrive in a burst: the rate is measured only after this
+# settling time.
 SETTLE_S = 0.25
 
 
 class Refusal(StrEnum):
-    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what to do for each)."""
+    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what to do for
+    each)."""
 
     UNKNOWN_MODEL = "LABRIG_DEVICE_UNKNOWN_MODEL"
     FIRMWARE_TOO_OLD = "LABRIG_FIRMWARE_TOO_OLD"
@@ -56,7 +58,8 @@ class DeviceRefusedError(LabrigError):
 
 @dataclass(frozen=True)
 class MeasuredMode:
-    """What the probe saw: frame size, frame rate from arrival times, and how many frames it counted."""
+    """What the probe saw: frame size, frame rate from arrival times, and how many frames it
+    counted."""
 
     width: int
     height: int
@@ -77,7 +80,8 @@ class Verification:
     reason: str
 
     def to_event_payload(self) -> dict[str, Any]:
-        """The ``capture.device.connected`` payload. Frameless devices report a zero mode and 0 fps."""
+        """The ``capture.device.connected`` payload.
+        Frameless devices report a zero mode and 0 fps."""
         if not self.ok or self.entry_id is None:
             raise DeviceRefusedError(self.reason, code=self.reason_code)
         mode = (
@@ -117,7 +121,8 @@ def verify(
     min_frames: int = 5,
     fps_tolerance: float = 0.9,
 ) -> Verification:
-    """Inventory match, firmware, mode, then (cameras only) a probe of ``probe_seconds`` of real frames."""
+    """Inventory match, firmware, mode, then (cameras only) a probe of ``probe_seconds`` of real
+    frames."""
     entry = inventory.match(device)
     if entry is None:
         return _refuse(
@@ -138,8 +143,8 @@ def verify(
             entry.id,
             requested_mode,
             Refusal.FIRMWARE_TOO_OLD,
-            f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it with "
-            "the manufacturer's tool, reconnect it and verify again.",
+            f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it "
+            "with the manufacturer's tool, reconnect it and verify again.",
         )
     if entry.modes and (requested_mode is None or not entry.allows(requested_mode)):
         asked = requested_mode.label() if requested_mode else "no mode"
@@ -166,8 +171,8 @@ def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Ve
                 entry_id,
                 mode,
                 Refusal.OPEN_FAILED,
-                f"the watch folder {path} does not exist (or is not mounted). Create it or correct the "
-                "path in the settings, then verify again.",
+                f"the watch folder {path} does not exist (or is not mounted). Create it or correct "
+                "the path in the settings, then verify again.",
             )
         if not os.access(path, os.W_OK | os.X_OK):
             return _refuse(
@@ -175,8 +180,8 @@ def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Ve
                 entry_id,
                 mode,
                 Refusal.OPEN_FAILED,
-                f"Labrig cannot write to the watch folder {path}. Give the Labrig user write access "
-                "to it, then verify again.",
+                f"Labrig cannot write to the watch folder {path}. Give the Labrig user write "
+                "access to it, then verify again.",
             )
     return Verification(
         True,
@@ -247,7 +252,8 @@ def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception)
 
 
 def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
-    """Read until ``window`` seconds after the first frame (the time to open the device does not count)."""
+    """Read until ``window`` seconds after the first frame (the time to open the device does not
+    count)."""
     got = _Frames([], [], ended_early=False)
     deadline: float | None = None
     while deadline is None or got.times[-1] < deadline:
@@ -285,8 +291,8 @@ def _judge(
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} opened but sent no picture. Check the cable or network and the camera's power, "
-                "close other programs that use it, then verify again."
+                f"{_who(device)} opened but sent no picture. Check the cable or network and the "
+                "camera's power, close other programs that use it, then verify again."
             ),
         )
     if any(size != (mode.width, mode.height) for size in got.sizes):
@@ -297,8 +303,9 @@ def _judge(
             Refusal.FRAME_SIZE_MISMATCH,
             measured=measured,
             reason=(
-                f"{_who(device)} sends {width}×{height} pictures although {mode.width}×{mode.height} was asked. "
-                "Set the camera to that size (an IP camera in its own web page) or choose the mode it delivers."
+                f"{_who(device)} sends {width}×{height} pictures although "
+                f"{mode.width}×{mode.height} was asked. Set the camera to that size (an IP camera "
+                "in its own web page) or choose the mode it delivers."
             ),
         )
     if got.ended_early:
@@ -309,8 +316,8 @@ def _judge(
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s test. Check the "
-                "cable or network and the camera's power, then verify again."
+                f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s "
+                "test. Check the cable or network and the camera's power, then verify again."
             ),
         )
     if fps < fps_tolerance * mode.fps:
@@ -321,9 +328,9 @@ def _judge(
             Refusal.FPS_TOO_LOW,
             measured=measured,
             reason=(
-                f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. Add light or turn "
-                "off auto-exposure (webcams slow down in dim light), give it a USB port or network of its own, or "
-                "choose a lower frame rate."
+                f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. "
+                "Add light or turn off auto-exposure (webcams slow down in dim light), give it a "
+                "USB port or network of its own, or choose a lower frame rate."
             ),
         )
     if len(settled) < min_frames:
@@ -334,8 +341,8 @@ def _judge(
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are needed. Verify "
-                "again with a longer test."
+                f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are "
+                "needed. Verify again with a longer test."
             ),
         )
     return Verification(
@@ -369,7 +376,8 @@ def _who(device: DeviceInfo) -> str:
 
 
 def _redact(device: DeviceInfo, text: str) -> str:
-    """Messages from lower layers may quote the URL; credentials in it must never reach the screen or a log."""
+    """Messages from lower layers may quote the URL; credentials in it must never reach the screen
+    or a log."""
     if device.kind == DeviceKind.IP and device.address:
         return text.replace(device.address, redact_url(device.address))
     return text

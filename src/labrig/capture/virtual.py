@@ -2,15 +2,17 @@
 
 With it the app runs with no hardware, and tests get ground truth. Two scenes:
 
-* ``"markers"``: a flat measurement plane 1000 mm in front of the camera, slightly tilted, with three bright
-  circular markers (8 mm radius) moving on known paths in plane coordinates (mm): a circle, a line travelled
-  back and forth, a Lissajous figure. The device shows as ``"Labrig virtual camera (markers)"``.
-* ``"board"``: a chessboard (default 9×6 inner corners, 25 mm squares, white margin) whose pose changes smoothly,
-  covering tilts and image regions, so frames of it calibrate a camera. Shows as ``"Labrig virtual camera (board)"``.
+* ``"markers"``: a flat measurement plane 1000 mm in front of the camera, slightly tilted, with
+  three bright circular markers (8 mm radius) moving on known paths in plane coordinates (mm): a
+  circle, a line travelled back and forth, a Lissajous figure. The device shows as ``"Labrig virtual
+  camera (markers)"``.
+* ``"board"``: a chessboard (default 9×6 inner corners, 25 mm squares, white margin) whose pose
+  changes smoothly, covering tilts and image regions, so frames of it calibrate a camera. Shows as
+  ``"Labrig virtual camera (board)"``.
 
-Points are projected with ``cv2.projectPoints``, so the lens distortion in the images is real. Frame ``n`` shows the
-scene at t = n / fps: the image and :meth:`VirtualCamera.truth` are pure functions of the frame index; only the
-pacing of ``read`` depends on the clock.
+Points are projected with ``cv2.projectPoints``, so the lens distortion in the images is real. Frame
+``n`` shows the scene at t = n / fps: the image and :meth:`VirtualCamera.truth` are pure functions
+of the frame index; only the pacing of ``read`` depends on the clock.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ Array = npt.NDArray[np.float64]
 DEFAULT_MODE = Mode(
     1280, 720, 30.0
 )  # the mode the demo, the self-test and the release check record in
-_SHIFT = 4  # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
+# fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
+_SHIFT = 4
 
 
 class UnsupportedModeError(LabrigError):
@@ -58,7 +61,8 @@ MARKERS_DEVICE_ID = device_id("markers")  # the camera the demo records its atte
 
 @dataclass(frozen=True)
 class CameraModel:
-    """A pinhole camera with OpenCV's distortion model; focal lengths and centre in pixels of a width×height image."""
+    """A pinhole camera with OpenCV's distortion model; focal lengths and centre in pixels of a
+    width×height image."""
 
     width: int = 1280
     height: int = 720
@@ -79,7 +83,8 @@ class CameraModel:
         return np.array([self.k1, self.k2, self.p1, self.p2, self.k3])
 
     def scaled(self, width: int, height: int) -> CameraModel:
-        """The same lens and field of view read out at another size (distortion is in normalised units: unchanged)."""
+        """The same lens and field of view read out at another size (distortion is in normalised
+        units: unchanged)."""
         sx, sy = width / self.width, height / self.height
         return replace(
             self,
@@ -123,7 +128,8 @@ MARKERS: tuple[
 
 
 class MarkersScene:
-    """Three markers on a plane whose pose is fixed; positions in plane millimetres (x right, y down)."""
+    """Three markers on a plane whose pose is fixed; positions in plane millimetres (x right, y
+    down)."""
 
     radius_mm = 8.0
     plane_rvec = np.array([0.12, -0.08, 0.0])
@@ -168,7 +174,8 @@ class MarkersScene:
 
 
 class BoardScene:
-    """A chessboard; its frame has the first inner corner at the origin (OpenCV's calibration convention)."""
+    """A chessboard; its frame has the first inner corner at the origin (OpenCV's calibration
+    convention)."""
 
     background = (70, 70, 70)
 
@@ -190,7 +197,8 @@ class BoardScene:
             for i in range(cols + 1)
             if (i + j) % 2 == 0
         ]
-        # a white margin one square wide; its edges are subdivided so they bend with the lens like the real thing
+        # a white margin one square wide; its edges are subdivided so they bend with the lens like
+        # the real thing
         box = (
             np.array([[-2, -2, 0], [cols + 1, -2, 0], [cols + 1, rows + 1, 0], [-2, rows + 1, 0]])
             * s
@@ -202,7 +210,8 @@ class BoardScene:
         self._centre = np.array([(cols - 1) * s / 2, (rows - 1) * s / 2, 0.0])
 
     def pose(self, t: float) -> tuple[Array, Array]:
-        """rvec, tvec of the board at time t: tilts up to ~30°, the board wandering over the image."""
+        """rvec, tvec of the board at time t: tilts up to ~30°,
+        the board wandering over the image."""
         w = 2 * math.pi * t
         rvec = np.array(
             [0.5 * math.sin(w / 6.1), 0.5 * math.sin(w / 4.7 + 1.0), 0.3 * math.sin(w / 8.3 + 2.0)]
@@ -241,8 +250,8 @@ class BoardScene:
 
 
 class PlaneBoardScene(BoardScene):
-    """The chessboard lying still on the markers' measurement plane, centred on its origin: the view that
-    gives the plane's metric scale (board mm = plane mm + the board's centre offset)."""
+    """The chessboard lying still on the markers' measurement plane, centred on its origin: the view
+    that gives the plane's metric scale (board mm = plane mm + the board's centre offset)."""
 
     def pose(self, t: float) -> tuple[Array, Array]:
         rot, _ = cv2.Rodrigues(MarkersScene.plane_rvec)
@@ -253,7 +262,8 @@ class PlaneBoardScene(BoardScene):
 
 
 def _noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[Image, Image]]:
-    """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a normal quantile table."""
+    """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a normal
+    quantile table."""
     q = [NormalDist(0.0, sigma).inv_cdf((k + 0.5) / 256) for k in range(256)]
     lut_add = np.clip(np.round(q), 0, 255).astype(np.uint8)
     lut_sub = np.clip(np.round([-v for v in q]), 0, 255).astype(np.uint8)
@@ -265,13 +275,14 @@ def _noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[I
 class VirtualCamera:
     """The virtual camera as a :class:`~labrig.capture.sources.FrameSource`.
 
-    ``paced``: ``read`` waits for each frame's due time on ``time.monotonic()`` (fps frames a second; a reader that
-    falls behind gets every frame, late, never a burst); unpaced, it returns as fast as it renders. ``frames_limit``:
-    the stream ends after that many frames. ``fail_after``: the device stops answering after that many frames (a
-    pulled cable). ``seed`` picks the sensor-noise pattern (``noise`` is its sigma in grey levels; 0 turns it off).
+    ``paced``: ``read`` waits for each frame's due time on ``time.monotonic()`` (fps frames a
+    second; a reader that falls behind gets every frame, late, never a burst); unpaced, it returns
+    as fast as it renders. ``frames_limit``: the stream ends after that many frames. ``fail_after``:
+    the device stops answering after that many frames (a pulled cable). ``seed`` picks the
+    sensor-noise pattern (``noise`` is its sigma in grey levels; 0 turns it off).
 
-    Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread); ``render`` and ``truth`` are
-    pure and may be called from any thread.
+    Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread); ``render``
+    and ``truth`` are pure and may be called from any thread.
     """
 
     def __init__(
@@ -352,11 +363,13 @@ class VirtualCamera:
         return img
 
     def truth(self, frame_index: int) -> dict[str, Any]:
-        """Ground truth for frame ``frame_index``: marker positions (mm, px) or the board's pose and corners (px)."""
+        """Ground truth for frame ``frame_index``: marker positions (mm, px) or the board's pose and
+        corners (px)."""
         return self._scene.truth(frame_index / self._mode.fps)
 
     def read(self, timeout_s: float = 2.0) -> Image | None:
-        """The next frame; None if closed, ended (``frames_limit``), failed (``fail_after``) or not due in time."""
+        """The next frame; None if closed, ended (``frames_limit``), failed (``fail_after``) or not
+        due in time."""
         stop = min(n for n in (self.frames_limit, self.fail_after, math.inf) if n is not None)
         if not self._opened or self._index >= stop:
             return None
@@ -369,7 +382,8 @@ class VirtualCamera:
     def _wait_due(self, timeout_s: float) -> bool:
         period, now = 1.0 / self._mode.fps, time.monotonic()
         if self._due is None or now - self._due > period:
-            self._due = now  # first frame, or the reader fell behind: restart the schedule rather than burst
+            # first frame, or the reader fell behind: restart the schedule rather than burst
+            self._due = now
         wait = self._due - now
         if wait > timeout_s:
             time.sleep(max(timeout_s, 0.0))

@@ -75,7 +75,8 @@ class _Handler(FileSystemEventHandler):
 
 
 class WatchFolderIngestor:
-    """Threading: watchdog's thread offers paths; one ingest thread imports them; ``results`` grows."""
+    """Threading: watchdog's thread offers paths; one ingest thread imports them;
+    ``results`` grows."""
 
     def __init__(
         self,
@@ -168,7 +169,8 @@ class WatchFolderIngestor:
                 self._ingest(path, retry_if_incomplete=True)
 
     def _unchanged_since_done(self, path: Path) -> bool:
-        # readers (OpenCV among them) may open a file writable and close it unchanged: not a new file
+        # readers (OpenCV among them) may open a file writable and close it unchanged: not a new
+        # file
         try:
             stat = path.stat()
         except FileNotFoundError:

@@ -37,8 +37,9 @@ def run_list(args: argparse.Namespace) -> int:
         print("The audit trail is empty.")
     for e in entries:
         print(
-            f"{e.seq:>6}  {e.recorded_at[:23]}  {e.actor}@{e.host}  {e.action}  {e.object_type} {e.object_id}"
-            f"\n        why: {e.reason}\n        change: {json.dumps(e.change, sort_keys=True, ensure_ascii=False)}"
+            f"{e.seq:>6}  {e.recorded_at[:23]}  {e.actor}@{e.host}  {e.action}  {e.object_type} "
+            f"{e.object_id}\n        why: {e.reason}\n        change: "
+            f"{json.dumps(e.change, sort_keys=True, ensure_ascii=False)}"
         )
     return 0
 

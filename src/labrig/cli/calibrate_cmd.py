@@ -1,7 +1,9 @@
-"""``labrig calibrate``: solve a camera calibration from images or videos of a board and say whether it validates.
+"""``labrig calibrate``: solve a camera calibration from images or videos of a board and say whether
+it validates.
 
-Exit 0: valid. Exit 1: solved but not valid (the reasons are printed). Exit 2: a typed refusal (no board found,
-too few views, unreadable file, bad --board), printed by the CLI main as ``labrig: CODE: message``.
+Exit 0: valid. Exit 1: solved but not valid (the reasons are printed). Exit 2: a typed refusal (no
+board found, too few views, unreadable file, bad --board), printed by the CLI main as ``labrig:
+CODE: message``.
 """
 
 from __future__ import annotations
@@ -66,8 +68,9 @@ def add_parser(commands: Any) -> None:
         "--board",
         required=True,
         metavar="SPEC",
-        help="chessboard:COLSxROWS:SQUARE_MM (inner corners), charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT "
-        "(squares), or a board named in resources/boards.json, e.g. virtual-9x6-25",
+        help="chessboard:COLSxROWS:SQUARE_MM (inner corners), "
+        "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares), "
+        "or a board named in resources/boards.json, e.g. virtual-9x6-25",
     )
     p.add_argument(
         "--every",
@@ -95,7 +98,8 @@ def add_parser(commands: Any) -> None:
         type=float,
         default=_DEFAULTS.min_coverage,
         metavar="F",
-        help=f"smallest fraction of the image covered by corners (default {_DEFAULTS.min_coverage:g})",
+        help="smallest fraction of the image covered by corners "
+        f"(default {_DEFAULTS.min_coverage:g})",
     )
     p.add_argument(
         "--device", metavar="ID", help="store a valid result, bound to this device id in --mode"
@@ -158,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource | None]:
-    """The segments of the ``--capture`` recordings, and the source to keep in the document: one recording only
-    (the screen shows a view's frame from one recording; views of several are kept without a source)."""
+    """The segments of the ``--capture`` recordings, and the source to keep in the document: one
+    recording only (the screen shows a view's frame from one recording; views of several are kept
+    without a source)."""
     if not args.capture:
         return [], None
     from labrig.capture import load_capture
@@ -181,7 +186,8 @@ def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource 
 
 
 def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) -> None:
-    """Keep the valid result bound to the device and mode, with the plane scale when a plane view is given."""
+    """Keep the valid result bound to the device and mode, with the plane scale when a plane view is
+    given."""
     homography = None
     if args.plane is not None:
         detections, _, _ = detect_views(load_views([args.plane], args.every), board)
@@ -220,8 +226,8 @@ def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str
     total = r.view_count + len(r.rejected) + len(r.skipped)
     print(f"Board:       {r.board.describe()}")
     print(
-        f"Views:       {r.view_count} used of {total} ({len(r.rejected)} rejected, {len(r.skipped)} without "
-        f"the board); image {r.image_size[0]}x{r.image_size[1]}"
+        f"Views:       {r.view_count} used of {total} ({len(r.rejected)} rejected, "
+        f"{len(r.skipped)} without the board); image {r.image_size[0]}x{r.image_size[1]}"
     )
     print(
         f"Intrinsics:  fx {k[0, 0]:.2f}  fy {k[1, 1]:.2f}  cx {k[0, 2]:.2f}  cy {k[1, 2]:.2f} px"
@@ -233,8 +239,8 @@ def _print(r: CalibrationResult, binding: CalibrationBinding | None, device: str
     )
     print(f"RMS:         {r.rms_px:.3f} px (limit {t.max_rms_px:g} px)")
     print(
-        f"Coverage:    {r.coverage:.0%} of a {COVERAGE_GRID[0]}x{COVERAGE_GRID[1]} grid (need {t.min_coverage:.0%})"
-        f"; board tilts span {r.pose_spread_deg:.0f}°"
+        f"Coverage:    {r.coverage:.0%} of a {COVERAGE_GRID[0]}x{COVERAGE_GRID[1]} grid (need "
+        f"{t.min_coverage:.0%}); board tilts span {r.pose_spread_deg:.0f}°"
     )
     print("Per-view RMS error (px):")
     for name, err in r.view_errors:

@@ -1,4 +1,5 @@
-"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from the command line."""
+"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from the command
+line."""
 
 from __future__ import annotations
 
@@ -74,8 +75,8 @@ def run_captures(args: argparse.Namespace) -> int:
         else:
             digest = (c.manifest_sha256 or "-")[:12]
             print(
-                f"{c.id}  {c.state:<11} {c.origin:<12} {c.frame_count:>7} frames  {c.dropped_frames:>4} dropped"
-                f"  {digest}  {c.device_id}"
+                f"{c.id}  {c.state:<11} {c.origin:<12} {c.frame_count:>7} frames  "
+                f"{c.dropped_frames:>4} dropped  {digest}  {c.device_id}"
             )
     if not rows and not args.json:
         print("No captures.")
@@ -117,7 +118,9 @@ def run_verify(args: argparse.Namespace) -> int:
         print(
             "Everything matches."
             if not report.problems
-            else f"{len(report.problems)} problems: restore these files from your archive or backup."
+            else (
+                f"{len(report.problems)} problems: restore these files from your archive or backup."
+            )
         )
     return 1 if report.problems else 0
 

@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     print(
-        f"\n{'attempt':<10} {'status':<10} {'units':<8} {'track':>5} {'path':>9} {'peak speed':>11} {'at':>7}"
+        f"\n{'attempt':<10} {'status':<10} {'units':<8} {'track':>5} {'path':>9} "
+        f"{'peak speed':>11} {'at':>7}"
     )
     for result in summary.results:
         units = result["units"] or {"length": "-", "time": "-"}
@@ -55,9 +56,8 @@ def run(args: argparse.Namespace) -> int:
         for reason in result["reasons"]:
             print(f"           note: {reason}")
     print(
-        f"\nResults, media and the event log are in {root}. See them with 'labrig --store {root} events',"
-        " 'labrig --store {root} jobs', or open the window: 'labrig --store {root}'.".replace(
-            "{root}", str(root)
-        )
+        f"\nResults, media and the event log are in {root}. See them with 'labrig --store {root} "
+        "events', 'labrig --store {root} jobs', or open the window: 'labrig --store "
+        "{root}'.".replace("{root}", str(root))
     )
     return 0

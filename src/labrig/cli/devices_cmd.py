@@ -1,4 +1,5 @@
-"""``labrig devices`` and ``labrig record``: find, verify and record devices from the command line."""
+"""``labrig devices`` and ``labrig record``: find, verify and record devices from the
+command line."""
 
 from __future__ import annotations
 
@@ -126,8 +127,9 @@ def run_record(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print(
-            f"Saved capture {result.capture_id}: {result.frame_count} frames, {result.dropped_frames} dropped, "
-            f"{result.segments} segments, manifest {result.manifest_sha256[:12]}…"
+            f"Saved capture {result.capture_id}: {result.frame_count} frames, "
+            f"{result.dropped_frames} dropped, {result.segments} segments, manifest "
+            f"{result.manifest_sha256[:12]}…"
         )
         if summary["stop_reason"]:
             print(f"Recording ended early: {summary['stop_reason']}")

@@ -1,4 +1,5 @@
-"""``labrig export``: published results into a verifiable bundle; ``labrig export verify`` checks one."""
+"""``labrig export``: published results into a verifiable bundle; ``labrig export verify`` checks
+one."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ def add_parser(commands: Any) -> None:
     export = commands.add_parser(
         "export",
         help="write published results (CSV, JSON, plots, provenance, SHA256SUMS) into a folder",
-        description="labrig export RESULT... --to DIR | labrig export --all --to DIR | labrig export verify BUNDLE",
-        epilog="'labrig export verify BUNDLE' re-hashes a bundle and reports every file that changed; "
-        "'sha256sum -c --strict SHA256SUMS' inside the bundle checks it with standard tools.",
+        description="labrig export RESULT... --to DIR | labrig export --all --to DIR | "
+        "labrig export verify BUNDLE",
+        epilog="'labrig export verify BUNDLE' re-hashes a bundle and reports every file "
+        "that changed; 'sha256sum -c --strict SHA256SUMS' inside the bundle checks it "
+        "with standard tools.",
     )
     export.add_argument(
         "targets",
@@ -75,8 +78,8 @@ def _verify(args: argparse.Namespace) -> int:
 def _print_export(report: ExportReport) -> None:
     print(f"Exported {len(report.results)} result(s) to {report.bundle}")
     print(
-        f"  {report.files} files, {report.bytes} bytes; audit chain head: entry {report.audit_chain_head.seq}, "
-        f"{report.audit_chain_head.entry_hash}"
+        f"  {report.files} files, {report.bytes} bytes; audit chain head: entry "
+        f"{report.audit_chain_head.seq}, {report.audit_chain_head.entry_hash}"
     )
     for r in report.results:
         print(f"  {r['result_id']}  {r['folder']}  ({r['revisions']} revision(s))")
@@ -87,8 +90,8 @@ def _print_verify(report: VerifyReport) -> None:
     if report.intact:
         head = report.audit_chain_head or {}
         print(
-            f"Bundle intact: {report.checked} files match SHA256SUMS; audit chain head at export: entry "
-            f"{head.get('seq')}, {head.get('entry_hash')}"
+            f"Bundle intact: {report.checked} files match SHA256SUMS; audit chain head at export: "
+            f"entry {head.get('seq')}, {head.get('entry_hash')}"
         )
         return
     print(f"Bundle NOT intact: {len(report.problems)} problem(s) in {report.bundle}")

@@ -65,8 +65,8 @@ def _show(view: JobView, as_json: bool) -> None:
         return
     extra = f"  {view.error_code}: {view.error_message}" if view.error_code else ""
     print(
-        f"{view.id}  {view.stage_id:<22} {view.state.value:<17} attempt {view.attempts}/{view.max_attempts}"
-        f"  {view.progress:>4.0%}{extra}"
+        f"{view.id}  {view.stage_id:<22} {view.state.value:<17} attempt "
+        f"{view.attempts}/{view.max_attempts}  {view.progress:>4.0%}{extra}"
     )
 
 
@@ -106,9 +106,10 @@ def run_incidents(args: argparse.Namespace) -> int:
         print("No reproducibility incidents.")
     for i in incidents:
         print(
-            f"#{i.id} {i.recorded_at:%Y-%m-%d %H:%M:%S} stage {i.stage_id} key {i.idempotency_key[:12]}…\n"
-            f"    first  job {i.first_job_id} output {i.first_digest}\n"
-            f"    second job {i.second_job_id} output {i.second_digest}  (not committed; the first stands)"
+            f"#{i.id} {i.recorded_at:%Y-%m-%d %H:%M:%S} stage {i.stage_id} key "
+            f"{i.idempotency_key[:12]}…\n    first  job {i.first_job_id} output {i.first_digest}\n "
+            f"   second job {i.second_job_id} output {i.second_digest}  (not committed; the first "
+            "stands)"
         )
     return 0
 
@@ -141,9 +142,11 @@ def run_worker(args: argparse.Namespace) -> int:
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         stats = executor.run(drain=args.drain)
         services.dispatcher_thread.stop()  # first, so the passes below do not race it
-        services.dispatcher.dispatch_all()  # every result of the jobs this worker ran, before it exits
+        # every result of the jobs this worker ran, before it exits
+        services.dispatcher.dispatch_all()
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print(
-        f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their lease."
+        f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their "
+        "lease."
     )
     return 0

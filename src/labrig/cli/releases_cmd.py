@@ -58,7 +58,8 @@ def run_list(args: argparse.Namespace) -> int:
         )
         note = f"  ({r.note})" if r.note else ""
         print(
-            f"{r.id}  {r.version:<12} {r.status:<12} health {health:<12} digest {r.digest[:12]}…{note}"
+            f"{r.id}  {r.version:<12} {r.status:<12} health {health:<12} digest "
+            f"{r.digest[:12]}…{note}"
         )
     return 0
 
@@ -80,8 +81,8 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         for c in report.checks:
             print(
-                f"  [{'OK' if c.ok else 'FAIL':>4}] {c.name}: {c.measured:.3f} (expected {c.expected:.3f} "
-                f"{c.tolerance})"
+                f"  [{'OK' if c.ok else 'FAIL':>4}] {c.name}: {c.measured:.3f} (expected "
+                f"{c.expected:.3f} {c.tolerance})"
             )
         print(f"Health check {'passed' if report.passed else 'FAILED'}: {report.detail}")
     return 0 if report.passed else 1
@@ -91,7 +92,8 @@ def run_activate(args: argparse.Namespace) -> int:
     with services_for(args) as services:
         release = services.releases.activate(args.release_id, args.reason)
     print(
-        f"Release {release.version} is active; new analysis jobs carry its digest {release.digest[:12]}…"
+        f"Release {release.version} is active; new analysis jobs carry its digest "
+        f"{release.digest[:12]}…"
     )
     return 0
 
@@ -100,6 +102,7 @@ def run_rollback(args: argparse.Namespace) -> int:
     with services_for(args) as services:
         restored = services.releases.rollback(args.reason)
     print(
-        f"Rolled back. Active now: {restored.version if restored else 'no release (the built-in pipeline)'}"
+        "Rolled back. Active now: "
+        f"{restored.version if restored else 'no release (the built-in pipeline)'}"
     )
     return 0

@@ -1,4 +1,5 @@
-"""``labrig review``: list results, show one (automatic beside effective values, with history), revise one."""
+"""``labrig review``: list results, show one (automatic beside effective values, with history),
+revise one."""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def run_revise(args: argparse.Namespace) -> int:
         print_json(revision.to_json())
         return 0
     print(
-        f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: {revision.id}"
+        f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: "
+        f"{revision.id}"
     )
     for c in revision.changes:
         print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
@@ -103,11 +105,12 @@ def _print(r: ReviewedResult) -> None:
     units = r.units or {}
     intact = "intact" if r.automatic_intact else "DOES NOT MATCH ITS DIGEST"
     print(
-        f"Result {r.result_id} ({r.status}{', degraded' if r.degraded else ''}) of attempt {r.attempt_id}"
+        f"Result {r.result_id} ({r.status}{', degraded' if r.degraded else ''}) of attempt "
+        f"{r.attempt_id}"
     )
     print(
-        f"Automatic document: sha256 {r.automatic_digest} ({intact}); units {units.get('length', '-')}, "
-        f"{units.get('time', '-')}"
+        f"Automatic document: sha256 {r.automatic_digest} ({intact}); units "
+        f"{units.get('length', '-')}, {units.get('time', '-')}"
     )
     if r.superseded_by:
         print(f"A newer result of this attempt exists: {r.superseded_by}")
@@ -119,7 +122,8 @@ def _print(r: ReviewedResult) -> None:
         print("\nNo revisions.")
     for rev in r.revisions:
         print(
-            f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base {rev.base_id}"
+            f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base "
+            f"{rev.base_id}"
         )
         print(f"  reason: {rev.reason}")
         for c in rev.changes:

@@ -1,4 +1,5 @@
-"""``labrig sync``: copy committed objects to the archive (once, or until Ctrl-C); its status; its destination."""
+"""``labrig sync``: copy committed objects to the archive (once, or until Ctrl-C); its status; its
+destination."""
 
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ def run_configure(args: argparse.Namespace) -> int:
         print_json(config.to_json())
     else:
         print(
-            f"Sync destination '{config.name}' is {config.location} (archive id {config.destination_id}). "
-            "Run 'labrig sync' to copy."
+            f"Sync destination '{config.name}' is {config.location} (archive id "
+            f"{config.destination_id}). Run 'labrig sync' to copy."
         )
     return 0
 
@@ -95,8 +96,9 @@ def _print_batch(report: BatchReport, as_json: bool, *, quiet: bool) -> None:
         print_json_line(report.to_json())
         return
     print(
-        f"Batch {report.batch_id[:8]} to '{report.destination}': {len(report.acknowledged)} acknowledged, "
-        f"{len(report.failed)} failed (of {report.pending}); audit chain head entry {report.audit_chain_head.seq}",
+        f"Batch {report.batch_id[:8]} to '{report.destination}': {len(report.acknowledged)} "
+        f"acknowledged, {len(report.failed)} failed (of {report.pending}); audit chain head entry "
+        f"{report.audit_chain_head.seq}",
         flush=True,
     )
     for sha, error in report.failed.items():
@@ -108,17 +110,19 @@ def _print_batch(report: BatchReport, as_json: bool, *, quiet: bool) -> None:
 def _print_status(s: SyncStatus) -> None:
     if s.destination is None:
         print(
-            'Sync is not configured. An admin sets the destination: labrig sync configure --to DIR --reason "…"'
+            "Sync is not configured. An admin sets the destination: labrig sync configure --to DIR "
+            '--reason "…"'
         )
     else:
         print(f"Destination '{s.destination['name']}': {s.destination['location']}")
     print(
-        f"Objects: {s.objects}; acknowledged {s.acknowledged}, pending {s.pending} ({s.failing} failing)"
-        + (f"; {s.not_indexed} event(s) not indexed yet" if s.not_indexed else "")
+        f"Objects: {s.objects}; acknowledged {s.acknowledged}, pending {s.pending} ({s.failing} "
+        "failing)" + (f"; {s.not_indexed} event(s) not indexed yet" if s.not_indexed else "")
     )
     for content, counts in sorted(s.by_content.items()):
         print(
-            f"  {content:<17} {counts['acknowledged']:>6} acknowledged  {counts['pending']:>6} pending"
+            f"  {content:<17} {counts['acknowledged']:>6} acknowledged  {counts['pending']:>6} "
+            "pending"
         )
     if s.last_batch:
         print(

@@ -35,12 +35,14 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"You are {roster.current_user}.")
     if not roster.enforced:
         print(
-            "Roles are not enforced: no one is admin yet, so everyone may do everything. To start, make "
-            f'yourself admin: labrig users set-role {roster.current_user} admin --reason "…"'
+            "Roles are not enforced: no one is admin yet, so everyone may do everything. "
+            "To start, make yourself admin: "
+            f'labrig users set-role {roster.current_user} admin --reason "…"'
         )
     for u in roster.users:
         print(
-            f"{u.user:<24} {u.role or '(none)':<11} set by {u.assigned_by} at {u.assigned_at[:19]}: {u.reason}"
+            f"{u.user:<24} {u.role or '(none)':<11} set by {u.assigned_by} at "
+            f"{u.assigned_at[:19]}: {u.reason}"
         )
     return 0
 

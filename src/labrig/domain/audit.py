@@ -1,4 +1,5 @@
-"""The audit chain: who did what, when, why, to which object, each entry hash-linked to the one before.
+"""The audit chain: who did what, when, why, to which object, each entry hash-linked to the one
+before.
 
 An entry's hash is ``H(canonical_json({"prev": previous entry's hash, "entry": its content}))``
 where the content is every stored column of the entry but the two hashes, as
@@ -18,7 +19,8 @@ from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.errors import LabrigError
 
 GENESIS = "0" * 64  # the "previous hash" of the first entry
-#: the hashed columns of an entry, in storage order (``seq`` first); ``prev_hash`` and ``entry_hash`` follow
+#: the hashed columns of an entry, in storage order (``seq`` first);
+#: ``prev_hash`` and ``entry_hash`` follow
 CONTENT = (
     "seq",
     "recorded_at",
@@ -103,7 +105,8 @@ class ChainReport:
 
 
 def _text(value: Any) -> str | None:
-    """A stored value as text: bytes must be valid UTF-8 (anything else was written outside Labrig)."""
+    """A stored value as text: bytes must be valid UTF-8
+    (anything else was written outside Labrig)."""
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")
@@ -113,7 +116,8 @@ def _text(value: Any) -> str | None:
 
 
 def _problem(row: Sequence[Any], expected_seq: int, prev: str) -> tuple[int, str] | None:
-    """None when ``row`` is the intact entry ``expected_seq`` after ``prev``; else (entry to name, why)."""
+    """None when ``row`` is the intact entry ``expected_seq`` after ``prev``; else (entry to name,
+    why)."""
     seq, *rest = row
     texts = [_text(v) for v in rest]
     if not isinstance(seq, int) or isinstance(seq, bool):

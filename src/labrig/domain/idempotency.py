@@ -26,8 +26,8 @@ _CANONICAL = json.JSONEncoder(
 
 
 def canonical_json(value: Any) -> bytes:
-    """The one byte encoding Labrig hashes: sorted keys, no spaces, UTF-8, no NaN (one encoder, made once:
-    ``json.dumps`` with these options makes a new one at every call)."""
+    """The one byte encoding Labrig hashes: sorted keys, no spaces, UTF-8, no NaN (one encoder, made
+    once: ``json.dumps`` with these options makes a new one at every call)."""
     return _CANONICAL.encode(value).encode()
 
 

@@ -54,7 +54,8 @@ REQUIRED_ROLE: Mapping[Action, Role] = {
 
 
 class RoleRequiredError(LabrigError):
-    """The user's role does not allow the action; the message names the role needed and who grants it."""
+    """The user's role does not allow the action; the message names the role needed and who grants
+    it."""
 
     code = "LABRIG_ROLE_REQUIRED"
 
@@ -109,7 +110,8 @@ def enforced(roles: Mapping[str, Role]) -> bool:
 
 
 def check(action: Action, user: str, roles: Mapping[str, Role]) -> None:
-    """Raise :class:`RoleRequiredError` unless ``user`` may do ``action`` under the current ``roles``."""
+    """Raise :class:`RoleRequiredError` unless ``user`` may do ``action`` under the current
+    ``roles``."""
     if not enforced(roles):
         return
     needed = REQUIRED_ROLE[action]
@@ -122,13 +124,15 @@ def check(action: Action, user: str, roles: Mapping[str, Role]) -> None:
 
 
 def check_assignment(actor: str, target: str, new: Role | None, roles: Mapping[str, Role]) -> None:
-    """The rules of assigning roles: the first admin by anyone, then admins only, never the last admin away."""
+    """The rules of assigning roles: the first admin by anyone, then admins only, never the last
+    admin away."""
     current = admins(roles)
     if not current:
         if new is not Role.ADMIN:
             raise RoleRequiredError(
-                "no one is admin on this workstation yet, so the first role to assign is admin. Make yourself "
-                f'admin first: labrig users set-role {actor} admin --reason "…"',
+                "no one is admin on this workstation yet, so the first role to assign is admin. "
+                "Make yourself admin first: "
+                f'labrig users set-role {actor} admin --reason "…"',
                 needed=Role.ADMIN,
                 user=actor,
             )
@@ -149,6 +153,7 @@ def _refusal(
     also = f" (or {' or '.join(above)})" if above else ""
     who = ", ".join(granted_by)
     return (
-        f"{action.value} needs the {needed.value} role{also}; '{user}' {has}. An admin ({who}) can grant it: "
+        f"{action.value} needs the {needed.value} role{also}; '{user}' {has}. "
+        f"An admin ({who}) can grant it: "
         f'labrig users set-role {user} {needed.value} --reason "…"'
     )

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[EventRecord, Session], None]
 MAX_BACKOFF = timedelta(minutes=5)
-#: a consumer whose cursor lags the last event by more than this, with nothing to deliver, has it advanced
+#: a consumer whose cursor lags the last event by more than this, with nothing to deliver,
+#: has it advanced
 CATCH_UP_AFTER = 500
 
 
@@ -90,7 +91,8 @@ class Dispatcher:
         )
 
     def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
-        """Events the consumer has not processed and whose retry time has come (from its cursor on)."""
+        """Events the consumer has not processed and whose retry time has come
+        (from its cursor on)."""
         with self.store.read() as session:
             query = (
                 _open(consumer)
@@ -111,13 +113,14 @@ class Dispatcher:
 
     @property
     def _ordered(self) -> bool:
-        """Whether this store keeps cursors: its commits number their events in commit order (SQLite)."""
+        """Whether this store keeps cursors: its commits number their events in commit order
+        (SQLite)."""
         return commits_in_seq_order(self.store.dialect)
 
     def _advance(self, session: Session, consumer: Consumer) -> None:
-        """In a write transaction: move the cursor up to just below the consumer's first event not in its inbox
-        (a failed one holds it there), or to the last event when there is none. Only where commits are in
-        sequence order: no event below the cursor can be committed later."""
+        """In a write transaction: move the cursor up to just below the consumer's first event not
+        in its inbox (a failed one holds it there), or to the last event when there is none. Only
+        where commits are in sequence order: no event below the cursor can be committed later."""
         if not self._ordered:
             return
         cursor = session.get(OutboxCursor, consumer.name)
@@ -142,8 +145,8 @@ class Dispatcher:
             cursor.seq, cursor.names = top, _names_key(consumer.names)
 
     def _catch_up(self, consumer: Consumer) -> None:
-        """Advance a cursor that lags far behind the last event though nothing was delivered (a consumer of rare
-        events), so the next pass does not read again what this one passed over."""
+        """Advance a cursor that lags far behind the last event though nothing was delivered (a
+        consumer of rare events), so the next pass does not read again what this one passed over."""
         if not self._ordered:
             return
         with self.store.read() as session:
@@ -202,8 +205,9 @@ class Dispatcher:
         return counts
 
     def dispatch_all(self) -> dict[Outcome, int]:
-        """Pass after pass until a pass hands nothing new to any consumer: every event deliverable now is
-        delivered (a consumer that keeps failing waits for its retry time and does not hold this up)."""
+        """Pass after pass until a pass hands nothing new to any consumer: every event deliverable
+        now is delivered (a consumer that keeps failing waits for its retry time and does not hold
+        this up)."""
         total = dict.fromkeys(Outcome, 0)
         while True:
             counts = self.dispatch_once()
@@ -268,9 +272,10 @@ class DispatcherThread:
 
 
 def consumer_cursor(session: Session, consumer: str, names: Iterable[str] | None) -> int:
-    """Every event up to this number is in the inbox of ``consumer`` taking ``names`` (None: all), or not one it
-    takes (0: none is known to be; always on PostgreSQL, which keeps no cursors). A cursor kept while the consumer
-    took other names does not count: events it passed over may be ones the consumer takes now."""
+    """Every event up to this number is in the inbox of ``consumer`` taking ``names`` (None: all),
+    or not one it takes (0: none is known to be; always on PostgreSQL, which keeps no cursors). A
+    cursor kept while the consumer took other names does not count: events it passed over may be
+    ones the consumer takes now."""
     row = session.get(OutboxCursor, consumer)
     return row.seq if row is not None and row.names == _names_key(names) else 0
 

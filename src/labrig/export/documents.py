@@ -1,13 +1,14 @@
-"""The files an export writes for one result, built from its snapshot. Pure: no database, no file system.
+"""The files an export writes for one result, built from its snapshot. Pure: no database, no file
+system.
 
 Schemas (each field documented in docs/export-sync.md):
 
-- ``result.json`` — ``labrig.export.result/1``: every revisable metric with its automatic and effective value
-  and the revision that set it, the revision history, status, reasons, units and QC.
+- ``result.json`` — ``labrig.export.result/1``: every revisable metric with its automatic and
+  effective value and the revision that set it, the revision history, status, reasons, units and QC.
 - ``metrics.csv`` — the same fields, one row per track and metric.
 - ``series.csv`` — the automatic smoothed positions and velocities per track and sample.
-- ``provenance.json`` — ``labrig.export.provenance/1``: inputs, captures and their digests, calibration,
-  release, jobs, revisions, and who exported it when, with the audit chain head.
+- ``provenance.json`` — ``labrig.export.provenance/1``: inputs, captures and their digests,
+  calibration, release, jobs, revisions, and who exported it when, with the audit chain head.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
 
 
 def metrics_csv(document: Mapping[str, Any]) -> bytes:
-    """One row per track and metric: unit, automatic value, effective value, revision that set it."""
+    """One row per track and metric:
+    unit, automatic value, effective value, revision that set it."""
     return _csv(
         ("track_id", "metric", "unit", "automatic", "effective", "revision"),
         (

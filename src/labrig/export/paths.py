@@ -1,15 +1,17 @@
-"""Safe paths inside an export bundle: what Labrig writes, and what it accepts when it reads one back.
+"""Safe paths inside an export bundle: what Labrig writes, and what it accepts when it reads one
+back.
 
-Names that come from the catalog or from manifests (result ids, subject codes, protocol names, segment file
-names) become single path components through :func:`safe_component`: ASCII letters, digits, ``.``, ``-`` and
-``_`` only, never ``.``/``..``, never a leading dot, never a Windows device name (``CON``, ``NUL.txt``,
-``COM1``…) nor a trailing dot or space, at most :data:`MAX_COMPONENT` characters. Whatever the input, the
-result names one entry directly inside its folder, on Linux, macOS and Windows alike.
+Names that come from the catalog or from manifests (result ids, subject codes, protocol names,
+segment file names) become single path components through :func:`safe_component`: ASCII letters,
+digits, ``.``, ``-`` and ``_`` only, never ``.``/``..``, never a leading dot, never a Windows device
+name (``CON``, ``NUL.txt``, ``COM1``…) nor a trailing dot or space, at most :data:`MAX_COMPONENT`
+characters. Whatever the input, the result names one entry directly inside its folder, on Linux,
+macOS and Windows alike.
 
-A bundle read back (``labrig export verify``) may have been made by anyone: :func:`check_bundle_path` refuses,
-without touching the file system, any listed path that could leave the bundle or mean something else on
-another system (absolute, drive letters, UNC, backslashes, ``..``, device names, control characters,
-alternate data streams).
+A bundle read back (``labrig export verify``) may have been made by anyone:
+:func:`check_bundle_path` refuses, without touching the file system, any listed path that could
+leave the bundle or mean something else on another system (absolute, drive letters, UNC,
+backslashes, ``..``, device names, control characters, alternate data streams).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class UnsafeBundlePathError(LabrigError):
 
 
 class UnsafeTargetError(LabrigError):
-    """A path Labrig was about to write resolves outside the export folder (a bug or a hostile link)."""
+    """A path Labrig was about to write resolves outside the export folder (a bug or a hostile
+    link)."""
 
     code = "LABRIG_EXPORT_UNSAFE_PATH"
 
@@ -58,7 +61,8 @@ def _is_reserved(name: str) -> bool:
 
 
 def safe_component(text: object, fallback: str = "unnamed") -> str:
-    """``text`` as one safe file or folder name (``fallback``, itself safe, when nothing usable is left)."""
+    """``text`` as one safe file or folder name (``fallback``, itself safe, when nothing usable is
+    left)."""
     ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
     name = _UNSAFE_CHARS.sub("_", ascii_text)
     name = re.sub(r"\.{2,}", ".", name)  # no "..", even inside a name
@@ -96,10 +100,10 @@ def check_bundle_path(text: str) -> PurePosixPath:
     parts = text.split("/")
     if not text or len(text) > MAX_PATH or not all(is_safe_component(p) for p in parts):
         raise UnsafeBundlePathError(
-            f"the bundle lists the path '{shown}', which could leave the bundle's folder or mean another file "
-            "on another system (absolute, '..', a drive, a device name or unusual characters). The bundle was "
-            "not made by Labrig or was altered: nothing was read through that path; ask the sender for a new "
-            "export"
+            f"the bundle lists the path '{shown}', which could leave the bundle's folder or mean "
+            "another file on another system (absolute, '..', a drive, a device name or unusual "
+            "characters). The bundle was not made by Labrig or was altered: nothing was read "
+            "through that path; ask the sender for a new export"
         )
     return PurePosixPath(text)
 

@@ -1,9 +1,10 @@
-"""Exporting published results into a verifiable bundle (``labrig export``, and the GUI's export dialog).
+"""Exporting published results into a verifiable bundle (``labrig export``, and the GUI's export
+dialog).
 
-Refusals come first, before anything is written: an unknown or ambiguous id, a result that is not published,
-nothing to export, a target that is not a folder, a user whose role does not allow it. Then one read
-transaction takes the snapshot (results, revisions, captures, audit chain head), and the bundle is written
-outside it. See docs/export-sync.md for the layout and the schemas.
+Refusals come first, before anything is written: an unknown or ambiguous id, a result that is not
+published, nothing to export, a target that is not a folder, a user whose role does not allow it.
+Then one read transaction takes the snapshot (results, revisions, captures, audit chain head), and
+the bundle is written outside it. See docs/export-sync.md for the layout and the schemas.
 """
 
 from __future__ import annotations
@@ -94,11 +95,12 @@ class ExportService:
         media: bool = False,
         task: Task = UNTRACKED,
     ) -> ExportReport:
-        """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or ``everything``
-        published; ``media`` adds each capture's committed manifest, segments and timestamps.
+        """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or
+        ``everything`` published; ``media`` adds each capture's committed manifest, segments and
+        timestamps.
 
-        Progress goes to ``task`` after each result and each media file; a cancel of it (or any failure)
-        removes the unfinished bundle, so nothing half-written is left in ``target``."""
+        Progress goes to ``task`` after each result and each media file; a cancel of it (or any
+        failure) removes the unfinished bundle, so nothing half-written is left in ``target``."""
         if bool(refs) == everything:
             raise UsageError(
                 "name the results to export (RESULT…), or give --all for every published result"
@@ -225,7 +227,8 @@ class ExportService:
 
 
 class _Steps:
-    """An export's units of work (results, media files), counted for its task; each begins with a cancel check."""
+    """An export's units of work (results, media files), counted for its task; each begins with a
+    cancel check."""
 
     def __init__(self, task: Task, total: int) -> None:
         self.task, self.total, self.done = task, max(total, 1), 0
@@ -237,7 +240,8 @@ class _Steps:
 
 
 def _folder_name(result: ResultSnapshot) -> str:
-    """``<subject>_<protocol>_attempt-<n>_<result id>``, each part sanitised (ids, codes and names may be hostile)."""
+    """``<subject>_<protocol>_attempt-<n>_<result id>``, each part sanitised (ids, codes and names
+    may be hostile)."""
     parts = [
         safe_component(result.session.get("subject_code", ""), "subject"),
         safe_component(result.session.get("protocol", ""), "protocol"),

@@ -1,7 +1,9 @@
-"""What an export reads from the catalog, in one read transaction: results, revisions, captures, chain head.
+"""What an export reads from the catalog, in one read transaction: results, revisions, captures,
+chain head.
 
-Everything an export writes comes from one snapshot, so the audit chain head it records was taken in the same
-transaction as its data: a store whose chain no longer holds that head was rewritten after the export.
+Everything an export writes comes from one snapshot, so the audit chain head it records was taken in
+the same transaction as its data: a store whose chain no longer holds that head was rewritten after
+the export.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ class NothingToExportError(LabrigError):
 def select_results(
     session: Session, refs: Sequence[str], everything: bool
 ) -> list[AnalysisResultRecord]:
-    """The results named (ids or unique prefixes), or every published one; anything not published refused."""
+    """The results named (ids or unique prefixes), or every published one; anything not published
+    refused."""
     if everything:
         rows = list(
             session.scalars(
@@ -98,8 +101,9 @@ def select_results(
     if blocked:
         names = ", ".join(f"{row.id} ({row.status})" for row in blocked)
         raise ResultNotPublishedError(
-            f"only published results can be exported, and {names} is not. A blocked result did not pass its "
-            "quality gates: fix the cause 'labrig review show' names and reprocess the attempt. Nothing was written"
+            f"only published results can be exported, and {names} is not. A blocked result did not "
+            "pass its quality gates: fix the cause 'labrig review show' names and reprocess the "
+            "attempt. Nothing was written"
         )
     return rows
 
@@ -139,7 +143,8 @@ def snapshot(session: Session, result: AnalysisResultRecord, blobs: BlobStore) -
 
 
 def capture_files(session: Session, capture_id: str, blobs: BlobStore) -> CaptureFiles:
-    """A committed capture's files in the media store, named as its committed manifest names them."""
+    """A committed capture's files in the media store,
+    named as its committed manifest names them."""
     capture = session.get(Capture, capture_id)
     assert (
         capture is not None and capture.manifest_sha256 is not None
@@ -201,8 +206,9 @@ def _digests(session: Session, capture: Capture) -> list[str]:
 
 
 def _manifest_names(blobs: BlobStore, manifest_sha256: str) -> dict[int, tuple[str, str]]:
-    """Position → (media name, timestamps name) from the committed manifest; empty if it cannot be read (the
-    export then fails on that blob with a clear error when it copies it, or uses fallback names)."""
+    """Position → (media name, timestamps name) from the committed manifest; empty if it cannot be
+    read (the export then fails on that blob with a clear error when it copies it, or uses fallback
+    names)."""
     try:
         data = json.loads(blobs.path(manifest_sha256, ".json").read_bytes())
         return {

@@ -1,10 +1,12 @@
-"""The durable job queue, Qt-free, shared by the GUI's QThreadPool and ``labrig worker``: stages and their
-registry, enqueueing with idempotency keys, claims under leases on a monotonic (or the database's) clock,
-fenced writes, runs with progress, checkpoints and cancellation, and the executors that drive them.
+"""The durable job queue, Qt-free, shared by the GUI's QThreadPool and ``labrig worker``: stages and
+their registry, enqueueing with idempotency keys, claims under leases on a monotonic (or the
+database's) clock, fenced writes, runs with progress, checkpoints and cancellation, and the
+executors that drive them.
 
-Modules: ``stages`` (what a stage declares), ``queue`` (enqueue, claim, cancel, reprocess), ``lease``,
-``fenced`` (writes a worker may still make), ``runner`` (one claimed job), ``executor`` (a pool of workers),
-``isolation`` (a stage in a child process), ``views`` (read-only job rows), ``builtin`` (``labrig.selftest``).
+Modules: ``stages`` (what a stage declares), ``queue`` (enqueue, claim, cancel, reprocess),
+``lease``, ``fenced`` (writes a worker may still make), ``runner`` (one claimed job), ``executor``
+(a pool of workers), ``isolation`` (a stage in a child process), ``views`` (read-only job rows),
+``builtin`` (``labrig.selftest``).
 """
 
 from labrig.jobs.builtin import BUILTIN_STAGES

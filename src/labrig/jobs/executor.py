@@ -29,7 +29,8 @@ from labrig.jobs.runner import RunResult, execute_claim
 from labrig.jobs.views import Claim
 from labrig.tasks import KeyedProgress
 
-#: after the first run ends, wait at most this long for the others to end too, to commit them together
+#: after the first run ends, wait at most this long for the others to end too,
+#: to commit them together
 GATHER_SECONDS = 0.002
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ class ThreadExecutor:
         with _Pool(self.workers, self._execute, self._wake.set) as pool:
             early = _EarlyStart(pool, running)
             while not self.stopping.is_set():
-                self._wake.clear()  # a run ending or an event committed from now on wakes the wait below
+                # a run ending or an event committed from now on wakes the wait below
+                self._wake.clear()
                 ended = self._gather(running)
                 running -= ended
                 before = len(running)
@@ -107,7 +109,8 @@ class ThreadExecutor:
         )
 
     def _gather(self, running: set[_Run]) -> set[_Run]:
-        """The runs that have ended; once one has, wait a moment for the rest so they commit together."""
+        """The runs that have ended; once one has, wait a moment for the rest so they commit
+        together."""
         ended = {r for r in running if r.done}
         if ended and len(ended) < len(running):
             deadline = time.monotonic() + GATHER_SECONDS
@@ -119,7 +122,8 @@ class ThreadExecutor:
 
 
 class _Run:
-    """One claim handed to the pool: once ``done``, its outcome (or the exception the run raised)."""
+    """One claim handed to the pool: once ``done``, its outcome
+    (or the exception the run raised)."""
 
     __slots__ = ("claim", "done", "error", "outcome")
 
@@ -188,7 +192,8 @@ class _Pool:
 
 
 class _EarlyStart:
-    """Starts claims on the pool inside the transaction that leases them, so runs overlap the commit's fsync.
+    """Starts claims on the pool inside the transaction that leases them, so runs overlap the
+    commit's fsync.
 
     A claim whose transaction then fails to commit is void: its run's outcome is
     reported lost (nothing is written for it) and no new claims are made until

@@ -22,7 +22,8 @@ BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
 
 
 def read_boot_id() -> str:
-    """An id that changes at every reboot: the kernel's on Linux, else derived from the boot time."""
+    """An id that changes at every reboot: the kernel's on Linux,
+    else derived from the boot time."""
     try:
         with open(BOOT_ID_FILE, encoding="ascii") as fh:
             return fh.read().strip()
@@ -69,8 +70,9 @@ class Clock:
     boot_id: str = field(default_factory=read_boot_id)
     pid: int = field(default_factory=os.getpid)
     nonce: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
-    #: where the catalog has a clock of its own (PostgreSQL), wall-clock deadlines shared by workstations
-    #: (leases of other hosts, retry times) are read from it; tests that drive time themselves turn this off
+    #: where the catalog has a clock of its own (PostgreSQL), wall-clock deadlines shared by
+    #: workstations (leases of other hosts, retry times) are read from it; tests that drive time
+    #: themselves turn this off
     database_time: bool = True
 
     def monotonic(self) -> float:

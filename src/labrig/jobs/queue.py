@@ -112,7 +112,8 @@ class JobQueue:
         job.lease_expires_at = None
 
     def schedule_retry(self, session: Session, job: Job, code: str, message: str) -> None:
-        """Running/Checkpointed → RetryWaiting with a jittered delay, or PermanentFailure when attempts are spent."""
+        """Running/Checkpointed → RetryWaiting with a jittered delay, or PermanentFailure when
+        attempts are spent."""
         if job.state == S.CHECKPOINTED.value:
             self.move(session, job, S.RETRY_WAITING)
         if job.attempts >= job.max_attempts:
@@ -160,7 +161,8 @@ class JobQueue:
         return view
 
     def enqueue_many(self, specs: Sequence[JobSpec]) -> list[JobView]:
-        """Create several jobs in one transaction (all or none), in order; ``depends_on`` may name earlier ones."""
+        """Create several jobs in one transaction (all or none), in order; ``depends_on`` may name
+        earlier ones."""
         if not any(spec.depends_on for spec in specs):  # the usual case: raw inserts, no Session
             with self.store.raw_write() as tx:
                 return [self._insert_ready(tx, spec) for spec in specs]
@@ -187,8 +189,8 @@ class JobQueue:
             return views
 
     def _insert_ready(self, tx: RawTransaction, spec: JobSpec) -> JobView:
-        """A job without dependencies: inserted Ready (Created → Ready, an edge checked as this module loads) with its
-        request event.
+        """A job without dependencies: inserted Ready (Created → Ready, an edge checked as this
+        module loads) with its request event.
 
         One INSERT instead of an ORM object flushed as Created and then updated.
         """
@@ -371,7 +373,8 @@ class JobQueue:
         )
 
     def release_dependents(self, session: Session, job: Job) -> None:
-        """InputsPending jobs that waited for ``job`` become Ready once all their inputs are committed."""
+        """InputsPending jobs that waited for ``job`` become Ready once all their inputs are
+        committed."""
         for dependent in self._dependents(session, job.id):
             if dependent.state != S.INPUTS_PENDING.value:
                 continue
@@ -401,7 +404,8 @@ class JobQueue:
     # -- workers: claiming ----------------------------------------------------------------------
 
     def claim(self, slots: int, start: bool = False) -> list[Claim]:
-        """In one short write transaction: reap lost leases, wake due retries, lease up to ``slots`` jobs.
+        """In one short write transaction: reap lost leases, wake due retries, lease up to ``slots``
+        jobs.
 
         Claims only as many jobs as the caller has free worker slots, so no claimed
         job waits for a thread while its lease runs out. With ``start`` the claim also
@@ -442,14 +446,16 @@ class JobQueue:
         )
 
     def shared_now(self, tx: RawTransaction) -> datetime:
-        """The wall clock every workstation agrees on: the database's where it has one, else this one's."""
+        """The wall clock every workstation agrees on: the database's where it has one, else this
+        one's."""
         if self.sql.db_now is None or not self.clock.database_time:
             return self.clock.now()
         value: datetime = tx.execute(self.sql.db_now).fetchone()[0]
         return value
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
-        """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE … RETURNING."""
+        """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE …
+        RETURNING."""
         mono, _ = deadlines(self.clock, self.terms)
         now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
         to_db = tx.dialect.to_db_datetime
@@ -491,7 +497,8 @@ class JobQueue:
     def _claimed_upstream(
         self, tx: RawTransaction, job_ids: list[str]
     ) -> dict[str, dict[str, Any]]:
-        """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream job id."""
+        """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream
+        job id."""
         if not job_ids:
             return {}
         out: dict[str, dict[str, Any]] = {}
@@ -509,7 +516,8 @@ class JobQueue:
             self._wake_due_retries(session)
 
     def lease_lapsed(self, job: Job, now: datetime | None = None) -> bool:
-        """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall clock, if read)."""
+        """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall clock, if
+        read)."""
         return lease_expired(
             self.clock,
             job.lease_host,
@@ -610,7 +618,8 @@ class JobQueue:
                 if is_terminal(state):
                     check_transition(state, S.READY)  # raises LABRIG_TERMINAL_STATE
                 raise InvalidTransitionError(
-                    f"job {job.id} is {job.state}, not BlockedByQuality: only a blocked job can be released"
+                    f"job {job.id} is {job.state}, not BlockedByQuality: only a blocked job can be "
+                    "released"
                 )
             self.move(session, job, S.READY)
             job.error_code = job.error_message = None

@@ -42,7 +42,10 @@ OUTBOX: Table = OutboxEvent.__table__  # type: ignore[assignment]
 
 def _insert(table: Table, skip: Iterable[str] = ()) -> str:
     columns = tuple(c.name for c in table.columns if c.name not in set(skip))
-    return f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+    return (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(':' + c for c in columns)})"
+    )
 
 
 #: the jobs columns in the order of ``QueueSQL.insert_job``'s values
@@ -56,20 +59,23 @@ _RETURNING = (
 )
 _LEASE = (
     "UPDATE jobs SET state = :v_state, fencing_token = fencing_token + 1, attempts = attempts + 1, "
-    "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = :v_mono, "
-    "next_attempt_at = NULL, updated_at = :v_now, "
+    "owner = :v_owner, lease_host = :v_host, lease_boot_id = :v_boot_id, lease_deadline_mono = "
+    ":v_mono, next_attempt_at = NULL, updated_at = :v_now, "
 )
 #: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
 _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
-#: lease the first ``slots`` Ready jobs of the given stages in claim order (partial index ix_jobs_ready)
+#: lease the first ``slots`` Ready jobs of the given stages in claim order
+#: (partial index ix_jobs_ready)
 _CLAIM = {
-    # "+state": find the leased rows by id, not by scanning every Ready job through the state's index
+    # "+state": find the leased rows by id, not by scanning every Ready job through the state's
+    # index
     "sqlite": (
         _LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
         "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
         "ORDER BY priority DESC, created_at, id LIMIT :slots) " + _RETURNING
     ),
-    # SKIP LOCKED: never wait for another workstation's claim (the deadline is from the database clock)
+    # SKIP LOCKED: never wait for another workstation's claim (the deadline is from the database
+    # clock)
     "postgresql": (
         _LEASE + "lease_expires_at = :v_expires_at WHERE id IN ("
         "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
@@ -120,7 +126,8 @@ class QueueSQL:
     claim_ready: str
     #: committed outputs of the jobs that the given jobs depend on
     upstream_outputs: str
-    #: the given jobs, with the first output already committed under each one's key and whether any job waits for it
+    #: the given jobs, with the first output already committed under each one's key and
+    #: whether any job waits for it
     finishing_jobs: str
     #: Running → Succeeded[Degraded], fenced again in the WHERE clause (executemany over the batch)
     complete_job: str
@@ -134,34 +141,36 @@ def queue_sql(dialect_name: str) -> QueueSQL:
     in_list = _IN_LIST[dialect_name]
     return QueueSQL(
         dialect=d,
-        insert_job=f"INSERT INTO jobs ({', '.join(JOB_COLUMNS)}) VALUES ({d.positional(len(JOB_COLUMNS))})",
+        insert_job=(
+            f"INSERT INTO jobs ({', '.join(JOB_COLUMNS)}) VALUES ({d.positional(len(JOB_COLUMNS))})"
+        ),
         insert_output=d.sql(_insert(OUTPUTS)),
         insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
         insert_event=d.sql(_insert(OUTBOX, skip=("seq",))),
         held_leases=(
-            "SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at FROM jobs "
-            "WHERE state IN ('Leased', 'Running', 'Checkpointed')"
+            "SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at "
+            "FROM jobs WHERE state IN ('Leased', 'Running', 'Checkpointed')"
         ),
         due_retries=d.sql(
             "SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"
         ),
         claim_ready=d.sql(_CLAIM[dialect_name].format(stages=in_list.format("stage_ids"))),
         upstream_outputs=d.sql(
-            "SELECT d.job_id, d.depends_on_job_id, o.body FROM job_dependencies d "
-            "JOIN jobs u ON u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = u.idempotency_key "
-            f"WHERE d.job_id {in_list.format('ids')}"
+            "SELECT d.job_id, d.depends_on_job_id, o.body FROM job_dependencies d JOIN jobs u ON "
+            "u.id = d.depends_on_job_id JOIN job_outputs o ON o.idempotency_key = "
+            f"u.idempotency_key WHERE d.job_id {in_list.format('ids')}"
         ),
         finishing_jobs=d.sql(
-            f"SELECT {', '.join('j.' + c for c in _FINISHING)}, o.job_id AS first_job_id, o.digest AS first_digest, "
-            "EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id = j.id) AS has_dependents "
-            "FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = j.idempotency_key "
-            f"WHERE j.id {in_list.format('ids')}"
+            f"SELECT {', '.join('j.' + c for c in _FINISHING)}, o.job_id AS first_job_id, o.digest "
+            "AS first_digest, EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_job_id "
+            "= j.id) AS has_dependents FROM jobs j LEFT JOIN job_outputs o ON o.idempotency_key = "
+            f"j.idempotency_key WHERE j.id {in_list.format('ids')}"
         ),
         complete_job=d.sql(
-            "UPDATE jobs SET state = :v_state, updated_at = :v_now, output_digest = :v_digest, progress = 1.0, "
-            "error_code = NULL, error_message = NULL, owner = NULL, lease_host = NULL, lease_boot_id = NULL, "
-            "lease_deadline_mono = NULL, lease_expires_at = NULL "
-            "WHERE id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"
+            "UPDATE jobs SET state = :v_state, updated_at = :v_now, output_digest = :v_digest, "
+            "progress = 1.0, error_code = NULL, error_message = NULL, owner = NULL, lease_host = "
+            "NULL, lease_boot_id = NULL, lease_deadline_mono = NULL, lease_expires_at = NULL WHERE "
+            "id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"
         ),
         db_now="SELECT now()" if dialect_name == "postgresql" else None,
     )
@@ -170,8 +179,9 @@ def queue_sql(dialect_name: str) -> QueueSQL:
 def event_row(name: str, payload: Mapping[str, Any], recorded_at: Any = None) -> dict[str, Any]:
     """The outbox row :func:`labrig.events.outbox.record_event` would add, validated the same way.
 
-    ``recorded_at``: when, if the caller has already read the clock (now otherwise): an aware datetime, or
-    the form the database stores (``RawDialect.to_db_datetime``) when the caller has that at hand already."""
+    ``recorded_at``: when, if the caller has already read the clock (now otherwise): an aware
+    datetime, or the form the database stores (``RawDialect.to_db_datetime``) when the caller has
+    that at hand already."""
     body = payload_text(name, payload)
     spec = spec_for(name)
     return {

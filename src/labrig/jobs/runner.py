@@ -68,7 +68,8 @@ class RunContext:
             self._last_renewal = self._last_cancel_poll = time.monotonic()
 
     def _poll_cancel_if_due(self) -> None:
-        # a read, not a write: an operator's cancel is seen within a second, not a third of the lease
+        # a read, not a write: an operator's cancel is seen within a second, not a third of the
+        # lease
         if time.monotonic() - self._last_cancel_poll >= CANCEL_POLL_SECONDS:
             self._cancel_requested |= self._writes.queue.cancel_requested(self.job_id)
             self._last_cancel_poll = time.monotonic()

@@ -37,10 +37,11 @@ class StageOutput:
 
 
 class StageContext(Task, Protocol):
-    """What a running stage may use: a :class:`~labrig.tasks.Task` (progress, cancel) with the job's inputs,
-    configuration and checkpoint. Every call runs on the worker's own thread. ``check_cancelled`` raises
-    :class:`~labrig.errors.JobCancelledError` once an operator cancelled the job, and hands the job back
-    (nothing is failed) when its worker is stopping; progress and checks also renew the job's lease."""
+    """What a running stage may use: a :class:`~labrig.tasks.Task` (progress, cancel) with the job's
+    inputs, configuration and checkpoint. Every call runs on the worker's own thread.
+    ``check_cancelled`` raises :class:`~labrig.errors.JobCancelledError` once an operator cancelled
+    the job, and hands the job back (nothing is failed) when its worker is stopping; progress and
+    checks also renew the job's lease."""
 
     job_id: str
     stage_id: str
@@ -54,7 +55,8 @@ class StageContext(Task, Protocol):
 
 @dataclass(frozen=True)
 class Setting:
-    """One configuration key of a stage: the JSON types it takes, what it means, and an optional value check."""
+    """One configuration key of a stage: the JSON types it takes, what it means, and an optional
+    value check."""
 
     types: tuple[type, ...]
     help: str
@@ -101,11 +103,13 @@ class Stage:
     isolated: bool = False
     #: writes large outputs (media, renders): waits while storage pressure is high
     output_heavy: bool = False
-    #: the keys its config may have; None accepts any config (stages of tests and plug-ins that declare none)
+    #: the keys its config may have; None accepts any config
+    #: (stages of tests and plug-ins that declare none)
     config_schema: Mapping[str, Setting] | None = None
 
     def configure(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The defaults overlaid with ``config``, checked against the schema (raises StageConfigError)."""
+        """The defaults overlaid with ``config``, checked against the schema (raises
+        StageConfigError)."""
         merged = {**self.config_defaults, **(config or {})}
         if self.config_schema is None:
             return merged
@@ -126,8 +130,9 @@ class Stage:
         return merged
 
     def settle(self, config: Mapping[str, Any] | None) -> tuple[str, str]:
-        """The canonical JSON text of :meth:`configure`'s result and its digest (the job's ``config`` and
-        ``config_digest``); for the defaults alone, the usual case, computed once per stage."""
+        """The canonical JSON text of :meth:`configure`'s result and its digest (the job's
+        ``config`` and ``config_digest``); for the defaults alone, the usual case, computed once per
+        stage."""
         return _settled(self.configure(config)) if config else self._settled_defaults
 
     @cached_property
@@ -157,14 +162,16 @@ class StageRegistry:
             return self._stages[stage_id]
         except KeyError:
             raise UnknownStageError(
-                f"no stage '{stage_id}' is registered; known stages: {', '.join(sorted(self._stages))}"
+                f"no stage '{stage_id}' is registered; known stages: "
+                f"{', '.join(sorted(self._stages))}"
             ) from None
 
     def __contains__(self, stage_id: str) -> bool:
         return stage_id in self._stages
 
     def ids(self, *, heavy: bool = True) -> tuple[str, ...]:
-        """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages (every claim asks)."""
+        """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages (every claim
+        asks)."""
         found = self._ids.get(heavy)
         if found is None:
             found = self._ids[heavy] = tuple(

@@ -42,7 +42,8 @@ class JobView:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> JobView:
-        """From a ``jobs`` row read (and possibly updated) with Core statements, as column → value."""
+        """From a ``jobs`` row read (and possibly updated) with Core statements,
+        as column → value."""
         values = {name: row[name] for name in _COLUMNS}
         values.update(
             state=JobState(row["state"]),
@@ -106,7 +107,9 @@ class Claim:
     checkpoint: dict[str, Any] | None
     #: True when the claim already moved the job Leased → Running (``JobQueue.claim(start=True)``)
     started: bool = False
-    #: committed outputs of the jobs it depends on, read in the claim's transaction; None: not read yet
+    #: committed outputs of the jobs it depends on, read in the claim's transaction;
+    #: None: not read yet
     upstream: Mapping[str, Mapping[str, Any]] | None = None
-    #: the job's idempotency key as claimed (None: not read), so a run's completion event can be made on its thread
+    #: the job's idempotency key as claimed (None: not read), so a run's completion event
+    #: can be made on its thread
     idempotency_key: str | None = None

@@ -1,9 +1,9 @@
-"""The analysis pipeline: what runs as jobs over an attempt's committed media. Media quality control, marker
-tracking and kinematics as pure computations, the stages that wrap them for the job queue, and saving an
-attempt with the default pipeline requested. Qt-free.
+"""The analysis pipeline: what runs as jobs over an attempt's committed media. Media quality
+control, marker tracking and kinematics as pure computations, the stages that wrap them for the job
+queue, and saving an attempt with the default pipeline requested. Qt-free.
 
-Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered stages and
-their settings), ``attempts`` (saving an attempt, the default pipeline).
+Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered
+stages and their settings), ``attempts`` (saving an attempt, the default pipeline).
 """
 
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline, save_attempt, stop_and_save

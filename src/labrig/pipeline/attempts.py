@@ -1,9 +1,10 @@
-"""Saving an attempt: committed captures grouped into a trial of a session, with the default pipeline requested.
+"""Saving an attempt: committed captures grouped into a trial of a session, with the default
+pipeline requested.
 
-The one place that pairs :func:`~labrig.capture.sessions.create_attempt` with the default pipeline: the Capture
-screen, ``labrig demo``, the self-test and the release health check all save their attempts here, so each asks for
-the same analysis. Threading: every call blocks on the store (and :func:`stop_and_save` on the recorder's commit);
-call them off the GUI thread.
+The one place that pairs :func:`~labrig.capture.sessions.create_attempt` with the default pipeline:
+the Capture screen, ``labrig demo``, the self-test and the release health check all save their
+attempts here, so each asks for the same analysis. Threading: every call blocks on the store (and
+:func:`stop_and_save` on the recorder's commit); call them off the GUI thread.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ BOARD_NOTE = "Board recording for calibration: not analysed; pick it on the Cali
 
 @dataclass(frozen=True)
 class SavedRecording:
-    """A recording stopped and committed, and what it became. ``attempt_id`` is None for a board recording, or
-    when its analysis could not be requested (``note`` says why)."""
+    """A recording stopped and committed, and what it became. ``attempt_id`` is None for a board
+    recording, or when its analysis could not be requested (``note`` says why)."""
 
     attempt_id: str | None
     number: int | None  # the attempt's number in its session
@@ -37,7 +38,8 @@ class SavedRecording:
 
 
 def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
-    """The default pipeline for a capture, with the current calibration of its device and mode, if any."""
+    """The default pipeline for a capture, with the current calibration of its device and mode, if
+    any."""
     with store.read() as session:
         capture = session.get(Capture, capture_id)
         assert capture is not None
@@ -53,8 +55,9 @@ def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
 
 
 def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -> str:
-    """Make committed captures an attempt of the session and request the default pipeline on the first of them,
-    atomically (``attempt.created`` and its jobs in one transaction); the attempt's id."""
+    """Make committed captures an attempt of the session and request the default pipeline on the
+    first of them, atomically (``attempt.created`` and its jobs in one transaction); the attempt's
+    id."""
     pipeline = attempt_pipeline(queue.store, capture_ids[0]) if capture_ids else []
     return create_attempt(queue, session_id, capture_ids, pipeline)
 
@@ -62,11 +65,13 @@ def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -
 def stop_and_save(
     queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False
 ) -> SavedRecording:
-    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep it as a
-    recording of the calibration board, which is not analysed but offered on the Calibration screen).
+    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep it
+    as a recording of the calibration board, which is not analysed but offered on the Calibration
+    screen).
 
-    A commit failure raises (the capture stays provisional; start-up recovery salvages it). A committed recording
-    whose attempt is refused is still returned, with ``attempt_id`` None and the reason in ``note``.
+    A commit failure raises (the capture stays provisional; start-up recovery salvages it). A
+    committed recording whose attempt is refused is still returned, with ``attempt_id`` None and the
+    reason in ``note``.
     """
     result = recorder.stop()
     why = recorder.status().stop_reason

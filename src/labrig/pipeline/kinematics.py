@@ -1,15 +1,18 @@
 """Kinematics of one track: smoothed position, velocity, acceleration and summary metrics.
 
-Timestamps need not be uniform (dropped frames, gaps where a marker was hidden): the track is first resampled by
-linear interpolation onto a uniform grid whose step is the median interval of the input, from its first to its last
-timestamp; Savitzky–Golay filtering (``scipy.signal.savgol_filter``, ``deriv`` 0/1/2 with ``delta`` = that step)
-then gives position, velocity and acceleration on the grid, and every metric is measured on it. Gaps are bridged by
-straight lines at constant speed, so a long absence belongs in separate tracks (the tracker's ``max_gap``). The
-first and last half-window use the edge polynomial fit (``mode="interp"``) and are noisier than the interior.
+Timestamps need not be uniform (dropped frames, gaps where a marker was hidden): the track is first
+resampled by linear interpolation onto a uniform grid whose step is the median interval of the
+input, from its first to its last timestamp; Savitzky–Golay filtering
+(``scipy.signal.savgol_filter``, ``deriv`` 0/1/2 with ``delta`` = that step) then gives position,
+velocity and acceleration on the grid, and every metric is measured on it. Gaps are bridged by
+straight lines at constant speed, so a long absence belongs in separate tracks (the tracker's
+``max_gap``). The first and last half-window use the edge polynomial fit (``mode="interp"``) and are
+noisier than the interior.
 
-A track with fewer grid samples than the window gets a shrunken window; one too short for any fit of the chosen
-order gets position metrics only (from the raw samples), the speed metrics None, and ``reason`` saying why. It
-never raises for being short. Pure computation: no Qt, no database, deterministic.
+A track with fewer grid samples than the window gets a shrunken window; one too short for any fit of
+the chosen order gets position metrics only (from the raw samples), the speed metrics None, and
+``reason`` saying why. It never raises for being short. Pure computation: no Qt, no database,
+deterministic.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ DEFAULT_WINDOW = {"s": 0.25, "frames": 7.0}  # about a quarter second at 30 fps 
 
 @dataclass(frozen=True)
 class TrackKinematics:
-    """Kinematics of one track. Lengths in ``units``, times in ``time_units``, speeds in units per time unit,
-    accelerations in units per time unit²; series are on the uniform grid ``t`` (None when too short to fit)."""
+    """Kinematics of one track. Lengths in ``units``, times in ``time_units``, speeds in units per
+    time unit, accelerations in units per time unit²; series are on the uniform grid ``t`` (None
+    when too short to fit)."""
 
     units: str
     time_units: str
@@ -88,8 +92,8 @@ class TrackKinematics:
 
 
 def to_plane_mm(pixels: npt.ArrayLike, homography: npt.ArrayLike) -> Array:
-    """Map N×2 (undistorted) image positions (px) through a 3×3 homography to plane positions (mm), with the
-    perspective divide."""
+    """Map N×2 (undistorted) image positions (px) through a 3×3 homography to plane positions (mm),
+    with the perspective divide."""
     xy = np.asarray(pixels, dtype=np.float64).reshape(-1, 2)
     h = np.asarray(homography, dtype=np.float64).reshape(3, 3)
     out = np.column_stack([xy, np.ones(len(xy))]) @ h.T
@@ -104,8 +108,9 @@ def kinematics(
     window_s: float | None = None,
     polyorder: Literal[2, 3] = 3,
 ) -> TrackKinematics:
-    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t`` (N, ``time_units``).
-    ``window_s``: Savitzky–Golay window length in ``time_units`` (default 0.25 s, or 7 frames)."""
+    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t`` (N,
+    ``time_units``). ``window_s``: Savitzky–Golay window length in ``time_units`` (default 0.25 s,
+    or 7 frames)."""
     xy = np.asarray(track_xy, dtype=np.float64).reshape(-1, 2)
     times = np.asarray(t, dtype=np.float64).ravel()
     if len(times) != len(xy):
@@ -194,7 +199,8 @@ def _measure(
 
 
 def _extent(xy: Array) -> float:
-    """Largest distance between two positions, searched over the convex hull (a long track has few hull points)."""
+    """Largest distance between two positions, searched over the convex hull (a long track has few
+    hull points)."""
     if len(xy) < 2:
         return 0.0
     hull = cv2.convexHull(xy.astype(np.float32), returnPoints=False).ravel()

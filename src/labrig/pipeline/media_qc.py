@@ -1,12 +1,15 @@
-"""Media quality control: decode every frame of a recording and report what a technician should know before analysis.
+"""Media quality control: decode every frame of a recording and report what a technician should know
+before analysis.
 
 Checks frame counts (decoded vs the manifest and vs each container header), timestamp gaps from the
-``frame,mono_ns,utc_ns`` sidecars written by :mod:`labrig.capture.sink`, and per-frame blur and exposure.
-Pure computation: no Qt, no database. The result is deterministic for the same files (no wall-clock values) and
-:meth:`MediaQC.to_json` gives plain JSON types (no NaN, so it passes ``canonical_json``).
+``frame,mono_ns,utc_ns`` sidecars written by :mod:`labrig.capture.sink`, and per-frame blur and
+exposure. Pure computation: no Qt, no database. The result is deterministic for the same files (no
+wall-clock values) and :meth:`MediaQC.to_json` gives plain JSON types (no NaN, so it passes
+``canonical_json``).
 
-Threading: runs on the caller's thread, which is where it calls its :class:`~labrig.tasks.Task`. Cancellation:
-every few frames it calls ``task.check_cancelled()``, which raises (it never returns a partial result).
+Threading: runs on the caller's thread, which is where it calls its :class:`~labrig.tasks.Task`.
+Cancellation: every few frames it calls ``task.check_cancelled()``, which raises (it never returns a
+partial result).
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ class TimestampsUnreadableError(LabrigError):
 class Thresholds:
     """Limits that decide which frames count as suspect."""
 
-    # A frame counts as blurred below max(blur_min, blur_relative × the recording's median blur): sharpness
-    # measured this way depends on the scene (a sparse scene scores low however sharp), so by default only frames
-    # much softer than the rest of their own recording (motion blur, focus hunting) are flagged.
+    # A frame counts as blurred below max(blur_min, blur_relative × the recording's median blur):
+    # sharpness measured this way depends on the scene (a sparse scene scores low however sharp), so
+    # by default only frames much softer than the rest of their own recording (motion blur, focus
+    # hunting) are flagged.
     blur_min: float = 0.0  # variance of the Laplacian (grey levels²)
     blur_relative: float = 0.5  # fraction of the median
     dark_mean: float = 15.0  # mean grey level (0–255) below which a frame counts as too dark
@@ -52,7 +56,8 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Stat:
-    """min / median / max of one per-frame measure (None when no frame decoded) and how many frames were flagged."""
+    """min / median / max of one per-frame measure (None when no frame decoded) and how many frames
+    were flagged."""
 
     min: float | None
     median: float | None
@@ -98,7 +103,8 @@ class MediaQC:
 
     @property
     def header_mismatch(self) -> bool:
-        """Some file decoded to a different number of frames than its header claims (a truncated write)."""
+        """Some file decoded to a different number of frames than its header claims (a truncated
+        write)."""
         return any(
             f.header_frames is not None and f.header_frames != f.decoded_frames for f in self.files
         )
@@ -116,13 +122,15 @@ class MediaQC:
             if f.undecodable
         ]
         out += [
-            f"{f.name}: header says {f.header_frames} frames but {f.decoded_frames} decoded (truncated write?)"
+            f"{f.name}: header says {f.header_frames} frames but {f.decoded_frames} decoded "
+            "(truncated write?)"
             for f in self.files
             if not f.undecodable and f.header_frames not in (None, f.decoded_frames)
         ]
         if self.count_mismatch:
             out.append(
-                f"the manifest lists {self.expected_frames} frames but {self.decoded_frames} decoded"
+                f"the manifest lists {self.expected_frames} frames but {self.decoded_frames} "
+                "decoded"
             )
         if self.gaps:
             out.append(
@@ -151,9 +159,9 @@ def media_qc(
     task: Task = UNTRACKED,
     thresholds: Thresholds | None = None,
 ) -> MediaQC:
-    """Decode every frame of ``paths`` (in recording order) and check them; ``timestamps[i]`` is the sidecar CSV of
-    ``paths[i]`` or None; ``expected_fps`` (frames/s) is what gaps are measured against. Reports its progress to
-    ``task`` and stops when it is cancelled."""
+    """Decode every frame of ``paths`` (in recording order) and check them; ``timestamps[i]`` is the
+    sidecar CSV of ``paths[i]`` or None; ``expected_fps`` (frames/s) is what gaps are measured
+    against. Reports its progress to ``task`` and stops when it is cancelled."""
     if len(timestamps) != len(paths):
         raise ValueError("media_qc needs one timestamps entry (a path or None) per media file")
     limits = thresholds or Thresholds()
@@ -203,7 +211,8 @@ def _measure_file(
 
 
 def frame_measures(frame: npt.NDArray[np.uint8]) -> tuple[float, float, float]:
-    """(variance of the Laplacian in grey levels², mean grey level 0–255, fraction of pixels clipped) of one frame."""
+    """(variance of the Laplacian in grey levels², mean grey level 0–255, fraction of pixels
+    clipped) of one frame."""
     grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
     _, std = cv2.meanStdDev(
         cv2.Laplacian(grey, cv2.CV_16S)
@@ -224,7 +233,8 @@ def _header_frames(path: Path) -> int | None:
 
 
 def _read_mono_ns(path: Path) -> list[int]:
-    """The ``mono_ns`` column of a sidecar; a row that is cut short (a killed writer) ends the list."""
+    """The ``mono_ns`` column of a sidecar;
+    a row that is cut short (a killed writer) ends the list."""
     try:
         return read_timestamps(path)
     except OSError as exc:
@@ -237,8 +247,8 @@ def _read_mono_ns(path: Path) -> list[int]:
 def _timestamp_gaps(
     stamps: Sequence[list[int] | None], fps: float, factor: float
 ) -> tuple[int, int, float | None]:
-    """(gaps, frames missing, longest interval s) over the files' ``mono_ns`` lists in order; a file without a
-    sidecar breaks the chain rather than counting as a gap."""
+    """(gaps, frames missing, longest interval s) over the files' ``mono_ns`` lists in order; a file
+    without a sidecar breaks the chain rather than counting as a gap."""
     nominal_ns = 1e9 / fps
     chains: list[list[int]] = [[]]
     for mono in stamps:

@@ -1,4 +1,5 @@
-"""The default analysis pipeline as registered queue stages: media.qc → tracking.markers → kinematics.
+"""The default analysis pipeline as registered queue stages: media.qc → tracking.markers →
+kinematics.
 
 Each stage reads the committed capture named by its first input digest (the
 capture's manifest digest) and, when the configuration names one, a calibration.
@@ -104,21 +105,23 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
         len(ctx.input_digests) > 1
     ):  # an attempt grouping several cameras: say plainly what was not analysed
         reasons.append(
-            f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed the first "
-            f"({media.capture_id}) only. The others are stored, not analysed: make one attempt per "
-            "camera to analyse each"
+            f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed "
+            f"the first ({media.capture_id}) only. The others are stored, not analysed: make one "
+            "attempt per camera to analyse each"
         )
     return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
 
 
-# tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig` start
+# tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig`
+# start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
     from labrig.pipeline.tracking import detect_markers, track
 
     media = load_capture(store, ctx.input_digests[0])
     calibration = _calibration(store, ctx.config)
     undistort = (calibration.camera_matrix, calibration.dist) if calibration else None
-    # bright markers are found on the grey plane: decoding MJPG straight to luma is most of this stage's speed
+    # bright markers are found on the grey plane: decoding MJPG straight to luma is most of this
+    # stage's speed
     hue = ctx.config.get("marker_hue")
     frames = media.luma_frames() if hue is None else media.frames()  # colour needs the BGR frames
     detect = (
@@ -200,7 +203,8 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
 def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tuple[Stage, ...]:
     """The default pipeline's stages, bound to ``store`` (where they read media and calibrations).
 
-    ``release_digest``: the active release's manifest digest, which enters every job's idempotency key.
+    ``release_digest``: the active release's manifest digest, which enters every job's idempotency
+    key.
     """
 
     def stage(
@@ -230,8 +234,9 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
             QC_SCHEMA,
             "decode every frame; frame counts, timestamp gaps, blur and exposure",
         ),
-        # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames to grey),
-        # which moves positions by a few hundredths of a pixel: a new key, so no false reproducibility incident
+        # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames
+        # to grey), which moves positions by a few hundredths of a pixel: a new key, so no false
+        # reproducibility incident
         stage(
             "tracking.markers",
             _tracking,

@@ -1,17 +1,20 @@
 """Marker tracking: bright blobs found in each frame, linked frame to frame into tracks.
 
-Detection thresholds one grey (or colour) plane, or keeps the pixels of one hue, keeps connected components in an
-area range and gives each a sub-pixel centroid weighted by brightness above the local background, so anti-aliased
-edges count by coverage. The tracking stage gives it grey frames (:func:`~labrig.capture.media.iter_luma`): for
-MJPG, decoding straight to the grey plane is what lets the stage run faster than a plain BGR decode loop.
-Linking predicts each open track one frame ahead at constant velocity and assigns detections with the Hungarian
-method (``scipy.optimize.linear_sum_assignment``) inside a gating distance. A track survives up to ``max_gap``
-frames without a detection (a marker hidden for a moment keeps its identity); a detection nobody claims starts a
-new track. Positions are pixels of the image, or of the undistorted image when a calibration is given
-(``cv2.undistortPoints`` with ``P=K``), ready for a plane homography (:func:`labrig.pipeline.kinematics.to_plane_mm`).
+Detection thresholds one grey (or colour) plane, or keeps the pixels of one hue, keeps connected
+components in an area range and gives each a sub-pixel centroid weighted by brightness above the
+local background, so anti-aliased edges count by coverage. The tracking stage gives it grey frames
+(:func:`~labrig.capture.media.iter_luma`): for MJPG, decoding straight to the grey plane is what
+lets the stage run faster than a plain BGR decode loop. Linking predicts each open track one frame
+ahead at constant velocity and assigns detections with the Hungarian method
+(``scipy.optimize.linear_sum_assignment``) inside a gating distance. A track survives up to
+``max_gap`` frames without a detection (a marker hidden for a moment keeps its identity); a
+detection nobody claims starts a new track. Positions are pixels of the image, or of the undistorted
+image when a calibration is given (``cv2.undistortPoints`` with ``P=K``), ready for a plane
+homography (:func:`labrig.pipeline.kinematics.to_plane_mm`).
 
-Pure computation: no Qt, no database; deterministic for the same frames. Threading: runs on the caller's thread,
-which is where it calls its :class:`~labrig.tasks.Task`; a cancel raises from ``task.check_cancelled()``.
+Pure computation: no Qt, no database; deterministic for the same frames. Threading: runs on the
+caller's thread, which is where it calls its :class:`~labrig.tasks.Task`; a cancel raises from
+``task.check_cancelled()``.
 """
 
 from __future__ import annotations
@@ -50,11 +53,13 @@ def detect_markers(
     hue: tuple[float, float] | None = None,
     min_saturation: int = 80,
 ) -> Array:
-    """Centroids (N×2, x y in px, sorted by y then x) of blobs brighter than ``threshold`` (grey levels 0–255) with
-    an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g. from :func:`~labrig.capture.media.iter_luma`)
-    is used as it is. To find markers of one colour in a BGR frame: ``channel`` picks one BGR plane (0 B, 1 G, 2 R)
-    instead of grey; or ``hue`` = (low, high) in degrees (0–360; low > high wraps through red) keeps the pixels of
-    that hue with a saturation of at least ``min_saturation`` (0–255) whose brightest channel passes ``threshold``."""
+    """Centroids (N×2, x y in px, sorted by y then x) of blobs brighter than ``threshold``
+    (grey levels 0–255) with an area of ``min_area``–``max_area`` px. A grey frame (H×W, e.g.
+    from :func:`~labrig.capture.media.iter_luma`) is used as it is. To find markers of one
+    colour in a BGR frame: ``channel`` picks one BGR plane (0 B, 1 G, 2 R) instead of grey; or
+    ``hue`` = (low, high) in degrees (0–360; low > high wraps through red) keeps the pixels of
+    that hue with a saturation of at least ``min_saturation`` (0–255) whose brightest channel
+    passes ``threshold``."""
     plane, mask = _plane_and_mask(frame, threshold, channel, hue, min_saturation)
     # outer contours, not connected components: ~25× faster on a sparse 720p mask, the same blobs
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -74,7 +79,8 @@ def _plane_and_mask(
     hue: tuple[float, float] | None,
     min_saturation: int,
 ) -> tuple[Image, Image]:
-    """The plane whose brightness weights the centroids, and the mask (0/255) of the pixels that belong to markers."""
+    """The plane whose brightness weights the centroids, and the mask (0/255) of the pixels that
+    belong to markers."""
     if hue is None:
         plane = np.asarray(
             frame
@@ -103,8 +109,8 @@ def _plane_and_mask(
 def _centroid(
     plane: Image, mask: Image, contour: npt.NDArray[Any], min_area: int, max_area: int
 ) -> tuple[float, float] | None:
-    """Brightness-weighted centroid of one blob, over the blob grown by a pixel (its soft edge); None if its area
-    (px) is out of range."""
+    """Brightness-weighted centroid of one blob, over the blob grown by a pixel (its soft edge);
+    None if its area (px) is out of range."""
     x, y, w, h = cv2.boundingRect(contour)
     if w * h < min_area:
         return None
@@ -201,7 +207,8 @@ class _Linker:
         self.next_id = 0
 
     def step(self, frame: int, points: Array) -> None:
-        """Extend the open tracks with this frame's detections (N×2 px); unclaimed detections start new tracks."""
+        """Extend the open tracks with this frame's detections (N×2 px); unclaimed detections start
+        new tracks."""
         stale = [t for t in self.open if frame - t.frames[-1] > self.max_gap + 1]
         self.closed += stale
         self.open = [t for t in self.open if t not in stale]
@@ -212,7 +219,8 @@ class _Linker:
                 self.next_id += 1
 
     def _assign(self, frame: int, points: Array) -> set[int]:
-        """Hungarian assignment of detections to the open tracks' predictions, inside the gate; the columns used."""
+        """Hungarian assignment of detections to the open tracks' predictions, inside the gate; the
+        columns used."""
         if not self.open or not len(points):
             return set()
         predicted = np.array([t.predict(frame) for t in self.open])
@@ -233,7 +241,8 @@ class _Linker:
 
 
 def _undistort(points: Array, calibration: Calibration | None) -> Array:
-    """Image px → px of the undistorted image (same camera matrix), or the points as they are without a calibration."""
+    """Image px → px of the undistorted image (same camera matrix), or the points as they are
+    without a calibration."""
     if calibration is None or not len(points):
         return np.asarray(points, dtype=np.float64).reshape(-1, 2)
     k, dist = calibration
@@ -253,10 +262,11 @@ def track(
     total_frames: int | None = None,
     task: Task = UNTRACKED,
 ) -> Tracks:
-    """Track markers through ``frames``. ``detect`` finds them in one frame (``functools.partial(detect_markers,
-    threshold=...)`` to tune it); ``gate_px`` is the farthest a detection may lie from a track's predicted position
-    (px); tracks shorter than ``min_length`` detections are dropped. Progress goes to ``task`` only when
-    ``total_frames`` is known; a cancel of ``task`` stops it (``task.check_cancelled()`` raises)."""
+    """Track markers through ``frames``. ``detect`` finds them in one frame
+    (``functools.partial(detect_markers, threshold=...)`` to tune it); ``gate_px`` is the farthest a
+    detection may lie from a track's predicted position (px); tracks shorter than ``min_length``
+    detections are dropped. Progress goes to ``task`` only when ``total_frames`` is known; a cancel
+    of ``task`` stops it (``task.check_cancelled()`` raises)."""
     linker = _Linker(gate_px, max_gap)
     counts: list[int] = []
     for index, frame in enumerate(frames):

@@ -1,6 +1,7 @@
-"""Releases: versioned analysis pipelines, registered, health-checked, activated (``deployment.activated``)
-and rolled back with a reason (``deployment.rolledback``), and the health report a check returns. The check
-itself is a scenario the front ends pass in (:mod:`labrig.scenarios.reference_check`). Qt-free.
+"""Releases: versioned analysis pipelines, registered, health-checked, activated
+(``deployment.activated``) and rolled back with a reason (``deployment.rolledback``), and the health
+report a check returns. The check itself is a scenario the front ends pass in
+(:mod:`labrig.scenarios.reference_check`). Qt-free.
 """
 
 from labrig.releases.health import (

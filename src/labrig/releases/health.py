@@ -1,7 +1,8 @@
-"""A release's health report: what its check measured against the truth, and whether every check passed.
+"""A release's health report: what its check measured against the truth, and whether every check
+passed.
 
-The check itself is a whole-app scenario (:mod:`labrig.scenarios.reference_check`) that the front ends hand
-to the composition root; the release service only runs it and stores the report.
+The check itself is a whole-app scenario (:mod:`labrig.scenarios.reference_check`) that the front
+ends hand to the composition root; the release service only runs it and stores the report.
 """
 
 from __future__ import annotations
@@ -56,6 +57,6 @@ HealthCheck = Callable[[], HealthReport]
 def no_health_check() -> HealthReport:
     """The check of services built without one: refuses, saying how to start Labrig with one."""
     raise HealthCheckMissingError(
-        "this workstation's services were started without the release health check; start Labrig with the "
-        "'labrig' command (window or CLI), which supplies it"
+        "this workstation's services were started without the release health check; start Labrig "
+        "with the 'labrig' command (window or CLI), which supplies it"
     )

@@ -105,7 +105,8 @@ class ReleaseService:
         self.access = access or AccessControl(store)
 
     def register(self, version: str | None = None) -> ReleaseView:
-        """Record the pipeline this build runs as a release (the same manifest is registered once)."""
+        """Record the pipeline this build runs as a release
+        (the same manifest is registered once)."""
         manifest = release_manifest(self.store, version or __version__)
         digest = sha256_hex(canonical_json(manifest))
         with self.store.write() as session:
@@ -184,7 +185,8 @@ class ReleaseService:
         return self._get(release.id)
 
     def rollback(self, reason: str) -> ReleaseView | None:
-        """Retire the active release and bring back the one before it → ``deployment.rolledback``."""
+        """Retire the active release and bring back the one before it →
+        ``deployment.rolledback``."""
         why = require_reason(reason, "a rollback")
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.RELEASES)
@@ -215,6 +217,7 @@ class ReleaseService:
         return restored_view
 
     def _use(self, digest: str) -> None:
-        """New analysis jobs in this process carry the new digest (other processes at their next start)."""
+        """New analysis jobs in this process carry the new digest (other processes at their next
+        start)."""
         for stage in analysis_stages(self.store, digest):
             self.queue.registry.register(stage)

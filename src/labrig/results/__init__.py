@@ -1,5 +1,5 @@
-"""Results: an attempt's AnalysisResult built and published (``result.published``) once its stages end, and
-what the Results screen and the CLI read about attempts and their results. Qt-free.
+"""Results: an attempt's AnalysisResult built and published (``result.published``) once its stages
+end, and what the Results screen and the CLI read about attempts and their results. Qt-free.
 
 Modules: ``publish`` (the durable consumer that builds and publishes), ``views`` (the reads).
 """

@@ -1,10 +1,12 @@
-"""What the Results screen reads: every attempt with its result status, and one attempt's result in full.
+"""What the Results screen reads: every attempt with its result status, and one attempt's result in
+full.
 
-Read-only and Qt-free. Every function opens its own read session, so it may run on any thread (the GUI calls
-them on a pool thread). The status of an attempt follows the publisher's rule (``analysis/results.py``): its newest
-``labrig.result/1`` document decides, unless a reprocess added a job that has not ended (pending);
-before the publisher has written a document, a stage that was blocked, failed or cancelled already makes the
-attempt blocked, with the same reasons the document will carry.
+Read-only and Qt-free. Every function opens its own read session, so it may run on any thread (the
+GUI calls them on a pool thread). The status of an attempt follows the publisher's rule
+(``analysis/results.py``): its newest ``labrig.result/1`` document decides, unless a reprocess added
+a job that has not ended (pending); before the publisher has written a document, a stage that was
+blocked, failed or cancelled already makes the attempt blocked, with the same reasons the document
+will carry.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, J
 ATTEMPT_LIMIT = 500  # newest attempts listed; older ones stay in the store and the CLI
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
-# Events after which an attempt's status may read differently. stage.failed carries no attempt id, and
-# only its final form (not retryable) can stop an attempt.
+# Events after which an attempt's status may read differently. stage.failed carries no attempt id,
+# and only its final form (not retryable) can stop an attempt.
 REFRESHING = frozenset(
     {
         EventName.ATTEMPT_CREATED,
@@ -42,13 +44,19 @@ REFRESHING = frozenset(
     }
 )
 ADVICE = {
-    "LABRIG_TOO_FEW_MARKERS": "Check the lighting and that every marker stays in view, then record the attempt "
-    "again. If the markers were visible, lower min_marker_fraction or set marker_hue and reprocess the tracking "
-    "job from the Queue page.",
-    "LABRIG_MEDIA_UNDECODABLE": "The recording cannot be decoded: record the attempt again, and check the free disk "
-    "space and the camera's cable.",
-    "LABRIG_CANCELLED": "A stage was cancelled by an operator: reprocess it from the Queue page to finish the "
-    "analysis.",
+    "LABRIG_TOO_FEW_MARKERS": (
+        "Check the lighting and that every marker stays in view, then record the attempt again. "
+        "If the markers were visible, lower min_marker_fraction or set marker_hue and reprocess "
+        "the tracking job from the Queue page."
+    ),
+    "LABRIG_MEDIA_UNDECODABLE": (
+        "The recording cannot be decoded: record the attempt again, "
+        "and check the free disk space and the camera's cable."
+    ),
+    "LABRIG_CANCELLED": (
+        "A stage was cancelled by an operator: "
+        "reprocess it from the Queue page to finish the analysis."
+    ),
 }
 GENERAL_ADVICE = (
     "Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
@@ -114,7 +122,8 @@ class ResultDetail:
 
     @property
     def units(self) -> tuple[str, str] | None:
-        """(length, time) units, e.g. ("mm", "s") or ("px", "frames"); None when no kinematics ran."""
+        """(length, time) units, e.g. ("mm", "s") or ("px", "frames");
+        None when no kinematics ran."""
         units = (self.document or {}).get("units")
         return (str(units["length"]), str(units["time"])) if units else None
 
@@ -166,7 +175,8 @@ def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSumma
 
 
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
-    """The attempt's newest result document and its jobs; None when the store has no such attempt."""
+    """The attempt's newest result document and its jobs;
+    None when the store has no such attempt."""
     with store.read() as session:
         row = session.execute(
             select(Attempt, CaptureSession)
@@ -222,10 +232,10 @@ def _live_jobs(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[J
 
 
 def _current(jobs: Sequence[Job]) -> bool:
-    """Whether the newest document still describes the attempt: true when its live jobs are in a state the
-    publisher writes a document for (all ended, or one blocked). A reprocess adds a job that has not ended, so the
-    older document is then only the previous result. Job states, not timestamps, decide: the publisher and the
-    queue may run on workstations whose clocks differ."""
+    """Whether the newest document still describes the attempt: true when its live jobs are in a
+    state the publisher writes a document for (all ended, or one blocked). A reprocess adds a job
+    that has not ended, so the older document is then only the previous result. Job states, not
+    timestamps, decide: the publisher and the queue may run on workstations whose clocks differ."""
     return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(
         j.state in FINISHED for j in jobs
     )

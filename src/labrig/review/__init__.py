@@ -1,7 +1,7 @@
-"""Review, the reviewer's domain: revisions stored beside the automatic result (never over it), with the roles
-that allow them and the audit entries that record them, and what the Review and Results screens read about
-them. The pure rules (field syntax, applying changes, roles, the audit chain) stay in :mod:`labrig.domain`.
-Qt-free.
+"""Review, the reviewer's domain: revisions stored beside the automatic result (never over it), with
+the roles that allow them and the audit entries that record them, and what the Review and Results
+screens read about them. The pure rules (field syntax, applying changes, roles, the audit chain)
+stay in :mod:`labrig.domain`. Qt-free.
 
 Modules: ``revisions`` (the revision service), ``views`` (the screens' reads).
 """

@@ -83,7 +83,8 @@ class RevisionView:
 
 @dataclass(frozen=True)
 class FieldValue:
-    """One revisable metric: the machine's value, the value in force, and the revision that set it."""
+    """One revisable metric: the machine's value, the value in force,
+    and the revision that set it."""
 
     field: str
     automatic: float | None
@@ -123,7 +124,8 @@ class ResultSummary:
 
 
 def find_result(session: Session, ref: str) -> AnalysisResultRecord:
-    """A result by id or by a unique prefix of at least 4 characters; else :class:`UnknownResultError`."""
+    """A result by id or by a unique prefix of at least 4 characters; else
+    :class:`UnknownResultError`."""
     ref = ref.strip()
     row = session.get(AnalysisResultRecord, ref) if ref else None
     if row is not None:
@@ -189,8 +191,9 @@ class RevisionService:
             result = find_result(session, result_id)
             if result.status != "published":
                 raise ResultNotPublishedError(
-                    f"result {result.id} is {result.status}: only published results can be revised. Its analysis "
-                    "did not pass its quality gates; fix the cause it names and reprocess the attempt"
+                    f"result {result.id} is {result.status}: only published results can be "
+                    "revised. Its analysis did not pass its quality gates; fix the cause it names "
+                    "and reprocess the attempt"
                 )
             history = _history(session, result.id)
             head = history[-1].id if history else result.id
@@ -321,8 +324,8 @@ class RevisionService:
 
 
 def reviewed_in(session: Session, result: AnalysisResultRecord) -> ReviewedResult:
-    """``result`` with its history and effective values, read in ``session`` (so in one snapshot with
-    whatever else the caller reads there, e.g. an export's audit chain head)."""
+    """``result`` with its history and effective values, read in ``session`` (so in one snapshot
+    with whatever else the caller reads there, e.g. an export's audit chain head)."""
     revisions = [RevisionView.of(r) for r in _history(session, result.id)]
     newer = session.scalar(
         select(AnalysisResultRecord.id)

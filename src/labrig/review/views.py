@@ -1,8 +1,9 @@
 """What the Review and Results screens read about results and reviewers' revisions (no Qt here).
 
-Every function opens its own read through the services, so it may run on any thread: the pages call them on a
-pool thread. The revision service stays the authority on who may revise and on what a revision does; these
-functions only shape what it returns for display. :class:`ReviewedResults` is the one service both screens get.
+Every function opens its own read through the services, so it may run on any thread: the pages call
+them on a pool thread. The revision service stays the authority on who may revise and on what a
+revision does; these functions only shape what it returns for display. :class:`ReviewedResults` is
+the one service both screens get.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class ReviewListRow:
 
 @dataclass(frozen=True)
 class ReviewerState:
-    """The signed-in user, their role, and whether they may revise (with the service's words when not)."""
+    """The signed-in user, their role, and whether they may revise (with the service's words when
+    not)."""
 
     user: str
     role: str | None
@@ -46,15 +48,16 @@ class ReviewerState:
         role = f"{self.role} role" if self.role else "no role"
         if not self.enforced:
             return (
-                f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation yet (no admin), "
-                "so everyone may revise results."
+                f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation "
+                "yet (no admin), so everyone may revise results."
             )
         return f"Signed in as {self.user} ({role})."
 
 
 @dataclass(frozen=True)
 class RevisedValue:
-    """One field a reviewer changed: the machine's value, the value in force, and who set it, when and why."""
+    """One field a reviewer changed: the machine's value, the value in force, and who set it, when
+    and why."""
 
     field: str
     automatic: float | None
@@ -66,7 +69,10 @@ class RevisedValue:
 
     def describe(self) -> str:
         """One line for a tooltip or the Last change column."""
-        return f"revision {self.number} by {self.reviewer}, {local_time(self.created_at)}: {self.reason}"
+        return (
+            f"revision {self.number} by {self.reviewer}, "
+            f"{local_time(self.created_at)}: {self.reason}"
+        )
 
 
 def local_time(iso: str) -> str:
@@ -78,12 +84,14 @@ def local_time(iso: str) -> str:
 
 
 def head_of(reviewed: ReviewedResult) -> str:
-    """What a new revision is made on: the latest revision, or the result itself when it has none."""
+    """What a new revision is made on: the latest revision,
+    or the result itself when it has none."""
     return reviewed.revisions[-1].id if reviewed.revisions else reviewed.result_id
 
 
 def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewListRow]:
-    """Every published result, newest first, with its subject and attempt when the Results list knows them."""
+    """Every published result, newest first, with its subject and attempt when the Results list
+    knows them."""
     attempts = {a.attempt_id: a for a in list_attempts(store)}
     rows = []
     for summary in reversed(revisions.results()):
@@ -150,9 +158,10 @@ Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
 
 
 class ReviewedResults:
-    """Results as the screens show them: every attempt with its result, a result with the values reviewers revised
-    in it, the published results a reviewer may pick, who is signed in, and revising (through the revision service,
-    which decides). Every call blocks on the store: call it off the GUI thread."""
+    """Results as the screens show them: every attempt with its result, a result with the values
+    reviewers revised in it, the published results a reviewer may pick, who is signed in, and
+    revising (through the revision service, which decides). Every call blocks on the store: call it
+    off the GUI thread."""
 
     def __init__(self, revisions: RevisionService) -> None:
         self.revisions = revisions
@@ -162,7 +171,8 @@ class ReviewedResults:
         return list_attempts(self.revisions.store)
 
     def attempt_result(self, attempt_id: str) -> Shown:
-        """The attempt's result (None when the attempt is gone) and the values reviewers revised in it."""
+        """The attempt's result (None when the attempt is gone) and the values reviewers revised in
+        it."""
         detail = load_result(self.revisions.store, attempt_id)
         result_id = (
             detail.summary.result_id if detail is not None and detail.document is not None else None

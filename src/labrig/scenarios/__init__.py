@@ -1,6 +1,7 @@
-"""Whole-app scenarios, above the composition root: each builds or drives complete services. ``labrig demo``
-(the product end to end on the virtual camera), the release health check (the pipeline on reference data with
-known truth, in a scratch store) and ``labrig --self-test`` (this installation, in a scratch folder). Qt-free.
+"""Whole-app scenarios, above the composition root: each builds or drives complete services.
+``labrig demo`` (the product end to end on the virtual camera), the release health check (the
+pipeline on reference data with known truth, in a scratch store) and ``labrig --self-test`` (this
+installation, in a scratch folder). Qt-free.
 """
 
 from labrig.scenarios.demo import DemoSummary, run_demo

@@ -92,7 +92,8 @@ def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, f
         "valid" if stored.valid else "NOT valid: " + "; ".join(r.message for r in result.reasons)
     )
     say(
-        f"Calibration {stored.id[:12]}…: RMS {stored.rms_px:.3f} px over {result.view_count} views, {verdict}"
+        f"Calibration {stored.id[:12]}…: RMS {stored.rms_px:.3f} px over {result.view_count} "
+        f"views, {verdict}"
     )
     return stored.id, stored.rms_px
 

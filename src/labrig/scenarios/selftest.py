@@ -210,7 +210,8 @@ def describe_installation() -> str:
 
 
 def run_self_test(say: Say = print) -> int:
-    """Run every check in a scratch folder, printing each line as it completes; 0 when none failed."""
+    """Run every check in a scratch folder, printing each line as it completes;
+    0 when none failed."""
     say(f"Labrig {__version__} self-test ({describe_installation()})")
     with tempfile.TemporaryDirectory(prefix="labrig-selftest-") as tmp:
         checks = []

@@ -1,8 +1,8 @@
 """The durable catalog: the data folder, the database (SQLite in WAL or PostgreSQL) with its Alembic
 migrations, the content-addressed media store, and the dialect modules for raw hot-path SQL.
 
-The ORM rows are imported from :mod:`labrig.store.models` by module (they are the schema, not an API);
-raw SQL helpers from :mod:`labrig.store.dialects`.
+The ORM rows are imported from :mod:`labrig.store.models` by module (they are the schema, not an
+API); raw SQL helpers from :mod:`labrig.store.dialects`.
 """
 
 from labrig.store.blobs import BlobMismatchError, BlobStore

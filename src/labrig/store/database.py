@@ -95,7 +95,8 @@ class Store:
     #: one writer at a time in this process: a waiting thread gets the lock as soon as it is free,
     #: instead of sleeping in SQLite's busy handler (other processes still use the busy timeout)
     _write_lock: threading.RLock = field(default_factory=threading.RLock)
-    #: the connection :meth:`raw_write` uses, checked out of the pool once (guarded by ``_write_lock``)
+    #: the connection :meth:`raw_write` uses, checked out of the pool once
+    #: (guarded by ``_write_lock``)
     _raw_conn: PoolProxiedConnection | None = None
 
     def on_events_committed(self, listener: Callable[[], None]) -> None:
@@ -109,7 +110,8 @@ class Store:
 
     @property
     def dialect(self) -> str:
-        """The catalog's database: ``sqlite`` (a file in the data folder) or ``postgresql`` (a shared server)."""
+        """The catalog's database: ``sqlite`` (a file in the data folder) or ``postgresql`` (a
+        shared server)."""
         return self.engine.dialect.name
 
     @property
@@ -136,7 +138,8 @@ class Store:
 
     @contextmanager
     def raw_write(self) -> Iterator[RawTransaction]:
-        """A write transaction on the store's raw-write connection, without a Session; committed on exit.
+        """A write transaction on the store's raw-write connection, without a Session; committed on
+        exit.
 
         Serialized with :meth:`write` by the same lock, which also guards the one
         connection kept for raw writes (checking a connection out of the pool and
@@ -163,13 +166,15 @@ class Store:
                 listener()
 
     def _drop_raw_conn(self) -> None:
-        """Drop the raw-write connection (invalidated: its state is unknown); the next write makes a new one."""
+        """Drop the raw-write connection (invalidated: its state is unknown); the next write makes a
+        new one."""
         if self._raw_conn is not None:
             self._raw_conn.invalidate()
             self._raw_conn = None
 
     def raw_in(self, session: Session) -> RawTransaction:
-        """Raw statements in ``session``'s (write) transaction, after its pending ORM changes are flushed.
+        """Raw statements in ``session``'s (write) transaction, after its pending ORM changes are
+        flushed.
 
         The session's identity map does not see what raw statements change: expire
         the objects concerned before reading them through the ORM again.
@@ -181,7 +186,8 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        """A read-only session (plain ``BEGIN``); any flush in it raises :class:`ReadOnlySessionError`."""
+        """A read-only session (plain ``BEGIN``); any flush in it raises
+        :class:`ReadOnlySessionError`."""
         with self._reader() as session:
             try:
                 yield session
@@ -213,7 +219,8 @@ def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
 
 
 def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
-    """Open (creating and migrating if needed) the store at ``root``, its catalog in ``db`` if given.
+    """Open (creating and migrating if needed) the store at ``root``, its catalog in ``db`` if
+    given.
 
     ``db`` (else ``$LABRIG_DB``) is a ``postgresql+psycopg://`` URL for a catalog and
     queue shared by several workstations; the media stay in ``root``, a shared folder.
@@ -227,8 +234,9 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
     if url is not None:
         if not pg_dialect.is_postgresql_url(url):
             raise UnsupportedDatabaseError(
-                f"--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, not "
-                f"'{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data folder"
+                "--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, "
+                f"not '{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data "
+                "folder"
             )
         engine = pg_dialect.create_postgresql_engine(url)
         where = pg_dialect.redacted(url)

@@ -42,8 +42,9 @@ def refuse_unknown_revision(revision: str | None, where: str) -> None:
     """Raise :class:`SchemaTooNewError` when the database was migrated by a newer Labrig."""
     if revision is not None and revision not in known_revisions():
         raise SchemaTooNewError(
-            f"{where} was written by a newer Labrig (schema revision {revision}, this version knows "
-            f"up to {head_revision()}). Install the newer Labrig; the database was not modified"
+            f"{where} was written by a newer Labrig (schema revision {revision}, this version "
+            f"knows up to {head_revision()}). Install the newer Labrig; the database was not "
+            "modified"
         )
 
 

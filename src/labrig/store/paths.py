@@ -76,12 +76,14 @@ def ensure_writable(root: Path) -> None:
     except OSError as exc:
         raise StoreUnwritableError(
             f"cannot write to the data folder {root} ({exc.strerror or exc}). Choose a folder you "
-            f"can write to with --store DIR or the {ENV_VAR} environment variable, or fix its permissions"
+            f"can write to with --store DIR or the {ENV_VAR} environment variable, or fix its "
+            "permissions"
         ) from exc
 
 
 def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
-    """The type of the filesystem holding ``path`` (Linux: from the mount table), or None when unknown.
+    """The type of the filesystem holding ``path`` (Linux: from the mount table), or None when
+    unknown.
 
     A Windows UNC path (``\\\\server\\share``) is reported as ``smb``. ``mounts`` is the
     text of ``/proc/self/mounts`` (read when not given).
@@ -108,12 +110,14 @@ def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
 
 
 def refuse_network_filesystem(root: Path, mounts: str | None = None) -> None:
-    """Raise :class:`NetworkFilesystemError` if the SQLite catalog would live on a network filesystem."""
+    """Raise :class:`NetworkFilesystemError` if the SQLite catalog would live on a network
+    filesystem."""
     kind = filesystem_type(root, mounts)
     if kind in NETWORK_FILESYSTEMS or kind == "smb":
         raise NetworkFilesystemError(
-            f"the data folder {root} is on a network filesystem ({kind}). An SQLite catalog there gets corrupted "
-            "when several computers use it. Keep the data folder on a local disk, or share one catalog through "
-            "PostgreSQL: --db postgresql+psycopg://USER@SERVER/DATABASE (or LABRIG_DB), with the media folder on "
+            f"the data folder {root} is on a network filesystem ({kind}). An SQLite catalog there "
+            "gets corrupted when several computers use it. Keep the data folder on a local disk, "
+            "or share one catalog through PostgreSQL: --db "
+            "postgresql+psycopg://USER@SERVER/DATABASE (or LABRIG_DB), with the media folder on "
             "the share"
         )

@@ -1,16 +1,18 @@
 """Where sync copies objects: the :class:`Destination` protocol and its folder implementation.
 
-A destination holds objects by content (``objects/<aa>/<sha256><ext>``) and one record per sync batch
-(``batches/…json``). A folder destination (a local disk or a mounted network share) is recognised by its
-marker file, ``.labrig-destination.json``, written when an admin configures it: without the marker (the share
-is not mounted, the folder was removed or replaced) it is *unavailable*, and sync writes nothing there rather
-than filling the empty mount point on the local disk.
+A destination holds objects by content (``objects/<aa>/<sha256><ext>``) and one record per sync
+batch (``batches/…json``). A folder destination (a local disk or a mounted network share) is
+recognised by its marker file, ``.labrig-destination.json``, written when an admin configures it:
+without the marker (the share is not mounted, the folder was removed or replaced) it is
+*unavailable*, and sync writes nothing there rather than filling the empty mount point on the local
+disk.
 
-Copies are durable before they count: written under a temporary name, fsynced, renamed, the directory fsynced.
-The caller then asks the destination for the digest of what it now holds (:meth:`Destination.digest`, read
-back from the destination) and acknowledges the object only when it matches. Other kinds of destination
-(an object store, a second share with different rules), and test doubles that corrupt or lose copies, implement
-the same protocol and are passed to the composition root (``bootstrap(sync_destination=…)``).
+Copies are durable before they count: written under a temporary name, fsynced, renamed, the
+directory fsynced. The caller then asks the destination for the digest of what it now holds
+(:meth:`Destination.digest`, read back from the destination) and acknowledges the object only when
+it matches. Other kinds of destination (an object store, a second share with different rules), and
+test doubles that corrupt or lose copies, implement the same protocol and are passed to the
+composition root (``bootstrap(sync_destination=…)``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class Readable(Protocol):
 
 
 class DestinationUnavailableError(LabrigError):
-    """The destination cannot be reached or is not the archive that was configured; nothing was written."""
+    """The destination cannot be reached or is not the archive that was configured; nothing was
+    written."""
 
     code = "LABRIG_SYNC_DESTINATION_UNAVAILABLE"
 
@@ -59,26 +62,28 @@ class DestinationConfig:
 
 
 class Destination(Protocol):
-    """A sync destination. Implementations must make :meth:`put` durable before returning, and must read
-    :meth:`digest` back from the destination itself (never from what they meant to write)."""
+    """A sync destination. Implementations must make :meth:`put` durable before returning, and must
+    read :meth:`digest` back from the destination itself (never from what they meant to write)."""
 
     config: DestinationConfig
 
     def check(self) -> None:
-        """Raise :class:`DestinationUnavailableError` unless the destination is reachable and is the archive
-        of :attr:`config`."""
+        """Raise :class:`DestinationUnavailableError` unless the destination is reachable and is the
+        archive of :attr:`config`."""
 
     def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
-        """Store ``size`` bytes read from ``source`` at ``relpath``, replacing whatever was there, durably.
-        Report the fraction copied to ``task``; when it is cancelled, stop and leave nothing at ``relpath``
-        (``task.check_cancelled()`` raises)."""
+        """Store ``size`` bytes read from ``source`` at ``relpath``, replacing whatever was there,
+        durably. Report the fraction copied to ``task``; when it is cancelled, stop and leave
+        nothing at ``relpath`` (``task.check_cancelled()`` raises)."""
 
     def digest(self, relpath: str) -> str | None:
-        """SHA-256 of what the destination now holds at ``relpath`` (None when it holds nothing there)."""
+        """SHA-256 of what the destination now holds at ``relpath`` (None when it holds nothing
+        there)."""
 
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
-    """The marker of an archive folder, or None when there is none (or it is not a Labrig marker)."""
+    """The marker of an archive folder, or None when there is none
+    (or it is not a Labrig marker)."""
     path = folder / MARKER_NAME
     try:
         data = json.loads(path.read_bytes()) if path.is_file() else None
@@ -93,8 +98,9 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
 
 
 class FolderDestination:
-    """A folder (local or a mounted share) holding objects by content. Thread-safe: it keeps no state but
-    its configuration; temporary names are unique, so concurrent writers (two workstations) never collide."""
+    """A folder (local or a mounted share) holding objects by content. Thread-safe: it keeps no
+    state but its configuration; temporary names are unique, so concurrent writers (two
+    workstations) never collide."""
 
     def __init__(self, config: DestinationConfig, chunk: int = CHUNK) -> None:
         self.config = config
@@ -103,7 +109,8 @@ class FolderDestination:
 
     @staticmethod
     def prepare(folder: Path, destination_id: str, name: str, by: str) -> None:
-        """Make ``folder`` an archive: its marker (kept if it is already one) and its two sub-folders."""
+        """Make ``folder`` an archive: its marker (kept if it is already one) and its two
+        sub-folders."""
         if read_marker(folder) is None:
             write_atomic(
                 folder / MARKER_NAME,
@@ -125,15 +132,16 @@ class FolderDestination:
         marker = read_marker(self.root)
         if marker is None:
             raise DestinationUnavailableError(
-                f"the sync destination '{self.config.name}' ({self.root}) is not available: its folder or its "
-                f"{MARKER_NAME} file is missing (is the network share mounted?). Nothing was copied; sync resumes "
-                "when it is back, or an admin configures another: labrig sync configure --to DIR"
+                f"the sync destination '{self.config.name}' ({self.root}) is not available: its "
+                f"folder or its {MARKER_NAME} file is missing (is the network share mounted?). "
+                "Nothing was copied; sync resumes when it is back, or an admin configures "
+                "another: labrig sync configure --to DIR"
             )
         if marker["destination_id"] != self.config.destination_id:
             raise DestinationUnavailableError(
                 f"{self.root} now holds another archive (id {marker['destination_id']}, not "
-                f"{self.config.destination_id}); nothing was copied. An admin re-configures sync to use it: "
-                f"labrig sync configure --to {self.root}"
+                f"{self.config.destination_id}); nothing was copied. An admin re-configures sync "
+                f"to use it: labrig sync configure --to {self.root}"
             )
 
     def _path(self, relpath: str) -> Path:
@@ -159,9 +167,10 @@ class FolderDestination:
 
     @staticmethod
     def _remove_stale_parts(target: Path) -> None:
-        """Temp files of earlier, interrupted copies of this object (a share that vanished mid-copy, a killed
-        process): the object is now whole, so they are litter. A concurrent copy of the same object that loses
-        its temp file fails its rename, and the next batch finds the object already there."""
+        """Temp files of earlier, interrupted copies of this object (a share that vanished mid-copy,
+        a killed process): the object is now whole, so they are litter. A concurrent copy of the
+        same object that loses its temp file fails its rename, and the next batch finds the object
+        already there."""
         for stale in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
             with contextlib.suppress(OSError):
                 stale.unlink()

@@ -1,12 +1,13 @@
-"""What sync copies, indexed from the outbox: a durable consumer of ``capture.committed``, ``result.published``
-and ``review.revised``.
+"""What sync copies, indexed from the outbox: a durable consumer of ``capture.committed``,
+``result.published`` and ``review.revised``.
 
-For a committed (or salvaged) capture it indexes the capture's media, timestamps and committed manifest (blobs
-of the media store); for a published result, and again after each revision, a *result manifest*
-(``labrig.sync.result/1``): the automatic document exactly as published and every revision document so far,
-with their digests. Objects are named by their SHA-256 and never change; the index row is written in the
-consumer's inbox transaction, so a redelivered event indexes nothing twice. The copying itself happens later,
-outside any database transaction (:mod:`labrig.sync.service`).
+For a committed (or salvaged) capture it indexes the capture's media, timestamps and committed
+manifest (blobs of the media store); for a published result, and again after each revision, a
+*result manifest* (``labrig.sync.result/1``): the automatic document exactly as published and every
+revision document so far, with their digests. Objects are named by their SHA-256 and never change;
+the index row is written in the consumer's inbox transaction, so a redelivered event indexes nothing
+twice. The copying itself happens later, outside any database transaction
+(:mod:`labrig.sync.service`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ BLOB_KINDS = {
 
 
 def index_for_sync(event: EventRecord, session: Session) -> None:
-    """Dispatcher consumer: index the objects an event made available for sync (in the inbox's transaction)."""
+    """Dispatcher consumer: index the objects an event made available for sync (in the inbox's
+    transaction)."""
     if event.name == EventName.CAPTURE_COMMITTED:
         _index_capture(session, str(event.payload["capture_id"]))
     elif event.name in (EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED):
@@ -87,7 +89,8 @@ def _index_capture(session: Session, capture_id: str) -> None:
 
 
 def result_manifest(session: Session, result: AnalysisResultRecord) -> bytes:
-    """The ``labrig.sync.result/1`` document of a result as it stands: automatic document and revisions."""
+    """The ``labrig.sync.result/1`` document of a result as it stands: automatic document and
+    revisions."""
     revisions = session.scalars(
         select(ResultRevision)
         .where(ResultRevision.result_id == result.id)

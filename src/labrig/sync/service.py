@@ -1,18 +1,20 @@
-"""Sync: copy every indexed object to the configured destination, acknowledge only what re-hashes right.
+"""Sync: copy every indexed object to the configured destination, acknowledge only what re-hashes
+right.
 
-A batch: index what the outbox announced (the ``sync.indexer`` consumer), list the objects without an
-acknowledgement for this destination (and, unless retrying now, whose backoff has passed) together with the
-audit chain head in one read transaction, then copy each one outside any transaction. An object is
-acknowledged (a ``sync_acks`` row and ``sync.object.acknowledged``, in one transaction) only when the
-destination's copy, read back, hashes to the object's SHA-256; a failure is recorded with its error and a
-backoff (1 s, 2 s, 4 s … 5 min). The batch ends with a record at the destination (``batches/…json``) naming the
-objects it acknowledged and the chain head.
+A batch: index what the outbox announced (the ``sync.indexer`` consumer), list the objects without
+an acknowledgement for this destination (and, unless retrying now, whose backoff has passed)
+together with the audit chain head in one read transaction, then copy each one outside any
+transaction. An object is acknowledged (a ``sync_acks`` row and ``sync.object.acknowledged``, in one
+transaction) only when the destination's copy, read back, hashes to the object's SHA-256; a failure
+is recorded with its error and a backoff (1 s, 2 s, 4 s … 5 min). The batch ends with a record at
+the destination (``batches/…json``) naming the objects it acknowledged and the chain head.
 
-Why a worker over an index rather than copying in the dispatcher's consumer: a consumer runs inside a write
-transaction, and a media copy to a share can take minutes; the catalog's state (index, acknowledgements,
-failures) is all a batch needs to resume after any crash, and every step is idempotent — a copy already at
-the destination with the right digest is acknowledged without copying, and an object is acknowledged at most
-once per destination. Nothing local is deleted or changed by sync, ever.
+Why a worker over an index rather than copying in the dispatcher's consumer: a consumer runs inside
+a write transaction, and a media copy to a share can take minutes; the catalog's state (index,
+acknowledgements, failures) is all a batch needs to resume after any crash, and every step is
+idempotent — a copy already at the destination with the right digest is acknowledged without
+copying, and an object is acknowledged at most once per destination. Nothing local is deleted or
+changed by sync, ever.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ def object_path(obj: SyncObject) -> str:
 
 
 class _HashingReader:
-    """Reads a source while hashing it, so a damaged local copy is told apart from a damaged remote one."""
+    """Reads a source while hashing it, so a damaged local copy is told apart from a damaged remote
+    one."""
 
     def __init__(self, source: BinaryIO) -> None:
         self.source, self.sha = source, hashlib.sha256()
@@ -125,8 +128,8 @@ def current_destination(session: Session) -> DestinationConfig | None:
 
 
 class SyncService:
-    """Configuring the destination and running sync batches. Thread-safe (no state but its parts); a batch
-    calls its task on the thread that runs it."""
+    """Configuring the destination and running sync batches. Thread-safe (no state but its parts); a
+    batch calls its task on the thread that runs it."""
 
     def __init__(
         self,
@@ -201,18 +204,20 @@ class SyncService:
     def index(self) -> int:
         """Deliver pending outbox events to the sync indexer; how many were handled."""
         consumer, handled = self.dispatcher.consumers[SYNC_INDEXER], 0
-        # each event returned is then in the inbox, or failed and waiting for its backoff: the loop ends
+        # each event returned is then in the inbox, or failed and waiting for its backoff: the loop
+        # ends
         while events := self.dispatcher.pending(consumer, self.dispatcher.batch):
             handled += sum(self.dispatcher.deliver(consumer, e) is Outcome.HANDLED for e in events)
         return handled
 
     def run_once(self, *, retry_now: bool = False, task: Task = UNTRACKED) -> BatchReport:
-        """One batch over everything pending. ``retry_now`` also retries objects still in their backoff (a
-        person asking for a sync now); the background loop leaves them until their time comes.
+        """One batch over everything pending. ``retry_now`` also retries objects still in their
+        backoff (a person asking for a sync now); the background loop leaves them until their time
+        comes.
 
         Progress goes to ``task`` by bytes copied. A cancel ends the batch early and is said in its
-        ``error``: what was acknowledged stays so, the object being copied is not (its partial copy is
-        removed), and the rest waits for the next batch."""
+        ``error``: what was acknowledged stays so, the object being copied is not (its partial copy
+        is removed), and the rest waits for the next batch."""
         config = self.current()
         if config is None:
             raise SyncNotConfiguredError(
@@ -291,8 +296,8 @@ class SyncService:
             if copied != obj.sha256:
                 raise SyncDigestMismatchError(
                     f"the destination's copy of {obj.content} {obj.sha256[:12]}… "
-                    f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after the copy; it is not "
-                    "acknowledged and will be copied again"
+                    f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after the "
+                    "copy; it is not acknowledged and will be copied again"
                 )
         self._acknowledge(destination.config, obj, relpath, batch_id)
 
@@ -428,8 +433,8 @@ class SyncService:
         poll_seconds: float = 5.0,
         on_batch: Callable[[BatchReport], None] | None = None,
     ) -> None:
-        """Run batches until ``stop`` is set: after each local commit that recorded events, else every
-        ``poll_seconds`` (failed objects wait for their backoff)."""
+        """Run batches until ``stop`` is set: after each local commit that recorded events, else
+        every ``poll_seconds`` (failed objects wait for their backoff)."""
         wake = threading.Event()
         self.store.on_events_committed(wake.set)
         while not stop.is_set():

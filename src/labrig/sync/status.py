@@ -1,4 +1,5 @@
-"""``labrig sync status``: what is acknowledged, what is pending, and the last thing that went wrong. Read-only."""
+"""``labrig sync status``: what is acknowledged, what is pending, and the last thing that went
+wrong. Read-only."""
 
 from __future__ import annotations
 

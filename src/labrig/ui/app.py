@@ -1,5 +1,5 @@
-"""Starting the GUI: where the UI parts (bridge, executor, queue monitor, window and its screens) are composed,
-once, over the core services."""
+"""Starting the GUI: where the UI parts (bridge, executor, queue monitor, window and its screens)
+are composed, once, over the core services."""
 
 from __future__ import annotations
 

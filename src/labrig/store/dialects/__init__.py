@@ -54,7 +54,8 @@ def _for(table: dict[str, Any], dialect: str, what: str) -> Any:
 
 
 def append_only_ddl(dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY_TABLES)) -> list[str]:
-    """The DDL that makes ``tables`` append-only on ``dialect`` (refuses to run on a dialect without it)."""
+    """The DDL that makes ``tables`` append-only on ``dialect`` (refuses to run on a dialect without
+    it)."""
     build = _for(_APPEND_ONLY, dialect, "append-only enforcement")
     return [
         stmt
@@ -73,7 +74,8 @@ def drop_append_only_ddl(
 def fetch_stored_text(
     dialect: str, dbapi_conn: Any, sql: str, params: Sequence[Any] = ()
 ) -> list[tuple[Any, ...]]:
-    """Rows of ``sql`` with text values as their stored bytes (see :func:`sqlite.fetch_stored_text`)."""
+    """Rows of ``sql`` with text values as their stored bytes (see
+    :func:`sqlite.fetch_stored_text`)."""
     return _for(_STORED_TEXT, dialect, "reading stored text as bytes")(dbapi_conn, sql, params)  # type: ignore[no-any-return]
 
 
@@ -84,13 +86,15 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 @dataclass(frozen=True)
 class RawDialect:
-    """What raw SQL needs to know about a database: how to begin, its parameter style, datetimes and lists."""
+    """What raw SQL needs to know about a database: how to begin, its parameter style, datetimes and
+    lists."""
 
     name: str
     begin_write: Callable[[Any], None]
     to_db_datetime: Callable[[datetime | None], Any]
     from_db_datetime: Callable[[Any], datetime | None]
-    #: a list of ids as one parameter: a JSON array for SQLite's json_each, a native array for PostgreSQL
+    #: a list of ids as one parameter: a JSON array for SQLite's json_each,
+    #: a native array for PostgreSQL
     id_list: Callable[[Sequence[str]], Any]
     named_style: bool  # True: ``:name`` parameters as written; False: rewritten to ``%(name)s``
 
@@ -99,7 +103,8 @@ class RawDialect:
         return text if self.named_style else _NAMED.sub(r"%(\1)s", text.replace("%", "%%"))
 
     def positional(self, count: int) -> str:
-        """``count`` positional parameters, comma-separated (a tuple binds faster than a dict: no name lookups)."""
+        """``count`` positional parameters, comma-separated (a tuple binds faster than a dict: no
+        name lookups)."""
         return ", ".join(("?" if self.named_style else "%s",) * count)
 
 
@@ -127,7 +132,8 @@ def raw_dialect(name: str) -> RawDialect:
     return _for(RAW_DIALECTS, name, "raw SQL")  # type: ignore[no-any-return]
 
 
-#: a statement that makes appending to the audit chain one writer at a time (None: write transactions already are)
+#: a statement that makes appending to the audit chain one writer at a time
+#: (None: write transactions already are)
 _CHAIN_LOCK: dict[str, str | None] = {
     "sqlite": None,  # BEGIN IMMEDIATE: one writer per database
     "postgresql": "SELECT pg_advisory_xact_lock(7340001)",  # held to the end of the transaction
@@ -138,9 +144,10 @@ def chain_lock_sql(dialect: str) -> str | None:
     return _for(_CHAIN_LOCK, dialect, "serialising the audit chain")  # type: ignore[no-any-return]
 
 
-#: whether each commit's new rows get sequence numbers above those of every commit before it: true where one
-#: transaction writes at a time, so a reader that saw sequence number N will never see a new row below N (on
-#: PostgreSQL two transactions may commit in the other order than they drew their numbers)
+#: whether each commit's new rows get sequence numbers above those of every commit before it:
+#: true where one transaction writes at a time, so a reader that saw sequence number N will
+#: never see a new row below N (on PostgreSQL two transactions may commit in the other order
+#: than they drew their numbers)
 _SERIAL_COMMITS: dict[str, bool] = {"sqlite": True, "postgresql": False}
 
 

@@ -1,4 +1,5 @@
-"""Everything PostgreSQL-specific: the engine, a look at a database before migrating it, append-only triggers.
+"""Everything PostgreSQL-specific: the engine, a look at a database before migrating it, append-only
+triggers.
 
 Several workstations share one PostgreSQL catalog and queue (``--db
 postgresql+psycopg://…`` or ``LABRIG_DB``); the media store is a shared folder.
@@ -35,7 +36,8 @@ def is_postgresql_url(url: str) -> bool:
 
 
 def create_postgresql_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine on ``url`` (``postgresql+psycopg://user@host:port/db``), its connections checked before use."""
+    """An engine on ``url`` (``postgresql+psycopg://user@host:port/db``), its connections checked
+    before use."""
     parsed = make_url(url)
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -57,13 +59,15 @@ def inspect_database(engine: Engine, url: str) -> DatabaseFacts:
                 revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except OperationalError as exc:
         raise DatabaseUnreachableError(
-            f"cannot reach the catalog database at {redacted(url)} ({str(exc.orig).strip().splitlines()[0]}). "
-            "Check that the server runs, the address and port, and that this workstation may connect"
+            f"cannot reach the catalog database at {redacted(url)} "
+            f"({str(exc.orig).strip().splitlines()[0]}). Check that the server runs, the address "
+            "and port, and that this workstation may connect"
         ) from exc
     if tables and "labrig_meta" not in tables:
         raise ForeignDatabaseError(
-            f"the database at {redacted(url)} belongs to another program (tables: {', '.join(sorted(tables)[:5])}). "
-            "Create an empty database for Labrig and point --db at it; nothing was changed"
+            f"the database at {redacted(url)} belongs to another program (tables: "
+            f"{', '.join(sorted(tables)[:5])}). Create an empty database for Labrig and point --db "
+            "at it; nothing was changed"
         )
     return DatabaseFacts(tables, revision)
 
@@ -101,7 +105,8 @@ def append_only_triggers(table: str, label: str, _keys: Sequence[Sequence[str]])
     message = f"{label} are append-only: Labrig never changes nor removes them"
     return [
         f"CREATE OR REPLACE FUNCTION {_function(table)}() RETURNS trigger LANGUAGE plpgsql AS $$ "
-        f"BEGIN RAISE EXCEPTION '{message}' USING ERRCODE = 'integrity_constraint_violation'; END $$",
+        f"BEGIN RAISE EXCEPTION '{message}' USING ERRCODE = 'integrity_constraint_violation'; END "
+        "$$",
         f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
         f"FOR EACH ROW EXECUTE FUNCTION {_function(table)}()",
         f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "

@@ -46,8 +46,8 @@ def inspect_file(path: Path) -> FileFacts:
         header = fh.read(len(SQLITE_HEADER))
     if header != SQLITE_HEADER:
         raise DatabaseCorruptError(
-            f"{path} is not an SQLite database (its header is wrong). Restore it from a "
-            "backup, or start Labrig with --store pointing at an empty folder; the file was not touched"
+            f"{path} is not an SQLite database (its header is wrong). Restore it from a backup, or "
+            "start Labrig with --store pointing at an empty folder; the file was not touched"
         )
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -107,17 +107,19 @@ def foreign_key_violations(dbapi_conn: sqlite3.Connection) -> list[tuple[Any, ..
     return list(dbapi_conn.execute("PRAGMA foreign_key_check").fetchall())
 
 
-# -- the raw path: statements run on the driver connection itself (see labrig.store.database.RawTransaction) --
+# -- the raw path: statements run on the driver connection itself (see
+# labrig.store.database.RawTransaction) --
 
 
 def begin_write(dbapi_conn: sqlite3.Connection) -> None:
-    """Open a write transaction on a driver connection, as the engine's ``begin`` hook does for sessions."""
+    """Open a write transaction on a driver connection, as the engine's ``begin`` hook does for
+    sessions."""
     dbapi_conn.execute("BEGIN IMMEDIATE")
 
 
 def to_db_datetime(value: datetime | None) -> str | None:
-    """An aware datetime as SQLAlchemy's SQLite ``DateTime`` stores it (naive UTC, microseconds), so raw
-    statements and ORM sessions read and compare the same text."""
+    """An aware datetime as SQLAlchemy's SQLite ``DateTime`` stores it (naive UTC, microseconds), so
+    raw statements and ORM sessions read and compare the same text."""
     if value is None:
         return None
     if value.tzinfo is None:
@@ -134,7 +136,8 @@ def from_db_datetime(value: str | None) -> datetime | None:
 
 
 def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) -> list[str]:
-    """DDL of the triggers that refuse UPDATE and DELETE on ``table`` (``label`` names its rows in the error).
+    """DDL of the triggers that refuse UPDATE and DELETE on ``table`` (``label`` names its rows in
+    the error).
 
     ``INSERT OR REPLACE`` deletes the row it conflicts with *without* firing delete
     triggers (unless recursive triggers are on, which another program's connection
@@ -143,7 +146,10 @@ def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) 
     which the driver reports as ``sqlite3.IntegrityError``. A migration that
     rebuilds the table (batch mode) drops these with it and must create them again.
     """
-    refuse = "SELECT RAISE(ABORT, 'LABRIG_APPEND_ONLY: {label} are append-only; nothing may {verb} them')"
+    refuse = (
+        "SELECT RAISE(ABORT, "
+        "'LABRIG_APPEND_ONLY: {label} are append-only; nothing may {verb} them')"
+    )
     clash = " OR ".join("(" + " AND ".join(f"{c} = NEW.{c}" for c in key) + ")" for key in keys)
     return [
         *(
@@ -151,8 +157,9 @@ def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) 
             f"{refuse.format(label=label, verb=verb)}; END"
             for op, verb in (("UPDATE", "change"), ("DELETE", "remove"))
         ),
-        f"CREATE TRIGGER IF NOT EXISTS {table}_no_replace BEFORE INSERT ON {table} "
-        f"WHEN EXISTS (SELECT 1 FROM {table} WHERE {clash}) BEGIN {refuse.format(label=label, verb='replace')}; END",
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_replace BEFORE INSERT ON {table} WHEN EXISTS "
+        f"(SELECT 1 FROM {table} WHERE {clash}) BEGIN "
+        f"{refuse.format(label=label, verb='replace')}; END",
     ]
 
 
@@ -163,8 +170,8 @@ def drop_append_only_triggers(table: str) -> list[str]:
 def fetch_stored_text(
     dbapi_conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()
 ) -> list[tuple[Any, ...]]:
-    """Rows with every TEXT value as its stored bytes, undecoded: text altered outside Labrig into invalid
-    UTF-8 is then evidence to report, not a crash of the reader."""
+    """Rows with every TEXT value as its stored bytes, undecoded: text altered outside Labrig into
+    invalid UTF-8 is then evidence to report, not a crash of the reader."""
     previous = dbapi_conn.text_factory
     dbapi_conn.text_factory = bytes
     try:

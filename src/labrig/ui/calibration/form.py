@@ -1,4 +1,5 @@
-"""The "Calibrate from a board capture" form: which recording, which board, and an optional plane recording.
+"""The "Calibrate from a board capture" form: which recording, which board, and an optional plane
+recording.
 
 The form only collects the choice; the page runs the calibration off the GUI thread.
 Threading contract: GUI thread only.
@@ -24,16 +25,16 @@ from labrig.ui.common.task_bar import TaskBar
 
 NO_PLANE = "none: outputs stay in pixels"
 NO_CAPTURES = (
-    "No committed recordings yet: record the board moving through its poses on the Capture page; it "
-    "appears here once saved."
+    "No committed recordings yet: record the board moving through its poses on the Capture page; "
+    "it appears here once saved."
 )
 BOARD_TIP = (
-    "A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner corners) or "
-    "charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares)."
+    "A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner "
+    "corners) or charuco:COLSxROWS:SQUARE_MM:MARKER_MM:DICT (squares)."
 )
 PLANE_TIP = (
-    "A recording of the board lying flat on the measurement plane, by the same camera in the same mode. "
-    "With it, a valid calibration turns analysis outputs into millimetres."
+    "A recording of the board lying flat on the measurement plane, by the same camera in the same "
+    "mode. With it, a valid calibration turns analysis outputs into millimetres."
 )
 
 

@@ -1,4 +1,5 @@
-"""The Calibration list: one row per stored calibration, newest first, with its binding, age and validity.
+"""The Calibration list: one row per stored calibration, newest first, with its binding, age and
+validity.
 
 Threading contract: GUI thread only; rows come from
 :func:`~labrig.calibration.views.list_calibrations`, read on a pool thread by the page.
@@ -53,4 +54,8 @@ class CalibrationTableModel(RowsTableModel[CalibrationSummary]):
             if row.valid_until
             else "never bound"
         )
-        return f"calibration {row.calibration_id}\ncalibrated {row.created_at.astimezone():%Y-%m-%d %H:%M}\n{until}"
+        return (
+            f"calibration {row.calibration_id}\n"
+            f"calibrated {row.created_at.astimezone():%Y-%m-%d %H:%M}\n"
+            f"{until}"
+        )

@@ -1,10 +1,10 @@
-"""The Calibration screen's pictures of where the board's corners fell: one view's frame with its detected corners
-over it (:class:`CornerOverlay`), and the coverage grid coloured by how many corners each cell holds
-(:class:`CoverageMap`).
+"""The Calibration screen's pictures of where the board's corners fell: one view's frame with its
+detected corners over it (:class:`CornerOverlay`), and the coverage grid coloured by how many
+corners each cell holds (:class:`CoverageMap`).
 
-Both draw in image pixels as OpenCV gives them (a pixel's centre on whole numbers, y down), so corners from a
-calibration document are plotted as stored. Threading contract: GUI thread only; they are handed decoded images,
-corners and counts, and read nothing themselves.
+Both draw in image pixels as OpenCV gives them (a pixel's centre on whole numbers, y down), so
+corners from a calibration document are plotted as stored. Threading contract: GUI thread only; they
+are handed decoded images, corners and counts, and read nothing themselves.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ Array = npt.NDArray[np.float64]
 
 
 class _ImagePlot(pg.PlotWidget):
-    """A plot in image pixels: y down, square pixels, no axes or menus (the numbers are in the captions)."""
+    """A plot in image pixels: y down, square pixels, no axes or menus (the numbers are in the
+    captions)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(background="w")
@@ -43,8 +44,8 @@ class _ImagePlot(pg.PlotWidget):
 
 
 class CornerOverlay(_ImagePlot):
-    """One view: its frame (or a blank canvas of the image size) with its corners; the first corner boxed so the
-    board's orientation shows."""
+    """One view: its frame (or a blank canvas of the image size) with its corners; the first corner
+    boxed so the board's orientation shows."""
 
     def __init__(self) -> None:
         super().__init__("cornerOverlay")
@@ -71,7 +72,8 @@ class CornerOverlay(_ImagePlot):
         corners: Array,
         rejected: bool,
     ) -> None:
-        """``frame``: BGR rows × cols as decoded, or None for a blank canvas of ``size`` (width, height)."""
+        """``frame``: BGR rows × cols as decoded, or None for a blank canvas of ``size`` (width,
+        height)."""
         if frame is None:
             rgb = np.full((size[1], size[0], 3), BLANK, dtype=np.uint8)
         else:
@@ -94,8 +96,8 @@ class CornerOverlay(_ImagePlot):
 
 
 class CoverageMap(_ImagePlot):
-    """The coverage grid over the image area: each cell tinted by its corner count, empty cells red, every used
-    corner a dot, and the grid lines."""
+    """The coverage grid over the image area: each cell tinted by its corner count, empty cells red,
+    every used corner a dot, and the grid lines."""
 
     def __init__(self) -> None:
         super().__init__("coverageMap")
@@ -115,7 +117,8 @@ class CoverageMap(_ImagePlot):
     def show_coverage(
         self, counts: npt.NDArray[np.int64], size: tuple[int, int], corners: Array
     ) -> None:
-        """``counts``: rows × cols corners per cell over an image of ``size`` (width, height); ``corners``: N×2 px."""
+        """``counts``: rows × cols corners per cell over an image of ``size`` (width, height);
+        ``corners``: N×2 px."""
         self.counts = counts
         self.cells.setImage(cell_colours(counts), levels=(0, 255))
         self.cells.setRect(
@@ -132,7 +135,8 @@ class CoverageMap(_ImagePlot):
 
 
 def cell_colours(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
-    """RGBA per cell (rows × cols × 4): empty cells red-tinted, the others blue, more opaque with more corners."""
+    """RGBA per cell (rows × cols × 4): empty cells red-tinted, the others blue, more opaque with
+    more corners."""
     rgba = np.zeros((*counts.shape, 4), dtype=np.uint8)
     rgba[counts == 0] = EMPTY_CELL
     filled = counts > 0

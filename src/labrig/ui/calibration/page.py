@@ -1,10 +1,12 @@
-"""The Calibration page: stored calibrations with binding, age and verdict; one in detail; calibrating anew.
+"""The Calibration page: stored calibrations with binding, age and verdict; one in detail;
+calibrating anew.
 
-Threading contract: GUI thread only. Reads run on a pool thread when the page is first shown and again when the
-:class:`~labrig.ui.shell.bridge.EventBridge` reports ``calibration.validated`` or ``capture.committed`` (a hidden page
-notes it is stale and reads when next shown). The frame of the view picked in the detail is decoded on a pool
-thread too, newest pick wins. A calibration runs on a thread of its own, so reads never wait behind a solve; the
-form is disabled until it ends, while a bar shows its progress and a Cancel button stops it.
+Threading contract: GUI thread only. Reads run on a pool thread when the page is first shown and
+again when the :class:`~labrig.ui.shell.bridge.EventBridge` reports ``calibration.validated`` or
+``capture.committed`` (a hidden page notes it is stale and reads when next shown). The frame of the
+view picked in the detail is decoded on a pool thread too, newest pick wins. A calibration runs on a
+thread of its own, so reads never wait behind a solve; the form is disabled until it ends, while a
+bar shows its progress and a Cancel button stops it.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ REFRESHING = frozenset({EventName.CALIBRATION_VALIDATED, EventName.CAPTURE_COMMI
 
 
 class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
-    """Stored calibrations on the left with the form below them; the selected one in detail on the right."""
+    """Stored calibrations on the left with the form below them; the selected one in detail on the
+    right."""
 
     nothing_selected_text = "Select a calibration to see its verdict and errors."
     reading_text = "Reading the calibration…"

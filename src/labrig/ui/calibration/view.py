@@ -1,11 +1,11 @@
-"""One stored calibration: its verdict with reasons, binding and age, figures, per-view errors, a coverage map, and
-one view's frame with its detected corners over it.
+"""One stored calibration: its verdict with reasons, binding and age, figures, per-view errors, a
+coverage map, and one view's frame with its detected corners over it.
 
-A view is picked by clicking its bar or in the view list (keyboard: the list's arrow keys). The widget reads
-nothing: when the picked view's frame is in a stored recording it emits ``viewPicked`` and the page reads the frame
-off the GUI thread and hands it to :meth:`CalibrationView.show_frame`. A calibration stored before Labrig kept the
-corners (``labrig.calibration/1``) shows its figures and errors, and says to calibrate again for the map.
-Threading contract: GUI thread only.
+A view is picked by clicking its bar or in the view list (keyboard: the list's arrow keys). The
+widget reads nothing: when the picked view's frame is in a stored recording it emits ``viewPicked``
+and the page reads the frame off the GUI thread and hands it to :meth:`CalibrationView.show_frame`.
+A calibration stored before Labrig kept the corners (``labrig.calibration/1``) shows its figures and
+errors, and says to calibrate again for the map. Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
@@ -58,23 +58,23 @@ VERDICTS = {
     ),
 }
 NO_CORNERS_NOTE = (
-    "This calibration was made before Labrig kept where the corners fell, so neither the coverage map "
-    "nor a view's corners can be drawn (the share of grid cells holding a corner was kept): calibrate "
-    "again to see them."
+    "This calibration was made before Labrig kept where the corners fell, so neither the coverage "
+    "map nor a view's corners can be drawn (the share of grid cells holding a corner was kept): "
+    "calibrate again to see them."
 )
 COVERAGE_CAPTION = (
-    "Corners of the used views per grid cell (more corners, deeper blue). <span style='color:{red}'>"
-    "Red cells hold none</span>: hold the board there next."
+    "Corners of the used views per grid cell (more corners, deeper blue). <span "
+    "style='color:{red}'>Red cells hold none</span>: hold the board there next."
 )
 NO_FRAME = (
-    "no frame to show: the views were image or video files given by name, which Labrig does not keep; the "
-    "corners are drawn on a blank {w}×{h} canvas"
+    "no frame to show: the views were image or video files given by name, which Labrig does not "
+    "keep; the corners are drawn on a blank {w}×{h} canvas"
 )
 
 
 def _tick(name: str) -> str:
-    """``board.avi#120`` → ``120``, ``board-90`` → ``90``: the number is what tells views of one recording apart
-    (the full names are in the calibration's document)."""
+    """``board.avi#120`` → ``120``, ``board-90`` → ``90``: the number is what tells views of one
+    recording apart (the full names are in the calibration's document)."""
     number = re.search(r"(\d+)\D*$", name)
     return number.group(1) if number else name[:8]
 
@@ -111,8 +111,9 @@ class CalibrationView(QWidget):
         self.plot.setMinimumHeight(140)
         self.bars: pg.BarGraphItem | None = None
         self.legend = QLabel(
-            f"<span style='color:{USED}'>■</span> used &nbsp; <span style='color:{REJECTED}'>■</span>"
-            " rejected: error far above the others; the solve ran again without it"
+            f"<span style='color:{USED}'>■</span> used &nbsp; <span "
+            f"style='color:{REJECTED}'>■</span> rejected: error far above the others; the solve "
+            "ran again without it"
         )
         self.legend.setWordWrap(True)
         self.coverage = QProgressBar()
@@ -163,7 +164,8 @@ class CalibrationView(QWidget):
         self.placeholder = title_over_body(self, self.title, self.body)
 
     def _pictures(self) -> QHBoxLayout:
-        """The picked view's frame with its corners beside the coverage map: both in image pixels, side by side."""
+        """The picked view's frame with its corners beside the coverage map: both in image pixels,
+        side by side."""
         picker = QHBoxLayout()
         picker.addWidget(QLabel("<b>View</b>"))
         picker.addWidget(self.view_list, 1)
@@ -215,10 +217,16 @@ class CalibrationView(QWidget):
     def _binding_words(detail: CalibrationDetail) -> str:
         s = detail.summary
         age = s.age(utcnow())
-        made = f"calibrated {s.created_at.astimezone():%Y-%m-%d %H:%M} ({age if age == 'just now' else age + ' ago'})"
+        made = (
+            f"calibrated {s.created_at.astimezone():%Y-%m-%d %H:%M} "
+            f"({age if age == 'just now' else age + ' ago'})"
+        )
         if s.valid_until is None:
             return f"Made for {s.device_id} in {s.mode}, {made}; not bound: it did not validate."
-        return f"Bound to {s.device_id} in {s.mode}, {made}; valid until {s.valid_until.astimezone():%Y-%m-%d %H:%M}."
+        return (
+            f"Bound to {s.device_id} in {s.mode}, {made}; "
+            f"valid until {s.valid_until.astimezone():%Y-%m-%d %H:%M}."
+        )
 
     def _show_figures(self, detail: CalibrationDetail) -> None:
         doc, t = detail.document, detail.thresholds
@@ -355,7 +363,8 @@ class CalibrationView(QWidget):
     def show_frame(
         self, calibration_id: str, view_name: str, frame: npt.NDArray[np.uint8] | None
     ) -> None:
-        """The frame read for ``view_name``; ignored unless that view of that calibration is still the one picked."""
+        """The frame read for ``view_name``; ignored unless that view of that calibration is still
+        the one picked."""
         if self._still_picked(calibration_id, view_name):
             assert self.current is not None
             source, (width, height) = self.current.source, self.current.image_size

@@ -63,9 +63,9 @@ class Phase(StrEnum):
 
 
 class CapturePage(QWidget):
-    """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and recording through
-    ``capture``; analysis progress from ``monitor``. A :class:`~labrig.ui.shell.device_checks.DeviceUser` of
-    ``checks``."""
+    """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and
+    recording through ``capture``; analysis progress from ``monitor``. A
+    :class:`~labrig.ui.shell.device_checks.DeviceUser` of ``checks``."""
 
     def __init__(
         self,
@@ -163,7 +163,8 @@ class CapturePage(QWidget):
 
     @property
     def recording_status(self) -> RecorderStatus | None:
-        """The recording in progress's counters (frames, drops, rate), or None when not recording."""
+        """The recording in progress's counters (frames, drops, rate),
+        or None when not recording."""
         return self._recorder.status() if self._recorder is not None else None
 
     @property
@@ -267,7 +268,8 @@ class CapturePage(QWidget):
         self._previewing = None
 
     def release_device(self, device_id: str) -> threading.Event | None:
-        """``device_id`` is about to be verified: stop previewing it; the event is set once it is closed."""
+        """``device_id`` is about to be verified: stop previewing it; the event is set once it is
+        closed."""
         if self._held is None or self._held[0] != device_id:
             return None
         if self._previewing is not None and self._previewing[0] == device_id:
@@ -369,7 +371,8 @@ class CapturePage(QWidget):
     def _on_attempt_saved(self, row: SavedRecording) -> None:
         self.attempts.add(row)
         self.attempts.set_jobs(self._monitor.jobs)
-        self._monitor.refresh()  # after the operator's action: show its jobs without waiting for the event
+        # after the operator's action: show its jobs without waiting for the event
+        self._monitor.refresh()
         what = (
             f"Attempt {row.number} saved"
             if row.number is not None
@@ -377,14 +380,17 @@ class CapturePage(QWidget):
             if self._board_recording
             else "Recording saved"
         )
-        done = f"{what}: {row.frames} frames, {row.dropped} dropped, SHA-256 {row.manifest_sha256[:12]}…"
+        done = (
+            f"{what}: {row.frames} frames, {row.dropped} dropped, "
+            f"SHA-256 {row.manifest_sha256[:12]}…"
+        )
         self.message.setText(f"{done} {row.note}" if row.note else f"{done}; analysis requested.")
         self._recording_ended()
 
     def _on_save_failed(self, error: Exception) -> None:
         self.message.setText(
-            f"The recording could not be saved: {say_error(error)} Nothing was deleted: Labrig recovers it "
-            "at its next start and lists it in the recovery report."
+            f"The recording could not be saved: {say_error(error)} Nothing was deleted: Labrig "
+            "recovers it at its next start and lists it in the recovery report."
         )
         self._recording_ended()
 

@@ -37,7 +37,8 @@ RECORDER_POLL_S = 0.1  # how often a waiting RecorderFeed looks whether it was a
 
 
 def to_qimage(image: Image, fit: tuple[int, int] | None = None) -> QImage:
-    """A BGR H×W×3 frame as an RGB QImage that owns its pixels, shrunk to fit ``fit`` (never enlarged).
+    """A BGR H×W×3 frame as an RGB QImage that owns its pixels, shrunk to fit ``fit`` (never
+    enlarged).
 
     Pure and thread-safe: call it on a worker thread (QImage, unlike QPixmap, may live there).
     """
@@ -58,7 +59,8 @@ def to_qimage(image: Image, fit: tuple[int, int] | None = None) -> QImage:
 class FrameFeed(Protocol):
     """Where preview frames come from. Threading: every method runs on the preview thread."""
 
-    #: Why :meth:`read` returned None, in a technician's words ("" when asked to stop or nothing to say).
+    #: Why :meth:`read` returned None, in a technician's words
+    #: ("" when asked to stop or nothing to say).
     end_reason: str
 
     def open(self) -> None: ...
@@ -98,7 +100,8 @@ class SourceFeed:
 
 
 class RecorderFeed:
-    """The newest frame the recorder grabbed; the recorder holds the device, this feed opens nothing."""
+    """The newest frame the recorder grabbed; the recorder holds the device, this feed opens
+    nothing."""
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder, self.end_reason, self._seen = recorder, "", 0
@@ -122,7 +125,8 @@ class RecorderFeed:
 
 
 class _Fit:
-    """The largest size (w, h) worth converting to: written by the GUI thread, read by the preview thread."""
+    """The largest size (w, h) worth converting to: written by the GUI thread, read by the preview
+    thread."""
 
     size: tuple[int, int] | None = None
 
@@ -189,7 +193,8 @@ class PreviewStream(QObject):
 
     #: A converted frame and its number in the feed (1, 2, …); emitted on the GUI thread.
     frameReady = Signal(QImage, int)
-    #: The running feed ended by itself: why, in words. Emitted on the GUI thread; not emitted after :meth:`stop`.
+    #: The running feed ended by itself: why, in words.
+    #: Emitted on the GUI thread; not emitted after :meth:`stop`.
     previewEnded = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -215,7 +220,8 @@ class PreviewStream(QObject):
         self._fit.size = (width, height)
 
     def start(self, feed: FrameFeed) -> threading.Event:
-        """Stop the running feed, then run ``feed``; returns the event set once ``feed`` is closed."""
+        """Stop the running feed, then run ``feed``;
+        returns the event set once ``feed`` is closed."""
         self.stop()
         self._generation += 1
         self._run = _PreviewRun(feed, self._generation, self._hop, self._fit)
@@ -223,7 +229,8 @@ class PreviewStream(QObject):
         return self._run.finished
 
     def stop(self) -> threading.Event | None:
-        """Ask the running feed to stop; returns the event set once its device is closed (None: nothing ran).
+        """Ask the running feed to stop; returns the event set once its device is closed (None:
+        nothing ran).
 
         Returns at once: wait on the event from a worker thread, never on the GUI thread.
         """

@@ -1,14 +1,16 @@
-"""A page with a list of rows and the selected row in detail: what the Calibration, Results and Review screens share.
+"""A page with a list of rows and the selected row in detail: what the Calibration, Results and
+Review screens share.
 
-The list is read off the GUI thread when the page is first shown and again whenever the event bridge reports an
-event that may change it (a hidden page only notes that it is stale and reads when next shown); newer reads
-overtake older ones (:class:`~labrig.ui.shell.latest.Latest`). A re-read keeps the selection and reads the detail
-again only when the selected row changed, so an unrelated event never disturbs what a user is reading. A page
-may ask, once, that a key be selected when the list next shows it (:meth:`ListDetailPage.select_when_listed`:
-the Calibration screen selects the calibration it has just made).
+The list is read off the GUI thread when the page is first shown and again whenever the event bridge
+reports an event that may change it (a hidden page only notes that it is stale and reads when next
+shown); newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`). A re-read keeps
+the selection and reads the detail again only when the selected row changed, so an unrelated event
+never disturbs what a user is reading. A page may ask, once, that a key be selected when the list
+next shows it (:meth:`ListDetailPage.select_when_listed`: the Calibration screen selects the
+calibration it has just made).
 
-Threading contract: GUI thread only. The subclass's ``read_*`` methods run on the page's pool threads; every
-``show_*`` and ``on_*`` hook runs on the GUI thread.
+Threading contract: GUI thread only. The subclass's ``read_*`` methods run on the page's pool
+threads; every ``show_*`` and ``on_*`` hook runs on the GUI thread.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ Detail = TypeVar("Detail")
 
 
 class ListDetailPage(QWidget, Generic[Row, Detail]):
-    """The list, its status line, the reads and the selection; a subclass lays them out and shows the detail."""
+    """The list, its status line, the reads and the selection; a subclass lays them out and shows
+    the detail."""
 
-    #: the words of the placeholder shown in the detail while nothing is selected, and while the detail is read
+    #: the words of the placeholder shown in the detail while nothing is selected,
+    #: and while the detail is read
     nothing_selected_text: ClassVar[str] = "Select a row to see it in detail."
     reading_text: ClassVar[str] = "Reading…"
     #: shown when a re-read no longer lists the selected row (None: the detail is left as it is)
@@ -74,14 +78,16 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         raise NotImplementedError
 
     def detail_key(self, detail: Detail) -> str | None:
-        """The key of the row ``detail`` belongs to (a detail for a row no longer selected is dropped)."""
+        """The key of the row ``detail`` belongs to (a detail for a row no longer selected is
+        dropped)."""
         raise NotImplementedError
 
     def show_detail(self, detail: Detail) -> None:
         raise NotImplementedError
 
     def show_placeholder(self, text: str) -> None:
-        """Show ``text`` where the detail goes: nothing is selected, it is being read, or it cannot be."""
+        """Show ``text`` where the detail goes: nothing is selected, it is being read, or it cannot
+        be."""
         raise NotImplementedError
 
     def describe_list(self, rows: list[Row]) -> str:
@@ -101,10 +107,12 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
     def on_shown_fresh(self) -> None:
         """The page was shown while its list was current (so no re-read was started)."""
 
-    # -- shared --------------------------------------------------------------------------------------
+    # -- shared
+    # --------------------------------------------------------------------------------------
 
     def list_column(self, *below: QWidget) -> QWidget:
-        """The table above its status line, then ``below`` in order, to lay out on the page's left."""
+        """The table above its status line, then ``below`` in order,
+        to lay out on the page's left."""
         column = QWidget()
         layout = QVBoxLayout(column)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -1,7 +1,9 @@
-"""Trajectories (x against y, one curve per track) and speed against time, in the result's own units.
+"""Trajectories (x against y, one curve per track) and speed against time, in the result's own
+units.
 
-Axis labels always carry the units the result was computed in: mm and s through a valid calibration, px and
-frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or a silent "×0.001".
+Axis labels always carry the units the result was computed in: mm and s through a valid calibration,
+px and frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or a silent
+"×0.001".
 
 Threading contract: GUI thread only.
 """
@@ -36,8 +38,8 @@ class ResultPlots(QWidget):
         self.trajectory.getPlotItem().setAspectLocked(
             True
         )  # a circle drawn by a marker stays a circle
-        # y grows downwards in image pixels and, for a board laid as the camera sees it, on the plane too:
-        # the trajectories then look as they do in the video
+        # y grows downwards in image pixels and, for a board laid as the camera sees it, on the
+        # plane too: the trajectories then look as they do in the video
         self.trajectory.getPlotItem().invertY(True)
         self.speed = _plot("speedPlot", "Speed")
         self._legends = [
@@ -55,7 +57,8 @@ class ResultPlots(QWidget):
             legend.clear()
 
     def show_tracks(self, tracks: Sequence[TrackSeries], units: tuple[str, str] | None) -> None:
-        """One trajectory and (when the track was long enough for speeds) one speed curve per track."""
+        """One trajectory and (when the track was long enough for speeds)
+        one speed curve per track."""
         self.clear()
         length, time = units or ("", "")
         traj, speed = self.trajectory.getPlotItem(), self.speed.getPlotItem()

@@ -1,4 +1,5 @@
-"""A read-only table over a list of frozen rows: what the Calibration, Results and Review lists share.
+"""A read-only table over a list of frozen rows: what the Calibration, Results and Review lists
+share.
 
 Threading contract: GUI thread only. A subclass says what its columns are, which
 key identifies a row, the text of each cell, and which one column carries a
@@ -20,8 +21,9 @@ STATUS_TEXT = QColor("black")
 
 
 class ColumnsTableModel(QAbstractTableModel):
-    """A flat table whose column titles are fixed: what every Labrig table model shares. A subclass says its
-    :attr:`columns` and how many rows it holds (:meth:`row_count`), and answers ``data``."""
+    """A flat table whose column titles are fixed: what every Labrig table model shares.
+    A subclass says its :attr:`columns` and how many rows it holds (:meth:`row_count`),
+    and answers ``data``."""
 
     columns: ClassVar[tuple[str, ...]] = ()
 
@@ -43,7 +45,8 @@ class ColumnsTableModel(QAbstractTableModel):
 
 
 class RowsTableModel(ColumnsTableModel, Generic[Row]):
-    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and :meth:`find`."""
+    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and
+    :meth:`find`."""
 
     #: the column whose cell is filled with :meth:`status_colour` (None: no coloured column)
     status_column: ClassVar[int | None] = None
@@ -123,7 +126,8 @@ def selected_key(table: QTableView, model: RowsTableModel[Any]) -> str | None:
 
 
 def select_key(table: QTableView, model: RowsTableModel[Any], key: str) -> bool:
-    """Select the row of ``key`` in ``table``; False, and nothing selected, when ``model`` does not hold it."""
+    """Select the row of ``key`` in ``table``; False, and nothing selected, when ``model`` does not
+    hold it."""
     row = model.row_of(key)
     if row is None:
         table.clearSelection()

@@ -1,9 +1,10 @@
 """A running task in a page: what is being done, a progress bar, and a Cancel button.
 
-The page starts its work with :meth:`TaskBar.begin`, which gives it the :class:`~labrig.ui.shell.tasks.QtTask`
-to hand to the core call, and calls :meth:`TaskBar.end` when the call returns or fails. The bar's room is kept
-while no task runs (its parts are hidden, not the bar), so nothing around it moves when a task starts or ends;
-a message too long for one line is elided, with the whole of it in the tooltip.
+The page starts its work with :meth:`TaskBar.begin`, which gives it the
+:class:`~labrig.ui.shell.tasks.QtTask` to hand to the core call, and calls :meth:`TaskBar.end` when
+the call returns or fails. The bar's room is kept while no task runs (its parts are hidden, not the
+bar), so nothing around it moves when a task starts or ends; a message too long for one line is
+elided, with the whole of it in the tooltip.
 
 Threading contract: GUI thread only (the task's progress arrives here through the QtTask's signal).
 """

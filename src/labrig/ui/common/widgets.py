@@ -1,5 +1,5 @@
-"""Small widgets every screen builds the same way: labels a technician reads, named buttons, and a detail
-panel's title over its body.
+"""Small widgets every screen builds the same way: labels a technician reads, named buttons, and a
+detail panel's title over its body.
 
 Threading contract: GUI thread only.
 """
@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 def message_label(
     name: str, text: str = "", *, wrap: bool = True, selectable: bool = True
 ) -> QLabel:
-    """A label named ``name`` for sentences a technician reads, word-wrapped, and selectable so that it can be
-    copied into a support request."""
+    """A label named ``name`` for sentences a technician reads, word-wrapped, and selectable so that
+    it can be copied into a support request."""
     label = QLabel(text)
     label.setObjectName(name)
     label.setWordWrap(wrap)
@@ -28,7 +28,8 @@ def message_label(
 def named_button(
     name: str, text: str, slot: Callable[[], None] | None = None, tip: str = ""
 ) -> QPushButton:
-    """A push button named ``name`` (tests and style sheets find it by that), calling ``slot`` when clicked."""
+    """A push button named ``name`` (tests and style sheets find it by that), calling ``slot`` when
+    clicked."""
     button = QPushButton(text)
     button.setObjectName(name)
     if tip:
@@ -39,8 +40,9 @@ def named_button(
 
 
 def title_over_body(owner: QWidget, title: QLabel, body: QWidget) -> QWidget:
-    """Lay ``owner`` out as ``title`` above ``body``. Returns the placeholder that takes the body's room while the
-    body is hidden (nothing to show: the title says why), so the title stays at the top."""
+    """Lay ``owner`` out as ``title`` above ``body``. Returns the placeholder that takes the body's
+    room while the body is hidden (nothing to show: the title says why), so the title stays at the
+    top."""
     layout = QVBoxLayout(owner)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(title)

@@ -1,1 +1,2 @@
-"""The Devices screen: every connected device with its verification verdict and the reason for it."""
+"""The Devices screen: every connected device with its verification verdict
+and the reason for it."""

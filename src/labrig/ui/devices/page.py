@@ -14,14 +14,15 @@ from labrig.ui.common.device_picker import DevicePicker
 from labrig.ui.shell.device_checks import DeviceChecks
 
 INTRO = (
-    "Labrig uses a device only once it is listed in the compatibility inventory and a short test shows it "
-    "delivers the pictures asked for. Select a device to read why it was verified or refused; change its mode "
-    "or click Verify again after fixing what the reason says."
+    "Labrig uses a device only once it is listed in the compatibility inventory and a short test "
+    "shows it delivers the pictures asked for. Select a device to read why it was verified or "
+    "refused; change its mode or click Verify again after fixing what the reason says."
 )
 
 
 class DevicesPage(QWidget):
-    """A :class:`DevicePicker` over the window's ``checks``, with a word on what verification means."""
+    """A :class:`DevicePicker` over the window's ``checks``,
+    with a word on what verification means."""
 
     def __init__(self, checks: DeviceChecks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,4 +36,5 @@ class DevicesPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        self.picker.search()  # the first time the window needs the devices; later, Search again looks anew
+        # the first time the window needs the devices; later, Search again looks anew
+        self.picker.search()

@@ -147,7 +147,8 @@ class QueuePage(QWidget):
     def _on_cancel_button_clicked(self) -> None:
         if (view := self._act(self._queue.cancel)) is not None:
             self.action_status.setText(
-                f"Cancel requested for job {_short(view.id)}: it stops at its next check and ends Cancelled."
+                f"Cancel requested for job {_short(view.id)}: it stops at its next check and ends "
+                "Cancelled."
                 if view.cancel_requested
                 else f"Job {_short(view.id)} cancelled."
             )
@@ -160,7 +161,8 @@ class QueuePage(QWidget):
             )
 
     def _act(self, action: Callable[[str], JobView]) -> JobView | None:
-        """Apply ``action`` to the selected job and show its effect at once; None if it was refused."""
+        """Apply ``action`` to the selected job and show its effect at once;
+        None if it was refused."""
         job = self.selected_job()
         if job is None:
             return None

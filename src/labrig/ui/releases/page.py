@@ -1,4 +1,5 @@
-"""The Releases page: analysis releases with their health, and the admin's register, check, activate, roll back.
+"""The Releases page: analysis releases with their health, and the admin's register, check,
+activate, roll back.
 
 Threading contract: GUI thread only. Every service call (listing, registering,
 the health check, which runs the whole pipeline on reference data, activating,
@@ -37,10 +38,11 @@ from labrig.ui.shell.bridge import EventBridge
 T = TypeVar("T")
 COLUMNS = ("Version", "Status", "Health", "Digest", "Activated", "Note")
 INTRO = (
-    "A release is the analysis pipeline of a Labrig build: its stages, their versions and parameters. Its "
-    "digest enters every analysis job's key, so results always say which release made them. A release must "
-    "pass its health check (the pipeline on reference recordings with known truth) before it can be "
-    "activated. Activating and rolling back need the admin role and are kept in the audit trail."
+    "A release is the analysis pipeline of a Labrig build: its stages, their versions and "
+    "parameters. Its digest enters every analysis job's key, so results always say which release "
+    "made them. A release must pass its health check (the pipeline on reference recordings with "
+    "known truth) before it can be activated. Activating and rolling back need the admin role and "
+    "are kept in the audit trail."
 )
 
 

@@ -1,2 +1,2 @@
-"""The Results screen: every attempt with its result status; the selected one's plots, metrics, revised values
-and provenance; exporting it."""
+"""The Results screen: every attempt with its result status; the selected one's plots, metrics,
+revised values and provenance; exporting it."""

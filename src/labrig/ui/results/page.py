@@ -1,10 +1,11 @@
-"""The Results page: every attempt with its result status; the selected one's plots, metrics and provenance.
+"""The Results page: every attempt with its result status; the selected one's plots, metrics and
+provenance.
 
-Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when it is first
-shown and again whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports an event that may change a status
-(an attempt created, a stage requested or finally failed, a quality block, a result published); a hidden page only
-notes that it is stale and reads when next shown. Newer reads overtake older ones
-(:class:`~labrig.ui.shell.latest.Latest`).
+Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when
+it is first shown and again whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports an
+event that may change a status (an attempt created, a stage requested or finally failed, a quality
+block, a result published); a hidden page only notes that it is stale and reads when next shown.
+Newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`).
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         dialog.open()  # window-modal, no nested event loop
 
     def export_to(self, folder: str) -> None:
-        """Export the shown result into ``folder`` off the GUI thread (the reviewer role is the service's check)."""
+        """Export the shown result into ``folder`` off the GUI thread (the reviewer role is the
+        service's check)."""
         result_id = self._exportable
         if result_id is None or self.export_progress.running:
             return

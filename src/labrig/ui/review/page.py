@@ -1,16 +1,19 @@
-"""The Review page: a reviewer picks a published result, sees the automatic and revised values, and revises one.
+"""The Review page: a reviewer picks a published result, sees the automatic and revised values, and
+revises one.
 
-Threading contract: GUI thread only. Reads (the list, the shown result, the signed-in user's role) and saving a
-revision run on pool threads through :class:`~labrig.ui.shell.background.BackgroundCalls`; the page never polls. It
-reads the list when first shown and whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports
-``result.published`` or ``review.revised`` (a hidden page notes it is stale and reads when next shown); the shown
-result is read again when its number of revisions changes. The revision service is the authority: the page disables
-the form when the access service says the user may not revise, but any refusal the service returns on saving is
-shown in its words.
+Threading contract: GUI thread only. Reads (the list, the shown result, the signed-in user's role)
+and saving a revision run on pool threads through
+:class:`~labrig.ui.shell.background.BackgroundCalls`; the page never polls. It reads the list when
+first shown and whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports
+``result.published`` or ``review.revised`` (a hidden page notes it is stale and reads when next
+shown); the shown result is read again when its number of revisions changes. The revision service is
+the authority: the page disables the form when the access service says the user may not revise, but
+any refusal the service returns on saving is shown in its words.
 
-A revision is made on the state the reviewer was looking at: the base sent with it is the latest revision shown
-when they started typing. A colleague's revision arriving meanwhile updates the table but not that base, so saving
-is refused (``LABRIG_REVISION_CONFLICT``) instead of silently overriding it; the next save is made on the new state.
+A revision is made on the state the reviewer was looking at: the base sent with it is the latest
+revision shown when they started typing. A colleague's revision arriving meanwhile updates the table
+but not that base, so saving is refused (``LABRIG_REVISION_CONFLICT``) instead of silently
+overriding it; the next save is made on the new state.
 """
 
 from __future__ import annotations
@@ -51,23 +54,25 @@ from labrig.ui.shell.latest import Latest
 
 LIST_WIDTH = 380  # px: subject, attempt, time, revisions fit without scrolling
 INTRO = (
-    "A revision corrects a published result's value with a reason. It is stored beside the automatic result, "
-    "which never changes: both stay visible here and on the Results page, with who changed what, when and why."
+    "A revision corrects a published result's value with a reason. It is stored beside the "
+    "automatic result, which never changes: both stay visible here and on the Results page, with "
+    "who changed what, when and why."
 )
 REFRESHING = frozenset({EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED})
 CONFLICT = (
-    "Not saved ({code}): someone revised this result while you were editing, and your change was made on "
-    "what you saw before. The table now shows the newer values; check them, then press Save revision "
-    "again if your change still stands."
+    "Not saved ({code}): someone revised this result while you were editing, and your change was "
+    "made on what you saw before. The table now shows the newer values; check them, then press "
+    "Save revision again if your change still stands."
 )
 ARRIVED = (
-    "Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now is refused "
-    "so that you see it first; press Save revision again after that."
+    "Revision {number} by {reviewer} arrived while you were editing: check the table. Saving now "
+    "is refused so that you see it first; press Save revision again after that."
 )
 
 
 class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
-    """Published results on the left; the selected one's values, history and edit form on the right."""
+    """Published results on the left; the selected one's values, history and edit form
+    on the right."""
 
     nothing_selected_text = "Select a published result to review it."
     reading_text = "Reading the result…"
@@ -170,7 +175,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         return event.name in REFRESHING
 
     def on_shown_fresh(self) -> None:
-        self._read_reviewer()  # roles may have changed elsewhere (the CLI) since the page was last shown
+        # roles may have changed elsewhere (the CLI) since the page was last shown
+        self._read_reviewer()
 
     def on_selection_changed(self, key: str | None) -> None:
         self.form.clear_draft()  # a draft belongs to the result it was typed for
@@ -290,7 +296,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
             self._reread(self.shown.result_id)
 
     def _reread(self, result_id: str) -> None:
-        """After a save or a refusal: the shown result and the list, without waiting for the bridge."""
+        """After a save or a refusal: the shown result and the list,
+        without waiting for the bridge."""
         if result_id == self.selected_key():
             self.request_detail(result_id)
         self.refresh_list()

@@ -1,7 +1,7 @@
 """The parts of the Review page: the values table, the revision history and the edit form.
 
-They only show what they are given and collect what the reviewer types; the page reads and saves off the GUI
-thread. Threading contract: GUI thread only.
+They only show what they are given and collect what the reviewer types; the page reads and saves off
+the GUI thread. Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
@@ -129,20 +129,21 @@ class ResultHeading(QWidget):
         notes = []
         if not reviewed.automatic_intact:
             notes.append(
-                "The stored automatic result no longer matches its SHA-256: the database was altered. "
-                "Keep it as evidence and restore from a backup."
+                "The stored automatic result no longer matches its SHA-256: the database was "
+                "altered. Keep it as evidence and restore from a backup."
             )
         if reviewed.superseded_by:
             notes.append(
-                f"A reprocess published a newer result ({reviewed.superseded_by[:12]}…) for this attempt; "
-                "revisions stay with the result they were made on."
+                f"A reprocess published a newer result ({reviewed.superseded_by[:12]}…) for this "
+                "attempt; revisions stay with the result they were made on."
             )
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))
 
 
 class ValuesTable(QTableWidget):
-    """One row per track and metric: the automatic value, the value in force, and its last change."""
+    """One row per track and metric: the automatic value, the value in force,
+    and its last change."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -189,7 +190,8 @@ class ValuesTable(QTableWidget):
 
 
 class HistoryTable(QTableWidget):
-    """Every revision of the shown result, oldest first: who, when, what changed (old → new), and why."""
+    """Every revision of the shown result, oldest first: who, when, what changed (old → new), and
+    why."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -268,7 +270,8 @@ class ReviseForm(QGroupBox):
         return None if track is None or metric is None else f"track:{track}.{metric}"
 
     def set_choices(self, tracks: Sequence[str], units: Mapping[str, str] | None) -> None:
-        """Offer the shown result's tracks and the revisable metrics, keeping the current choice when offered."""
+        """Offer the shown result's tracks and the revisable metrics, keeping the current choice
+        when offered."""
         keep = self.field()
         for combo, items in (
             (self.track_box, [(t, f"track {t}") for t in tracks]),
@@ -292,7 +295,8 @@ class ReviseForm(QGroupBox):
                 combo.setCurrentIndex(index)
 
     def show_current(self, value: FieldValue | None) -> None:
-        """The chosen field's automatic value and the value in force, beside the box for the new one."""
+        """The chosen field's automatic value and the value in force, beside the box for the new
+        one."""
         if value is None:
             self.current.clear()
             return
@@ -307,7 +311,8 @@ class ReviseForm(QGroupBox):
         self.reason.clear()
 
     def set_refusal(self, refusal: str | None) -> None:
-        """None: the user may revise. Else the access service's words on why not, and the form is disabled."""
+        """None: the user may revise. Else the access service's words on why not, and the form is
+        disabled."""
         self._refusal = refusal
         self.permission.setText(f"You cannot revise results: {refusal}" if refusal else "")
         self.permission.setVisible(bool(refusal))

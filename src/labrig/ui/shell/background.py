@@ -53,7 +53,8 @@ class _Call(QRunnable):
 
 
 class BackgroundCalls(QObject):
-    """Runs callables on at most ``threads`` pool threads; outcomes are delivered on the GUI thread."""
+    """Runs callables on at most ``threads`` pool threads;
+    outcomes are delivered on the GUI thread."""
 
     def __init__(self, threads: int = 1, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -72,13 +73,15 @@ class BackgroundCalls(QObject):
     def submit(
         self, fn: Callable[[], T], done: Callable[[T], None], failed: Callable[[Exception], None]
     ) -> None:
-        """Run ``fn`` on a pool thread; then ``done(result)`` or ``failed(error)`` on the GUI thread."""
+        """Run ``fn`` on a pool thread; then ``done(result)`` or ``failed(error)`` on the GUI
+        thread."""
         number = next(self._numbers)
         self._waiting[number] = (done, failed)
         self._pool.start(_Call(number, fn, self._hop))
 
     def wait(self, timeout_ms: int) -> bool:
-        """Wait for every running call, then deliver their outcomes now; False if some did not end in time."""
+        """Wait for every running call, then deliver their outcomes now; False if some did not end
+        in time."""
         ended = self._pool.waitForDone(timeout_ms)
         QCoreApplication.sendPostedEvents(self)
         return ended

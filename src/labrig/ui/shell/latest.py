@@ -1,8 +1,9 @@
-"""Newest-wins reads: one call of a kind runs at a time, and only the newest request's outcome is delivered.
+"""Newest-wins reads: one call of a kind runs at a time, and only the newest request's outcome is
+delivered.
 
-A burst of events asking for the same read (ten results published in a second) costs at most two reads: the
-one running and one more after it. An outcome that a newer request has overtaken is dropped, so a slow old read
-never overwrites a newer one on screen.
+A burst of events asking for the same read (ten results published in a second) costs at most two
+reads: the one running and one more after it. An outcome that a newer request has overtaken is
+dropped, so a slow old read never overwrites a newer one on screen.
 
 Threading contract: GUI thread only; the calls run on the :class:`BackgroundCalls` pool given.
 """
@@ -36,8 +37,8 @@ class Latest:
         done: Callable[[Any], None],
         failed: Callable[[Exception], None],
     ) -> None:
-        """Run ``fn`` once the running read (if any) ends; ``done``/``failed`` run on the GUI thread unless a
-        newer request overtakes this one first."""
+        """Run ``fn`` once the running read (if any) ends; ``done``/``failed`` run on the GUI thread
+        unless a newer request overtakes this one first."""
         self._next = (fn, done, failed)
         if not self._running:
             self._start()

@@ -44,7 +44,8 @@ PAGE_SHUTDOWN_MS = 10_000
 
 
 class MainWindow(QMainWindow):
-    """Labrig's top-level window, showing ``pages`` (the app's are :data:`~labrig.ui.screens.PAGES`)."""
+    """Labrig's top-level window, showing ``pages`` (the app's are
+    :data:`~labrig.ui.screens.PAGES`)."""
 
     def __init__(
         self,
@@ -107,7 +108,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.sync_status)
 
     def _build_menus(self) -> None:
-        """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable from a page."""
+        """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable
+        from a page."""
         file_menu = self.menuBar().addMenu("&File")
         self.new_session_action = self._action(
             file_menu,
@@ -231,8 +233,8 @@ class MainWindow(QMainWindow):
         return label
 
     def shut_down(self, timeout_ms: int = PAGE_SHUTDOWN_MS) -> None:
-        """Let every page with threads of its own stop them: a recording is stopped and saved, previews
-        and probes are joined. Safe to call more than once."""
+        """Let every page with threads of its own stop them: a recording is stopped and saved,
+        previews and probes are joined. Safe to call more than once."""
         self._calls.wait(timeout_ms)
         for index in range(self.pages.count()):
             page = self.pages.widget(index)

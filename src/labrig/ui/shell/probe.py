@@ -1,4 +1,5 @@
-"""``python -m labrig.ui.shell.probe [--grab | --plugin NAME]``: can Qt start here? One JSON line, exit 0.
+"""``python -m labrig.ui.shell.probe [--grab | --plugin NAME]``: can Qt start here? One JSON line,
+exit 0.
 
 Run in a subprocess (``labrig doctor``, ``labrig --self-test`` and the window's
 launch do) because a missing or broken Qt platform plugin aborts the whole
@@ -86,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         size = _grab()
         if size is None:
             print(
-                "Qt started, but the grab of a widget came back blank: no fonts, or no raster paint",
+                "Qt started, but the grab of a widget came back blank: "
+                "no fonts, or no raster paint",
                 file=sys.stderr,
                 flush=True,
             )

@@ -53,13 +53,16 @@ class JobSignals(QObject):
 
     #: A worker picked the job up: (job id).
     jobStarted = Signal(str)
-    #: (job id, fraction 0–1, message); at most ~10 per second per job, the newest wins, the last always arrives.
+    #: (job id, fraction 0–1, message); at most ~10 per second per job, the newest wins,
+    #: the last always arrives.
     jobProgressed = Signal(str, float, str)
-    #: The run ended and its outcome is written: the job's JobView, in whatever state the run left it.
+    #: The run ended and its outcome is written: the job's JobView,
+    #: in whatever state the run left it.
     jobFinished = Signal(object)
-    #: (job id, error code, message) when a run ends in RetryWaiting, BlockedByQuality or PermanentFailure
-    #: (not when shutdown handed it back), when its lease was lost (``LABRIG_LEASE_LOST``, no jobFinished
-    #: follows) or when the worker itself failed (the error's code, else ``LABRIG_WORKER_ERROR``).
+    #: (job id, error code, message) when a run ends in RetryWaiting, BlockedByQuality or
+    #: PermanentFailure (not when shutdown handed it back), when its lease was lost
+    #: (``LABRIG_LEASE_LOST``, no jobFinished follows) or when the worker itself failed
+    #: (the error's code, else ``LABRIG_WORKER_ERROR``).
     jobFailed = Signal(str, str, str)
 
 

@@ -37,7 +37,10 @@ JOBS_SHOWN = 500  # the newest; older jobs stay available through `labrig jobs`
 def queue_summary(counts: Mapping[JobState, int]) -> str:
     """The status bar's one line: jobs waiting for a worker, held by one, and failed for good."""
     running = sum(counts.get(s, 0) for s in RUNNING_STATES)
-    return f"Queue: {counts.get(S.READY, 0)} ready · {running} running · {counts.get(S.PERMANENT_FAILURE, 0)} failed"
+    return (
+        f"Queue: {counts.get(S.READY, 0)} ready · {running} running · "
+        f"{counts.get(S.PERMANENT_FAILURE, 0)} failed"
+    )
 
 
 class QueueMonitor(QObject):

@@ -1,4 +1,5 @@
-"""The recovery report shown after start-up when captures were salvaged, quarantined or abandoned."""
+"""The recovery report shown after start-up
+when captures were salvaged, quarantined or abandoned."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ class RecoveryDialog(QDialog):
         self.setWindowTitle("Recordings recovered after an interruption")
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Labrig was interrupted while recording. Nothing was deleted; this is what was recovered:"
+            "Labrig was interrupted while recording. Nothing was deleted; this is what was "
+            "recovered:"
         )
         intro.setObjectName("recoveryIntro")
         layout.addWidget(intro)
@@ -56,7 +58,8 @@ class RecoveryDialog(QDialog):
 
 
 def recover_and_report(services: Services, parent: QWidget) -> RecoveryDialog | None:
-    """Run start-up recovery; when it found anything, open (without blocking) the report over ``parent``."""
+    """Run start-up recovery; when it found anything, open (without blocking) the report over
+    ``parent``."""
     report = services.capture.recover()
     if not [item for item in report.items if item.outcome != "tidied"]:
         return None

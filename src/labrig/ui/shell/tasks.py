@@ -1,15 +1,17 @@
-"""Long work in the window: one adapter that brings any task's progress to the GUI thread and carries a cancel back.
+"""Long work in the window: one adapter that brings any task's progress to the GUI thread and
+carries a cancel back.
 
-:class:`ProgressRelay` takes progress posted from working threads (any number of pieces of work, by key) and
-emits it on the GUI thread, at most once per key per interval, the newest value, never losing the last: a
-:class:`~labrig.tasks.ProgressCell` per key means at most one notice per key waits in the event queue, and a
-:class:`~labrig.tasks.ProgressThrottle` paces what reaches the widgets. The job executor relays its stages'
-progress through one; :class:`QtTask` is a :class:`~labrig.tasks.Task` for the work a page starts itself
-(a board calibration, an export), relayed the same way.
+:class:`ProgressRelay` takes progress posted from working threads (any number of pieces of work, by
+key) and emits it on the GUI thread, at most once per key per interval, the newest value, never
+losing the last: a :class:`~labrig.tasks.ProgressCell` per key means at most one notice per key
+waits in the event queue, and a :class:`~labrig.tasks.ProgressThrottle` paces what reaches the
+widgets. The job executor relays its stages' progress through one; :class:`QtTask` is a
+:class:`~labrig.tasks.Task` for the work a page starts itself (a board calibration, an export),
+relayed the same way.
 
-Threading contract: build on the GUI thread. :meth:`ProgressRelay.post` and a QtTask's Task methods may be
-called from any thread; every signal is emitted on the GUI thread; :meth:`ProgressRelay.finish` and
-:meth:`QtTask.cancel` are called on the GUI thread.
+Threading contract: build on the GUI thread. :meth:`ProgressRelay.post` and a QtTask's Task methods
+may be called from any thread; every signal is emitted on the GUI thread;
+:meth:`ProgressRelay.finish` and :meth:`QtTask.cancel` are called on the GUI thread.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ class ProgressRelay(QObject):
             self._posted.emit(key)
 
     def finish(self, key: str) -> None:
-        """``key``'s work ended: deliver its last progress now if it is still waiting, then forget it."""
+        """``key``'s work ended: deliver its last progress now if it is still waiting, then forget
+        it."""
         with self._lock:
             cell = self._cells.pop(key, None)
         newest = cell.take() if cell is not None else None
@@ -84,13 +87,15 @@ class ProgressRelay(QObject):
 
 
 class QtTask(QObject):
-    """A :class:`~labrig.tasks.Task` a page starts and may cancel; its progress arrives as :attr:`progressed`.
+    """A :class:`~labrig.tasks.Task` a page starts and may cancel; its progress arrives as
+    :attr:`progressed`.
 
-    The work calls :meth:`progress`, :attr:`cancelled` and :meth:`check_cancelled` on its own thread; the page
-    calls :meth:`cancel` and :meth:`finish` on the GUI thread.
+    The work calls :meth:`progress`, :attr:`cancelled` and :meth:`check_cancelled` on its own
+    thread; the page calls :meth:`cancel` and :meth:`finish` on the GUI thread.
     """
 
-    #: (fraction 0–1, message), on the GUI thread; the last value is always delivered (by :meth:`finish`)
+    #: (fraction 0–1, message), on the GUI thread;
+    #: the last value is always delivered (by :meth:`finish`)
     progressed = Signal(float, str)
 
     def __init__(self, interval: float = 0.1, parent: QObject | None = None) -> None:
@@ -102,7 +107,8 @@ class QtTask(QObject):
             lambda fraction, message: self._relay.post(self._key, fraction, message)
         )
 
-    # -- the Task protocol: the working thread ------------------------------------------------------
+    # -- the Task protocol: the working thread
+    # ------------------------------------------------------
 
     def progress(self, fraction: float, message: str = "") -> None:
         self._control.progress(fraction, message)
@@ -114,7 +120,8 @@ class QtTask(QObject):
     def check_cancelled(self) -> None:
         self._control.check_cancelled()
 
-    # -- the page: the GUI thread ----------------------------------------------------------------------
+    # -- the page: the GUI thread
+    # ----------------------------------------------------------------------
 
     def cancel(self) -> None:
         """Ask the work to stop at its next check."""

@@ -1,1 +1,2 @@
-"""The Storage screen: free space, the pressure level and how long each recording mode still fits."""
+"""The Storage screen: free space, the pressure level
+and how long each recording mode still fits."""

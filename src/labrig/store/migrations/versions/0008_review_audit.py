@@ -1,4 +1,5 @@
-"""Review and audit: result revisions, role assignments, the hash-chained audit trail, and append-only triggers.
+"""Review and audit: result revisions, role assignments, the hash-chained audit trail, and
+append-only triggers.
 
 Automatic results, revisions, role assignments and audit entries are append-only,
 enforced by the database itself: triggers (DDL per dialect in

@@ -92,8 +92,8 @@ def current_roles(session: Session) -> dict[str, Role]:
 
 
 class AccessControl:
-    """Role checks and role assignment. Thread-safe: it holds no state but the store and two
-    providers."""
+    """Role checks and role assignment. Thread-safe: it holds no state but the store
+    and two providers."""
 
     def __init__(
         self,
@@ -130,8 +130,8 @@ class AccessControl:
         return Roster(self.actor().user, rules.enforced(roles), users)
 
     def set_role(self, user: str, role: str | Role | None, reason: str) -> RoleChange:
-        """Give ``user`` a role (None or ``"none"`` removes it), with the reason, in the audit
-        trail."""
+        """Give ``user`` a role (None or ``"none"`` removes it), with the reason, in
+        the audit trail."""
         target = rules.normalize_user(user)
         new = rules.parse_role(role) if isinstance(role, str) else role
         why = require_reason(reason, "changing a user's role")

@@ -1,5 +1,5 @@
-"""Health checks of this workstation, shared by ``labrig doctor``, ``labrig --self-test`` and the
-GUI.
+"""Health checks of this workstation, shared by ``labrig doctor``, ``labrig
+--self-test`` and the GUI.
 
 Each check returns a :class:`Check` instead of raising, so a report can list
 every problem at once; a failing check names what to do.
@@ -52,8 +52,8 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
     """Start Qt in a child process: a missing platform plugin aborts the process that tries.
 
     ``grab``: also build a QApplication, render a widget and grab it (fonts, raster paint).
-    ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else Qt's own
-    choice.
+    ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else
+    Qt's own choice.
     """
     env = os.environ.copy()
     if platform:
@@ -90,8 +90,8 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
 
 
 def check_qt_plugin(name: str) -> Check:
-    """Load (without starting) the platform plugin ``name`` in a child process: are its libraries
-    installed?
+    """Load (without starting) the platform plugin ``name`` in a child process: are its
+    libraries installed?
 
     Needs no display, so a headless self-test can tell whether the window's plugin (``xcb`` on a
     Linux desktop) would load there. A WARN, not a FAIL: a headless worker never opens a window.

@@ -15,8 +15,8 @@ flooding it: a :class:`ProgressCell` per piece of work, which the worker overwri
 thread takes, and a :class:`ProgressThrottle` that lets through at most one update per interval, the
 newest, and never loses the last.
 
-Threading: a Task's methods are called on the thread doing the work; :meth:`TaskControl.cancel` from
-any thread.
+Threading: a Task's methods are called on the thread doing the work; :meth:`TaskControl.cancel`
+from any thread.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ KeyedProgress = Callable[[str, float, str], None]
 
 
 class TaskCancelledError(JobCancelledError):
-    """The work stopped at a cancel request and kept nothing partial. A :class:`JobCancelledError`
-    (code ``LABRIG_CANCELLED``), so work run inside a job's stage that lets it through is recorded
-    Cancelled."""
+    """The work stopped at a cancel request and kept nothing partial. A
+    :class:`JobCancelledError` (code ``LABRIG_CANCELLED``), so work run inside a job's stage that
+    lets it through is recorded Cancelled."""
 
 
 class Task(Protocol):
@@ -77,8 +77,8 @@ class TaskControl:
             self._on_progress(self.fraction, message)
 
     def cancel(self) -> None:
-        """Ask the work to stop at its next check. Safe from any thread; the work ends with a cancel
-        error."""
+        """Ask the work to stop at its next check. Safe from any thread; the work ends
+        with a cancel error."""
         self._cancel.set()
 
     @property
@@ -141,8 +141,8 @@ class Progress:
 
 
 class ProgressCell:
-    """The newest progress of one piece of work. Thread-safe: the worker puts, the other thread
-    takes."""
+    """The newest progress of one piece of work. Thread-safe: the worker puts, the
+    other thread takes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

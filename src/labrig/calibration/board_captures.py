@@ -1,5 +1,5 @@
-"""Calibrating a device from a committed recording of the board, as ``labrig calibrate --capture``
-does.
+"""Calibrating a device from a committed recording of the board, as ``labrig calibrate
+--capture`` does.
 
 The device and mode a calibration is bound to are the capture's own, so a board recording can only
 ever calibrate the camera and mode that recorded it. Unlike the command line, the result is stored
@@ -104,8 +104,8 @@ def calibrate_from_capture(
     now: datetime | None = None,
     task: Task = UNTRACKED,
 ) -> CalibrationOutcome:
-    """Solve from every ``every``-th frame of ``capture``; store the result bound to its device and
-    mode.
+    """Solve from every ``every``-th frame of ``capture``; store the result bound to its
+    device and mode.
 
     ``plane``: a recording of the board lying on the measurement plane, by the same device in the
     same mode; when the result validates, its first view with the board gives the scale (mm).

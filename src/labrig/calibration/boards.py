@@ -11,8 +11,8 @@ needs no board-specific code. Specs:
   from the OpenCV dictionary DICT, e.g. ``charuco:5x7:30:22:DICT_4X4_50``;
 * a name from ``resources/boards.json`` (schema ``labrig.boards/1``, see ``docs/calibration.md``).
 
-Pure and thread-safe: loading reads one resource file, detection touches only its arguments; nothing
-is cached.
+Pure and thread-safe: loading reads one resource file, detection touches only its arguments;
+nothing is cached.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class BoardSpecError(LabrigError):
 
 @dataclass(frozen=True)
 class Board:
-    """A planar calibration target. ``cols``/``rows``: inner corners (chessboard) or squares
-    (ChArUco)."""
+    """A planar calibration target. ``cols``/``rows``: inner corners (chessboard) or
+    squares (ChArUco)."""
 
     kind: BoardKind
     cols: int
@@ -68,8 +68,8 @@ class Board:
         return self.corner_grid[0] * self.corner_grid[1]
 
     def object_points(self) -> npt.NDArray[np.float64]:
-        """Corner positions (N×3 mm, z = 0) in corner-id order: row by row from the first inner
-        corner."""
+        """Corner positions (N×3 mm, z = 0) in corner-id order: row by row from the
+        first inner corner."""
         if self.kind == "charuco":
             return np.asarray(charuco_board(self).getChessboardCorners(), dtype=np.float64).reshape(
                 -1, 3
@@ -80,8 +80,8 @@ class Board:
         return np.stack([gx.ravel(), gy.ravel(), np.zeros(gx.size)], axis=1) * self.square_mm
 
     def spec(self) -> str:
-        """The canonical spec string, which :func:`parse_board` turns back into this board (name
-        aside)."""
+        """The canonical spec string, which :func:`parse_board` turns back into this
+        board (name aside)."""
         base = f"{self.kind}:{self.cols}x{self.rows}:{self.square_mm:g}"
         return base if self.kind == "chessboard" else f"{base}:{self.marker_mm:g}:{self.dictionary}"
 
@@ -235,8 +235,8 @@ def named_board(name: str) -> Board:
 
 @dataclass(frozen=True)
 class Detection:
-    """One board found in one image: ``ids`` index :meth:`Board.object_points`; ``corners`` are N×2
-    image px."""
+    """One board found in one image: ``ids`` index :meth:`Board.object_points`; ``corners``
+    are N×2 image px."""
 
     name: str  # the file, or ``video.avi#frame``, it came from
     ids: npt.NDArray[np.int64]
@@ -252,8 +252,8 @@ _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_
 
 
 def detect(image: npt.NDArray[np.uint8], board: Board, name: str = "") -> Detection | None:
-    """The board's corners in ``image`` (BGR or grey) to sub-pixel accuracy, or None when it is not
-    (fully) seen."""
+    """The board's corners in ``image`` (BGR or grey) to sub-pixel accuracy, or None when it is
+    not (fully) seen."""
     gray = np.asarray(
         image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8
     )

@@ -1,5 +1,5 @@
-"""Camera calibration from views of a known board: intrinsics, distortion, quality metrics and
-metric scale.
+"""Camera calibration from views of a known board: intrinsics, distortion, quality metrics
+and metric scale.
 
 ``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board
 in each; :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is
@@ -511,8 +511,8 @@ def _undistort(points: Array, result: CalibrationResult) -> Array:
 
 
 def plane_homography(result: CalibrationResult, detection: Detection, board: Board) -> Array:
-    """3×3 map from undistorted image px to mm on the board's plane, from one view of the board
-    lying on it."""
+    """3×3 map from undistorted image px to mm on the board's plane, from one view of the
+    board lying on it."""
     plane = board.object_points()[detection.ids][:, :2]
     h, _ = cv2.findHomography(_undistort(detection.corners, result), plane, 0)
     if h is None:
@@ -551,8 +551,8 @@ class CalibrationBinding:
 
 
 def bind(result: CalibrationResult, device_id: str, calibrated_at: datetime) -> CalibrationBinding:
-    """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``); ``calibrated_at``
-    must be aware."""
+    """Bind a valid result to ``device_id`` (e.g. ``SERIAL@1280x720@30 BGR``);
+    ``calibrated_at`` must be aware."""
     if not result.valid:
         raise CalibrationNotValidError(
             "this calibration did not validate ("

@@ -26,8 +26,8 @@ from labrig.tasks import UNTRACKED, Task
 
 
 class CalibrationService:
-    """Stored calibrations, the recordings a calibration can be made from, and calibrating from
-    them."""
+    """Stored calibrations, the recordings a calibration can be made from, and
+    calibrating from them."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -44,8 +44,8 @@ class CalibrationService:
         return load_calibration_detail(self.store, calibration_id)
 
     def view_frame(self, detail: CalibrationDetail, view_name: str) -> Image | None:
-        """The frame a view of ``detail`` came from (None: its views were files Labrig does not
-        keep)."""
+        """The frame a view of ``detail`` came from (None: its views were files
+        Labrig does not keep)."""
         return load_view_frame(self.store, detail, view_name)
 
     def recordings(self) -> list[CaptureChoice]:

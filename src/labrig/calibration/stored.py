@@ -1,5 +1,5 @@
-"""Calibrations in the catalog: saved with their verdict, bound to a device in one mode, found
-again.
+"""Calibrations in the catalog: saved with their verdict, bound to a device in one
+mode, found again.
 
 A calibration that validates records ``calibration.validated``; only a valid,
 unexpired calibration of the same device and mode is ever used for metric output.
@@ -31,8 +31,8 @@ class UnknownCalibrationError(LabrigError):
 
 @dataclass(frozen=True)
 class StoredCalibration:
-    """What analysis needs of a calibration: intrinsics, distortion, and the plane homography if
-    any."""
+    """What analysis needs of a calibration: intrinsics, distortion, and the plane
+    homography if any."""
 
     id: str
     device_id: str
@@ -74,8 +74,8 @@ def save_calibration(
     plane_homography: Array | None = None,
     now: datetime | None = None,
 ) -> StoredCalibration:
-    """Store the result (valid or not); a valid one is bound to ``device_id`` in ``mode`` and
-    announced."""
+    """Store the result (valid or not); a valid one is bound to ``device_id`` in
+    ``mode`` and announced."""
     now = now or utcnow()
     binding = bind(result, device_id, now) if result.valid else None
     calibration_id = result.digest()

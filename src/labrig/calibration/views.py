@@ -1,6 +1,6 @@
 """What the Calibration screen reads: stored calibrations with their device binding, age and
-validity, each view's detected corners, where they fell on the coverage grid, and the frame a view
-came from.
+validity, each view's detected corners, where they fell on the coverage grid, and the frame
+a view came from.
 
 Read-only and Qt-free; every function opens its own read session (or media file), so it may run on
 any thread. A ``labrig.calibration/2`` document keeps every view's corners and, when it was made
@@ -153,8 +153,8 @@ class CalibrationDetail:
         return CaptureSource.from_json(raw) if raw else None
 
     def used_corners(self) -> Array | None:
-        """Every corner of every view the solve used, N×2 image px (what coverage counts); None for
-        v1."""
+        """Every corner of every view the solve used, N×2 image px (what coverage
+        counts); None for v1."""
         if not self.has_corners:
             return None
         used = [v.corners for v in self.views if not v.rejected and v.corners is not None]
@@ -243,8 +243,8 @@ def list_calibrations(
 def load_calibration_detail(
     store: Store, calibration_id: str, now: datetime | None = None
 ) -> CalibrationDetail:
-    """One calibration with its document; raises :class:`UnknownCalibrationError` when it is not
-    stored."""
+    """One calibration with its document; raises :class:`UnknownCalibrationError` when
+    it is not stored."""
     now = now or utcnow()
     with store.read() as session:
         row = session.get(CalibrationRecord, calibration_id)

@@ -71,8 +71,8 @@ def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
 
 
 def _checked_source(folder: Path, blobs: BlobStore, name: str, sha256: str, ext: str) -> Path:
-    """The segment file to store: in the folder, or already moved into the store by an interrupted
-    commit."""
+    """The segment file to store: in the folder, or already moved into the store by an
+    interrupted commit."""
     local = folder / name
     return local if local.exists() else blobs.path(sha256, ext)
 

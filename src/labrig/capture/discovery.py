@@ -79,8 +79,8 @@ class DiscoveryReport(list[DeviceInfo]):
 
 
 def discover(settings: DiscoverySettings | None = None, usb_backend: Any = None) -> DiscoveryReport:
-    """All devices of every kind. ``usb_backend``: a pyusb backend; None uses libusb-package's
-    libusb1."""
+    """All devices of every kind. ``usb_backend``: a pyusb backend; None uses
+    libusb-package's libusb1."""
     settings = settings or DiscoverySettings()
     report = DiscoveryReport()
     _collect(report, DeviceKind.UVC, lambda: (discover_uvc(settings.camera_api), []))
@@ -133,8 +133,8 @@ def default_camera_api() -> int:
 
 
 def discover_uvc(api: int | None = None) -> list[DeviceInfo]:
-    """Cameras OpenCV can open; ``address`` is the index to pass to ``cv2.VideoCapture(index,
-    api)``."""
+    """Cameras OpenCV can open; ``address`` is the index to pass to
+    ``cv2.VideoCapture(index, api)``."""
     api = default_camera_api() if api is None else api
     devices = []
     for cam in enumerate_cameras(api):
@@ -162,8 +162,8 @@ def discover_uvc(api: int | None = None) -> list[DeviceInfo]:
 
 
 def discover_ip(urls: Iterable[str]) -> tuple[list[DeviceInfo], list[DiscoveryProblem]]:
-    """One device per configured URL (not contacted here). ``address`` keeps the credentials to open
-    it."""
+    """One device per configured URL (not contacted here). ``address`` keeps the
+    credentials to open it."""
     devices, problems = [], []
     for url in urls:
         safe = redact_url(url.strip())
@@ -260,8 +260,8 @@ def _usb_device(dev: Any) -> DeviceInfo:
 
 
 def _read_strings(dev: Any) -> dict[str, str]:
-    """Manufacturer, product and serial: each its text or ``unreadable (why)``. Opens the device,
-    then closes it."""
+    """Manufacturer, product and serial: each its text or ``unreadable (why)``. Opens the
+    device, then closes it."""
     wanted = {
         k: i
         for k, i in (
@@ -302,8 +302,8 @@ def _unreadable(exc: Exception) -> str:
 def discover_watch_folders(
     folders: Iterable[Path | str],
 ) -> tuple[list[DeviceInfo], list[DiscoveryProblem]]:
-    """Every configured folder, with whether it exists and is writable; missing ones are also
-    problems."""
+    """Every configured folder, with whether it exists and is writable; missing ones
+    are also problems."""
     devices, problems = [], []
     for folder in folders:
         path = Path(folder).expanduser().absolute()

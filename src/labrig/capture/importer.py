@@ -99,8 +99,8 @@ def import_media(
     accept_partial: bool = False,
     task: Task = UNTRACKED,
 ) -> CommitResult:
-    """Copy ``path`` into the store as a committed capture; refuses non-media, truncation and
-    duplicates.
+    """Copy ``path`` into the store as a committed capture; refuses non-media,
+    truncation and duplicates.
 
     Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit
     leaves nothing in the store, and the source file is never changed."""

@@ -95,8 +95,8 @@ class InventoryEntry:
         )
 
     def resolve(self, mode: Mode) -> Mode | None:
-        """The listed mode with ``mode``'s size and rate; its pixel format too unless that is
-        ``any``."""
+        """The listed mode with ``mode``'s size and rate; its pixel format too unless
+        that is ``any``."""
         for m in self.modes:
             same_format = (
                 mode.pixel_format == ANY_FORMAT

@@ -44,14 +44,14 @@ class CaptureMedia:
             yield from iter_frames(path)
 
     def luma_frames(self) -> Iterator[npt.NDArray[np.uint8]]:
-        """The same frames as their grey (luma) plane, H×W: quicker to decode, for brightness-only
-        analyses."""
+        """The same frames as their grey (luma) plane, H×W: quicker to decode, for
+        brightness-only analyses."""
         for path in self.segments:
             yield from iter_luma(path)
 
     def times_s(self) -> npt.NDArray[np.float64]:
-        """Seconds since the first frame, from the recorded monotonic timestamps (frame/fps without
-        them)."""
+        """Seconds since the first frame, from the recorded monotonic timestamps
+        (frame/fps without them)."""
         mono: list[int] = []
         for path in self.timestamps:
             if path is None:
@@ -129,8 +129,8 @@ def iter_luma(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
 
 
 def _jpeg_luma(path: Path) -> Iterator[npt.NDArray[np.uint8] | None]:
-    """Grey frames decoded from the file's JPEG packets; a None, then nothing, where that stops
-    working."""
+    """Grey frames decoded from the file's JPEG packets; a None, then nothing, where
+    that stops working."""
     cap = cv2.VideoCapture(str(path))
     try:
         if not cap.isOpened():

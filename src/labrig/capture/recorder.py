@@ -64,8 +64,8 @@ def provisional_root(store: Store) -> Path:
 
 
 class Recorder:
-    """Records ``source`` in ``mode`` into a new capture. Threading: call start/stop from one
-    thread."""
+    """Records ``source`` in ``mode`` into a new capture. Threading: call start/stop
+    from one thread."""
 
     sink_class: type[SegmentSink] = SegmentSink
 
@@ -115,8 +115,8 @@ class Recorder:
     # -- control -------------------------------------------------------------------------------
 
     def start(self) -> str:
-        """Open the device, write the provisional manifest, record ``capture.started``, start
-        threads."""
+        """Open the device, write the provisional manifest, record
+        ``capture.started``, start threads."""
         self.mode = self.source.open(self.mode)
         self.folder.mkdir(parents=True)
         fsync_dir(self.folder.parent)
@@ -220,13 +220,13 @@ class Recorder:
         return self._gap_drops + self._overflow_drops
 
     def latest_frame(self, after: int = 0, timeout_s: float = 0.0) -> tuple[int, Image] | None:
-        """The newest frame grabbed and its number (1, 2, …), once one newer than frame ``after``
-        exists.
+        """The newest frame grabbed and its number (1, 2, …), once one newer than frame
+        ``after`` exists.
 
-        Waits up to ``timeout_s`` for it; None if none came in time or the grab thread has ended. A
-        reader slower than the device skips frames (it always gets the newest); recording never
-        waits for it. Thread-safe: any thread may call it. The array is shared with the writer: read
-        it only.
+        Waits up to ``timeout_s`` for it; None if none came in time or the grab thread has
+        ended. A reader slower than the device skips frames (it always gets the newest);
+        recording never waits for it. Thread-safe: any thread may call it. The array is shared
+        with the writer: read it only.
         """
         with self._newest:
             self._newest.wait_for(lambda: self._grabbed > after or self._grab_ended, timeout_s)

@@ -26,8 +26,8 @@ SegmentClosed = Callable[[SegmentV1, str | None], None]
 
 
 class SinkError(LabrigError):
-    """The media could not be written (disk full, folder gone): recording stops, what was written is
-    kept."""
+    """The media could not be written (disk full, folder gone): recording stops, what was
+    written is kept."""
 
     code = "LABRIG_CAPTURE_WRITE_FAILED"
 
@@ -153,9 +153,9 @@ class SegmentSink:
 
 
 def read_timestamps(path: Path) -> list[int]:
-    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed writer) or
-    damaged ends the list: every value returned is whole. Raises ``OSError`` when the file cannot be
-    read."""
+    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed
+    writer) or damaged ends the list: every value returned is whole. Raises ``OSError`` when
+    the file cannot be read."""
     out: list[int] = []
     with open(path, encoding="ascii", errors="replace") as fh:
         next(fh, None)  # the header

@@ -38,14 +38,14 @@ class Mode:
         }
 
     def bytes_per_second(self) -> float:
-        """What a recording in this mode writes per second, estimated on the high side (MJPG of a
-        busy scene)."""
+        """What a recording in this mode writes per second, estimated on the high side (MJPG
+        of a busy scene)."""
         return self.width * self.height * self.fps * MJPG_BYTES_PER_PIXEL
 
 
 class FrameSource(Protocol):
-    """Threading: ``open``/``read``/``close`` are called from one thread at a time (the grab
-    thread)."""
+    """Threading: ``open``/``read``/``close`` are called from one thread at a time
+    (the grab thread)."""
 
     def open(self, mode: Mode | None = None) -> Mode:
         """Open the device, ask for ``mode`` (None: its default) and return the mode it reports."""

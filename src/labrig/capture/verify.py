@@ -38,8 +38,8 @@ SETTLE_S = 0.25
 
 
 class Refusal(StrEnum):
-    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what to do for
-    each)."""
+    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what
+    to do for each)."""
 
     UNKNOWN_MODEL = "LABRIG_DEVICE_UNKNOWN_MODEL"
     FIRMWARE_TOO_OLD = "LABRIG_FIRMWARE_TOO_OLD"
@@ -58,8 +58,8 @@ class DeviceRefusedError(LabrigError):
 
 @dataclass(frozen=True)
 class MeasuredMode:
-    """What the probe saw: frame size, frame rate from arrival times, and how many frames it
-    counted."""
+    """What the probe saw: frame size, frame rate from arrival times, and how many
+    frames it counted."""
 
     width: int
     height: int
@@ -121,8 +121,8 @@ def verify(
     min_frames: int = 5,
     fps_tolerance: float = 0.9,
 ) -> Verification:
-    """Inventory match, firmware, mode, then (cameras only) a probe of ``probe_seconds`` of real
-    frames."""
+    """Inventory match, firmware, mode, then (cameras only) a probe of
+    ``probe_seconds`` of real frames."""
     entry = inventory.match(device)
     if entry is None:
         return _refuse(
@@ -252,8 +252,8 @@ def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception)
 
 
 def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
-    """Read until ``window`` seconds after the first frame (the time to open the device does not
-    count)."""
+    """Read until ``window`` seconds after the first frame (the time to open the device
+    does not count)."""
     got = _Frames([], [], ended_early=False)
     deadline: float | None = None
     while deadline is None or got.times[-1] < deadline:
@@ -376,8 +376,8 @@ def _who(device: DeviceInfo) -> str:
 
 
 def _redact(device: DeviceInfo, text: str) -> str:
-    """Messages from lower layers may quote the URL; credentials in it must never reach the screen
-    or a log."""
+    """Messages from lower layers may quote the URL; credentials in it must never reach the
+    screen or a log."""
     if device.kind == DeviceKind.IP and device.address:
         return text.replace(device.address, redact_url(device.address))
     return text

@@ -128,8 +128,8 @@ MARKERS: tuple[
 
 
 class MarkersScene:
-    """Three markers on a plane whose pose is fixed; positions in plane millimetres (x right, y
-    down)."""
+    """Three markers on a plane whose pose is fixed; positions in plane millimetres
+    (x right, y down)."""
 
     radius_mm = 8.0
     plane_rvec = np.array([0.12, -0.08, 0.0])
@@ -174,8 +174,8 @@ class MarkersScene:
 
 
 class BoardScene:
-    """A chessboard; its frame has the first inner corner at the origin (OpenCV's calibration
-    convention)."""
+    """A chessboard; its frame has the first inner corner at the origin (OpenCV's
+    calibration convention)."""
 
     background = (70, 70, 70)
 
@@ -262,8 +262,8 @@ class PlaneBoardScene(BoardScene):
 
 
 def _noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[Image, Image]]:
-    """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a normal
-    quantile table."""
+    """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a
+    normal quantile table."""
     q = [NormalDist(0.0, sigma).inv_cdf((k + 0.5) / 256) for k in range(256)]
     lut_add = np.clip(np.round(q), 0, 255).astype(np.uint8)
     lut_sub = np.clip(np.round([-v for v in q]), 0, 255).astype(np.uint8)
@@ -363,13 +363,13 @@ class VirtualCamera:
         return img
 
     def truth(self, frame_index: int) -> dict[str, Any]:
-        """Ground truth for frame ``frame_index``: marker positions (mm, px) or the board's pose and
-        corners (px)."""
+        """Ground truth for frame ``frame_index``: marker positions (mm, px) or the board's pose
+        and corners (px)."""
         return self._scene.truth(frame_index / self._mode.fps)
 
     def read(self, timeout_s: float = 2.0) -> Image | None:
-        """The next frame; None if closed, ended (``frames_limit``), failed (``fail_after``) or not
-        due in time."""
+        """The next frame; None if closed, ended (``frames_limit``), failed (``fail_after``) or
+        not due in time."""
         stop = min(n for n in (self.frames_limit, self.fail_after, math.inf) if n is not None)
         if not self._opened or self._index >= stop:
             return None

@@ -1,5 +1,5 @@
-"""``labrig calibrate``: solve a camera calibration from images or videos of a board and say whether
-it validates.
+"""``labrig calibrate``: solve a camera calibration from images or videos of a board and say
+whether it validates.
 
 Exit 0: valid. Exit 1: solved but not valid (the reasons are printed). Exit 2: a typed refusal (no
 board found, too few views, unreadable file, bad --board), printed by the CLI main as ``labrig:
@@ -186,8 +186,8 @@ def _capture_files(args: argparse.Namespace) -> tuple[list[Path], CaptureSource 
 
 
 def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) -> None:
-    """Keep the valid result bound to the device and mode, with the plane scale when a plane view is
-    given."""
+    """Keep the valid result bound to the device and mode, with the plane scale when a
+    plane view is given."""
     homography = None
     if args.plane is not None:
         detections, _, _ = detect_views(load_views([args.plane], args.every), board)

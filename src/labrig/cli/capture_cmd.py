@@ -1,5 +1,5 @@
-"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from the command
-line."""
+"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from
+the command line."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ def store_for(args: argparse.Namespace) -> Iterator[Store]:
 
 
 def workstation_services(store_root: str | Path | None) -> Services:
-    """The services a front end runs on: the composition root, given the release health check from
-    above it."""
+    """The services a front end runs on: the composition root, given the release health
+    check from above it."""
     return bootstrap(store_root, health_check=release_health_check)
 
 

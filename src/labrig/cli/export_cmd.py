@@ -1,5 +1,5 @@
-"""``labrig export``: published results into a verifiable bundle; ``labrig export verify`` checks
-one."""
+"""``labrig export``: published results into a verifiable bundle; ``labrig export
+verify`` checks one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``labrig review``: list results, show one (automatic beside effective values, with history),
-revise one."""
+"""``labrig review``: list results, show one (automatic beside effective values, with
+history), revise one."""
 
 from __future__ import annotations
 

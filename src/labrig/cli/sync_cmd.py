@@ -1,5 +1,5 @@
-"""``labrig sync``: copy committed objects to the archive (once, or until Ctrl-C); its status; its
-destination."""
+"""``labrig sync``: copy committed objects to the archive (once, or until Ctrl-C); its status;
+its destination."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The audit chain: who did what, when, why, to which object, each entry hash-linked to the one
-before.
+"""The audit chain: who did what, when, why, to which object, each entry hash-linked
+to the one before.
 
 An entry's hash is ``H(canonical_json({"prev": previous entry's hash, "entry": its content}))``
 where the content is every stored column of the entry but the two hashes, as
@@ -116,8 +116,8 @@ def _text(value: Any) -> str | None:
 
 
 def _problem(row: Sequence[Any], expected_seq: int, prev: str) -> tuple[int, str] | None:
-    """None when ``row`` is the intact entry ``expected_seq`` after ``prev``; else (entry to name,
-    why)."""
+    """None when ``row`` is the intact entry ``expected_seq`` after ``prev``; else
+    (entry to name, why)."""
     seq, *rest = row
     texts = [_text(v) for v in rest]
     if not isinstance(seq, int) or isinstance(seq, bool):

@@ -21,8 +21,8 @@ _VARIANT_RFC = 0b10 << 62
 
 
 def random_id() -> str:
-    """A new version-4 (random) UUID as text, as ``str(uuid.uuid4())`` makes it, in a fifth of the
-    time."""
+    """A new version-4 (random) UUID as text, as ``str(uuid.uuid4())`` makes it, in a
+    fifth of the time."""
     value = (
         int.from_bytes(os.urandom(16), "big") & ~(0xF << 76 | 0x3 << 62) | 0x4 << 76 | _VARIANT_RFC
     )
@@ -43,7 +43,7 @@ def time_ordered_id() -> str:
 
 
 def _text(value: int) -> str:
-    """The 36-character form; formatted here, as a uuid.UUID object made only to print it costs as
-    much again."""
+    """The 36-character form; formatted here, as a uuid.UUID object made only to print it
+    costs as much again."""
     digits = f"{value:032x}"
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"

@@ -127,8 +127,8 @@ def parse_number(field: str, value: Any) -> float:
 
 
 def plan_changes(metrics: Sequence[Mapping[str, Any]], values: Mapping[str, Any]) -> list[Change]:
-    """The changes ``values`` make to the effective ``metrics``; unknown fields and no-op values
-    refused."""
+    """The changes ``values`` make to the effective ``metrics``; unknown fields and
+    no-op values refused."""
     tracks = {str(m.get("track_id")): m for m in metrics}
     changes = []
     for key, raw in values.items():

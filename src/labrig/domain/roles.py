@@ -54,8 +54,8 @@ REQUIRED_ROLE: Mapping[Action, Role] = {
 
 
 class RoleRequiredError(LabrigError):
-    """The user's role does not allow the action; the message names the role needed and who grants
-    it."""
+    """The user's role does not allow the action; the message names the role needed
+    and who grants it."""
 
     code = "LABRIG_ROLE_REQUIRED"
 
@@ -110,8 +110,8 @@ def enforced(roles: Mapping[str, Role]) -> bool:
 
 
 def check(action: Action, user: str, roles: Mapping[str, Role]) -> None:
-    """Raise :class:`RoleRequiredError` unless ``user`` may do ``action`` under the current
-    ``roles``."""
+    """Raise :class:`RoleRequiredError` unless ``user`` may do ``action`` under the
+    current ``roles``."""
     if not enforced(roles):
         return
     needed = REQUIRED_ROLE[action]
@@ -124,8 +124,8 @@ def check(action: Action, user: str, roles: Mapping[str, Role]) -> None:
 
 
 def check_assignment(actor: str, target: str, new: Role | None, roles: Mapping[str, Role]) -> None:
-    """The rules of assigning roles: the first admin by anyone, then admins only, never the last
-    admin away."""
+    """The rules of assigning roles: the first admin by anyone, then admins only, never the
+    last admin away."""
     current = admins(roles)
     if not current:
         if new is not Role.ADMIN:

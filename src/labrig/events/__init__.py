@@ -1,8 +1,8 @@
 """Events: the transactional outbox (written in the state change's own transaction), at-least-once
 delivery to consumers that remember what they processed, and the hash-chained audit trail.
 
-Modules: ``outbox`` (recording events), ``dispatcher`` (delivery and listeners), ``audit`` (the
-trail).
+Modules: ``outbox`` (recording events), ``dispatcher`` (delivery and listeners),
+``audit`` (the trail).
 """
 
 from labrig.events.audit import AuditTrail, chain_head, record_audit

@@ -73,8 +73,8 @@ def _stored_rows(session: Session, sql: str) -> list[tuple[Any, ...]]:
 
 
 def chain_head(session: Session) -> ChainHead:
-    """The stored head of the chain as ``session`` sees it (an export or sync batch records it with
-    its data)."""
+    """The stored head of the chain as ``session`` sees it (an export or sync batch records
+    it with its data)."""
     rows = _stored_rows(
         session, "SELECT seq, entry_hash FROM audit_entries ORDER BY seq DESC LIMIT 1"
     )
@@ -95,8 +95,8 @@ def record_audit(
     reason: str,
     change: Mapping[str, Any],
 ) -> AuditEntry:
-    """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next one
-    links to it.
+    """Append an entry to the chain in ``session``'s (write) transaction; flushed so the next
+    one links to it.
 
     Appends are one at a time per catalog, also across workstations (on PostgreSQL an
     advisory lock held to the end of the transaction), so no two entries claim one place.
@@ -144,8 +144,8 @@ class AuditTrail:
             return chain_head(session)
 
     def verify(self) -> ChainReport:
-        """Recompute every entry's hash and link from the stored bytes; the first broken entry is
-        named."""
+        """Recompute every entry's hash and link from the stored bytes; the first
+        broken entry is named."""
         with self.store.read() as session:
             rows = _stored_rows(session, f"{_SELECT} ORDER BY seq")
         return verify_chain(rows)

@@ -113,8 +113,8 @@ class Dispatcher:
 
     @property
     def _ordered(self) -> bool:
-        """Whether this store keeps cursors: its commits number their events in commit order
-        (SQLite)."""
+        """Whether this store keeps cursors: its commits number their events in
+        commit order (SQLite)."""
         return commits_in_seq_order(self.store.dialect)
 
     def _advance(self, session: Session, consumer: Consumer) -> None:
@@ -205,9 +205,9 @@ class Dispatcher:
         return counts
 
     def dispatch_all(self) -> dict[Outcome, int]:
-        """Pass after pass until a pass hands nothing new to any consumer: every event deliverable
-        now is delivered (a consumer that keeps failing waits for its retry time and does not hold
-        this up)."""
+        """Pass after pass until a pass hands nothing new to any consumer: every event
+        deliverable now is delivered (a consumer that keeps failing waits for its retry time and
+        does not hold this up)."""
         total = dict.fromkeys(Outcome, 0)
         while True:
             counts = self.dispatch_once()

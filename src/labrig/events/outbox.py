@@ -65,8 +65,8 @@ _PAYLOAD = json.JSONEncoder(
 
 
 def payload_text(name: str, payload: Mapping[str, Any]) -> str:
-    """The stored text of an event's payload, checked against the catalog when ``name`` is
-    catalogued.
+    """The stored text of an event's payload, checked against the catalog when
+    ``name`` is catalogued.
 
     Raises :class:`InvalidEventPayloadError` when it does not match, or is not plain JSON data.
     """

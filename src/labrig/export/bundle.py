@@ -1,5 +1,5 @@
-"""Writing a bundle: a hidden temp folder inside the target, renamed to its final name only when
-complete.
+"""Writing a bundle: a hidden temp folder inside the target, renamed to its final name
+only when complete.
 
 Every file is written exclusively (never over another), fsynced and hashed as it is written; media
 are hashed while they are copied and refused if they no longer match the digest they are stored
@@ -42,11 +42,11 @@ class FileEntry:
 
 
 def sums_text(entries: list[FileEntry]) -> bytes:
-    """``SHA256SUMS``: one ``<digest>  <path>`` line per file (text mode, two spaces), sorted by
-    path.
+    """``SHA256SUMS``: one ``<digest>  <path>`` line per file (text mode, two
+    spaces), sorted by path.
 
-    Paths are safe components joined by ``/`` (no backslash, no newline), so no line needs GNU's
-    escaping.
+    Paths are safe components joined by ``/`` (no backslash, no newline), so no line
+    needs GNU's escaping.
     """
     return "".join(
         f"{e.sha256}  {e.path}\n" for e in sorted(entries, key=lambda e: e.path)
@@ -82,8 +82,8 @@ class BundleWriter:
         return self._add(FileEntry(relpath, hashlib.sha256(data).hexdigest(), len(data)))
 
     def copy_verified(self, relpath: str, source: Path, sha256: str) -> FileEntry:
-        """Copy a media-store file, hashing it on the way; refused (nothing kept) if it no longer
-        matches."""
+        """Copy a media-store file, hashing it on the way; refused (nothing kept) if it
+        no longer matches."""
         target = self._target(relpath)
         digest, size = hashlib.sha256(), 0
         try:
@@ -112,8 +112,8 @@ class BundleWriter:
         return entry
 
     def finish(self, manifest: bytes) -> Path:
-        """Write ``manifest.json`` and ``SHA256SUMS``, make everything durable, and give the bundle
-        its name."""
+        """Write ``manifest.json`` and ``SHA256SUMS``, make everything durable, and give the
+        bundle its name."""
         listed = dict(self.entries)
         self._add_raw(MANIFEST_NAME, manifest, listed)
         self._add_raw(SUMS_NAME, sums_text(list(listed.values())), None)
@@ -134,6 +134,6 @@ class BundleWriter:
             listed[name] = FileEntry(name, hashlib.sha256(data).hexdigest(), len(data))
 
     def abort(self) -> None:
-        """Remove the partial folder (only Labrig's own temp folder; never anything else in the
-        target)."""
+        """Remove the partial folder (only Labrig's own temp folder; never anything
+        else in the target)."""
         shutil.rmtree(self.temp, ignore_errors=True)

@@ -1,5 +1,5 @@
-"""The files an export writes for one result, built from its snapshot. Pure: no database, no file
-system.
+"""The files an export writes for one result, built from its snapshot. Pure: no
+database, no file system.
 
 Schemas (each field documented in docs/export-sync.md):
 

@@ -1,5 +1,5 @@
-"""Safe paths inside an export bundle: what Labrig writes, and what it accepts when it reads one
-back.
+"""Safe paths inside an export bundle: what Labrig writes, and what it accepts when
+it reads one back.
 
 Names that come from the catalog or from manifests (result ids, subject codes, protocol names,
 segment file names) become single path components through :func:`safe_component`: ASCII letters,
@@ -49,8 +49,8 @@ class UnsafeBundlePathError(LabrigError):
 
 
 class UnsafeTargetError(LabrigError):
-    """A path Labrig was about to write resolves outside the export folder (a bug or a hostile
-    link)."""
+    """A path Labrig was about to write resolves outside the export folder (a bug or
+    a hostile link)."""
 
     code = "LABRIG_EXPORT_UNSAFE_PATH"
 
@@ -61,8 +61,8 @@ def _is_reserved(name: str) -> bool:
 
 
 def safe_component(text: object, fallback: str = "unnamed") -> str:
-    """``text`` as one safe file or folder name (``fallback``, itself safe, when nothing usable is
-    left)."""
+    """``text`` as one safe file or folder name (``fallback``, itself safe, when nothing
+    usable is left)."""
     ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
     name = _UNSAFE_CHARS.sub("_", ascii_text)
     name = re.sub(r"\.{2,}", ".", name)  # no "..", even inside a name

@@ -1,9 +1,9 @@
 """Line plots as PNG, drawn with OpenCV: trajectories and speed against time, for exports.
 
 Qt-free and without matplotlib (not a dependency): axes with round-number ticks, one coloured
-polyline per track, a legend, and labels that carry the result's units. The same data always gives
-the same bytes (PNG encoding is deterministic), so two exports of one result have identical plot
-digests.
+polyline per track, a legend, and labels that carry the result's units. The same data always
+gives the same bytes (PNG encoding is deterministic), so two exports of one result have
+identical plot digests.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def _legend(image: Image, curves: Sequence[Curve]) -> None:
 def line_plot(
     curves: Sequence[Curve], title: str, xlabel: str, ylabel: str, *, flip_y: bool = False
 ) -> bytes:
-    """A PNG of ``curves`` (non-finite points left out); ``flip_y`` puts y's origin at the top, as
-    in images."""
+    """A PNG of ``curves`` (non-finite points left out); ``flip_y`` puts y's origin at the
+    top, as in images."""
     image: Image = np.full((HEIGHT, WIDTH, 3), WHITE, np.uint8)
     xa = nice_axis([v for c in curves for v in c.x])
     ya = nice_axis([v for c in curves for v in c.y])

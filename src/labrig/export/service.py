@@ -1,5 +1,5 @@
-"""Exporting published results into a verifiable bundle (``labrig export``, and the GUI's export
-dialog).
+"""Exporting published results into a verifiable bundle (``labrig export``, and the
+GUI's export dialog).
 
 Refusals come first, before anything is written: an unknown or ambiguous id, a result that is not
 published, nothing to export, a target that is not a folder, a user whose role does not allow it.
@@ -96,8 +96,8 @@ class ExportService:
         task: Task = UNTRACKED,
     ) -> ExportReport:
         """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or
-        ``everything`` published; ``media`` adds each capture's committed manifest, segments and
-        timestamps.
+        ``everything`` published; ``media`` adds each capture's committed manifest,
+        segments and timestamps.
 
         Progress goes to ``task`` after each result and each media file; a cancel of it (or any
         failure) removes the unfinished bundle, so nothing half-written is left in ``target``."""
@@ -227,8 +227,8 @@ class ExportService:
 
 
 class _Steps:
-    """An export's units of work (results, media files), counted for its task; each begins with a
-    cancel check."""
+    """An export's units of work (results, media files), counted for its task; each begins
+    with a cancel check."""
 
     def __init__(self, task: Task, total: int) -> None:
         self.task, self.total, self.done = task, max(total, 1), 0

@@ -1,9 +1,9 @@
-"""What an export reads from the catalog, in one read transaction: results, revisions, captures,
-chain head.
+"""What an export reads from the catalog, in one read transaction: results, revisions,
+captures, chain head.
 
-Everything an export writes comes from one snapshot, so the audit chain head it records was taken in
-the same transaction as its data: a store whose chain no longer holds that head was rewritten after
-the export.
+Everything an export writes comes from one snapshot, so the audit chain head it records was taken
+in the same transaction as its data: a store whose chain no longer holds that head was rewritten
+after the export.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ class NothingToExportError(LabrigError):
 def select_results(
     session: Session, refs: Sequence[str], everything: bool
 ) -> list[AnalysisResultRecord]:
-    """The results named (ids or unique prefixes), or every published one; anything not published
-    refused."""
+    """The results named (ids or unique prefixes), or every published one; anything not
+    published refused."""
     if everything:
         rows = list(
             session.scalars(
@@ -207,8 +207,8 @@ def _digests(session: Session, capture: Capture) -> list[str]:
 
 def _manifest_names(blobs: BlobStore, manifest_sha256: str) -> dict[int, tuple[str, str]]:
     """Position → (media name, timestamps name) from the committed manifest; empty if it cannot be
-    read (the export then fails on that blob with a clear error when it copies it, or uses fallback
-    names)."""
+    read (the export then fails on that blob with a clear error when it copies it, or uses
+    fallback names)."""
     try:
         data = json.loads(blobs.path(manifest_sha256, ".json").read_bytes())
         return {

@@ -1,5 +1,5 @@
-"""Checking a bundle: every listed file re-hashed, nothing unlisted, and the lists exactly as Labrig
-writes them.
+"""Checking a bundle: every listed file re-hashed, nothing unlisted, and the lists exactly as
+Labrig writes them.
 
 A bundle may come from anywhere, so its lists are read as hostile: a path that could leave the
 bundle (see :func:`~labrig.export.paths.check_bundle_path`) refuses the whole bundle before any file
@@ -134,8 +134,8 @@ def _unlisted(root: Path, listed: set[str]) -> list[str]:
 
 
 def verify_bundle(root: Path) -> VerifyReport:
-    """Re-hash the bundle at ``root``; :class:`~labrig.export.paths.UnsafeBundlePathError` for a
-    hostile list."""
+    """Re-hash the bundle at ``root``; :class:`~labrig.export.paths.UnsafeBundlePathError`
+    for a hostile list."""
     root = Path(root)
     if not root.is_dir():
         raise NotABundleError(f"{root} is not a folder; give the bundle folder (labrig-export-…)")

@@ -109,8 +109,8 @@ class ThreadExecutor:
         )
 
     def _gather(self, running: set[_Run]) -> set[_Run]:
-        """The runs that have ended; once one has, wait a moment for the rest so they commit
-        together."""
+        """The runs that have ended; once one has, wait a moment for the rest so they
+        commit together."""
         ended = {r for r in running if r.done}
         if ended and len(ended) < len(running):
             deadline = time.monotonic() + GATHER_SECONDS
@@ -192,8 +192,8 @@ class _Pool:
 
 
 class _EarlyStart:
-    """Starts claims on the pool inside the transaction that leases them, so runs overlap the
-    commit's fsync.
+    """Starts claims on the pool inside the transaction that leases them, so runs overlap
+    the commit's fsync.
 
     A claim whose transaction then fails to commit is void: its run's outcome is
     reported lost (nothing is written for it) and no new claims are made until

@@ -131,8 +131,8 @@ class FencedWrites:
         return self._single(Outcome(claim, "complete", output=output))
 
     def complete_many(self, items: Sequence[tuple[Claim, StageOutput]]) -> list[JobView | None]:
-        """:meth:`complete` for several runs in one transaction; None for a run whose lease was
-        lost."""
+        """:meth:`complete` for several runs in one transaction; None for a run
+        whose lease was lost."""
         results, _ = self.finish([Outcome(c, "complete", output=o) for c, o in items])
         return [r.view for r in results]
 
@@ -141,18 +141,18 @@ class FencedWrites:
         return self._single(Outcome(claim, "fail", failure=error))
 
     def acknowledge_cancel(self, claim: Claim) -> JobView:
-        """The stage stopped on request: Running → RetryWaiting → Cancelled (the seed's only way
-        there)."""
+        """The stage stopped on request: Running → RetryWaiting → Cancelled (the seed's
+        only way there)."""
         return self._single(Outcome(claim, "cancelled"))
 
     def release(self, claim: Claim) -> JobView:
-        """The worker is shutting down: hand the job back for another worker, without charging an
-        attempt."""
+        """The worker is shutting down: hand the job back for another worker, without
+        charging an attempt."""
         return self._single(Outcome(claim, "released"))
 
     def _single(self, outcome: Outcome) -> JobView:
-        """One outcome in its own transaction; raises LeaseLostError (nothing written) if the lease
-        is gone."""
+        """One outcome in its own transaction; raises LeaseLostError (nothing written) if
+        the lease is gone."""
         with self.store.write() as session:
             return self._end_one(session, outcome)
 
@@ -165,8 +165,8 @@ class FencedWrites:
         start: bool = True,
         early: EarlyStart | None = None,
     ) -> tuple[list[RunResult], list[Claim]]:
-        """Commit ``outcomes`` and then claim up to ``claim_slots`` jobs, all in one write
-        transaction.
+        """Commit ``outcomes`` and then claim up to ``claim_slots`` jobs, all in one
+        write transaction.
 
         Each outcome is fenced on its own (owner, token, state, unexpired lease): one
         whose lease was lost gets ``RunResult(view=None, lease_lost=True)`` and writes
@@ -327,8 +327,8 @@ class FencedWrites:
         return JobView.of(job)
 
     def _complete_in(self, session: Session, outcomes: Sequence[Outcome]) -> list[JobView | None]:
-        """:meth:`_complete_rows` in a session's transaction, then the release of the jobs waiting
-        for them."""
+        """:meth:`_complete_rows` in a session's transaction, then the release of the jobs
+        waiting for them."""
         views, waited_for = self._complete_rows(self.store.raw_in(session), outcomes)
         if waited_for:  # through the ORM, after the rows above
             session.expire_all()
@@ -500,8 +500,8 @@ class FencedWrites:
 def completion_event(
     claim: Claim, output: StageOutput, dialect: RawDialect
 ) -> dict[str, Any] | None:
-    """The ``analysis.stage.completed`` row of a run whose output is the first under its key (the
-    usual case).
+    """The ``analysis.stage.completed`` row of a run whose output is the first under its key
+    (the usual case).
 
     Made where the run ended, on a worker's thread, with the output's digest and
     canonical form computed there too, so the thread that commits (one for every
@@ -537,15 +537,15 @@ def _completed(
 
 
 class EarlyStart(Protocol):
-    """Where :meth:`FencedWrites.finish` hands claims before the transaction that leased them
-    commits."""
+    """Where :meth:`FencedWrites.finish` hands claims before the transaction that
+    leased them commits."""
 
     def start(self, claims: list[Claim]) -> None:
         """Run these claims (called under the store's write lock: only hand them to threads)."""
 
     def void(self, claims: list[Claim]) -> None:
-        """The transaction did not commit: these claims were never held; their runs' outcomes are
-        lost."""
+        """The transaction did not commit: these claims were never held; their runs'
+        outcomes are lost."""
 
 
 class _VoidedClaims(Exception):
@@ -553,8 +553,8 @@ class _VoidedClaims(Exception):
 
 
 class _NeedsSession(Exception):
-    """The raw path of :meth:`FencedWrites.finish` met work for the ORM paths; its transaction rolls
-    back."""
+    """The raw path of :meth:`FencedWrites.finish` met work for the ORM paths; its
+    transaction rolls back."""
 
 
 def _result(outcome: Outcome, view: JobView | None) -> RunResult:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RetryPolicy:
-    """Exponential backoff with full jitter: a delay drawn uniformly from [0, min(cap,
-    base·2^(n-1))].
+    """Exponential backoff with full jitter: a delay drawn uniformly from [0,
+    min(cap, base·2^(n-1))].
 
     Full jitter keeps many jobs that failed together (a device unplugged) from
     retrying together.

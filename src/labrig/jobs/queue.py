@@ -161,8 +161,8 @@ class JobQueue:
         return view
 
     def enqueue_many(self, specs: Sequence[JobSpec]) -> list[JobView]:
-        """Create several jobs in one transaction (all or none), in order; ``depends_on`` may name
-        earlier ones."""
+        """Create several jobs in one transaction (all or none), in order; ``depends_on`` may
+        name earlier ones."""
         if not any(spec.depends_on for spec in specs):  # the usual case: raw inserts, no Session
             with self.store.raw_write() as tx:
                 return [self._insert_ready(tx, spec) for spec in specs]
@@ -373,8 +373,8 @@ class JobQueue:
         )
 
     def release_dependents(self, session: Session, job: Job) -> None:
-        """InputsPending jobs that waited for ``job`` become Ready once all their inputs are
-        committed."""
+        """InputsPending jobs that waited for ``job`` become Ready once all their
+        inputs are committed."""
         for dependent in self._dependents(session, job.id):
             if dependent.state != S.INPUTS_PENDING.value:
                 continue
@@ -404,8 +404,8 @@ class JobQueue:
     # -- workers: claiming ----------------------------------------------------------------------
 
     def claim(self, slots: int, start: bool = False) -> list[Claim]:
-        """In one short write transaction: reap lost leases, wake due retries, lease up to ``slots``
-        jobs.
+        """In one short write transaction: reap lost leases, wake due retries, lease up
+        to ``slots`` jobs.
 
         Claims only as many jobs as the caller has free worker slots, so no claimed
         job waits for a thread while its lease runs out. With ``start`` the claim also
@@ -446,16 +446,16 @@ class JobQueue:
         )
 
     def shared_now(self, tx: RawTransaction) -> datetime:
-        """The wall clock every workstation agrees on: the database's where it has one, else this
-        one's."""
+        """The wall clock every workstation agrees on: the database's where it has one,
+        else this one's."""
         if self.sql.db_now is None or not self.clock.database_time:
             return self.clock.now()
         value: datetime = tx.execute(self.sql.db_now).fetchone()[0]
         return value
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
-        """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one UPDATE …
-        RETURNING."""
+        """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one
+        UPDATE … RETURNING."""
         mono, _ = deadlines(self.clock, self.terms)
         now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
         to_db = tx.dialect.to_db_datetime
@@ -497,8 +497,8 @@ class JobQueue:
     def _claimed_upstream(
         self, tx: RawTransaction, job_ids: list[str]
     ) -> dict[str, dict[str, Any]]:
-        """Committed outputs of the jobs the claimed ones depend on, by claimed job, then upstream
-        job id."""
+        """Committed outputs of the jobs the claimed ones depend on, by claimed job, then
+        upstream job id."""
         if not job_ids:
             return {}
         out: dict[str, dict[str, Any]] = {}
@@ -516,8 +516,8 @@ class JobQueue:
             self._wake_due_retries(session)
 
     def lease_lapsed(self, job: Job, now: datetime | None = None) -> bool:
-        """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall clock, if
-        read)."""
+        """Whether ``job``'s lease no longer protects its holder (``now``: the shared wall
+        clock, if read)."""
         return lease_expired(
             self.clock,
             job.lease_host,

@@ -55,8 +55,8 @@ class StageContext(Task, Protocol):
 
 @dataclass(frozen=True)
 class Setting:
-    """One configuration key of a stage: the JSON types it takes, what it means, and an optional
-    value check."""
+    """One configuration key of a stage: the JSON types it takes, what it means, and an
+    optional value check."""
 
     types: tuple[type, ...]
     help: str
@@ -131,8 +131,8 @@ class Stage:
 
     def settle(self, config: Mapping[str, Any] | None) -> tuple[str, str]:
         """The canonical JSON text of :meth:`configure`'s result and its digest (the job's
-        ``config`` and ``config_digest``); for the defaults alone, the usual case, computed once per
-        stage."""
+        ``config`` and ``config_digest``); for the defaults alone, the usual case,
+        computed once per stage."""
         return _settled(self.configure(config)) if config else self._settled_defaults
 
     @cached_property
@@ -170,8 +170,8 @@ class StageRegistry:
         return stage_id in self._stages
 
     def ids(self, *, heavy: bool = True) -> tuple[str, ...]:
-        """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages (every claim
-        asks)."""
+        """Registered stage ids, sorted; ``heavy=False`` leaves out output-heavy stages
+        (every claim asks)."""
         found = self._ids.get(heavy)
         if found is None:
             found = self._ids[heavy] = tuple(

@@ -38,8 +38,8 @@ class SavedRecording:
 
 
 def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
-    """The default pipeline for a capture, with the current calibration of its device and mode, if
-    any."""
+    """The default pipeline for a capture, with the current calibration of its device
+    and mode, if any."""
     with store.read() as session:
         capture = session.get(Capture, capture_id)
         assert capture is not None
@@ -55,9 +55,9 @@ def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
 
 
 def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -> str:
-    """Make committed captures an attempt of the session and request the default pipeline on the
-    first of them, atomically (``attempt.created`` and its jobs in one transaction); the attempt's
-    id."""
+    """Make committed captures an attempt of the session and request the default pipeline
+    on the first of them, atomically (``attempt.created`` and its jobs in one transaction);
+    the attempt's id."""
     pipeline = attempt_pipeline(queue.store, capture_ids[0]) if capture_ids else []
     return create_attempt(queue, session_id, capture_ids, pipeline)
 
@@ -65,9 +65,9 @@ def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -
 def stop_and_save(
     queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False
 ) -> SavedRecording:
-    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep it
-    as a recording of the calibration board, which is not analysed but offered on the Calibration
-    screen).
+    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep
+    it as a recording of the calibration board, which is not analysed but offered on the
+    Calibration screen).
 
     A commit failure raises (the capture stays provisional; start-up recovery salvages it). A
     committed recording whose attempt is refused is still returned, with ``attempt_id`` None and the

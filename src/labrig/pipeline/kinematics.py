@@ -9,10 +9,10 @@ straight lines at constant speed, so a long absence belongs in separate tracks (
 ``max_gap``). The first and last half-window use the edge polynomial fit (``mode="interp"``) and are
 noisier than the interior.
 
-A track with fewer grid samples than the window gets a shrunken window; one too short for any fit of
-the chosen order gets position metrics only (from the raw samples), the speed metrics None, and
-``reason`` saying why. It never raises for being short. Pure computation: no Qt, no database,
-deterministic.
+A track with fewer grid samples than the window gets a shrunken window; one too short for any
+fit of the chosen order gets position metrics only (from the raw samples), the speed metrics
+None, and ``reason`` saying why. It never raises for being short. Pure computation: no Qt, no
+database, deterministic.
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ def kinematics(
     window_s: float | None = None,
     polyorder: Literal[2, 3] = 3,
 ) -> TrackKinematics:
-    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t`` (N,
-    ``time_units``). ``window_s``: Savitzky–Golay window length in ``time_units`` (default 0.25 s,
-    or 7 frames)."""
+    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t``
+    (N, ``time_units``). ``window_s``: Savitzky–Golay window length in ``time_units`` (default
+    0.25 s, or 7 frames)."""
     xy = np.asarray(track_xy, dtype=np.float64).reshape(-1, 2)
     times = np.asarray(t, dtype=np.float64).ravel()
     if len(times) != len(xy):
@@ -199,8 +199,8 @@ def _measure(
 
 
 def _extent(xy: Array) -> float:
-    """Largest distance between two positions, searched over the convex hull (a long track has few
-    hull points)."""
+    """Largest distance between two positions, searched over the convex hull (a long track has
+    few hull points)."""
     if len(xy) < 2:
         return 0.0
     hull = cv2.convexHull(xy.astype(np.float32), returnPoints=False).ravel()

@@ -56,8 +56,8 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Stat:
-    """min / median / max of one per-frame measure (None when no frame decoded) and how many frames
-    were flagged."""
+    """min / median / max of one per-frame measure (None when no frame decoded) and how many
+    frames were flagged."""
 
     min: float | None
     median: float | None
@@ -103,8 +103,8 @@ class MediaQC:
 
     @property
     def header_mismatch(self) -> bool:
-        """Some file decoded to a different number of frames than its header claims (a truncated
-        write)."""
+        """Some file decoded to a different number of frames than its header claims (a
+        truncated write)."""
         return any(
             f.header_frames is not None and f.header_frames != f.decoded_frames for f in self.files
         )

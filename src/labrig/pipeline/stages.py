@@ -1,5 +1,5 @@
-"""The default analysis pipeline as registered queue stages: media.qc → tracking.markers →
-kinematics.
+"""The default analysis pipeline as registered queue stages: media.qc →
+tracking.markers → kinematics.
 
 Each stage reads the committed capture named by its first input digest (the
 capture's manifest digest) and, when the configuration names one, a calibration.
@@ -203,8 +203,8 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
 def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tuple[Stage, ...]:
     """The default pipeline's stages, bound to ``store`` (where they read media and calibrations).
 
-    ``release_digest``: the active release's manifest digest, which enters every job's idempotency
-    key.
+    ``release_digest``: the active release's manifest digest, which enters every job's
+    idempotency key.
     """
 
     def stage(

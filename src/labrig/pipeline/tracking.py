@@ -207,8 +207,8 @@ class _Linker:
         self.next_id = 0
 
     def step(self, frame: int, points: Array) -> None:
-        """Extend the open tracks with this frame's detections (N×2 px); unclaimed detections start
-        new tracks."""
+        """Extend the open tracks with this frame's detections (N×2 px); unclaimed detections
+        start new tracks."""
         stale = [t for t in self.open if frame - t.frames[-1] > self.max_gap + 1]
         self.closed += stale
         self.open = [t for t in self.open if t not in stale]
@@ -219,8 +219,8 @@ class _Linker:
                 self.next_id += 1
 
     def _assign(self, frame: int, points: Array) -> set[int]:
-        """Hungarian assignment of detections to the open tracks' predictions, inside the gate; the
-        columns used."""
+        """Hungarian assignment of detections to the open tracks' predictions, inside the gate;
+        the columns used."""
         if not self.open or not len(points):
             return set()
         predicted = np.array([t.predict(frame) for t in self.open])

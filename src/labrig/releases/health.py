@@ -1,5 +1,5 @@
-"""A release's health report: what its check measured against the truth, and whether every check
-passed.
+"""A release's health report: what its check measured against the truth, and whether
+every check passed.
 
 The check itself is a whole-app scenario (:mod:`labrig.scenarios.reference_check`) that the front
 ends hand to the composition root; the release service only runs it and stores the report.

@@ -217,7 +217,7 @@ class ReleaseService:
         return restored_view
 
     def _use(self, digest: str) -> None:
-        """New analysis jobs in this process carry the new digest (other processes at their next
-        start)."""
+        """New analysis jobs in this process carry the new digest (other processes at
+        their next start)."""
         for stage in analysis_stages(self.store, digest):
             self.queue.registry.register(stage)

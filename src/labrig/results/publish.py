@@ -43,8 +43,8 @@ def _live_jobs(session: Session, attempt_id: str) -> list[Job]:
 
 
 def publish_when_done(event: EventRecord, session: Session) -> None:
-    """Dispatcher consumer: when every stage of the job's attempt has ended, record its
-    AnalysisResult."""
+    """Dispatcher consumer: when every stage of the job's attempt has ended, record
+    its AnalysisResult."""
     job = session.get(Job, event.payload["job_id"])
     if job is None or job.attempt_id is None:
         return

@@ -1,12 +1,12 @@
-"""What the Results screen reads: every attempt with its result status, and one attempt's result in
-full.
+"""What the Results screen reads: every attempt with its result status, and one
+attempt's result in full.
 
 Read-only and Qt-free. Every function opens its own read session, so it may run on any thread (the
 GUI calls them on a pool thread). The status of an attempt follows the publisher's rule
-(``analysis/results.py``): its newest ``labrig.result/1`` document decides, unless a reprocess added
-a job that has not ended (pending); before the publisher has written a document, a stage that was
-blocked, failed or cancelled already makes the attempt blocked, with the same reasons the document
-will carry.
+(``analysis/results.py``): its newest ``labrig.result/1`` document decides, unless a reprocess
+added a job that has not ended (pending); before the publisher has written a document, a stage that
+was blocked, failed or cancelled already makes the attempt blocked, with the same reasons the
+document will carry.
 """
 
 from __future__ import annotations

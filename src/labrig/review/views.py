@@ -36,8 +36,8 @@ class ReviewListRow:
 
 @dataclass(frozen=True)
 class ReviewerState:
-    """The signed-in user, their role, and whether they may revise (with the service's words when
-    not)."""
+    """The signed-in user, their role, and whether they may revise (with the service's
+    words when not)."""
 
     user: str
     role: str | None
@@ -56,8 +56,8 @@ class ReviewerState:
 
 @dataclass(frozen=True)
 class RevisedValue:
-    """One field a reviewer changed: the machine's value, the value in force, and who set it, when
-    and why."""
+    """One field a reviewer changed: the machine's value, the value in force, and who set
+    it, when and why."""
 
     field: str
     automatic: float | None
@@ -90,8 +90,8 @@ def head_of(reviewed: ReviewedResult) -> str:
 
 
 def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewListRow]:
-    """Every published result, newest first, with its subject and attempt when the Results list
-    knows them."""
+    """Every published result, newest first, with its subject and attempt when the Results
+    list knows them."""
     attempts = {a.attempt_id: a for a in list_attempts(store)}
     rows = []
     for summary in reversed(revisions.results()):
@@ -171,8 +171,8 @@ class ReviewedResults:
         return list_attempts(self.revisions.store)
 
     def attempt_result(self, attempt_id: str) -> Shown:
-        """The attempt's result (None when the attempt is gone) and the values reviewers revised in
-        it."""
+        """The attempt's result (None when the attempt is gone) and the values
+        reviewers revised in it."""
         detail = load_result(self.revisions.store, attempt_id)
         result_id = (
             detail.summary.result_id if detail is not None and detail.document is not None else None

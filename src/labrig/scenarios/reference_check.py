@@ -1,5 +1,5 @@
-"""A release's health check: the whole pipeline on reference data with known truth, in a scratch
-store.
+"""A release's health check: the whole pipeline on reference data with known truth, in
+a scratch store.
 
 The virtual camera provides the truth: its lens (fx = fy = 1000 px at 1280×720,
 centre 639.5, 359.5) and where each marker really was at every frame. The check
@@ -42,9 +42,9 @@ TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
 def run_reference_check(
     build: Callable[[Path], Services] = bootstrap, frames: int = 60
 ) -> HealthReport:
-    """Calibrate, scale, import a rendered reference video, analyse it, and compare with the truth.
-    ``build`` makes the scratch services from a store folder (the composition root unless a test
-    gives its own)."""
+    """Calibrate, scale, import a rendered reference video, analyse it, and compare with the
+    truth. ``build`` makes the scratch services from a store folder (the composition root unless a
+    test gives its own)."""
 
     with tempfile.TemporaryDirectory(prefix="labrig-health-") as tmp:
         services = build(Path(tmp) / "store")

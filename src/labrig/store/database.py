@@ -110,8 +110,8 @@ class Store:
 
     @property
     def dialect(self) -> str:
-        """The catalog's database: ``sqlite`` (a file in the data folder) or ``postgresql`` (a
-        shared server)."""
+        """The catalog's database: ``sqlite`` (a file in the data folder) or ``postgresql``
+        (a shared server)."""
         return self.engine.dialect.name
 
     @property
@@ -138,8 +138,8 @@ class Store:
 
     @contextmanager
     def raw_write(self) -> Iterator[RawTransaction]:
-        """A write transaction on the store's raw-write connection, without a Session; committed on
-        exit.
+        """A write transaction on the store's raw-write connection, without a Session;
+        committed on exit.
 
         Serialized with :meth:`write` by the same lock, which also guards the one
         connection kept for raw writes (checking a connection out of the pool and
@@ -166,15 +166,15 @@ class Store:
                 listener()
 
     def _drop_raw_conn(self) -> None:
-        """Drop the raw-write connection (invalidated: its state is unknown); the next write makes a
-        new one."""
+        """Drop the raw-write connection (invalidated: its state is unknown); the next write
+        makes a new one."""
         if self._raw_conn is not None:
             self._raw_conn.invalidate()
             self._raw_conn = None
 
     def raw_in(self, session: Session) -> RawTransaction:
-        """Raw statements in ``session``'s (write) transaction, after its pending ORM changes are
-        flushed.
+        """Raw statements in ``session``'s (write) transaction, after its pending ORM
+        changes are flushed.
 
         The session's identity map does not see what raw statements change: expire
         the objects concerned before reading them through the ORM again.
@@ -219,8 +219,8 @@ def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
 
 
 def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
-    """Open (creating and migrating if needed) the store at ``root``, its catalog in ``db`` if
-    given.
+    """Open (creating and migrating if needed) the store at ``root``, its catalog in
+    ``db`` if given.
 
     ``db`` (else ``$LABRIG_DB``) is a ``postgresql+psycopg://`` URL for a catalog and
     queue shared by several workstations; the media stay in ``root``, a shared folder.

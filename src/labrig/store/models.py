@@ -58,8 +58,8 @@ class OutboxEvent(Base):
 
 
 class OutboxCursor(Base):
-    """Where a consumer's deliveries stand: every event up to ``seq`` is in its inbox or not one it
-    takes.
+    """Where a consumer's deliveries stand: every event up to ``seq`` is in its inbox or
+    not one it takes.
 
     Kept only where commits are in sequence order (SQLite), so a pass reads the outbox from here on,
     not from the first event ever recorded (``labrig.events.dispatcher``).
@@ -231,8 +231,8 @@ class CaptureSession(Base):
 
 
 class Capture(Base):
-    """One recording from one device. ``state``: provisional, committed, salvaged, quarantined,
-    abandoned."""
+    """One recording from one device. ``state``: provisional, committed, salvaged,
+    quarantined, abandoned."""
 
     __tablename__ = "captures"
 
@@ -328,8 +328,8 @@ class AnalysisResultRecord(Base):
 
 
 class ReleaseRecord(Base):
-    """A versioned analysis pipeline: its manifest (stage versions, parameters), health and
-    activation."""
+    """A versioned analysis pipeline: its manifest (stage versions, parameters),
+    health and activation."""
 
     __tablename__ = "releases"
 
@@ -349,8 +349,8 @@ class ReleaseRecord(Base):
 
 
 class ResultRevision(Base):
-    """A reviewer's change to a published result, stored beside it, never over it. Append-only
-    (triggers)."""
+    """A reviewer's change to a published result, stored beside it, never over it.
+    Append-only (triggers)."""
 
     __tablename__ = "result_revisions"
     __table_args__ = (UniqueConstraint("result_id", "number", name="uq_result_revisions_number"),)
@@ -373,8 +373,8 @@ class ResultRevision(Base):
 
 
 class RoleAssignment(Base):
-    """A user's role from this assignment on (the latest per user counts; ``role`` null = removed).
-    Append-only."""
+    """A user's role from this assignment on (the latest per user counts; ``role`` null =
+    removed). Append-only."""
 
     __tablename__ = "role_assignments"
 
@@ -387,8 +387,8 @@ class RoleAssignment(Base):
 
 
 class AuditEntry(Base):
-    """One link of the hash-chained audit trail (see ``labrig.domain.audit``). Append-only
-    (triggers).
+    """One link of the hash-chained audit trail (see ``labrig.domain.audit``).
+    Append-only (triggers).
 
     Every column is text as hashed, so verifying never re-parses a value; ``seq``
     is set by the writer (previous + 1), never by a database sequence, so a gap
@@ -414,8 +414,8 @@ class AuditEntry(Base):
 
 
 class SyncDestination(Base):
-    """A sync destination configuration; the latest row is the one in force (earlier rows are its
-    history).
+    """A sync destination configuration; the latest row is the one in force (earlier rows
+    are its history).
 
     ``destination_id`` identifies the archive itself (it is also written in the folder's marker
     file), so two workstations syncing into one share, or a re-configuration to the same share,
@@ -434,8 +434,8 @@ class SyncDestination(Base):
 
 
 class SyncObject(Base):
-    """An object sync copies: a committed blob, a capture manifest, or a published result's sync
-    manifest.
+    """An object sync copies: a committed blob, a capture manifest, or a published
+    result's sync manifest.
 
     Indexed from the outbox by the sync consumer; immutable (named by its SHA-256). ``body`` holds
     the bytes of objects that are not files in the media store (result manifests).
@@ -476,8 +476,8 @@ class SyncAck(Base):
 
 
 class SyncFailure(Base):
-    """The last failed copy of an object to a destination, retried after ``next_attempt_at``
-    (backoff)."""
+    """The last failed copy of an object to a destination, retried after
+    ``next_attempt_at`` (backoff)."""
 
     __tablename__ = "sync_failures"
 

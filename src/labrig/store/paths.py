@@ -82,8 +82,8 @@ def ensure_writable(root: Path) -> None:
 
 
 def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
-    """The type of the filesystem holding ``path`` (Linux: from the mount table), or None when
-    unknown.
+    """The type of the filesystem holding ``path`` (Linux: from the mount table), or
+    None when unknown.
 
     A Windows UNC path (``\\\\server\\share``) is reported as ``smb``. ``mounts`` is the
     text of ``/proc/self/mounts`` (read when not given).
@@ -110,8 +110,8 @@ def filesystem_type(path: Path, mounts: str | None = None) -> str | None:
 
 
 def refuse_network_filesystem(root: Path, mounts: str | None = None) -> None:
-    """Raise :class:`NetworkFilesystemError` if the SQLite catalog would live on a network
-    filesystem."""
+    """Raise :class:`NetworkFilesystemError` if the SQLite catalog would live on a
+    network filesystem."""
     kind = filesystem_type(root, mounts)
     if kind in NETWORK_FILESYSTEMS or kind == "smb":
         raise NetworkFilesystemError(

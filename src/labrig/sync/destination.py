@@ -1,11 +1,11 @@
 """Where sync copies objects: the :class:`Destination` protocol and its folder implementation.
 
-A destination holds objects by content (``objects/<aa>/<sha256><ext>``) and one record per sync
-batch (``batches/…json``). A folder destination (a local disk or a mounted network share) is
-recognised by its marker file, ``.labrig-destination.json``, written when an admin configures it:
-without the marker (the share is not mounted, the folder was removed or replaced) it is
-*unavailable*, and sync writes nothing there rather than filling the empty mount point on the local
-disk.
+A destination holds objects by content (``objects/<aa>/<sha256><ext>``) and one record per
+sync batch (``batches/…json``). A folder destination (a local disk or a mounted network share)
+is recognised by its marker file, ``.labrig-destination.json``, written when an admin
+configures it: without the marker (the share is not mounted, the folder was removed or
+replaced) it is *unavailable*, and sync writes nothing there rather than filling the empty
+mount point on the local disk.
 
 Copies are durable before they count: written under a temporary name, fsynced, renamed, the
 directory fsynced. The caller then asks the destination for the digest of what it now holds
@@ -40,8 +40,8 @@ class Readable(Protocol):
 
 
 class DestinationUnavailableError(LabrigError):
-    """The destination cannot be reached or is not the archive that was configured; nothing was
-    written."""
+    """The destination cannot be reached or is not the archive that was configured;
+    nothing was written."""
 
     code = "LABRIG_SYNC_DESTINATION_UNAVAILABLE"
 
@@ -77,8 +77,8 @@ class Destination(Protocol):
         nothing at ``relpath`` (``task.check_cancelled()`` raises)."""
 
     def digest(self, relpath: str) -> str | None:
-        """SHA-256 of what the destination now holds at ``relpath`` (None when it holds nothing
-        there)."""
+        """SHA-256 of what the destination now holds at ``relpath`` (None when it
+        holds nothing there)."""
 
 
 def read_marker(folder: Path) -> dict[str, Any] | None:
@@ -109,8 +109,8 @@ class FolderDestination:
 
     @staticmethod
     def prepare(folder: Path, destination_id: str, name: str, by: str) -> None:
-        """Make ``folder`` an archive: its marker (kept if it is already one) and its two
-        sub-folders."""
+        """Make ``folder`` an archive: its marker (kept if it is already one) and its
+        two sub-folders."""
         if read_marker(folder) is None:
             write_atomic(
                 folder / MARKER_NAME,
@@ -167,10 +167,10 @@ class FolderDestination:
 
     @staticmethod
     def _remove_stale_parts(target: Path) -> None:
-        """Temp files of earlier, interrupted copies of this object (a share that vanished mid-copy,
-        a killed process): the object is now whole, so they are litter. A concurrent copy of the
-        same object that loses its temp file fails its rename, and the next batch finds the object
-        already there."""
+        """Temp files of earlier, interrupted copies of this object (a share that vanished
+        mid-copy, a killed process): the object is now whole, so they are litter. A concurrent copy
+        of the same object that loses its temp file fails its rename, and the next batch finds the
+        object already there."""
         for stale in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
             with contextlib.suppress(OSError):
                 stale.unlink()

@@ -47,8 +47,8 @@ BLOB_KINDS = {
 
 
 def index_for_sync(event: EventRecord, session: Session) -> None:
-    """Dispatcher consumer: index the objects an event made available for sync (in the inbox's
-    transaction)."""
+    """Dispatcher consumer: index the objects an event made available for sync (in the
+    inbox's transaction)."""
     if event.name == EventName.CAPTURE_COMMITTED:
         _index_capture(session, str(event.payload["capture_id"]))
     elif event.name in (EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED):
@@ -89,8 +89,8 @@ def _index_capture(session: Session, capture_id: str) -> None:
 
 
 def result_manifest(session: Session, result: AnalysisResultRecord) -> bytes:
-    """The ``labrig.sync.result/1`` document of a result as it stands: automatic document and
-    revisions."""
+    """The ``labrig.sync.result/1`` document of a result as it stands: automatic
+    document and revisions."""
     revisions = session.scalars(
         select(ResultRevision)
         .where(ResultRevision.result_id == result.id)

@@ -1,5 +1,5 @@
-"""Sync: copy every indexed object to the configured destination, acknowledge only what re-hashes
-right.
+"""Sync: copy every indexed object to the configured destination, acknowledge only what
+re-hashes right.
 
 A batch: index what the outbox announced (the ``sync.indexer`` consumer), list the objects without
 an acknowledgement for this destination (and, unless retrying now, whose backoff has passed)
@@ -99,8 +99,8 @@ def object_path(obj: SyncObject) -> str:
 
 
 class _HashingReader:
-    """Reads a source while hashing it, so a damaged local copy is told apart from a damaged remote
-    one."""
+    """Reads a source while hashing it, so a damaged local copy is told apart from a
+    damaged remote one."""
 
     def __init__(self, source: BinaryIO) -> None:
         self.source, self.sha = source, hashlib.sha256()
@@ -211,9 +211,9 @@ class SyncService:
         return handled
 
     def run_once(self, *, retry_now: bool = False, task: Task = UNTRACKED) -> BatchReport:
-        """One batch over everything pending. ``retry_now`` also retries objects still in their
-        backoff (a person asking for a sync now); the background loop leaves them until their time
-        comes.
+        """One batch over everything pending. ``retry_now`` also retries objects still in
+        their backoff (a person asking for a sync now); the background loop leaves them until
+        their time comes.
 
         Progress goes to ``task`` by bytes copied. A cancel ends the batch early and is said in its
         ``error``: what was acknowledged stays so, the object being copied is not (its partial copy

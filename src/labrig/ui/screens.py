@@ -1,9 +1,9 @@
-"""The screens of the main window, declared as data: one :class:`~labrig.ui.shell.pages.PageSpec`
-each.
+"""The screens of the main window, declared as data: one
+:class:`~labrig.ui.shell.pages.PageSpec` each.
 
-Each factory receives the window's :class:`~labrig.ui.shell.pages.PageContext` and hands its page
-only the services it uses. Adding a screen: a folder under ``labrig/ui/`` with its page, and one
-entry here.
+Each factory receives the window's :class:`~labrig.ui.shell.pages.PageContext` and hands its
+page only the services it uses. Adding a screen: a folder under ``labrig/ui/`` with its page,
+and one entry here.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ def _for(table: dict[str, Any], dialect: str, what: str) -> Any:
 
 
 def append_only_ddl(dialect: str, tables: Sequence[str] = tuple(APPEND_ONLY_TABLES)) -> list[str]:
-    """The DDL that makes ``tables`` append-only on ``dialect`` (refuses to run on a dialect without
-    it)."""
+    """The DDL that makes ``tables`` append-only on ``dialect`` (refuses to run on a
+    dialect without it)."""
     build = _for(_APPEND_ONLY, dialect, "append-only enforcement")
     return [
         stmt
@@ -86,8 +86,8 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 @dataclass(frozen=True)
 class RawDialect:
-    """What raw SQL needs to know about a database: how to begin, its parameter style, datetimes and
-    lists."""
+    """What raw SQL needs to know about a database: how to begin, its parameter style,
+    datetimes and lists."""
 
     name: str
     begin_write: Callable[[Any], None]
@@ -103,8 +103,8 @@ class RawDialect:
         return text if self.named_style else _NAMED.sub(r"%(\1)s", text.replace("%", "%%"))
 
     def positional(self, count: int) -> str:
-        """``count`` positional parameters, comma-separated (a tuple binds faster than a dict: no
-        name lookups)."""
+        """``count`` positional parameters, comma-separated (a tuple binds faster than a dict:
+        no name lookups)."""
         return ", ".join(("?" if self.named_style else "%s",) * count)
 
 

@@ -1,5 +1,5 @@
-"""Everything PostgreSQL-specific: the engine, a look at a database before migrating it, append-only
-triggers.
+"""Everything PostgreSQL-specific: the engine, a look at a database before migrating it,
+append-only triggers.
 
 Several workstations share one PostgreSQL catalog and queue (``--db
 postgresql+psycopg://…`` or ``LABRIG_DB``); the media store is a shared folder.
@@ -36,8 +36,8 @@ def is_postgresql_url(url: str) -> bool:
 
 
 def create_postgresql_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine on ``url`` (``postgresql+psycopg://user@host:port/db``), its connections checked
-    before use."""
+    """An engine on ``url`` (``postgresql+psycopg://user@host:port/db``), its connections
+    checked before use."""
     parsed = make_url(url)
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")

@@ -112,8 +112,8 @@ def foreign_key_violations(dbapi_conn: sqlite3.Connection) -> list[tuple[Any, ..
 
 
 def begin_write(dbapi_conn: sqlite3.Connection) -> None:
-    """Open a write transaction on a driver connection, as the engine's ``begin`` hook does for
-    sessions."""
+    """Open a write transaction on a driver connection, as the engine's ``begin`` hook
+    does for sessions."""
     dbapi_conn.execute("BEGIN IMMEDIATE")
 
 
@@ -136,8 +136,8 @@ def from_db_datetime(value: str | None) -> datetime | None:
 
 
 def append_only_triggers(table: str, label: str, keys: Sequence[Sequence[str]]) -> list[str]:
-    """DDL of the triggers that refuse UPDATE and DELETE on ``table`` (``label`` names its rows in
-    the error).
+    """DDL of the triggers that refuse UPDATE and DELETE on ``table`` (``label`` names its
+    rows in the error).
 
     ``INSERT OR REPLACE`` deletes the row it conflicts with *without* firing delete
     triggers (unless recursive triggers are on, which another program's connection

@@ -1,5 +1,5 @@
-"""The "Calibrate from a board capture" form: which recording, which board, and an optional plane
-recording.
+"""The "Calibrate from a board capture" form: which recording, which board, and an optional
+plane recording.
 
 The form only collects the choice; the page runs the calibration off the GUI thread.
 Threading contract: GUI thread only.

@@ -1,5 +1,5 @@
-"""The Calibration list: one row per stored calibration, newest first, with its binding, age and
-validity.
+"""The Calibration list: one row per stored calibration, newest first, with its binding,
+age and validity.
 
 Threading contract: GUI thread only; rows come from
 :func:`~labrig.calibration.views.list_calibrations`, read on a pool thread by the page.

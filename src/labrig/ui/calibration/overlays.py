@@ -22,8 +22,8 @@ Array = npt.NDArray[np.float64]
 
 
 class _ImagePlot(pg.PlotWidget):
-    """A plot in image pixels: y down, square pixels, no axes or menus (the numbers are in the
-    captions)."""
+    """A plot in image pixels: y down, square pixels, no axes or menus (the numbers are
+    in the captions)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(background="w")
@@ -72,8 +72,8 @@ class CornerOverlay(_ImagePlot):
         corners: Array,
         rejected: bool,
     ) -> None:
-        """``frame``: BGR rows × cols as decoded, or None for a blank canvas of ``size`` (width,
-        height)."""
+        """``frame``: BGR rows × cols as decoded, or None for a blank canvas of ``size``
+        (width, height)."""
         if frame is None:
             rgb = np.full((size[1], size[0], 3), BLANK, dtype=np.uint8)
         else:
@@ -135,8 +135,8 @@ class CoverageMap(_ImagePlot):
 
 
 def cell_colours(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
-    """RGBA per cell (rows × cols × 4): empty cells red-tinted, the others blue, more opaque with
-    more corners."""
+    """RGBA per cell (rows × cols × 4): empty cells red-tinted, the others blue, more opaque
+    with more corners."""
     rgba = np.zeros((*counts.shape, 4), dtype=np.uint8)
     rgba[counts == 0] = EMPTY_CELL
     filled = counts > 0

@@ -38,8 +38,8 @@ REFRESHING = frozenset({EventName.CALIBRATION_VALIDATED, EventName.CAPTURE_COMMI
 
 
 class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
-    """Stored calibrations on the left with the form below them; the selected one in detail on the
-    right."""
+    """Stored calibrations on the left with the form below them; the selected one in
+    detail on the right."""
 
     nothing_selected_text = "Select a calibration to see its verdict and errors."
     reading_text = "Reading the calibration…"

@@ -164,8 +164,8 @@ class CalibrationView(QWidget):
         self.placeholder = title_over_body(self, self.title, self.body)
 
     def _pictures(self) -> QHBoxLayout:
-        """The picked view's frame with its corners beside the coverage map: both in image pixels,
-        side by side."""
+        """The picked view's frame with its corners beside the coverage map: both in image
+        pixels, side by side."""
         picker = QHBoxLayout()
         picker.addWidget(QLabel("<b>View</b>"))
         picker.addWidget(self.view_list, 1)
@@ -363,8 +363,8 @@ class CalibrationView(QWidget):
     def show_frame(
         self, calibration_id: str, view_name: str, frame: npt.NDArray[np.uint8] | None
     ) -> None:
-        """The frame read for ``view_name``; ignored unless that view of that calibration is still
-        the one picked."""
+        """The frame read for ``view_name``; ignored unless that view of that calibration is
+        still the one picked."""
         if self._still_picked(calibration_id, view_name):
             assert self.current is not None
             source, (width, height) = self.current.source, self.current.image_size

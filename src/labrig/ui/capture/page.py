@@ -268,8 +268,8 @@ class CapturePage(QWidget):
         self._previewing = None
 
     def release_device(self, device_id: str) -> threading.Event | None:
-        """``device_id`` is about to be verified: stop previewing it; the event is set once it is
-        closed."""
+        """``device_id`` is about to be verified: stop previewing it; the event is set
+        once it is closed."""
         if self._held is None or self._held[0] != device_id:
             return None
         if self._previewing is not None and self._previewing[0] == device_id:

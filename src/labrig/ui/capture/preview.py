@@ -37,8 +37,8 @@ RECORDER_POLL_S = 0.1  # how often a waiting RecorderFeed looks whether it was a
 
 
 def to_qimage(image: Image, fit: tuple[int, int] | None = None) -> QImage:
-    """A BGR H×W×3 frame as an RGB QImage that owns its pixels, shrunk to fit ``fit`` (never
-    enlarged).
+    """A BGR H×W×3 frame as an RGB QImage that owns its pixels, shrunk to fit ``fit``
+    (never enlarged).
 
     Pure and thread-safe: call it on a worker thread (QImage, unlike QPixmap, may live there).
     """
@@ -100,8 +100,8 @@ class SourceFeed:
 
 
 class RecorderFeed:
-    """The newest frame the recorder grabbed; the recorder holds the device, this feed opens
-    nothing."""
+    """The newest frame the recorder grabbed; the recorder holds the device, this
+    feed opens nothing."""
 
     def __init__(self, recorder: Recorder) -> None:
         self.recorder, self.end_reason, self._seen = recorder, "", 0
@@ -125,8 +125,8 @@ class RecorderFeed:
 
 
 class _Fit:
-    """The largest size (w, h) worth converting to: written by the GUI thread, read by the preview
-    thread."""
+    """The largest size (w, h) worth converting to: written by the GUI thread, read by
+    the preview thread."""
 
     size: tuple[int, int] | None = None
 
@@ -229,8 +229,8 @@ class PreviewStream(QObject):
         return self._run.finished
 
     def stop(self) -> threading.Event | None:
-        """Ask the running feed to stop; returns the event set once its device is closed (None:
-        nothing ran).
+        """Ask the running feed to stop; returns the event set once its device is closed
+        (None: nothing ran).
 
         Returns at once: wait on the event from a worker thread, never on the GUI thread.
         """

@@ -1,5 +1,5 @@
-"""The Capture page's parts: the session form, the preview view, the info bar and the attempts
-table.
+"""The Capture page's parts: the session form, the preview view, the info bar and
+the attempts table.
 
 They only show what they are given; the page decides. Threading contract: GUI thread only.
 """
@@ -81,8 +81,8 @@ class SessionForm(QGroupBox):
         self.button.setEnabled(can_toggle)
 
     def focus_named(self, message: str) -> None:
-        """Put the cursor in the field a refusal names first (the core's messages start with the
-        field)."""
+        """Put the cursor in the field a refusal names first (the core's messages start
+        with the field)."""
         for caption, edit in zip(self.FIELDS, self.edits, strict=True):
             if message.startswith(caption):
                 edit.setFocus()
@@ -90,8 +90,8 @@ class SessionForm(QGroupBox):
 
 
 class PreviewView(QLabel):
-    """The live picture, or a sentence saying why there is none. The frames follow its size, never
-    the reverse."""
+    """The live picture, or a sentence saying why there is none. The frames follow its size,
+    never the reverse."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -128,8 +128,8 @@ class PreviewView(QLabel):
 
 
 class InfoBar(QWidget):
-    """Elapsed time, frame rate, MB/s and dropped frames of the recording, and the preview's own
-    rate."""
+    """Elapsed time, frame rate, MB/s and dropped frames of the recording, and the
+    preview's own rate."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -180,8 +180,8 @@ class InfoBar(QWidget):
 
 
 class AnalysisBarDelegate(ProgressBarDelegate):
-    """The Queue page's bar, labelled with the attempt's summary ("1 of 3 stages done") instead of a
-    percentage."""
+    """The Queue page's bar, labelled with the attempt's summary ("1 of 3 stages done") instead
+    of a percentage."""
 
     def label(self, fraction: float, index: QModelIndex | QPersistentModelIndex) -> str:
         return str(index.data(Qt.ItemDataRole.DisplayRole))

@@ -31,8 +31,8 @@ NAME_COLUMN, KIND_COLUMN, STATUS_COLUMN, DETAILS_COLUMN = range(len(COLUMNS))
 
 
 class DevicePicker(QWidget):
-    """The devices of ``checks`` in a table, the selected one's mode and reason, Search again and
-    Verify again."""
+    """The devices of ``checks`` in a table, the selected one's mode and reason, Search again
+    and Verify again."""
 
     #: The selected device, its mode or its verdict changed: read :meth:`choice`.
     choiceChanged = Signal()

@@ -32,8 +32,8 @@ Detail = TypeVar("Detail")
 
 
 class ListDetailPage(QWidget, Generic[Row, Detail]):
-    """The list, its status line, the reads and the selection; a subclass lays them out and shows
-    the detail."""
+    """The list, its status line, the reads and the selection; a subclass lays them out and
+    shows the detail."""
 
     #: the words of the placeholder shown in the detail while nothing is selected,
     #: and while the detail is read
@@ -78,16 +78,16 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         raise NotImplementedError
 
     def detail_key(self, detail: Detail) -> str | None:
-        """The key of the row ``detail`` belongs to (a detail for a row no longer selected is
-        dropped)."""
+        """The key of the row ``detail`` belongs to (a detail for a row no longer
+        selected is dropped)."""
         raise NotImplementedError
 
     def show_detail(self, detail: Detail) -> None:
         raise NotImplementedError
 
     def show_placeholder(self, text: str) -> None:
-        """Show ``text`` where the detail goes: nothing is selected, it is being read, or it cannot
-        be."""
+        """Show ``text`` where the detail goes: nothing is selected, it is being read,
+        or it cannot be."""
         raise NotImplementedError
 
     def describe_list(self, rows: list[Row]) -> str:

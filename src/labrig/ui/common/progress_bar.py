@@ -1,5 +1,5 @@
-"""A table column painted as progress bars: the Queue screen's jobs and the Capture screen's
-attempts.
+"""A table column painted as progress bars: the Queue screen's jobs and the Capture
+screen's attempts.
 
 Threading contract: GUI thread only.
 """

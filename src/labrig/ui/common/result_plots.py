@@ -1,9 +1,9 @@
-"""Trajectories (x against y, one curve per track) and speed against time, in the result's own
-units.
+"""Trajectories (x against y, one curve per track) and speed against time, in the
+result's own units.
 
-Axis labels always carry the units the result was computed in: mm and s through a valid calibration,
-px and frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or a silent
-"×0.001".
+Axis labels always carry the units the result was computed in: mm and s through a valid
+calibration, px and frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or
+a silent "×0.001".
 
 Threading contract: GUI thread only.
 """

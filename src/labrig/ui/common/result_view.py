@@ -1,5 +1,5 @@
-"""One attempt's result: status and quality badges, why it is degraded or blocked, plots, metrics,
-provenance.
+"""One attempt's result: status and quality badges, why it is degraded or blocked, plots,
+metrics, provenance.
 
 Everything shown comes from the stored ``labrig.result/1`` document (or, before the publisher wrote
 one, from the attempt's jobs). Threading contract: GUI thread only.
@@ -76,8 +76,8 @@ def _set_badge(badge: QLabel, text: str, colour: str, tip: str = "") -> None:
 
 
 def _show_revised(item: QTableWidgetItem, change: RevisedValue) -> None:
-    """The value in force, marked, with the automatic value beside it and who changed it, when and
-    why."""
+    """The value in force, marked, with the automatic value beside it and who changed
+    it, when and why."""
     item.setText(
         f"{format_value(change.effective)} (revised; auto {format_value(change.automatic)})"
     )
@@ -94,8 +94,8 @@ def _bullets(lines: Sequence[str]) -> str:
 
 
 class ResultView(QWidget):
-    """The detail half of the Results page; :meth:`show_result` fills it, :meth:`show_message`
-    empties it."""
+    """The detail half of the Results page; :meth:`show_result` fills it,
+    :meth:`show_message` empties it."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -188,8 +188,8 @@ class ResultView(QWidget):
     def show_result(
         self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None
     ) -> None:
-        """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside the
-        automatic ones."""
+        """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside
+        the automatic ones."""
         self.show_message("")
         self.placeholder.hide()
         self.body.show()

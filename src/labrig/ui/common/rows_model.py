@@ -1,5 +1,5 @@
-"""A read-only table over a list of frozen rows: what the Calibration, Results and Review lists
-share.
+"""A read-only table over a list of frozen rows: what the Calibration, Results and
+Review lists share.
 
 Threading contract: GUI thread only. A subclass says what its columns are, which
 key identifies a row, the text of each cell, and which one column carries a
@@ -45,8 +45,8 @@ class ColumnsTableModel(QAbstractTableModel):
 
 
 class RowsTableModel(ColumnsTableModel, Generic[Row]):
-    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of` and
-    :meth:`find`."""
+    """Rows replaced as a whole by :meth:`set_rows`; found by their key with :meth:`row_of`
+    and :meth:`find`."""
 
     #: the column whose cell is filled with :meth:`status_colour` (None: no coloured column)
     status_column: ClassVar[int | None] = None
@@ -126,8 +126,8 @@ def selected_key(table: QTableView, model: RowsTableModel[Any]) -> str | None:
 
 
 def select_key(table: QTableView, model: RowsTableModel[Any], key: str) -> bool:
-    """Select the row of ``key`` in ``table``; False, and nothing selected, when ``model`` does not
-    hold it."""
+    """Select the row of ``key`` in ``table``; False, and nothing selected, when ``model``
+    does not hold it."""
     row = model.row_of(key)
     if row is None:
         table.clearSelection()

@@ -28,8 +28,8 @@ def message_label(
 def named_button(
     name: str, text: str, slot: Callable[[], None] | None = None, tip: str = ""
 ) -> QPushButton:
-    """A push button named ``name`` (tests and style sheets find it by that), calling ``slot`` when
-    clicked."""
+    """A push button named ``name`` (tests and style sheets find it by that), calling
+    ``slot`` when clicked."""
     button = QPushButton(text)
     button.setObjectName(name)
     if tip:
@@ -40,9 +40,9 @@ def named_button(
 
 
 def title_over_body(owner: QWidget, title: QLabel, body: QWidget) -> QWidget:
-    """Lay ``owner`` out as ``title`` above ``body``. Returns the placeholder that takes the body's
-    room while the body is hidden (nothing to show: the title says why), so the title stays at the
-    top."""
+    """Lay ``owner`` out as ``title`` above ``body``. Returns the placeholder that takes the
+    body's room while the body is hidden (nothing to show: the title says why), so the title
+    stays at the top."""
     layout = QVBoxLayout(owner)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(title)

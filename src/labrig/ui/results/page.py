@@ -1,5 +1,5 @@
-"""The Results page: every attempt with its result status; the selected one's plots, metrics and
-provenance.
+"""The Results page: every attempt with its result status; the selected one's plots,
+metrics and provenance.
 
 Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when
 it is first shown and again whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports an

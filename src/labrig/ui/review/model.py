@@ -1,5 +1,5 @@
-"""The Review list: one row per published result, newest first, with how many times reviewers
-revised it.
+"""The Review list: one row per published result, newest first, with how many times
+reviewers revised it.
 
 Threading contract: GUI thread only; rows come from :func:`~labrig.review.views.read_review_list`,
 read on a pool thread by the page.

@@ -1,5 +1,5 @@
-"""The Review page: a reviewer picks a published result, sees the automatic and revised values, and
-revises one.
+"""The Review page: a reviewer picks a published result, sees the automatic and revised values,
+and revises one.
 
 Threading contract: GUI thread only. Reads (the list, the shown result, the signed-in user's role)
 and saving a revision run on pool threads through

@@ -190,8 +190,8 @@ class ValuesTable(QTableWidget):
 
 
 class HistoryTable(QTableWidget):
-    """Every revision of the shown result, oldest first: who, when, what changed (old → new), and
-    why."""
+    """Every revision of the shown result, oldest first: who, when, what changed (old
+    → new), and why."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -270,8 +270,8 @@ class ReviseForm(QGroupBox):
         return None if track is None or metric is None else f"track:{track}.{metric}"
 
     def set_choices(self, tracks: Sequence[str], units: Mapping[str, str] | None) -> None:
-        """Offer the shown result's tracks and the revisable metrics, keeping the current choice
-        when offered."""
+        """Offer the shown result's tracks and the revisable metrics, keeping the current
+        choice when offered."""
         keep = self.field()
         for combo, items in (
             (self.track_box, [(t, f"track {t}") for t in tracks]),
@@ -295,8 +295,8 @@ class ReviseForm(QGroupBox):
                 combo.setCurrentIndex(index)
 
     def show_current(self, value: FieldValue | None) -> None:
-        """The chosen field's automatic value and the value in force, beside the box for the new
-        one."""
+        """The chosen field's automatic value and the value in force, beside the box
+        for the new one."""
         if value is None:
             self.current.clear()
             return
@@ -311,8 +311,8 @@ class ReviseForm(QGroupBox):
         self.reason.clear()
 
     def set_refusal(self, refusal: str | None) -> None:
-        """None: the user may revise. Else the access service's words on why not, and the form is
-        disabled."""
+        """None: the user may revise. Else the access service's words on why not, and the
+        form is disabled."""
         self._refusal = refusal
         self.permission.setText(f"You cannot revise results: {refusal}" if refusal else "")
         self.permission.setVisible(bool(refusal))

@@ -73,15 +73,15 @@ class BackgroundCalls(QObject):
     def submit(
         self, fn: Callable[[], T], done: Callable[[T], None], failed: Callable[[Exception], None]
     ) -> None:
-        """Run ``fn`` on a pool thread; then ``done(result)`` or ``failed(error)`` on the GUI
-        thread."""
+        """Run ``fn`` on a pool thread; then ``done(result)`` or ``failed(error)``
+        on the GUI thread."""
         number = next(self._numbers)
         self._waiting[number] = (done, failed)
         self._pool.start(_Call(number, fn, self._hop))
 
     def wait(self, timeout_ms: int) -> bool:
-        """Wait for every running call, then deliver their outcomes now; False if some did not end
-        in time."""
+        """Wait for every running call, then deliver their outcomes now; False if some did
+        not end in time."""
         ended = self._pool.waitForDone(timeout_ms)
         QCoreApplication.sendPostedEvents(self)
         return ended

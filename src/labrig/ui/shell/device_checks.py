@@ -1,5 +1,5 @@
-"""Discovery and verification for the whole window: one list of devices, one verdict per device and
-mode.
+"""Discovery and verification for the whole window: one list of devices, one verdict per
+device and mode.
 
 Discovery and verification block (camera enumeration, a one-second probe), so
 they run on one pool thread, one at a time: two probes at once would measure
@@ -42,8 +42,8 @@ class DeviceUser(Protocol):
     """A page that opens devices (to preview or record them)."""
 
     def release_device(self, device_id: str) -> threading.Event | None:
-        """Stop using ``device_id`` for a probe; the event is set once it is closed (None: not
-        open)."""
+        """Stop using ``device_id`` for a probe; the event is set once it is closed
+        (None: not open)."""
         ...
 
     def recording_device(self, device_id: str) -> bool:

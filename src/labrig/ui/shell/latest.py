@@ -1,5 +1,5 @@
-"""Newest-wins reads: one call of a kind runs at a time, and only the newest request's outcome is
-delivered.
+"""Newest-wins reads: one call of a kind runs at a time, and only the newest request's
+outcome is delivered.
 
 A burst of events asking for the same read (ten results published in a second) costs at most two
 reads: the one running and one more after it. An outcome that a newer request has overtaken is

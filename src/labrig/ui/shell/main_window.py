@@ -108,8 +108,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.sync_status)
 
     def _build_menus(self) -> None:
-        """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also reachable
-        from a page."""
+        """File, Go (one entry per page, Ctrl+1…), Tools and Help; every action is also
+        reachable from a page."""
         file_menu = self.menuBar().addMenu("&File")
         self.new_session_action = self._action(
             file_menu,

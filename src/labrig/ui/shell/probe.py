@@ -1,5 +1,5 @@
-"""``python -m labrig.ui.shell.probe [--grab | --plugin NAME]``: can Qt start here? One JSON line,
-exit 0.
+"""``python -m labrig.ui.shell.probe [--grab | --plugin NAME]``: can Qt start here? One
+JSON line, exit 0.
 
 Run in a subprocess (``labrig doctor``, ``labrig --self-test`` and the window's
 launch do) because a missing or broken Qt platform plugin aborts the whole

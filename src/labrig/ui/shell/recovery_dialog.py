@@ -58,8 +58,8 @@ class RecoveryDialog(QDialog):
 
 
 def recover_and_report(services: Services, parent: QWidget) -> RecoveryDialog | None:
-    """Run start-up recovery; when it found anything, open (without blocking) the report over
-    ``parent``."""
+    """Run start-up recovery; when it found anything, open (without blocking) the report
+    over ``parent``."""
     report = services.capture.recover()
     if not [item for item in report.items if item.outcome != "tidied"]:
         return None

@@ -52,8 +52,8 @@ class ProgressRelay(QObject):
             self._posted.emit(key)
 
     def finish(self, key: str) -> None:
-        """``key``'s work ended: deliver its last progress now if it is still waiting, then forget
-        it."""
+        """``key``'s work ended: deliver its last progress now if it is still
+        waiting, then forget it."""
         with self._lock:
             cell = self._cells.pop(key, None)
         newest = cell.take() if cell is not None else None

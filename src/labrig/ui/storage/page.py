@@ -1,5 +1,5 @@
-"""The Storage page: how full the media volume is, what level that means, and how long recording can
-go on.
+"""The Storage page: how full the media volume is, what level that means, and how long
+recording can go on.
 
 Threading contract: GUI thread only. Measuring (a disk-usage call, a walk of the
 media folder, and a level change recorded in the catalog) runs on a pool thread
@@ -63,8 +63,8 @@ class StorageFacts:
 
 
 def measure(monitor: StorageMonitor) -> StorageFacts:
-    """Sample the volume (recording a level change, as every sample does) and add up the media
-    folder."""
+    """Sample the volume (recording a level change, as every sample does) and add up
+    the media folder."""
     reading = monitor.sample()
     total = monitor.usage().total
     media_bytes, media_files = _folder_size(monitor.store.media_dir)
@@ -92,8 +92,8 @@ def minutes_text(minutes: float) -> str:
 
 
 class StoragePage(QWidget):
-    """Level with its advice, free and total space, what the media takes, and a recording-time
-    forecast."""
+    """Level with its advice, free and total space, what the media takes, and a
+    recording-time forecast."""
 
     def __init__(
         self, monitor: StorageMonitor, bridge: EventBridge, parent: QWidget | None = None

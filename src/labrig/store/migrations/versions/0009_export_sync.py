@@ -1,5 +1,5 @@
-"""Sync: destinations, the objects to copy, acknowledgements by digest, failures with backoff,
-batches.
+"""Sync: destinations, the objects to copy, acknowledgements by digest, failures with
+backoff, batches.
 
 Revision ID: 0009_export_sync
 Revises: 0008_review_audit

@@ -1,5 +1,5 @@
-"""Index only the jobs each lookup can find: Ready ones in claim order, held leases, due retries,
-attempts.
+"""Index only the jobs each lookup can find: Ready ones in claim order, held leases, due
+retries, attempts.
 
 ``ix_jobs_claim_order`` (state, priority DESC, created_at, id) held every job
 ever enqueued, so each state change moved an entry between two places of it:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from sqlalchemy import select
@@ -16,6 +17,7 @@ from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Blob, Capture, CaptureSegment
 from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera
+from tests.support.steady_clock import steady_clock
 
 
 def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
@@ -24,12 +26,21 @@ def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
                               .order_by(CaptureSegment.position)))
 
 
+def _wait_for_frames(recorder: Recorder, frames: int) -> None:
+    """Until the recorder has written ``frames`` (a busy machine takes longer to, never records fewer)."""
+    deadline = time.monotonic() + 60
+    while recorder.status().frames < frames:
+        assert time.monotonic() < deadline, f"{recorder.status().frames} of {frames} frames recorded in 60 s"
+        time.sleep(0.01)
+
+
 def test_a_recording_is_committed_segment_by_segment_into_the_media_store(store: Store) -> None:
-    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5)
-    capture_id = recorder.start()
-    assert (provisional_root(store) / capture_id / "manifest.json").exists()  # before the first frame
-    recorder.wait(1.6)
-    result = recorder.stop()
+    with steady_clock():  # stamped as the camera's frames are due: a busy machine drops nothing here
+        recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5)
+        capture_id = recorder.start()
+        assert (provisional_root(store) / capture_id / "manifest.json").exists()  # before the first frame
+        _wait_for_frames(recorder, 48)  # 1.6 s of the camera
+        result = recorder.stop()
     assert recorder.status().state is RecorderState.COMMITTED
     assert 40 <= result.frame_count <= 56 and result.dropped_frames == 0
     segments = _segments(store, capture_id)
@@ -90,10 +101,11 @@ def test_frames_the_device_skipped_are_counted_as_dropped(store: Store) -> None:
 
 def test_a_disk_that_cannot_keep_up_drops_frames_visibly_never_silently(store: Store) -> None:
     camera = VirtualCamera("markers", paced=False, frames_limit=400)  # as fast as it renders
-    recorder = Recorder(store, camera, VIRTUAL, SMALL, queue_seconds=0.1)  # a 3-frame queue
-    recorder.start()
-    recorder.wait(30)
-    result = recorder.stop()
+    with steady_clock():  # the drops here are the full queue's, not a busy machine's late grabs
+        recorder = Recorder(store, camera, VIRTUAL, SMALL, queue_seconds=0.1)  # a 3-frame queue
+        recorder.start()
+        recorder.wait(30)
+        result = recorder.stop()
     report = json.loads(_capture(store, result.capture_id).report or "{}")
     assert result.frame_count + report["overflow_drops"] == 400
     assert report["overflow_drops"] == result.dropped_frames

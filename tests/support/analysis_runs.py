@@ -24,6 +24,7 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
 from labrig.store import Store
 from labrig.store.models import CalibrationRecord
+from tests.support.steady_clock import steady_clock
 
 MODE = Mode(1280, 720, 30.0)
 MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
@@ -36,12 +37,14 @@ def new_session(services: Services, subject: str = "S-1") -> str:
 
 def record(services: Services, session_id: str | None, scene: str = "markers", seconds: float = 1.5,
            camera: VirtualCamera | None = None, mode: Mode = MODE) -> str:
-    """A committed capture of ``scene``, paced (real 1/30 s timestamps) unless ``camera`` says otherwise."""
+    """A committed capture of ``scene``, paced unless ``camera`` says otherwise, its frames stamped 1/30 s apart
+    (the scene's own time) on a steady clock: no drops or late stamps from a busy machine (tests/support)."""
     camera = camera or VirtualCamera(scene, frames_limit=int(seconds * mode.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id)
-    recorder.start()
-    recorder.wait(60)
-    return recorder.stop().capture_id
+    with steady_clock(mode.fps):
+        recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id)
+        recorder.start()
+        recorder.wait(60)
+        return recorder.stop().capture_id
 
 
 def request_analysis(services: Services, session_id: str, capture_id: str) -> str:

@@ -22,6 +22,7 @@ from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
 from labrig.store.models import AnalysisResultRecord, Job
+from tests.support.steady_clock import steady_clock
 
 DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
 MODE = Mode(640, 480, 30.0)
@@ -35,10 +36,11 @@ class TemplateResults:
 
 def _attempt(services: Services, session_id: str, *, blocked: bool = False) -> str:
     camera = VirtualCamera("markers", frames_limit=30)
-    recorder = Recorder(services.store, camera, DEVICE, MODE, session_id=session_id)
-    recorder.start()
-    recorder.wait(60)
-    capture_id = recorder.stop().capture_id
+    with steady_clock(MODE.fps):  # stamped 1/30 s apart, however busy the machine (tests/support/steady_clock.py)
+        recorder = Recorder(services.store, camera, DEVICE, MODE, session_id=session_id)
+        recorder.start()
+        recorder.wait(60)
+        capture_id = recorder.stop().capture_id
     pipeline = attempt_pipeline(services.store, capture_id)
     if blocked:  # markers of a hue none of the scene's has: too few markers, so the gate blocks the result
         pipeline = [PipelineStep("media.qc", {}),

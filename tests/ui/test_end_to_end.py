@@ -41,7 +41,7 @@ from labrig.ui.review_page import ReviewPage
 from labrig.ui.review_widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
 from tests.ui.analysis_helpers import click_row
 from tests.ui.capture_helpers import LEFT, MARKERS, fill_session, pick_device, start_recording, wait_verified
-from tests.ui.jobs_helpers import TEST_LEASE
+from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 BOARD = "virtual:board"
 BOARD_FRAMES = 330  # 11 s of the camera
@@ -71,7 +71,7 @@ def services(store: Store, signed_in: SignedIn) -> Iterator[Services]:
     admin.set_role("ada", "admin", "lab manager")
     admin.set_role("tom", "technician", "bench technician")
     admin.set_role("rita", "reviewer", "senior analyst")
-    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE,
+    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE,
                       access=AccessControl(store, user=signed_in, host=lambda: "bench-1"))
     yield built
     built.close()

@@ -15,8 +15,9 @@ from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
 from labrig.analysis.result_views import ResultStatus
-from labrig.bootstrap import Services
+from labrig.bootstrap import Services, bootstrap
 from labrig.jobs.executor import ThreadExecutor
+from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.bridge import EventBridge
 from labrig.ui.result_view import METRIC_COLUMNS
@@ -31,6 +32,15 @@ from tests.support.analysis_runs import (
     run_analysis,
 )
 from tests.ui.analysis_helpers import WAIT_MS, click_row
+from tests.ui.jobs_helpers import ANALYSIS_LEASE
+
+
+@pytest.fixture
+def services(store: Store) -> Iterator[Services]:
+    """As tests/ui/conftest.py's, with the lease the analysis stages need (see ANALYSIS_LEASE)."""
+    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE)
+    yield built
+    built.close()
 
 
 @pytest.fixture

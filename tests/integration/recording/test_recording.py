@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from sqlalchemy import select
@@ -16,7 +15,7 @@ from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Blob, Capture, CaptureSegment
-from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera
+from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera, wait_for_frames
 from tests.support.steady_clock import steady_clock
 
 
@@ -26,20 +25,12 @@ def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
                               .order_by(CaptureSegment.position)))
 
 
-def _wait_for_frames(recorder: Recorder, frames: int) -> None:
-    """Until the recorder has written ``frames`` (a busy machine takes longer to, never records fewer)."""
-    deadline = time.monotonic() + 60
-    while recorder.status().frames < frames:
-        assert time.monotonic() < deadline, f"{recorder.status().frames} of {frames} frames recorded in 60 s"
-        time.sleep(0.01)
-
-
 def test_a_recording_is_committed_segment_by_segment_into_the_media_store(store: Store) -> None:
     with steady_clock():  # stamped as the camera's frames are due: a busy machine drops nothing here
         recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5)
         capture_id = recorder.start()
         assert (provisional_root(store) / capture_id / "manifest.json").exists()  # before the first frame
-        _wait_for_frames(recorder, 48)  # 1.6 s of the camera
+        wait_for_frames(recorder, 48)  # 1.6 s of the camera
         result = recorder.stop()
     assert recorder.status().state is RecorderState.COMMITTED
     assert 40 <= result.frame_count <= 56 and result.dropped_frames == 0

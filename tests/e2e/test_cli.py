@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -72,12 +71,14 @@ def test_events_follow_prints_events_as_they_are_committed(tmp_path: Path) -> No
     proc = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--follow",
                              "--json", "--poll", "0.05"], stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
-        time.sleep(1.0)
+        assert proc.stdout is not None
         store = open_store(tmp_path)
+        with store.write() as session:
+            record_event(session, "plugin.before", {"n": 0})
+        assert json.loads(proc.stdout.readline())["name"] == "plugin.before"  # it is following now
         with store.write() as session:
             record_event(session, "plugin.later", {"n": 1})
         store.close()
-        assert proc.stdout is not None
         line = proc.stdout.readline()
         assert json.loads(line)["name"] == "plugin.later"
     finally:

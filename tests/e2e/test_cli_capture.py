@@ -48,7 +48,8 @@ def test_import_list_and_verify_then_detect_tampering(tmp_path: Path) -> None:
 
 def test_recover_after_a_killed_recording(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(store), "--kill-at-rename", "4"]
+    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(store), "--frames", "30",
+             "--kill-at-rename", "4"]  # 1 s of the camera, whatever the load: rename 4 closes its third segment
     assert subprocess.run(child, cwd=REPO, timeout=60, capture_output=True).returncode == -9
     result = labrig(store, "recover")
     assert result.returncode == 0 and "salvaged" in result.stdout

@@ -71,7 +71,8 @@ def test_dispatch_all_delivers_more_than_one_batch_and_waits_for_no_failing_cons
     with store.write() as session:  # more events than a pass takes (batch 7 here)
         for i in range(30):
             record_event(session, "plugin.tick", {"i": i})
-    dispatcher = Dispatcher(store, batch=7)
+    now = utcnow()  # the clock stands still: no retry time (1 s away) comes while the loop runs, however slow
+    dispatcher = Dispatcher(store, batch=7, clock=lambda: now)
     dispatcher.register("count", count_in_session)
     dispatcher.register("broken", lambda e, s: 1 / 0)  # fails, then waits for its retry time
     totals = dispatcher.dispatch_all()

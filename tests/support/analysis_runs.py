@@ -24,6 +24,7 @@ from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import CalibrationRecord
+from tests.support.steady_clock import SteadyClock
 
 MODE = Mode(1280, 720, 30.0)
 MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
@@ -36,9 +37,10 @@ def new_session(services: Services, subject: str = "S-1") -> str:
 
 def record(services: Services, session_id: str | None, scene: str = "markers", seconds: float = 1.5,
            camera: VirtualCamera | None = None, mode: Mode = MODE) -> str:
-    """A committed capture of ``scene``, paced (real 1/30 s timestamps) unless ``camera`` says otherwise."""
+    """A committed capture of ``scene``, paced unless ``camera`` says otherwise, its frames stamped 1/30 s apart
+    (the scene's own time) on a steady clock: no drops or late stamps from a busy machine (tests/support)."""
     camera = camera or VirtualCamera(scene, frames_limit=int(seconds * mode.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id)
+    recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id, clock=SteadyClock(mode.fps))
     recorder.start()
     recorder.wait(60)
     return recorder.stop().capture_id

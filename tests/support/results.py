@@ -22,6 +22,7 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store.models import AnalysisResultRecord, Job
+from tests.support.steady_clock import SteadyClock
 
 DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
 MODE = Mode(640, 480, 30.0)
@@ -35,7 +36,8 @@ class TemplateResults:
 
 def _attempt(services: Services, session_id: str, *, blocked: bool = False) -> str:
     camera = VirtualCamera("markers", frames_limit=30)
-    recorder = Recorder(services.store, camera, DEVICE, MODE, session_id=session_id)
+    # stamped 1/30 s apart, however busy the machine (tests/support/steady_clock.py)
+    recorder = Recorder(services.store, camera, DEVICE, MODE, session_id=session_id, clock=SteadyClock(MODE.fps))
     recorder.start()
     recorder.wait(60)
     capture_id = recorder.stop().capture_id

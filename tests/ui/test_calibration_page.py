@@ -159,8 +159,11 @@ def _board_calibration(services: Services) -> str:
 def _click_bar(qtbot: QtBot, page: CalibrationPage, index: int) -> None:
     assert page.detail.current is not None
     plot, view = page.detail.plot, page.detail.current.views[index]
-    box = plot.getPlotItem().getViewBox()
-    at = plot.mapFromScene(box.mapViewToScene(QPointF(index, view.error_px / 2)))
+    box, target = plot.getPlotItem().getViewBox(), QPointF(index, view.error_px / 2)
+    # the plot fits its range to the bars when it next paints, not when they are set: until then the click lands
+    # outside it
+    qtbot.waitUntil(lambda: box.viewRect().contains(target), timeout=WAIT_MS)
+    at = plot.mapFromScene(box.mapViewToScene(target))
     qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=at)
 
 

@@ -7,6 +7,7 @@ virtual camera; what was saved is read back from the store, never from the widge
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
@@ -14,17 +15,18 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 from sqlalchemy import func, select
 
-from labrig.bootstrap import Services
+from labrig.bootstrap import Services, bootstrap
 from labrig.calibration.board_captures import committed_captures
 from labrig.capture.integrity import verify_store
 from labrig.capture.sources import Image
 from labrig.capture.virtual import VirtualCamera
 from labrig.fsutil import sha256_file
+from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Attempt, AttemptCapture, Capture, CaptureSegment, CaptureSession, OutboxEvent
 from labrig.ui.app import Gui
 from labrig.ui.capture import preview as preview_module
-from labrig.ui.capture.page import Phase
+from labrig.ui.capture.page import CapturePage, Phase
 from labrig.ui.capture.preview import DEVICE_SILENT, to_qimage
 from tests.ui.capture_helpers import (
     LEFT,
@@ -36,9 +38,18 @@ from tests.ui.capture_helpers import (
     start_recording,
     wait_verified,
 )
+from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 pytestmark = pytest.mark.gui
 PIPELINE = ["media.qc", "tracking.markers", "kinematics"]
+
+
+@pytest.fixture
+def services(store: Store) -> Iterator[Services]:
+    """As tests/ui/conftest.py's, with the lease the analysis stages need (see ANALYSIS_LEASE)."""
+    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE)
+    yield built
+    built.close()
 
 
 def _committed_captures(services: Services, session_id: str) -> list[Capture]:
@@ -57,6 +68,12 @@ def _assert_digests_verified(services: Services, capture: Capture) -> None:
     for segment in segments:
         assert sha256_file(blobs.path(segment.media_sha256, ".avi"))[0] == segment.media_sha256
     assert verify_store(services.store).problems == []
+
+
+def _frames_written(page: CapturePage) -> int:
+    """Frames the recording in progress has written (0 when none is in progress)."""
+    status = page.recording_status
+    return status.frames if status is not None else 0
 
 
 def _attempts(services: Services, session_id: str) -> list[tuple[int, str]]:
@@ -89,7 +106,9 @@ def test_a_session_on_the_virtual_camera_records_an_attempt_with_verified_digest
     start_recording(qtbot, page)
     assert page.stop_button.isEnabled() and not page.record_button.isEnabled() and not page.picker.isEnabled()
     recording_frames = page.view.frames_shown
-    qtbot.wait(1500)
+    # a second of recording: 30 frames written and the info bar's clock at 00:01 (a busy machine writes them later)
+    qtbot.waitUntil(lambda: _frames_written(page) >= 30 and page.info.elapsed.text().startswith("● REC 00:01")
+                    and page.view.frames_shown >= recording_frames + 10, timeout=WAIT_MS)
     assert page.view.frames_shown >= recording_frames + 10  # the preview shows the recorder's frames
     assert page.info.elapsed.text().startswith("● REC 00:01")
     assert page.info.frame_rate.text().endswith(" fps") and page.info.dropped.text().endswith(" dropped")
@@ -131,7 +150,7 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     assert page.board_check.isChecked()
     start_recording(qtbot, page)
     assert not page.board_check.isEnabled()  # what the recording is cannot change once it runs
-    qtbot.wait(1000)
+    qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)  # a second of the camera
     qtbot.mouseClick(page.stop_button, LEFT)
     qtbot.waitUntil(lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS)
 
@@ -147,7 +166,7 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
 
     qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())  # unticked: an attempt again
     start_recording(qtbot, page)
-    qtbot.wait(1000)
+    qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)
     qtbot.mouseClick(page.stop_button, LEFT)
     qtbot.waitUntil(lambda: page.attempts.rowCount() == 2 and page.phase is Phase.READY, timeout=WAIT_MS)
     assert [number for number, _ in _attempts(services, page.session.id)] == [1]
@@ -182,7 +201,7 @@ def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_thre
     fill_session(qtbot, page, "S-016", "reach", "ana")
     pick_device(qtbot, page.picker, MARKERS)
     start_recording(qtbot, page)
-    qtbot.wait(700)
+    qtbot.waitUntil(lambda: _frames_written(page) >= 20, timeout=WAIT_MS)  # 0.7 s of the camera
     assert page.session is not None
     session_id = page.session.id
 

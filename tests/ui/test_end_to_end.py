@@ -6,9 +6,11 @@ was stored.
 Roles are enforced (ada is admin): tom, a technician, does the capture; then rita, a reviewer, signs in to the
 same workstation (the access service's user provider stands for the operating-system login) and reviews.
 
-The board recording lasts 11 s: a valid calibration needs the board's corners to cover 40 % of the image and
-the virtual board wanders slowly, so 270 frames (9 s; every 10th frame, 27 views) is the shortest recording that
-validates (260 frames reach 39.6 %); 11 s leaves two seconds for a slow machine. The virtual board is a device of
+The board recording is 330 frames (11 s of the 30 fps camera): a valid calibration needs the board's corners to
+cover 40 % of the image and the virtual board wanders slowly, so 270 frames (9 s; every 10th frame, 27 views) is
+the shortest recording that validates (260 frames reach 39.6 %). Recordings are stopped once they hold their
+frames, not after a time: a loaded machine records fewer frames a second (the virtual camera hands every frame
+over late rather than skip it), and frame n always shows the scene at n / 30 s. The virtual board is a device of
 its own (``virtual:board``) and no plane recording can be made with it, so the calibration is bound to that
 device: the two attempts of ``virtual:markers`` are analysed in pixels (published, degraded).
 """
@@ -16,6 +18,7 @@ device: the two attempts of ``virtual:markers`` are analysed in pixels (publishe
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
 from PySide6.QtWidgets import QWidget
@@ -38,11 +41,11 @@ from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
 from tests.ui.analysis_helpers import click_row
 from tests.ui.capture_helpers import LEFT, MARKERS, fill_session, pick_device, start_recording, wait_verified
-from tests.ui.jobs_helpers import TEST_LEASE
+from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 BOARD = "virtual:board"
-BOARD_SECONDS = 11.0
-ATTEMPT_SECONDS = 1.5
+BOARD_FRAMES = 330  # 11 s of the camera
+ATTEMPT_FRAMES = 45  # 1.5 s
 WAIT_MS = 30_000
 FIELD = "track:0.peak_speed"
 
@@ -68,7 +71,7 @@ def services(store: Store, signed_in: SignedIn) -> Iterator[Services]:
     admin.set_role("ada", "admin", "lab manager")
     admin.set_role("tom", "technician", "bench technician")
     admin.set_role("rita", "reviewer", "senior analyst")
-    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE,
+    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE,
                       access=AccessControl(store, user=signed_in, host=lambda: "bench-1"))
     yield built
     built.close()
@@ -90,9 +93,9 @@ def _page(gui: Gui, key: str) -> QWidget:
     return gui.window.pages.currentWidget()
 
 
-def _record(qtbot: QtBot, page: CapturePage, device_id: str, seconds: float, attempts: int,
+def _record(qtbot: QtBot, page: CapturePage, device_id: str, frames: int, attempts: int,
             board: bool = False) -> None:
-    """Pick ``device_id``, record ``seconds`` of it (``board``: as a board recording for calibration, which is
+    """Pick ``device_id``, record ``frames`` of it (``board``: as a board recording for calibration, which is
     not analysed), stop, and wait for the row to be listed."""
     pick_device(qtbot, page.picker, device_id)
     wait_verified(qtbot, page.picker, device_id)
@@ -100,7 +103,12 @@ def _record(qtbot: QtBot, page: CapturePage, device_id: str, seconds: float, att
         qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
     assert page.board_check.isChecked() == board
     start_recording(qtbot, page)
-    qtbot.wait(int(seconds * 1000))
+
+    def recorded() -> bool:
+        status = page.recording_status
+        return status is not None and status.frames >= frames
+
+    qtbot.waitUntil(recorded, timeout=WAIT_MS + frames * 100)  # allows for 10 frames a second
     qtbot.mouseClick(page.stop_button, LEFT)
     qtbot.waitUntil(lambda: page.attempts.rowCount() == attempts and page.phase is Phase.READY, timeout=WAIT_MS)
 
@@ -132,6 +140,13 @@ def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
     assert page.detail.plots.speed.getPlotItem().listDataItems()
 
 
+def _published(services: Services) -> dict[str, datetime]:
+    """Every published result's id and the time it was published."""
+    with services.store.read() as session:
+        return dict(session.execute(select(AnalysisResultRecord.id, AnalysisResultRecord.created_at)  # type: ignore[arg-type]
+                                    .where(AnalysisResultRecord.status == "published")).all())
+
+
 def _automatic_document(services: Services, attempt_id: str) -> tuple[str, bytes]:
     with services.store.read() as session:
         row = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)).one()
@@ -149,13 +164,13 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage)
     fill_session(qtbot, capture, "E2E-1", "reach", "tom")
-    _record(qtbot, capture, BOARD, BOARD_SECONDS, attempts=1, board=True)
+    _record(qtbot, capture, BOARD, BOARD_FRAMES, attempts=1, board=True)
     assert capture.attempts.rows[0].attempt_id is None  # the board is not analysed
     _calibrate(qtbot, gui)
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage) and capture.session is not None
-    _record(qtbot, capture, MARKERS, ATTEMPT_SECONDS, attempts=2)
-    _record(qtbot, capture, MARKERS, ATTEMPT_SECONDS, attempts=3)
+    _record(qtbot, capture, MARKERS, ATTEMPT_FRAMES, attempts=2)
+    _record(qtbot, capture, MARKERS, ATTEMPT_FRAMES, attempts=3)
     first, second = (row.attempt_id for row in capture.attempts.rows[1:])
     assert first is not None and second is not None
 
@@ -173,8 +188,15 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     assert isinstance(review, ReviewPage)
     qtbot.waitUntil(lambda: review.reviewer is not None and review.reviewer.user == "rita", timeout=WAIT_MS)
     assert review.user.text() == "Signed in as rita (reviewer role)." and review.form.permission.isHidden()
-    qtbot.waitUntil(lambda: review.model.row_of(result_id) == 0, timeout=WAIT_MS)  # newest first
-    click_row(qtbot, review.table, 0)
+    # newest first: by the time each result was published, which is the order the two analyses happened to
+    # finish in (the second attempt's may finish first), not the order of the attempts
+    published = _published(services)
+    qtbot.waitUntil(lambda: {r.result_id for r in review.model.rows} == set(published), timeout=WAIT_MS)
+    listed = [published[r.result_id] for r in review.model.rows]
+    assert listed == sorted(listed, reverse=True), "the Review list is not newest first"
+    row_of_result = review.model.row_of(result_id)
+    assert row_of_result is not None
+    click_row(qtbot, review.table, row_of_result)
     qtbot.waitUntil(lambda: review.shown is not None and review.shown.result_id == result_id, timeout=WAIT_MS)
     row = review.values.row_of(FIELD)
     assert row is not None

@@ -30,6 +30,8 @@ def _idle(qtbot: QtBot, page: ReleasesPage) -> None:
 def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
         qtbot: QtBot, ui: Gui, services: Services) -> None:
     services.start()  # deployment events reach the window through the bridge
+    delivered: list[str] = []
+    ui.bridge.eventRecorded.connect(lambda event: delivered.append(event.name))
     page = _page(qtbot, ui)
     assert page.table.rowCount() == 0 and not page.check_button.isEnabled()
 
@@ -51,6 +53,8 @@ def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
     qtbot.waitUntil(lambda: ui.window.release_status.text() == f"Release: {release.version} ({release.digest[:8]})",
                     timeout=WAIT_MS)
 
+    # the page reads the list again when the bridge brings deployment.activated, its buttons off meanwhile
+    qtbot.waitUntil(lambda: "deployment.activated" in delivered and not page.busy, timeout=WAIT_MS)
     assert not page.rollback_button.isEnabled()  # a rollback needs a reason
     qtbot.keyClicks(page.reason, "tracking drifted on the reference set")
     assert page.rollback_button.isEnabled()

@@ -15,9 +15,10 @@ from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
 
-from labrig.bootstrap import Services
+from labrig.bootstrap import Services, bootstrap
 from labrig.jobs.executor import ThreadExecutor
 from labrig.results.views import ResultStatus
+from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.results.model import STATUS_COLUMN
@@ -32,6 +33,15 @@ from tests.support.analysis_runs import (
     run_analysis,
 )
 from tests.ui.analysis_helpers import WAIT_MS, click_row
+from tests.ui.jobs_helpers import ANALYSIS_LEASE
+
+
+@pytest.fixture
+def services(store: Store) -> Iterator[Services]:
+    """As tests/ui/conftest.py's, with the lease the analysis stages need (see ANALYSIS_LEASE)."""
+    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE)
+    yield built
+    built.close()
 
 
 @pytest.fixture

@@ -29,14 +29,16 @@ from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.integration.recording.conftest import VIRTUAL
+from tests.support.steady_clock import SteadyClock
 
 MODE = Mode(1280, 720, 30.0)
 
 
 def _record(services: Services, session_id: str, scene: str = "markers", seconds: float = 2.0) -> str:
-    # paced: the timestamps are real, 1/30 s apart, as the scene's own time is
+    # paced, and stamped 1/30 s apart as the scene's own time is, on a steady clock: a busy machine that keeps the
+    # grab thread waiting neither drops frames nor stretches time here (tests/support/steady_clock.py)
     camera = VirtualCamera(scene, frames_limit=int(seconds * 30))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, VIRTUAL, MODE, session_id=session_id)
+    recorder = Recorder(services.store, camera, VIRTUAL, MODE, session_id=session_id, clock=SteadyClock(MODE.fps))
     recorder.start()
     recorder.wait(60)
     return recorder.stop().capture_id

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import sqlite3
-import time
 from pathlib import Path
 
 from labrig.domain.jobs import JobState
@@ -23,6 +22,7 @@ from labrig.jobs.policy import RetryPolicy
 from labrig.jobs.queue import WORKER_LOST, JobQueue
 from labrig.jobs.runner import run_claim
 from labrig.store import open_store
+from labrig.store.models import Job
 from labrig.store.paths import DB_FILENAME
 from tests.integration.queue_procs.conftest import Workers
 from tests.integration.queue_procs.helpers import enqueue, snapshot, wait_until
@@ -41,25 +41,36 @@ def _dump(store_root: Path) -> list[str]:
         conn.close()
 
 
+def _lease_lapsed(queue: JobQueue, job_id: str) -> bool:
+    with queue.store.read() as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.state == JobState.RUNNING.value, "the stopped run's job is no longer running"
+        return queue.lease_lapsed(job)
+
+
 def _process_state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
 def test_a_stopped_worker_past_its_lease_is_fenced_off_when_it_resumes(tmp_path: Path, workers: Workers) -> None:
     store, markers, result = tmp_path / "store", tmp_path / "markers", tmp_path / "stale.json"
+    gate = tmp_path / "gate"  # the stale run waits here after it started: it is mid-stage when it is stopped
     markers.mkdir()
     [job_id] = enqueue(store, ["frozen-input"], CONFIG)
-    stale = workers.spawn(store, "once", "--lease", str(LEASE), "--marker-dir", str(markers), "--result", str(result))
+    stale = workers.spawn(store, "once", "--lease", str(LEASE), "--marker-dir", str(markers), "--result", str(result),
+                          "--gate", str(gate))
     try:
         wait_until(lambda: (markers / f"{job_id}.{stale.pid}.started").exists(), 20, "the stage to start")
         os.kill(stale.pid, signal.SIGSTOP)
         wait_until(lambda: _process_state(stale.pid) == "T", 5, "the worker to stop")
-        time.sleep(LEASE + 0.5)  # its lease lapses on the monotonic clock while its process still exists
+        gate.touch()  # it goes on with its steps only once it is resumed
 
         second = open_store(store)
         try:
             queue = JobQueue(second, make_registry(marker_dir=markers), Clock(), LeaseTerms(30.0),
                              RetryPolicy(base_seconds=0.0))
+            # its lease lapses on the monotonic clock while its process still exists
+            wait_until(lambda: _lease_lapsed(queue, job_id), LEASE + 30, "the stopped worker's lease to lapse")
             [claim] = queue.claim(1)
             assert (claim.job_id, claim.token, claim.attempt) == (job_id, 2, 2)
             run = run_claim(FencedWrites(queue), queue.registry, claim)

@@ -35,13 +35,14 @@ def _runs(logs: list[Path]) -> dict[str, list[tuple[int, int, int]]]:
 
 def test_two_workers_claiming_together_split_the_work_without_running_a_job_twice(
         tmp_path: Path, workers: Workers) -> None:
-    store, go = tmp_path / "store", tmp_path / "go"
+    store, go, meet = tmp_path / "store", tmp_path / "go", tmp_path / "meet"
+    meet.mkdir()  # each process's first stage waits there for the other's: both claim and run, however scheduled
     job_ids = enqueue(store, [f"pair-{i // 2:02d}" for i in range(JOBS)], CONFIG)  # adjacent jobs share a key
     logs, procs = [tmp_path / "a.log", tmp_path / "b.log"], []
     for n, log in enumerate(logs):  # opened one after the other (see the next test), then released together
         ready = tmp_path / f"ready-{n}"
         procs.append(workers.spawn(store, "drain", "--workers", "2", "--log", str(log), "--ready", str(ready),
-                                   "--go", str(go)))
+                                   "--go", str(go), "--meet", str(meet), "--meet-count", str(len(logs))))
         wait_until(ready.exists, 20, f"worker {n} to open the store")
     go.touch()
     for proc in procs:

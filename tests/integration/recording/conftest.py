@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.recorder import Recorder
 from labrig.capture.sink import SegmentSink, SinkError
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual import VirtualCamera
@@ -38,3 +39,13 @@ class FailingSink(SegmentSink):
             raise SinkError("writing to the data folder failed (No space left on device); recording stopped, "
                             "frames so far are kept")
         super().append(image, mono_ns, utc_ns)
+
+
+def wait_for_frames(recorder: Recorder, frames: int, timeout_s: float = 60.0) -> None:
+    """Until ``recorder`` has written ``frames``: a recording of a length in frames, not in wall-clock seconds (a busy
+    machine gets the camera's frames later, never fewer of them)."""
+    deadline = time.monotonic() + timeout_s
+    while recorder.status().frames < frames:
+        assert not recorder.status().stop_reason, recorder.status().stop_reason
+        assert time.monotonic() < deadline, f"{recorder.status().frames} of {frames} frames recorded in {timeout_s} s"
+        time.sleep(0.01)

@@ -3,7 +3,12 @@
 ``--kill-at-rename K`` sends SIGKILL to this process right after the K-th file rename
 (manifest rewrites, moves into the media store); ``--kill-at-cleanup`` right after the
 database commit, as the provisional folder is removed. The hook is Python's audit hook,
-outside Labrig's code.
+outside Labrig's code. ``--report-renames`` prints ``rename K`` after each rename, so a test
+knows when a segment has been closed: rename 1 writes the first manifest (before ``started``),
+each later one while recording rewrites it for a closed segment.
+
+It records ``--frames N`` frames when given (the same recording however loaded the machine
+is: segments close by frame count), else ``--seconds``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from labrig.capture.recorder import Recorder
@@ -25,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("store")
     parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--frames", type=int, default=0)
+    parser.add_argument("--report-renames", action="store_true")
     parser.add_argument("--kill-at-rename", type=int, default=0)
     parser.add_argument("--kill-at-cleanup", action="store_true")
     args = parser.parse_args()
@@ -35,6 +43,8 @@ def main() -> None:
             renames[0] += 1
             if renames[0] == args.kill_at_rename:
                 os.kill(os.getpid(), signal.SIGKILL)
+            if args.report_renames:
+                print(f"rename {renames[0]}", flush=True)
         elif event == "shutil.rmtree" and args.kill_at_cleanup:
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -43,7 +53,13 @@ def main() -> None:
     recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, Mode(320, 240, 30.0), segment_seconds=0.25)
     recorder.start()
     print("started", flush=True)
-    recorder.wait(args.seconds)
+    if args.frames:
+        deadline = time.monotonic() + 60  # never outlive the test
+        while recorder.status().frames < args.frames and not recorder.status().stop_reason:
+            assert time.monotonic() < deadline, f"{args.frames} frames were not recorded in 60 s"
+            time.sleep(0.002)
+    else:
+        recorder.wait(args.seconds)
     recorder.stop()
     print(f"renames {renames[0]}", flush=True)
 

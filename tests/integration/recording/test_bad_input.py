@@ -15,7 +15,7 @@ from labrig.capture.recorder import Recorder, provisional_root
 from labrig.capture.recovery import quarantine_root, recover
 from labrig.capture.sources import Mode
 from labrig.store import Store
-from tests.integration.recording.conftest import VIRTUAL
+from tests.integration.recording.conftest import VIRTUAL, wait_for_frames
 from tests.support.mjpeg_server import MjpegServer
 
 
@@ -63,7 +63,7 @@ def test_an_ip_camera_that_dies_mid_recording_ends_it_with_every_frame_received(
         source = OpenCVSource(camera.url, read_timeout_s=1.0)
         recorder = Recorder(store, source, VIRTUAL, Mode(640, 480, 30.0), segment_seconds=0.5)
         recorder.start()
-        recorder.wait(1.2)
+        wait_for_frames(recorder, 30)  # a second of the camera
         camera.kill()  # the network cable is pulled
         recorder.wait(10)
     status = recorder.status()

@@ -23,6 +23,7 @@ from labrig.store.models import Capture, CaptureSegment
 
 REPO = Path(__file__).resolve().parents[3]
 CHILD = [sys.executable, "-m", "tests.integration.recording.record_child"]
+LENGTH = ("--frames", "24")  # 0.8 s of the camera: three 0.25 s segments, the same renames on every run
 
 
 def _run_child(store: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -56,14 +57,14 @@ def _check_store(store: Store) -> dict[str, int]:
 def test_kill_right_after_each_rename_and_after_the_commit(tmp_path: Path) -> None:
     root = tmp_path / "store"
     open_store(root).close()
-    clean = _run_child(root, "--seconds", "0.8")  # a clean run, to count its renames
+    clean = _run_child(root, *LENGTH)  # a clean run, to count its renames
     assert clean.returncode == 0, clean.stderr
     renames = int(clean.stdout.split("renames")[1])
     assert renames >= 8  # manifest rewrites per segment, moves into the media store
     kill_points = [("--kill-at-rename", str(k)) for k in range(1, renames + 1)] + [("--kill-at-cleanup",)]
     kills = 0
     for point in kill_points:
-        code = _run_child(root, "--seconds", "0.8", *point).returncode
+        code = _run_child(root, *LENGTH, *point).returncode
         # later runs may rename less: the virtual camera repeats itself, and identical segments are
         # already in the media store (stored once, by content)
         assert code in (0, -signal.SIGKILL), point
@@ -82,10 +83,15 @@ def test_kill_at_random_moments_many_times(tmp_path: Path) -> None:
     rng = random.Random(20261129)
     outcomes: list[str] = []
     for _ in range(12):
-        proc = subprocess.Popen([*CHILD, str(root), "--seconds", "1.5"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        # it records until it is killed: at a random moment once its first segment is closed (manifest rewritten)
+        proc = subprocess.Popen([*CHILD, str(root), "--seconds", "60", "--report-renames"], cwd=REPO,
+                                stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "started"
-        time.sleep(rng.uniform(0.0, 1.8))
+        lines = iter(proc.stdout.readline, "")
+        assert "started" in (line.strip() for line in lines), "the recording did not start"
+        # rename 1 wrote the first manifest before "started"; rename 2 is the first segment's
+        assert "rename 2" in (line.strip() for line in lines), "the recording ended before its first segment"
+        time.sleep(rng.uniform(0.0, 1.5))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         store = open_store(root)

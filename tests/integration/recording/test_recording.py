@@ -15,7 +15,8 @@ from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Blob, Capture, CaptureSegment
-from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera
+from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera, wait_for_frames
+from tests.support.steady_clock import SteadyClock
 
 
 def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
@@ -25,10 +26,12 @@ def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
 
 
 def test_a_recording_is_committed_segment_by_segment_into_the_media_store(store: Store) -> None:
-    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5)
+    # stamped as the camera's frames are due: a busy machine drops nothing here
+    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5,
+                        clock=SteadyClock(SMALL.fps))
     capture_id = recorder.start()
     assert (provisional_root(store) / capture_id / "manifest.json").exists()  # before the first frame
-    recorder.wait(1.6)
+    wait_for_frames(recorder, 48)  # 1.6 s of the camera
     result = recorder.stop()
     assert recorder.status().state is RecorderState.COMMITTED
     assert 40 <= result.frame_count <= 56 and result.dropped_frames == 0
@@ -90,7 +93,8 @@ def test_frames_the_device_skipped_are_counted_as_dropped(store: Store) -> None:
 
 def test_a_disk_that_cannot_keep_up_drops_frames_visibly_never_silently(store: Store) -> None:
     camera = VirtualCamera("markers", paced=False, frames_limit=400)  # as fast as it renders
-    recorder = Recorder(store, camera, VIRTUAL, SMALL, queue_seconds=0.1)  # a 3-frame queue
+    # a 3-frame queue; the drops here are the full queue's, not a busy machine's late grabs
+    recorder = Recorder(store, camera, VIRTUAL, SMALL, queue_seconds=0.1, clock=SteadyClock(SMALL.fps))
     recorder.start()
     recorder.wait(30)
     result = recorder.stop()

@@ -17,13 +17,13 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.domain.jobs import JobState
 from labrig.events.dispatcher import events_after
 from labrig.store import Store
-from tests.integration.recording.conftest import SMALL, VIRTUAL
+from tests.integration.recording.conftest import SMALL, VIRTUAL, wait_for_frames
 
 
 def _record(store: Store, session_id: str) -> str:
     recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, session_id=session_id)
     recorder.start()
-    recorder.wait(0.3)
+    wait_for_frames(recorder, 9)  # 0.3 s of the camera
     return recorder.stop().capture_id
 
 

@@ -17,7 +17,7 @@ from labrig.events.dispatcher import events_after
 from labrig.storage import DiskUsage, StorageInsufficientError, StorageMonitor
 from labrig.store import Store, open_store
 from labrig.store.models import Capture
-from tests.integration.recording.conftest import SMALL, VIRTUAL
+from tests.integration.recording.conftest import SMALL, VIRTUAL, wait_for_frames
 
 
 class Disk:
@@ -58,7 +58,7 @@ def test_recording_stops_cleanly_after_a_segment_when_pressure_turns_critical(st
     monitor = StorageMonitor(store, disk_usage=disk)
     recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.3, monitor=monitor)
     recorder.start()
-    recorder.wait(0.7)
+    wait_for_frames(recorder, 21)  # 0.7 s of the camera: two segments closed
     disk.free = 1 * GIB  # another program filled the disk
     recorder.wait(10)
     assert "nearly full" in recorder.status().stop_reason

@@ -30,11 +30,13 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def store(sqlite_store: Store) -> Store:
-    """The store of a test: SQLite, unless its suite's conftest runs it on both catalogs (see BACKENDS)."""
+    """The store of a test: SQLite, unless its suite's conftest runs it on both
+    catalogs (see BACKENDS)."""
     return sqlite_store
 
 
-# -- PostgreSQL: a throwaway cluster of the tests' own, started once when a test first needs it --------------
+# -- PostgreSQL: a throwaway cluster of the tests' own, started once when a test first needs it
+# --------------
 
 
 class PostgresDatabases:
@@ -48,7 +50,9 @@ class PostgresDatabases:
         self.cluster = Cluster().start()
         with self.cluster.admin() as conn:
             conn.execute(f'CREATE DATABASE "{self.TEMPLATE}"')
-        template = open_store(Path(self.cluster.folder) / "template-store", db=self.cluster.url(self.TEMPLATE))
+        template = open_store(
+            Path(self.cluster.folder) / "template-store", db=self.cluster.url(self.TEMPLATE)
+        )
         template.close()  # a template must have no connections when it is copied
 
     def url(self) -> str:
@@ -68,17 +72,21 @@ def postgres() -> Iterator[PostgresDatabases]:
 
 @pytest.fixture
 def pg_store(tmp_path: Path, postgres: PostgresDatabases) -> Iterator[Store]:
-    """A fresh store whose catalog is a database of its own on the test cluster (media in this test's folder)."""
+    """A fresh store whose catalog is a database of its own on the test cluster (media in
+    this test's folder)."""
     s = open_store(tmp_path / "store", db=postgres.url())
     yield s
     s.close()
 
 
 #: the suites that run on both catalogs: request ``store`` through this in their conftest
-BACKENDS = [pytest.param("sqlite", id="sqlite"),
-            pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgresql)]
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgresql),
+]
 
 
 def store_on(request: pytest.FixtureRequest, backend: str) -> Store:
-    """The ``store`` (SQLite) or ``pg_store`` fixture's value, for a conftest parametrised over BACKENDS."""
+    """The ``store`` (SQLite) or ``pg_store`` fixture's value, for a conftest
+    parametrised over BACKENDS."""
     return request.getfixturevalue("sqlite_store" if backend == "sqlite" else "pg_store")  # type: ignore[no-any-return]

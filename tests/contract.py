@@ -1,4 +1,5 @@
-"""Reads the normative contract straight from the vendored seed-000 text, independently of our code."""
+"""Reads the normative contract straight from the vendored seed-000 text, independently of our
+code."""
 
 from __future__ import annotations
 

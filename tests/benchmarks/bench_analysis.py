@@ -1,17 +1,19 @@
-"""Analysis benchmark: the tracking stage against a bare OpenCV decode loop, calibration against a plain OpenCV script.
+"""Analysis benchmark: the tracking stage against a bare OpenCV decode loop, calibration against a
+plain OpenCV script.
 
     .venv/bin/python tests/benchmarks/bench_analysis.py [--quick] [--frames N]
 
 Two figures, each beside a peer measured in the same run (alternating order, medians):
-- tracking: frames/s of the tracking stage's work, ``track(iter_luma(path))`` (decode to the grey plane + marker
-  detection + linking), on an MJPG AVI of the virtual camera's markers scene (1280x720, quality 90) against a plain
-  ``while cap.read()[0]`` BGR loop on the same file (target ratio >= 0.8). A second peer, a plain loop decoding the
-  same file to grey as the stage's reader does (raw MJPG packets, ``cv2.imdecode(..., IMREAD_GRAYSCALE)``), is timed
-  in the same rounds and printed beside it: what detection and linking cost on top of the decode they need;
-- calibration: ``calibrate_views`` on 20 views of the virtual board at 640x480 (detection, sub-pixel refinement,
-  solve, reject-and-resolve, quality checks) against what a lab would write: ``findChessboardCorners`` +
-  ``cornerSubPix`` per view, then one ``calibrateCamera`` (target ratio <= 1.2). The focal length of both is printed
-  beside the truth (fx = 500 px at 640x480).
+- tracking: frames/s of the tracking stage's work, ``track(iter_luma(path))`` (decode to the grey
+  plane + marker detection + linking), on an MJPG AVI of the virtual camera's markers scene
+  (1280x720, quality 90) against a plain ``while cap.read()[0]`` BGR loop on the same file (target
+  ratio >= 0.8). A second peer, a plain loop decoding the same file to grey as the stage's reader
+  does (raw MJPG packets, ``cv2.imdecode(..., IMREAD_GRAYSCALE)``), is timed in the same rounds and
+  printed beside it: what detection and linking cost on top of the decode they need;
+- calibration: ``calibrate_views`` on 20 views of the virtual board at 640x480 (detection,
+  sub-pixel refinement, solve, reject-and-resolve, quality checks) against what a lab would write:
+  ``findChessboardCorners`` + ``cornerSubPix`` per view, then one ``calibrateCamera`` (target ratio
+  <= 1.2). The focal length of both is printed beside the truth (fx = 500 px at 640x480).
 The last two lines are ``ratio_calibration=Y`` and ``ratio_vs_decode=X``.
 """
 
@@ -51,11 +53,17 @@ DETECT_SAMPLE = 60  # frames held in memory to time detection alone
 
 
 def write_video(path: Path, count: int, api: int) -> tuple[float, bool]:
-    """Render ``count`` markers frames into an MJPG AVI asking for quality 90; (size in MB, quality honoured)."""
+    """Render ``count`` markers frames into an MJPG AVI asking for quality 90; (size in MB,
+    quality honoured)."""
     camera = VirtualCamera("markers", paced=False)
     camera.open(VIDEO_MODE)
-    writer = cv2.VideoWriter(str(path), api, cv2.VideoWriter_fourcc(*"MJPG"), VIDEO_MODE.fps,
-                             (VIDEO_MODE.width, VIDEO_MODE.height))
+    writer = cv2.VideoWriter(
+        str(path),
+        api,
+        cv2.VideoWriter_fourcc(*"MJPG"),
+        VIDEO_MODE.fps,
+        (VIDEO_MODE.width, VIDEO_MODE.height),
+    )
     honoured = bool(writer.set(cv2.VIDEOWRITER_PROP_QUALITY, 90))
     for i in range(count):
         writer.write(camera.render(i))
@@ -84,7 +92,8 @@ def decode_fps(path: Path) -> tuple[float, int]:
 
 
 def grey_decode_fps(path: Path) -> float:
-    """The second peer: a plain loop decoding to grey, as fast as the stage's reader (MJPG packets → libjpeg-turbo)."""
+    """The second peer: a plain loop decoding to grey, as fast as the stage's reader (MJPG packets
+    → libjpeg-turbo)."""
     started = time.perf_counter()
     cap = cv2.VideoCapture(str(path))
     cap.set(cv2.CAP_PROP_FORMAT, -1)
@@ -100,14 +109,16 @@ def grey_decode_fps(path: Path) -> float:
 
 
 def tracking_fps(path: Path, count: int) -> tuple[float, Any]:
-    """The tracking stage's work on one file, as ``stages._tracking`` does it: luma frames into ``track``."""
+    """The tracking stage's work on one file, as ``stages._tracking`` does it: luma
+    frames into ``track``."""
     started = time.perf_counter()
     result = track(iter_luma(path), total_frames=count)
     return result.frames_processed / (time.perf_counter() - started), result
 
 
 def detect_ms(path: Path) -> float:
-    """Mean ms of ``detect_markers`` alone per frame, on the first DETECT_SAMPLE frames (grey, as the stage reads)."""
+    """Mean ms of ``detect_markers`` alone per frame, on the first DETECT_SAMPLE frames (grey, as
+    the stage reads)."""
     held = list(itertools.islice(iter_luma(path), DETECT_SAMPLE))
     started = time.perf_counter()
     for frame in held:
@@ -122,7 +133,8 @@ def board_views() -> list[View]:
 
 
 def plain_detect(views: list[View], board: Board) -> tuple[list[Any], list[Any]]:
-    """The lab script's detection: findChessboardCorners (default flags), cornerSubPix 11x11 (the tutorial's)."""
+    """The lab script's detection: findChessboardCorners (default flags), cornerSubPix 11x11
+    (the tutorial's)."""
     grid = board.corner_grid
     objp = board.object_points().astype(np.float32)
     objs, imgs = [], []
@@ -145,7 +157,12 @@ def plain_calibration(views: list[View], board: Board) -> tuple[float, dict[str,
     started = time.perf_counter()
     objs, imgs = plain_detect(views, board)
     rms, k = plain_solve(objs, imgs, (views[0].image.shape[1], views[0].image.shape[0]))
-    return time.perf_counter() - started, {"rms": rms, "fx": float(k[0, 0]), "fy": float(k[1, 1]), "views": len(objs)}
+    return time.perf_counter() - started, {
+        "rms": rms,
+        "fx": float(k[0, 0]),
+        "fy": float(k[1, 1]),
+        "views": len(objs),
+    }
 
 
 def labrig_calibration(views: list[View], board: Board) -> tuple[float, Any]:
@@ -155,7 +172,8 @@ def labrig_calibration(views: list[View], board: Board) -> tuple[float, Any]:
 
 
 def calibration_split(views: list[View], board: Board) -> dict[str, float]:
-    """Seconds of detection and of the solve, each side, timed apart (one untimed-peer pass each)."""
+    """Seconds of detection and of the solve, each side, timed apart (one untimed-peer pass
+    each)."""
     size = (views[0].image.shape[1], views[0].image.shape[0])
     t0 = time.perf_counter()
     detections, skipped, _ = detect_views(views, board)
@@ -166,14 +184,23 @@ def calibration_split(views: list[View], board: Board) -> dict[str, float]:
     t3 = time.perf_counter()
     plain_solve(objs, imgs, size)
     t4 = time.perf_counter()
-    return {"labrig_detect": t1 - t0, "labrig_solve": t2 - t1, "plain_detect": t3 - t2, "plain_solve": t4 - t3}
+    return {
+        "labrig_detect": t1 - t0,
+        "labrig_solve": t2 - t1,
+        "plain_detect": t3 - t2,
+        "plain_solve": t4 - t3,
+    }
 
 
 def labrig_path(views: list[View], board: Board) -> dict[str, int]:
     """How Labrig got there: views needing the sector-based fallback detector, and solves run."""
     grid = board.corner_grid
-    fallback = sum(not cv2.findChessboardCorners(cv2.cvtColor(v.image, cv2.COLOR_BGR2GRAY), grid,
-                                                 flags=_CLASSIC)[0] for v in views)
+    fallback = sum(
+        not cv2.findChessboardCorners(
+            cv2.cvtColor(v.image, cv2.COLOR_BGR2GRAY), grid, flags=_CLASSIC
+        )[0]
+        for v in views
+    )
     solves = 0
     real: Callable[..., Any] = calibration._solve
 
@@ -191,7 +218,8 @@ def labrig_path(views: list[View], board: Board) -> dict[str, int]:
 
 
 def alternate(rounds: int, *sides: Callable[[], float]) -> tuple[list[float], ...]:
-    """Each side's figure per round, the sides in the given order in even rounds and reversed in odd ones."""
+    """Each side's figure per round, the sides in the given order in even rounds and
+    reversed in odd ones."""
     out: list[list[float]] = [[] for _ in sides]
     for r in range(rounds):
         order = range(len(sides) - 1, -1, -1) if r % 2 else range(len(sides))
@@ -203,7 +231,9 @@ def alternate(rounds: int, *sides: Callable[[], float]) -> tuple[list[float], ..
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run for CI")
-    parser.add_argument("--frames", type=int, default=600, help="frames in the test video (full run)")
+    parser.add_argument(
+        "--frames", type=int, default=600, help="frames in the test video (full run)"
+    )
     args = parser.parse_args()
     count, rounds, cal_rounds = (150, 1, 3) if args.quick else (args.frames, 3, 5)
     board = parse_board(BOARD_SPEC)
@@ -215,8 +245,9 @@ def main() -> None:
         sink_video = Path(tmp) / "markers-sink.avi"
         sink_mb, sink_honoured = write_video(sink_video, count, cv2.CAP_ANY)
         with warnings_silenced():
-            sink_backend = cv2.VideoWriter(str(Path(tmp) / "probe.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 1.0,
-                                           (16, 16)).getBackendName()
+            sink_backend = cv2.VideoWriter(
+                str(Path(tmp) / "probe.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 1.0, (16, 16)
+            ).getBackendName()
         decode_fps(video)  # warm the page cache and the codec before either side is timed
         results: list[Any] = []
         decoded: list[int] = []
@@ -234,8 +265,9 @@ def main() -> None:
         trk, dec, grey_dec = alternate(rounds, ours, peer, lambda: grey_decode_fps(video))
         det_ms = detect_ms(video)
         decode_fps(sink_video)
-        sink_trk, sink_dec = alternate(rounds, lambda: tracking_fps(sink_video, count)[0],
-                                       lambda: decode_fps(sink_video)[0])
+        sink_trk, sink_dec = alternate(
+            rounds, lambda: tracking_fps(sink_video, count)[0], lambda: decode_fps(sink_video)[0]
+        )
 
     views = board_views()
     plain_info: dict[str, Any] = {}
@@ -261,40 +293,65 @@ def main() -> None:
     tr = results[-1]
     lab = lab_results[-1]
     per_frame_track, per_frame_decode = 1e3 / trk_fps, 1e3 / dec_fps
-    print(f"video: {count} frames of the markers scene, 1280x720 MJPG q90 (cv2.CAP_OPENCV_MJPEG), "
-          f"{mb * 1e3 / count:.0f} kB/frame; {decoded[-1]} frames decode")
-    print(f"tracking: labrig track(iter_luma) {trk_fps:.0f} fps vs plain cv2.VideoCapture read loop (BGR) "
-          f"{dec_fps:.0f} fps (median of {rounds}, alternating); per round track "
-          f"{' / '.join(f'{v:.0f}' for v in trk)}, decode {' / '.join(f'{v:.0f}' for v in dec)}")
+    print(
+        f"video: {count} frames of the markers scene, 1280x720 MJPG q90 (cv2.CAP_OPENCV_MJPEG), "
+        f"{mb * 1e3 / count:.0f} kB/frame; {decoded[-1]} frames decode"
+    )
+    print(
+        f"tracking: labrig track(iter_luma) {trk_fps:.0f} fps vs plain cv2.VideoCapture read loop "
+        f"(BGR) {dec_fps:.0f} fps (median of {rounds}, alternating); per round track "
+        f"{' / '.join(f'{v:.0f}' for v in trk)}, decode {' / '.join(f'{v:.0f}' for v in dec)}"
+    )
     grey_fps = statistics.median(grey_dec)
-    print(f"second peer, a plain loop decoding to grey (raw MJPG packets + cv2.imdecode IMREAD_GRAYSCALE, the stage's "
-          f"decode alone): {grey_fps:.0f} fps, per round {' / '.join(f'{v:.0f}' for v in grey_dec)}; track / grey "
-          f"decode {trk_fps / grey_fps:.2f} (not the headline)")
+    print(
+        "second peer, a plain loop decoding to grey (raw MJPG packets + cv2.imdecode "
+        f"IMREAD_GRAYSCALE, the stage's decode alone): {grey_fps:.0f} fps, per round "
+        f"{' / '.join(f'{v:.0f}' for v in grey_dec)}; track / grey decode {trk_fps / grey_fps:.2f} "
+        "(not the headline)"
+    )
     per_frame_grey = 1e3 / grey_fps
-    print(f"tracking per frame: {per_frame_track:.2f} ms vs BGR decode alone {per_frame_decode:.2f} ms and grey decode "
-          f"alone {per_frame_grey:.2f} ms, so detection + linking add {per_frame_track - per_frame_grey:.2f} ms; "
-          f"detect_markers timed alone on {DETECT_SAMPLE} held grey frames: {det_ms:.2f} ms (separate measurements: "
-          "on a busy machine they need not add up)")
-    print(f"same frames as the sink writes them ({sink_backend} backend, quality 90 "
-          f"{'honoured' if sink_honoured else 'IGNORED'}, {sink_mb * 1e3 / count:.0f} kB/frame): track "
-          f"{statistics.median(sink_trk):.0f} fps vs decode {statistics.median(sink_dec):.0f} fps "
-          f"(ratio {statistics.median(sink_trk) / statistics.median(sink_dec):.2f}, not the headline)")
-    print(f"tracking result: {len(tr.tracks)} tracks, {tr.frames_processed} frames, expected markers "
-          f"{tr.expected_markers}, {tr.fraction_expected:.1%} of frames with all of them")
-    print(f"calibration, {VIEWS} views 640x480 ({BOARD_SPEC}): labrig calibrate_views "
-          f"{statistics.median(lab_s) * 1e3:.0f} ms vs plain findChessboardCorners + cornerSubPix + calibrateCamera "
-          f"{statistics.median(plain_s) * 1e3:.0f} ms (median of {cal_rounds}, alternating)")
-    print(f"calibration split (one more pass each): labrig detect {split['labrig_detect'] * 1e3:.0f} ms + solve "
-          f"{split['labrig_solve'] * 1e3:.0f} ms; plain detect {split['plain_detect'] * 1e3:.0f} ms + solve "
-          f"{split['plain_solve'] * 1e3:.0f} ms")
-    print(f"labrig path: classic findChessboardCorners (adaptive, normalise, fast check) on every view, "
-          f"findChessboardCornersSB fallback on {path['fallback']} of {VIEWS}; {path['solves']} "
-          f"calibrateCameraExtended solve(s) (single-threaded, FIX_K3, 100 iterations), "
-          f"{len(lab.rejected)} view(s) rejected, {len(lab.skipped)} skipped")
-    print(f"accuracy (true fx = {TRUE_FX:.1f} px): labrig fx {lab.camera_matrix[0, 0]:.2f} px "
-          f"({lab.camera_matrix[0, 0] - TRUE_FX:+.2f}), rms {lab.rms_px:.3f} px, {lab.view_count} views, "
-          f"valid={lab.valid}; plain fx {plain_info['fx']:.2f} px ({plain_info['fx'] - TRUE_FX:+.2f}), "
-          f"rms {plain_info['rms']:.3f} px, {plain_info['views']} views")
+    print(
+        f"tracking per frame: {per_frame_track:.2f} ms vs BGR decode alone {per_frame_decode:.2f} "
+        f"ms and grey decode alone {per_frame_grey:.2f} ms, so detection + linking add "
+        f"{per_frame_track - per_frame_grey:.2f} ms; detect_markers timed alone on {DETECT_SAMPLE} "
+        f"held grey frames: {det_ms:.2f} ms (separate measurements: on a busy machine they need "
+        "not add up)"
+    )
+    print(
+        f"same frames as the sink writes them ({sink_backend} backend, quality 90 "
+        f"{'honoured' if sink_honoured else 'IGNORED'}, {sink_mb * 1e3 / count:.0f} kB/frame): "
+        f"track {statistics.median(sink_trk):.0f} fps vs decode {statistics.median(sink_dec):.0f} "
+        f"fps (ratio {statistics.median(sink_trk) / statistics.median(sink_dec):.2f}, not the "
+        "headline)"
+    )
+    print(
+        f"tracking result: {len(tr.tracks)} tracks, {tr.frames_processed} frames, expected markers "
+        f"{tr.expected_markers}, {tr.fraction_expected:.1%} of frames with all of them"
+    )
+    print(
+        f"calibration, {VIEWS} views 640x480 ({BOARD_SPEC}): labrig calibrate_views "
+        f"{statistics.median(lab_s) * 1e3:.0f} ms vs plain findChessboardCorners + cornerSubPix + "
+        f"calibrateCamera {statistics.median(plain_s) * 1e3:.0f} ms (median of {cal_rounds}, "
+        "alternating)"
+    )
+    print(
+        f"calibration split (one more pass each): labrig detect {split['labrig_detect'] * 1e3:.0f} "
+        f"ms + solve {split['labrig_solve'] * 1e3:.0f} ms; plain detect "
+        f"{split['plain_detect'] * 1e3:.0f} ms + solve {split['plain_solve'] * 1e3:.0f} ms"
+    )
+    print(
+        "labrig path: classic findChessboardCorners (adaptive, normalise, fast check) on every "
+        f"view, findChessboardCornersSB fallback on {path['fallback']} of {VIEWS}; "
+        f"{path['solves']} calibrateCameraExtended solve(s) (single-threaded, FIX_K3, 100 "
+        f"iterations), {len(lab.rejected)} view(s) rejected, {len(lab.skipped)} skipped"
+    )
+    print(
+        f"accuracy (true fx = {TRUE_FX:.1f} px): labrig fx {lab.camera_matrix[0, 0]:.2f} px "
+        f"({lab.camera_matrix[0, 0] - TRUE_FX:+.2f}), rms {lab.rms_px:.3f} px, {lab.view_count} "
+        f"views, valid={lab.valid}; plain fx {plain_info['fx']:.2f} px "
+        f"({plain_info['fx'] - TRUE_FX:+.2f}), rms {plain_info['rms']:.3f} px, "
+        f"{plain_info['views']} views"
+    )
     print(f"ratio_calibration={ratio_cal:.2f}")
     print(f"ratio_vs_decode={ratio_decode:.2f}")
 

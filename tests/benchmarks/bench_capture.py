@@ -1,4 +1,5 @@
-"""Capture benchmark: the virtual camera at 720p60 recorded for real, against raw OpenCV and sha256sum.
+"""Capture benchmark: the virtual camera at 720p60 recorded for real, against raw
+OpenCV and sha256sum.
 
     .venv/bin/python tests/benchmarks/bench_capture.py [--quick] [--seconds N]
 
@@ -36,7 +37,9 @@ from labrig.store import open_store  # noqa: E402
 from labrig.store.blobs import BlobStore  # noqa: E402
 
 MODE = Mode(1280, 720, 60.0)
-DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+DEVICE = DeviceInfo(
+    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
+)
 
 
 def record(root: Path, seconds: float) -> dict[str, float]:
@@ -52,13 +55,21 @@ def record(root: Path, seconds: float) -> dict[str, float]:
     from labrig.store.models import CaptureSegment
 
     with store.read() as session:
-        media = [str(blobs.path(s.media_sha256, ".avi")) for s in session.query(CaptureSegment).all()]
+        media = [
+            str(blobs.path(s.media_sha256, ".avi")) for s in session.query(CaptureSegment).all()
+        ]
     store.close()
     started = time.perf_counter()
     subprocess.run(["sha256sum", *media], check=True, capture_output=True)
     sha_s = time.perf_counter() - started
-    return {"frames": result.frame_count, "drops": result.dropped_frames, "fps": status.fps,
-            "commit_s": commit_s, "sha256sum_s": sha_s, "mb": sum(Path(m).stat().st_size for m in media) / 1e6}
+    return {
+        "frames": result.frame_count,
+        "drops": result.dropped_frames,
+        "fps": status.fps,
+        "commit_s": commit_s,
+        "sha256sum_s": sha_s,
+        "mb": sum(Path(m).stat().st_size for m in media) / 1e6,
+    }
 
 
 def frames(count: int) -> list:  # type: ignore[type-arg]
@@ -108,12 +119,18 @@ def main() -> None:
                 peers.append(raw_fps(root / f"raw{r}.avi", images))
     writer_ratio = statistics.median(ours) / statistics.median(peers)
     commit_ratio = rec["commit_s"] / rec["sha256sum_s"]
-    print(f"recording 1280x720@60 for {seconds:.0f} s: {rec['frames']:.0f} frames, {rec['drops']:.0f} dropped, "
-          f"{rec['fps']:.1f} fps, {rec['mb']:.0f} MB")
-    print(f"writer: labrig sink {statistics.median(ours):.0f} fps vs raw cv2.VideoWriter "
-          f"{statistics.median(peers):.0f} fps (median of {rounds}, alternating)")
-    print(f"commit: {rec['commit_s']:.2f} s vs sha256sum of the same bytes {rec['sha256sum_s']:.2f} s "
-          f"(ratio {commit_ratio:.2f})")
+    print(
+        f"recording 1280x720@60 for {seconds:.0f} s: {rec['frames']:.0f} frames, "
+        f"{rec['drops']:.0f} dropped, {rec['fps']:.1f} fps, {rec['mb']:.0f} MB"
+    )
+    print(
+        f"writer: labrig sink {statistics.median(ours):.0f} fps vs raw cv2.VideoWriter "
+        f"{statistics.median(peers):.0f} fps (median of {rounds}, alternating)"
+    )
+    print(
+        f"commit: {rec['commit_s']:.2f} s vs sha256sum of the same bytes {rec['sha256sum_s']:.2f} "
+        f"s (ratio {commit_ratio:.2f})"
+    )
     print(f"ratio_vs_raw_writer={writer_ratio:.2f} drops={rec['drops']:.0f}")
 
 

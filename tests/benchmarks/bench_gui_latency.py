@@ -1,4 +1,5 @@
-"""GUI responsiveness: the event loop's lateness while recording 720p60 and analysing, against an idle window.
+"""GUI responsiveness: the event loop's lateness while recording 720p60 and analysing,
+against an idle window.
 
     .venv/bin/python tests/benchmarks/bench_gui_latency.py [--quick] [--seconds N]
 
@@ -85,7 +86,9 @@ def spin(ms: int) -> None:
     loop.exec()
 
 
-def wait_until(condition: object, timeout_s: float, what: str, page: CapturePage | None = None) -> None:
+def wait_until(
+    condition: object, timeout_s: float, what: str, page: CapturePage | None = None
+) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():  # type: ignore[operator]
         if time.monotonic() > deadline:
@@ -96,29 +99,44 @@ def wait_until(condition: object, timeout_s: float, what: str, page: CapturePage
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
+    return (
+        ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+        if ordered
+        else float("nan")
+    )
 
 
 def prerecord_attempts(services: Services, count: int, seconds: float) -> list[str]:
-    """Attempts on 720p captures of the virtual camera, their analysis queued (it runs during the load)."""
+    """Attempts on 720p captures of the virtual camera, their analysis queued (it runs
+    during the load)."""
     session_id = create_session(services.queue, "BENCH-PRE", "latency", "bench")
     device = DeviceInfo(DEVICE_ID, DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
     attempts = []
     for _ in range(count):
         camera = VirtualCamera("markers", frames_limit=int(seconds * 30))
-        recorder = Recorder(services.store, camera, device, Mode(1280, 720, 30.0), session_id=session_id)
+        recorder = Recorder(
+            services.store, camera, device, Mode(1280, 720, 30.0), session_id=session_id
+        )
         recorder.start()
         recorder.wait(120)
         capture_id = recorder.stop().capture_id
-        attempts.append(create_attempt(services.queue, session_id, [capture_id],
-                                       attempt_pipeline(services.store, capture_id)))
+        attempts.append(
+            create_attempt(
+                services.queue,
+                session_id,
+                [capture_id],
+                attempt_pipeline(services.store, capture_id),
+            )
+        )
     return attempts
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 s phases, 2 attempts to analyse")
-    parser.add_argument("--seconds", type=float, default=None, help="length of each phase (default 8, --quick 3)")
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="length of each phase (default 8, --quick 3)"
+    )
     args = parser.parse_args(argv)
     seconds = args.seconds or (3.0 if args.quick else 8.0)
     attempts_to_analyse = 2 if args.quick else 8
@@ -132,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     services.start()
     print(f"# {os.cpu_count()} cpus, Qt platform {app.platformName()}, store {root}")
-    print(f"# recording {MODE.label()} from the virtual camera; analysing {attempts_to_analyse} prerecorded "
-          f"720p attempts with the GUI's executor ({gui.executor.workers} workers); timer {TICK_MS} ms")
+    print(
+        f"# recording {MODE.label()} from the virtual camera; analysing {attempts_to_analyse} "
+        f"prerecorded 720p attempts with the GUI's executor ({gui.executor.workers} workers); "
+        f"timer {TICK_MS} ms"
+    )
     attempts = prerecord_attempts(services, attempts_to_analyse, seconds=2.0)
 
     window.show_page("capture")
@@ -153,15 +174,24 @@ def main(argv: list[str] | None = None) -> int:
     picker = page.picker
     wait_until(lambda: picker.row_of(DEVICE_ID) is not None, 20, "discovery")
     picker.table.selectRow(picker.row_of(DEVICE_ID))  # type: ignore[arg-type]
-    index = next(i for i in range(picker.mode_combo.count()) if picker.mode_combo.itemData(i) == MODE)
+    index = next(
+        i for i in range(picker.mode_combo.count()) if picker.mode_combo.itemData(i) == MODE
+    )
     picker.mode_combo.setCurrentIndex(index)
     picker.mode_combo.activated.emit(index)
-    wait_until(lambda: page.record_button.isEnabled() and page.preview.running, 30, "the preview in 720p60", page)
+    wait_until(
+        lambda: page.record_button.isEnabled() and page.preview.running,
+        30,
+        "the preview in 720p60",
+        page,
+    )
 
     gui.executor.start()
-    for click in range(1, 4):  # Record verifies the camera again: under load it may measure short of 60 fps
+    # Record verifies the camera again: under load it may measure short of 60 fps
+    for click in range(1, 4):
         wait_until(page.record_button.isEnabled, 30, "the Record button", page)
-        page.record_button.click()  # the page is STARTING now; it ends RECORDING, or READY if refused
+        # the page is STARTING now; it ends RECORDING, or READY if refused
+        page.record_button.click()
         wait_until(lambda: page.phase in (Phase.RECORDING, Phase.READY), 30, "recording", page)
         if page.phase is Phase.RECORDING:
             break
@@ -174,19 +204,30 @@ def main(argv: list[str] | None = None) -> int:
     status = page.recording_status
     page.stop_button.click()
     wait_until(lambda: page.phase is Phase.READY, 60, "the recording to be saved")
-    done = sum(1 for j in services.queue.jobs() if j.attempt_id in attempts
-               and j.state in (JobState.SUCCEEDED, JobState.SUCCEEDED_DEGRADED))
+    done = sum(
+        1
+        for j in services.queue.jobs()
+        if j.attempt_id in attempts and j.state in (JobState.SUCCEEDED, JobState.SUCCEEDED_DEGRADED)
+    )
 
     window.close()
     gui.executor.shutdown(10_000)
     services.close()
 
-    for name, values in (("peer: idle window", idle), ("load: 720p60 preview + recording + analysis", loaded)):
-        print(f"{name:46s} n={len(values):5d}  p50 {percentile(values, 50):6.2f} ms  p99 "
-              f"{percentile(values, 99):6.2f} ms  max {max(values):7.2f} ms  mean {statistics.fmean(values):5.2f} ms")
+    for name, values in (
+        ("peer: idle window", idle),
+        ("load: 720p60 preview + recording + analysis", loaded),
+    ):
+        print(
+            f"{name:46s} n={len(values):5d}  p50 {percentile(values, 50):6.2f} ms  p99 "
+            f"{percentile(values, 99):6.2f} ms  max {max(values):7.2f} ms  mean "
+            f"{statistics.fmean(values):5.2f} ms"
+        )
     if status is not None:
-        print(f"recording during the load: {status.frames} frames in {status.elapsed_s:.1f} s "
-              f"({status.fps:.1f} fps), {status.dropped} dropped")
+        print(
+            f"recording during the load: {status.frames} frames in {status.elapsed_s:.1f} s "
+            f"({status.fps:.1f} fps), {status.dropped} dropped"
+        )
     print(f"analysis jobs finished by the end of the load (of {3 * len(attempts)}): {done}")
     p99 = percentile(loaded, 99)
     print(f"target p99 <= 50 ms: {'met' if p99 <= 50 else 'NOT met'}")

@@ -2,10 +2,13 @@
 
 Run as a script (pytest does not collect ``bench_*.py``)::
 
-    .venv/bin/python tests/benchmarks/bench_queue.py            # 3 rounds of 2000 jobs, a count + kill -9, ~75 s
-    .venv/bin/python tests/benchmarks/bench_queue.py --quick    # 1 round of 300 jobs, < 30 s
+    # 3 rounds of 2000 jobs, a count + kill -9, ~75 s
+    .venv/bin/python tests/benchmarks/bench_queue.py
+    # 1 round of 300 jobs, < 30 s
+    .venv/bin/python tests/benchmarks/bench_queue.py --quick
     .venv/bin/python tests/benchmarks/bench_queue.py --jobs 5000 --rounds 5
-    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster [--quick]   # PostgreSQL: see bench_queue_pg.py
+    # PostgreSQL: see bench_queue_pg.py
+    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster [--quick]
 
 What is measured (docs/performance.md has the settings and the figures):
 
@@ -68,8 +71,12 @@ KILL_SLEEP_SECONDS = 0.05
 HUEY_CONSUMER_OPTIONS: dict[str, Any] = {
     # Poll every 1 ms when the queue looks empty (no backoff, capped at 10 ms): huey's
     # fastest fair setting; while tasks are queued its workers loop without sleeping.
-    "workers": WORKERS, "worker_type": "thread", "periodic": False,
-    "initial_delay": 0.001, "backoff": 1.0, "max_delay": 0.01,
+    "workers": WORKERS,
+    "worker_type": "thread",
+    "periodic": False,
+    "initial_delay": 0.001,
+    "backoff": 1.0,
+    "max_delay": 0.01,
     "check_worker_health": False,
 }
 LABRIG_SUCCESS = ("Succeeded", "SucceededDegraded")
@@ -89,7 +96,8 @@ def percentile(values: list[float], q: float) -> float:
 
 @dataclass
 class TxCounter:
-    """Transactions seen by statement tracing; ``durable`` = write transactions that changed rows."""
+    """Transactions seen by statement tracing; ``durable`` = write transactions that changed
+    rows."""
 
     write: int = 0
     durable: int = 0
@@ -107,8 +115,9 @@ class TxCounter:
             self.write = self.durable = self.read = 0
 
     def trace(self, conn: sqlite3.Connection) -> None:
-        """Count ``conn``'s transactions with SQLite's statement trace: a BEGIN opens one, a COMMIT that
-        follows changed rows makes it durable. ``BEGIN IMMEDIATE``/``EXCLUSIVE`` are writes, plain ``BEGIN`` reads."""
+        """Count ``conn``'s transactions with SQLite's statement trace: a BEGIN opens one, a COMMIT
+        that follows changed rows makes it durable. ``BEGIN IMMEDIATE``/``EXCLUSIVE`` are writes,
+        plain ``BEGIN`` reads."""
         began: list[int] = []
 
         def trace(statement: str) -> None:
@@ -154,8 +163,11 @@ def temp_dir(prefix: str) -> Iterator[Path]:
         os.sync()  # the next round does not wait for this one's write-back (and discards)
 
 
-def timed(record: list[float], fn: Callable[..., Any], skip: Callable[..., bool]) -> Callable[..., Any]:
+def timed(
+    record: list[float], fn: Callable[..., Any], skip: Callable[..., bool]
+) -> Callable[..., Any]:
     """Wrap ``fn`` so the duration of each call not skipped is appended to ``record``."""
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if skip(*args, **kwargs):
             return fn(*args, **kwargs)
@@ -163,21 +175,27 @@ def timed(record: list[float], fn: Callable[..., Any], skip: Callable[..., bool]
         result = fn(*args, **kwargs)
         record.append(time.perf_counter() - start)
         return result
+
     return wrapper
 
 
-# -- Labrig --------------------------------------------------------------------------------------------
+# -- Labrig ----------------------------------------------------------------------------------------
 
 
 def labrig_noop_stage() -> Any:
     from labrig.jobs.stages import Stage, StageOutput
 
-    return Stage("bench.noop", 1, True,
-                 run=lambda ctx: StageOutput({"ok": True, "inputs": ctx.input_digests}))
+    return Stage(
+        "bench.noop",
+        1,
+        True,
+        run=lambda ctx: StageOutput({"ok": True, "inputs": ctx.input_digests}),
+    )
 
 
 def count_labrig_transactions(engine: Any, counter: TxCounter) -> None:
-    """Trace every connection the engine hands out from now on (sessions and the raw-write connection)."""
+    """Trace every connection the engine hands out from now on (sessions and the
+    raw-write connection)."""
     from sqlalchemy import event
 
     traced: set[int] = set()
@@ -191,8 +209,9 @@ def count_labrig_transactions(engine: Any, counter: TxCounter) -> None:
 
 def pragmas(execute: Callable[[str], Any]) -> str:
     """The journal mode and synchronous level in effect on a live connection (2 = FULL)."""
-    return (f"journal_mode={execute('PRAGMA journal_mode')} "
-            f"synchronous={execute('PRAGMA synchronous')}")
+    return (
+        f"journal_mode={execute('PRAGMA journal_mode')} synchronous={execute('PRAGMA synchronous')}"
+    )
 
 
 def labrig_round(jobs: int, count: bool = False) -> RoundResult:
@@ -211,10 +230,14 @@ def labrig_round(jobs: int, count: bool = False) -> RoundResult:
             if count:
                 count_labrig_transactions(services.store.engine, counter)
             # The benchmark instruments the instance: only claims that ask for a job are timed. The
-            # executor claims inside the transaction that commits finished runs (JobQueue.lease_ready), so
-            # this is the claim's own statements (lease+start, upstream read), not the lock wait or commit.
-            queue.lease_ready = timed(latencies, queue.lease_ready,  # type: ignore[method-assign]
-                                      skip=lambda _tx, slots, *_a, **_k: slots <= 0)
+            # executor claims inside the transaction that commits finished runs
+            # (JobQueue.lease_ready), so this is the claim's own statements (lease+start, upstream
+            # read), not the lock wait or commit.
+            queue.lease_ready = timed(
+                latencies,
+                queue.lease_ready,  # type: ignore[method-assign]
+                skip=lambda _tx, slots, *_a, **_k: slots <= 0,
+            )
             inputs = [[digest(i)] for i in range(jobs)]
             executor = ThreadExecutor(queue, workers=WORKERS)
             with services.store.engine.connect() as conn:
@@ -228,24 +251,40 @@ def labrig_round(jobs: int, count: bool = False) -> RoundResult:
             stats = executor.run(drain=True)
             end = time.perf_counter()
             with services.store.read() as session:
-                succeeded = session.scalar(select(func.count()).select_from(Job)
-                                           .where(Job.state.in_(LABRIG_SUCCESS)))
+                succeeded = session.scalar(
+                    select(func.count()).select_from(Job).where(Job.state.in_(LABRIG_SUCCESS))
+                )
                 outputs = session.scalar(select(func.count()).select_from(JobOutput))
-                events = dict(session.execute(select(OutboxEvent.name, func.count())
-                                              .group_by(OutboxEvent.name)).all())
+                events = dict(
+                    session.execute(
+                        select(OutboxEvent.name, func.count()).group_by(OutboxEvent.name)
+                    ).all()
+                )
             expected = {"analysis.stage.requested": jobs, "analysis.stage.completed": jobs}
             if succeeded != jobs or outputs != jobs or events != expected or stats.finished != jobs:
-                raise SystemExit(f"labrig round incomplete: succeeded={succeeded} outputs={outputs} "
-                                 f"events={events} finished={stats.finished}")
+                raise SystemExit(
+                    f"labrig round incomplete: succeeded={succeeded} outputs={outputs} "
+                    f"events={events} finished={stats.finished}"
+                )
             if count and counter.durable < jobs:  # each enqueue is a durable transaction of its own
-                raise SystemExit(f"transaction tracing missed some: {counter.durable} durable for {jobs} enqueues")
+                raise SystemExit(
+                    f"transaction tracing missed some: {counter.durable} durable for {jobs} "
+                    "enqueues"
+                )
         finally:
             services.close()
-    return RoundResult("labrig", jobs, enqueued - start, end - enqueued, counter if count else None, latencies,
-                       in_effect)
+    return RoundResult(
+        "labrig",
+        jobs,
+        enqueued - start,
+        end - enqueued,
+        counter if count else None,
+        latencies,
+        in_effect,
+    )
 
 
-# -- huey ----------------------------------------------------------------------------------------------
+# -- huey ------------------------------------------------------------------------------------------
 
 
 def counting_storage_class(counter: TxCounter) -> type:
@@ -264,8 +303,14 @@ def counting_storage_class(counter: TxCounter) -> type:
 def make_huey(path: Path, name: str, counter: TxCounter | None = None) -> Any:
     from huey import SqliteHuey
 
-    options: dict[str, Any] = {"filename": str(path), "journal_mode": "wal", "fsync": True,  # fsync → synchronous=FULL
-                               "results": True, "utc": True}
+    # fsync → synchronous=FULL
+    options: dict[str, Any] = {
+        "filename": str(path),
+        "journal_mode": "wal",
+        "fsync": True,
+        "results": True,
+        "utc": True,
+    }
     if counter is not None:
         options["storage_class"] = counting_storage_class(counter)
     return SqliteHuey(name, **options)
@@ -273,8 +318,11 @@ def make_huey(path: Path, name: str, counter: TxCounter | None = None) -> Any:
 
 @contextmanager
 def huey_consumer(huey: Any) -> Iterator[Any]:
-    """Start huey's consumer (4 worker threads) without it keeping this process's signal handlers."""
-    handled = [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    """Start huey's consumer (4 worker threads) without it keeping this process's signal
+    handlers."""
+    handled = [
+        s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None
+    ]
     saved = {s: signal.getsignal(s) for s in handled}
     consumer = huey.create_consumer(**HUEY_CONSUMER_OPTIONS)
     consumer.start()
@@ -293,6 +341,7 @@ def huey_round(jobs: int, count: bool = False) -> RoundResult:
         counter, latencies = TxCounter(), []
         huey = make_huey(root / "huey.db", "bench", counter if count else None)
         try:
+
             @huey.task(name="bench_noop")
             def noop(i: int) -> dict[str, Any]:
                 return {"ok": True, "i": i}
@@ -300,11 +349,13 @@ def huey_round(jobs: int, count: bool = False) -> RoundResult:
             done, completed = threading.Event(), itertools.count(1)
 
             @huey.signal(SIGNAL_COMPLETE)
-            def _complete(_signal: str, _task: Any, *_args: Any) -> None:  # emitted after the result is stored
+            # emitted after the result is stored
+            def _complete(_signal: str, _task: Any, *_args: Any) -> None:
                 if next(completed) >= jobs:
                     done.set()
 
             original = huey.dequeue
+
             # Time the dequeues that returned a task (an empty poll returns None).
             def timed_dequeue() -> Any:
                 start = time.perf_counter()
@@ -312,6 +363,7 @@ def huey_round(jobs: int, count: bool = False) -> RoundResult:
                 if task is not None:
                     latencies.append(time.perf_counter() - start)
                 return task
+
             huey.dequeue = timed_dequeue
             in_effect = pragmas(lambda sql: huey.storage.sql(sql, results=True)[0][0])
             gc.collect()
@@ -326,14 +378,23 @@ def huey_round(jobs: int, count: bool = False) -> RoundResult:
                 end = time.perf_counter()
             stored = huey.storage.result_store_size()
             if stored != jobs or huey.storage.queue_size() != 0:
-                raise SystemExit(f"huey round incomplete: {stored} results, {huey.storage.queue_size()} queued")
+                raise SystemExit(
+                    f"huey round incomplete: {stored} results, {huey.storage.queue_size()} queued"
+                )
         finally:
             huey.storage.close()
-    return RoundResult("huey", jobs, enqueued - start, end - enqueued, counter if count else None, latencies,
-                       in_effect)
+    return RoundResult(
+        "huey",
+        jobs,
+        enqueued - start,
+        end - enqueued,
+        counter if count else None,
+        latencies,
+        in_effect,
+    )
 
 
-# -- kill -9 -------------------------------------------------------------------------------------------
+# -- kill -9 ---------------------------------------------------------------------------------------
 
 
 def child_main(system: str, folder: Path, jobs: int) -> None:
@@ -342,10 +403,14 @@ def child_main(system: str, folder: Path, jobs: int) -> None:
         from labrig.bootstrap import bootstrap
         from labrig.jobs.executor import ThreadExecutor
 
-        services = bootstrap(folder / "store")  # default registry: the built-in labrig.selftest stage
+        # default registry: the built-in labrig.selftest stage
+        services = bootstrap(folder / "store")
         for i in range(jobs):
-            services.queue.enqueue("labrig.selftest", [digest(i, "kill")],
-                                   {"steps": 1, "step_seconds": KILL_SLEEP_SECONDS})
+            services.queue.enqueue(
+                "labrig.selftest",
+                [digest(i, "kill")],
+                {"steps": 1, "step_seconds": KILL_SLEEP_SECONDS},
+            )
         print("ENQUEUED", flush=True)
         ThreadExecutor(services.queue, workers=WORKERS).run(drain=True)
     else:
@@ -363,6 +428,7 @@ def huey_sleep_task(huey: Any) -> Any:
     def sleepy(i: int) -> dict[str, Any]:
         time.sleep(KILL_SLEEP_SECONDS)
         return {"ok": True, "i": i}
+
     return sleepy
 
 
@@ -390,9 +456,13 @@ class KillResult:
 
 
 def kill_mid_run(system: str, folder: Path, jobs: int, db: Path, done_sql: str) -> int:
-    """Start the child, SIGKILL it once a third of the jobs are done; returns the number done then."""
-    child = subprocess.Popen([sys.executable, __file__, "--child", system, str(folder), str(jobs)],
-                             stdout=subprocess.PIPE, text=True)
+    """Start the child, SIGKILL it once a third of the jobs are done; returns the number done
+    then."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--child", system, str(folder), str(jobs)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout is not None
         if child.stdout.readline().strip() != "ENQUEUED":
@@ -413,12 +483,31 @@ def labrig_kill(jobs: int) -> KillResult:
         db = folder / "store" / "labrig.db"
         done_sql = f"SELECT count(*) FROM jobs WHERE state IN {LABRIG_SUCCESS}"
         done = kill_mid_run("labrig", folder, jobs, db, done_sql)
-        in_flight = count_rows(db, "SELECT count(*) FROM jobs WHERE state IN ('Leased', 'Running', 'Checkpointed')")
-        subprocess.run([sys.executable, "-m", "labrig", "--store", str(folder / "store"), "worker", "--drain",
-                        "--workers", str(WORKERS)], check=True, timeout=300, stdout=subprocess.DEVNULL)
-        recovered = count_rows(db, "SELECT count(*) FROM jobs j JOIN job_outputs o "
-                                   "ON o.idempotency_key = j.idempotency_key AND o.digest = j.output_digest "
-                                   f"WHERE j.state IN {LABRIG_SUCCESS}")
+        in_flight = count_rows(
+            db, "SELECT count(*) FROM jobs WHERE state IN ('Leased', 'Running', 'Checkpointed')"
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "labrig",
+                "--store",
+                str(folder / "store"),
+                "worker",
+                "--drain",
+                "--workers",
+                str(WORKERS),
+            ],
+            check=True,
+            timeout=300,
+            stdout=subprocess.DEVNULL,
+        )
+        recovered = count_rows(
+            db,
+            "SELECT count(*) FROM jobs j JOIN job_outputs o "
+            "ON o.idempotency_key = j.idempotency_key AND o.digest = j.output_digest "
+            f"WHERE j.state IN {LABRIG_SUCCESS}",
+        )
         return KillResult("labrig", jobs, done, in_flight, recovered)
 
 
@@ -442,19 +531,24 @@ def huey_kill(jobs: int) -> KillResult:
         return KillResult("huey", jobs, done, jobs - queued - done, recovered)
 
 
-# -- report --------------------------------------------------------------------------------------------
+# -- report ----------------------------------------------------------------------------------------
 
 
 def describe(result: RoundResult) -> str:
     if result.tx is not None:
         tx = result.tx
-        return (f"{result.system:6s} counted (traced, not timed): write tx/job {tx.write / result.jobs:.2f} "
-                f"durable {tx.durable / result.jobs:.2f} read tx/job {tx.read / result.jobs:.2f}")
+        return (
+            f"{result.system:6s} counted (traced, not timed): write tx/job "
+            f"{tx.write / result.jobs:.2f} durable {tx.durable / result.jobs:.2f} read tx/job "
+            f"{tx.read / result.jobs:.2f}"
+        )
     ms = [x * 1000 for x in result.latencies]
     name = "claim" if result.system == "labrig" else "dequeue"
-    return (f"{result.system:6s} {result.jobs_per_s:8.1f} jobs/s  (enqueue {result.jobs / result.enqueue_s:7.1f}/s, "
-            f"drain {result.jobs / result.drain_s:7.1f}/s)  "
-            f"{name} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms (n={len(ms)})")
+    return (
+        f"{result.system:6s} {result.jobs_per_s:8.1f} jobs/s  (enqueue "
+        f"{result.jobs / result.enqueue_s:7.1f}/s, drain {result.jobs / result.drain_s:7.1f}/s)  "
+        f"{name} p50 {percentile(ms, 50):.2f} ms p99 {percentile(ms, 99):.2f} ms (n={len(ms)})"
+    )
 
 
 def summarize(results: list[RoundResult], system: str) -> dict[str, float]:
@@ -469,22 +563,37 @@ def summarize(results: list[RoundResult], system: str) -> dict[str, float]:
         "write_tx": sum(r.tx.write for r in counted if r.tx) / jobs,
         "durable_tx": sum(r.tx.durable for r in counted if r.tx) / jobs,
         "read_tx": sum(r.tx.read for r in counted if r.tx) / jobs,
-        "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99),
+        "p50_ms": percentile(lat, 50),
+        "p99_ms": percentile(lat, 99),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 round of 300 jobs, small kill test (< 30 s)")
-    parser.add_argument("--jobs", type=int, default=None, help="jobs per round (default 2000, --quick 300)")
+    parser.add_argument(
+        "--quick", action="store_true", help="1 round of 300 jobs, small kill test (< 30 s)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="jobs per round (default 2000, --quick 300)"
+    )
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 3, --quick 1)")
-    parser.add_argument("--kill-jobs", type=int, default=None,
-                        help="jobs in the kill -9 test (default 120, --quick 40)")
-    parser.add_argument("--db", metavar="URL|cluster", default=None,
-                        help="PostgreSQL instead of SQLite: a postgresql+psycopg:// URL of a server where this role "
-                             "may create databases, or 'cluster' for a throwaway one (--quick: 500 jobs, 1 and 2 "
-                             "processes; default 2000 jobs, 1, 2 and 4 processes, 3 rounds)")
-    parser.add_argument("--child", nargs=3, metavar=("SYSTEM", "DIR", "JOBS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--kill-jobs",
+        type=int,
+        default=None,
+        help="jobs in the kill -9 test (default 120, --quick 40)",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL|cluster",
+        default=None,
+        help="PostgreSQL instead of SQLite: a postgresql+psycopg:// URL of a server where this "
+        "role may create databases, or 'cluster' for a throwaway one (--quick: 500 jobs, 1 and 2 "
+        "processes; default 2000 jobs, 1, 2 and 4 processes, 3 rounds)",
+    )
+    parser.add_argument(
+        "--child", nargs=3, metavar=("SYSTEM", "DIR", "JOBS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.child:
         child_main(args.child[0], Path(args.child[1]), int(args.child[2]))
@@ -498,10 +607,15 @@ def main(argv: list[str] | None = None) -> int:
     import huey
     import sqlalchemy
 
-    print(f"# {platform.platform()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}, SQLAlchemy {sqlalchemy.__version__}, huey {huey.__version__}")
-    print(f"# {rounds} round(s) x {jobs} jobs, {WORKERS} worker threads, WAL + synchronous=FULL on both; "
-          f"temp dir {tempfile.gettempdir()}")
+    print(
+        f"# {platform.platform()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, SQLAlchemy {sqlalchemy.__version__}, huey "
+        f"{huey.__version__}"
+    )
+    print(
+        f"# {rounds} round(s) x {jobs} jobs, {WORKERS} worker threads, WAL + synchronous=FULL on "
+        f"both; temp dir {tempfile.gettempdir()}"
+    )
     results: list[RoundResult] = []
     for r in range(rounds):
         order = (labrig_round, huey_round) if r % 2 == 0 else (huey_round, labrig_round)
@@ -517,19 +631,30 @@ def main(argv: list[str] | None = None) -> int:
     lab, hue = summarize(results, "labrig"), summarize(results, "huey")
     print()
     print(f"{'':26s} {'labrig':>10s} {'huey':>10s}")
-    for key, label, fmt in (("jobs_per_s", "jobs/s (median)", ".1f"), ("enqueue_per_s", "enqueue/s (median)", ".1f"),
-                            ("drain_per_s", "drain/s (median)", ".1f"), ("write_tx", "write tx per job", ".2f"),
-                            ("durable_tx", "durable write tx per job", ".2f"), ("read_tx", "read tx per job", ".2f"),
-                            ("p50_ms", "claim/dequeue p50 ms", ".2f"), ("p99_ms", "claim/dequeue p99 ms", ".2f")):
+    for key, label, fmt in (
+        ("jobs_per_s", "jobs/s (median)", ".1f"),
+        ("enqueue_per_s", "enqueue/s (median)", ".1f"),
+        ("drain_per_s", "drain/s (median)", ".1f"),
+        ("write_tx", "write tx per job", ".2f"),
+        ("durable_tx", "durable write tx per job", ".2f"),
+        ("read_tx", "read tx per job", ".2f"),
+        ("p50_ms", "claim/dequeue p50 ms", ".2f"),
+        ("p99_ms", "claim/dequeue p99 ms", ".2f"),
+    ):
         print(f"{label:26s} {lab[key]:>10{fmt}} {hue[key]:>10{fmt}}")
 
     for system in ("labrig", "huey"):
-        print(f"{system} pragmas in effect: {next(r.pragmas for r in results if r.system == system)}")
+        print(
+            f"{system} pragmas in effect: {next(r.pragmas for r in results if r.system == system)}"
+        )
     print()
     kills = [labrig_kill(kill_jobs), huey_kill(kill_jobs)]
     for k in kills:
-        print(f"kill -9 {k.system:6s}: {k.jobs} jobs, {k.done_at_kill} done and {k.in_flight_at_kill} in flight "
-              f"at the kill; {k.recovered} with a result after a fresh worker drained; lost {k.lost}")
+        print(
+            f"kill -9 {k.system:6s}: {k.jobs} jobs, {k.done_at_kill} done and "
+            f"{k.in_flight_at_kill} in flight at the kill; {k.recovered} with a result after a "
+            f"fresh worker drained; lost {k.lost}"
+        )
     print(f"labrig_lost={kills[0].lost} huey_lost={kills[1].lost}")
     ratio = lab["jobs_per_s"] / hue["jobs_per_s"]
     print(f"target >= 1.50x huey: {'met' if ratio >= 1.5 else 'NOT met'}")

@@ -3,8 +3,10 @@
 Run through ``bench_queue.py`` (pytest does not collect ``bench_*.py``); the server's side is in
 ``pg_server.py``, the two queues in ``pg_systems.py``, the peer's task in ``pg_peer_app.py``::
 
-    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster            # throwaway cluster, 3 x 2000 jobs, ~4 min
-    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster --quick    # 500 jobs, 1 and 2 processes, < 1 min
+    # a throwaway cluster, 3 x 2000 jobs, ~4 min
+    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster
+    # 500 jobs, 1 and 2 processes, < 1 min
+    .venv/bin/python tests/benchmarks/bench_queue.py --db cluster --quick
     .venv/bin/python tests/benchmarks/bench_queue.py --db postgresql+psycopg://bench@dbhost:5432/postgres
 
 ``--db cluster`` starts a server of its own (``tests/support/pg_cluster.py``) and removes it
@@ -88,7 +90,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROCESS_TIMEOUT_S = 600
 
 
-# -- one round -----------------------------------------------------------------------------------------
+# -- one round -------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -101,12 +103,14 @@ class RoundResult:
     drain_cpu_s: float  # user + system CPU of the worker processes (not the server's)
     enqueue_tx: Delta
     drain_tx: Delta
-    left_over: int  # Labrig: completed jobs whose event no result publisher had received when the workers exited
+    # Labrig: completed jobs whose event no result publisher had received when the workers exited
+    left_over: int
     catch_up_s: float  # Labrig: one already open dispatcher delivering those afterwards
 
     @property
     def complete_per_s(self) -> float:
-        """Jobs/s when the drain has to include the left-over deliveries (done afterwards, by one dispatcher)."""
+        """Jobs/s when the drain has to include the left-over deliveries (done afterwards, by
+        one dispatcher)."""
         return self.jobs / (self.drain_s + self.catch_up_s)
 
     @property
@@ -132,8 +136,9 @@ def bytecode_cache() -> Iterator[Path]:
     """Let the worker processes keep compiled bytecode, in a temporary folder of their own.
 
     An installed Labrig, like procrastinate from its wheel, starts from compiled bytecode. A
-    development checkout run with ``PYTHONDONTWRITEBYTECODE`` would recompile Labrig's modules in
-    every worker process, a cost no installation pays; the cache folder keeps the source tree untouched.
+    development checkout run with ``PYTHONDONTWRITEBYTECODE`` would recompile Labrig's
+    modules in every worker process, a cost no installation pays; the cache folder keeps the
+    source tree untouched.
     """
     saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
     with temp_dir("bench-pg-pycache-") as folder:
@@ -154,25 +159,35 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_processes(command: tuple[str, ...], count: int, env: dict[str, str], logs: Path) -> tuple[float, float]:
-    """Start ``count`` copies of ``command`` at once; seconds until every one has exited (all must succeed),
-    and the CPU seconds (user + system) they used."""
-    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-                **env}
+def run_processes(
+    command: tuple[str, ...], count: int, env: dict[str, str], logs: Path
+) -> tuple[float, float]:
+    """Start ``count`` copies of ``command`` at once; seconds until every one has exited (all must
+    succeed), and the CPU seconds (user + system) they used."""
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        **env,
+    }
     outputs = [logs / f"worker-{n}.log" for n in range(count)]
     cpu = children_cpu_s()
     start = time.perf_counter()
     children = []
     for path in outputs:
         with path.open("wb") as out:  # the child keeps its own descriptor
-            children.append(subprocess.Popen(command, env=full_env, cwd=REPO, stdout=out,
-                                             stderr=subprocess.STDOUT))
+            children.append(
+                subprocess.Popen(
+                    command, env=full_env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT
+                )
+            )
     codes = [child.wait(timeout=PROCESS_TIMEOUT_S) for child in children]
     elapsed = time.perf_counter() - start
     failed = [(code, path) for code, path in zip(codes, outputs, strict=True) if code != 0]
     if failed:
         code, path = failed[0]
-        raise SystemExit(f"{' '.join(command[:4])}… exited {code}:\n{path.read_text(errors='replace')[-3000:]}")
+        raise SystemExit(
+            f"{' '.join(command[:4])}… exited {code}:\n{path.read_text(errors='replace')[-3000:]}"
+        )
     return elapsed, children_cpu_s() - cpu
 
 
@@ -189,17 +204,28 @@ def run_round(system: System, server: Server, wal: Wal, jobs: int, processes: in
         catch_up_s = side.catch_up()
         side.verify(jobs)
         enqueue_tx, drain_tx = wal.delta(before, enqueued), wal.delta(enqueued, drained)
-    return RoundResult(side.name, processes, jobs, enqueue_s, drain_s, drain_cpu_s, enqueue_tx, drain_tx, left_over,
-                       catch_up_s)
+    return RoundResult(
+        side.name,
+        processes,
+        jobs,
+        enqueue_s,
+        drain_s,
+        drain_cpu_s,
+        enqueue_tx,
+        drain_tx,
+        left_over,
+        catch_up_s,
+    )
 
 
 def start_up(system: System, server: Server, processes: int) -> tuple[float, float]:
-    """Seconds for ``processes`` worker processes to start, find the queue empty and exit; their CPU seconds."""
+    """Seconds for ``processes`` worker processes to start, find the queue empty and exit;
+    their CPU seconds."""
     result = run_round(system, server, NoWalRecords(), 0, processes)
     return result.drain_s, result.drain_cpu_s
 
 
-# -- report --------------------------------------------------------------------------------------------
+# -- report ----------------------------------------------------------------------------------------
 
 
 def ratio(count: int | None, jobs: int) -> float:
@@ -212,24 +238,32 @@ def figure(value: float, fmt: str, width: int = 0) -> str:
 
 
 def per_job(d: Delta, jobs: int) -> str:
-    return (f"durable {figure(ratio(d.durable, jobs), '.2f')} aborted {figure(ratio(d.aborted, jobs), '.2f')} "
-            f"commits {d.commits / jobs:.2f} rollbacks {d.rollbacks / jobs:.2f} WAL fsyncs {d.wal_syncs / jobs:.2f}")
+    return (
+        f"durable {figure(ratio(d.durable, jobs), '.2f')} aborted "
+        f"{figure(ratio(d.aborted, jobs), '.2f')} commits {d.commits / jobs:.2f} rollbacks "
+        f"{d.rollbacks / jobs:.2f} WAL fsyncs {d.wal_syncs / jobs:.2f}"
+    )
 
 
 def describe(r: RoundResult) -> str:
-    return (f"{r.system:13s} P={r.processes}: drain {r.drain_per_s:6.1f} jobs/s ({r.drain_s:5.2f} s) "
-            f"worker CPU {1000 * r.drain_cpu_s / r.jobs:.2f} ms/job enqueue {r.enqueue_per_s:6.1f} jobs/s "
-            f"left over for the publisher {r.left_over} ({r.catch_up_s:.2f} s to catch up)\n"
-            f"    per job, enqueue: {per_job(r.enqueue_tx, r.jobs)} "
-            f"| drain: {per_job(r.drain_tx, r.jobs)}")
+    return (
+        f"{r.system:13s} P={r.processes}: drain {r.drain_per_s:6.1f} jobs/s ({r.drain_s:5.2f} s) "
+        f"worker CPU {1000 * r.drain_cpu_s / r.jobs:.2f} ms/job enqueue {r.enqueue_per_s:6.1f} "
+        f"jobs/s left over for the publisher {r.left_over} ({r.catch_up_s:.2f} s to catch up)\n    "
+        f"per job, enqueue: {per_job(r.enqueue_tx, r.jobs)} | drain: {per_job(r.drain_tx, r.jobs)}"
+    )
 
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def median_of(results: list[RoundResult], system: str, processes: int, value: Callable[[RoundResult], float]) -> float:
-    return statistics.median(value(r) for r in results if r.system == system and r.processes == processes)
+def median_of(
+    results: list[RoundResult], system: str, processes: int, value: Callable[[RoundResult], float]
+) -> float:
+    return statistics.median(
+        value(r) for r in results if r.system == system and r.processes == processes
+    )
 
 
 def print_table(results: list[RoundResult], process_counts: tuple[int, ...]) -> None:
@@ -252,7 +286,9 @@ def print_table(results: list[RoundResult], process_counts: tuple[int, ...]) -> 
     columns = [(system, p) for p in process_counts for system in ("labrig", PEER)]
     print(f"{'(medians)':24s}" + "".join(f"{f'{system} P={p}':>18s}" for system, p in columns))
     for label, value, fmt in rows:
-        cells = "".join(figure(median_of(results, system, p, value), fmt, 18) for system, p in columns)
+        cells = "".join(
+            figure(median_of(results, system, p, value), fmt, 18) for system, p in columns
+        )
         print(f"{label:24s}{cells}")
 
 
@@ -261,15 +297,22 @@ def print_header(server: Server, where: str, counting: str, plan: str) -> None:
     import sqlalchemy
 
     settings = server.settings()
-    print(f"# {platform.platform()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
-          f"PostgreSQL {settings['server_version']}, SQLAlchemy {sqlalchemy.__version__}, "
-          f"psycopg {psycopg.__version__}, {PEER} {procrastinate.__version__}")
+    print(
+        f"# {platform.platform()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
+        f"PostgreSQL {settings['server_version']}, SQLAlchemy {sqlalchemy.__version__}, "
+        f"psycopg {psycopg.__version__}, {PEER} {procrastinate.__version__}"
+    )
     print(f"# {where}")
-    print("# settings: " + " ".join(f"{k}={v}" for k, v in settings.items() if k != "server_version"))
+    print(
+        "# settings: " + " ".join(f"{k}={v}" for k, v in settings.items() if k != "server_version")
+    )
     print(f"# {plan}")
     print(f"# {counting}")
-    print(f"# worker processes keep compiled bytecode in a temporary folder (PYTHONPYCACHEPREFIX), filled by "
-          f"one unmeasured empty-queue run of each system; load average at start {load()}", flush=True)
+    print(
+        "# worker processes keep compiled bytecode in a temporary folder (PYTHONPYCACHEPREFIX), "
+        f"filled by one unmeasured empty-queue run of each system; load average at start {load()}",
+        flush=True,
+    )
 
 
 def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | None) -> int:
@@ -277,19 +320,42 @@ def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | No
     rounds = rounds or (1 if quick else 3)
     process_counts = (1, 2) if quick else (1, 2, 4)
     systems: tuple[System, System] = (Labrig, Procrastinate)
-    with server_for(spec) as (server, where), wal_records(server) as (wal, counting), bytecode_cache():
-        print_header(server, where, counting, f"{rounds} round(s) x {jobs} jobs for P = "
-                     f"{', '.join(map(str, process_counts))} worker processes, {THREADS_PER_PROCESS} jobs at a time "
-                     "in each; a fresh database per system and P")
-        print(f"server floor: one client, one-row INSERT per autocommit transaction: "
-              f"{plain_commits_per_s(server):.0f} commits/s (best of 3 x 500)", flush=True)
+    with (
+        server_for(spec) as (server, where),
+        wal_records(server) as (wal, counting),
+        bytecode_cache(),
+    ):
+        print_header(
+            server,
+            where,
+            counting,
+            f"{rounds} round(s) x {jobs} jobs for P = {', '.join(map(str, process_counts))} worker "
+            f"processes, {THREADS_PER_PROCESS} jobs at a time in each; a fresh database per system "
+            "and P",
+        )
+        print(
+            f"server floor: one client, one-row INSERT per autocommit transaction: "
+            f"{plain_commits_per_s(server):.0f} commits/s (best of 3 x 500)",
+            flush=True,
+        )
         for system in systems:  # fills the bytecode cache
             start_up(system, server, 1)
-        idle = {(system.name, p): start_up(system, server, p) for system in systems for p in process_counts}
+        idle = {
+            (system.name, p): start_up(system, server, p)
+            for system in systems
+            for p in process_counts
+        }
         for system in systems:
-            print(f"start-up: {system.name:13s} on an empty queue, P worker processes start and all exit in "
-                  + ", ".join(f"{idle[system.name, p][0]:.2f} s using {idle[system.name, p][1]:.2f} s CPU (P={p})"
-                              for p in process_counts), flush=True)
+            print(
+                f"start-up: {system.name:13s} on an empty queue, P worker processes start and all "
+                "exit in "
+                + ", ".join(
+                    f"{idle[system.name, p][0]:.2f} s using {idle[system.name, p][1]:.2f} s CPU "
+                    f"(P={p})"
+                    for p in process_counts
+                ),
+                flush=True,
+            )
         results: list[RoundResult] = []
         for r, (k, processes) in itertools.product(range(rounds), enumerate(process_counts)):
             for system in systems if (r + k) % 2 == 0 else systems[::-1]:
@@ -299,7 +365,10 @@ def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | No
     print()
     print_table(results, process_counts)
     top = process_counts[-1]
-    for name, value in (("pg_ratio_with_catch_up", lambda r: r.complete_per_s), ("pg_ratio", lambda r: r.drain_per_s)):
+    for name, value in (
+        ("pg_ratio_with_catch_up", lambda r: r.complete_per_s),
+        ("pg_ratio", lambda r: r.drain_per_s),
+    ):
         ratio_top = median_of(results, "labrig", top, value) / median_of(results, PEER, top, value)
         print(f"{name}_vs_{PEER}_{top}proc={ratio_top:.2f}")
     return 0

@@ -17,10 +17,13 @@ import procrastinate
 CONNINFO_ENV = "BENCH_PROCRASTINATE_CONNINFO"
 TASK_NAME = "bench_noop"
 
-app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=os.environ.get(CONNINFO_ENV, "")))
+app = procrastinate.App(
+    connector=procrastinate.PsycopgConnector(conninfo=os.environ.get(CONNINFO_ENV, ""))
+)
 
 
 @app.task(name=TASK_NAME)
 def noop(i: int) -> dict[str, Any]:
-    """The counterpart of ``labrig.selftest`` with ``{"steps": 0}``: returns a result built from its input."""
+    """The counterpart of ``labrig.selftest`` with ``{"steps": 0}``: returns a result
+    built from its input."""
     return {"ok": True, "i": i}

@@ -32,7 +32,15 @@ def digest(i: int) -> str:
 
 class Labrig:
     name = "labrig"
-    worker = (sys.executable, "-m", "labrig", "worker", "--drain", "--workers", str(THREADS_PER_PROCESS))
+    worker = (
+        sys.executable,
+        "-m",
+        "labrig",
+        "worker",
+        "--drain",
+        "--workers",
+        str(THREADS_PER_PROCESS),
+    )
 
     def __init__(self, server: Server, database: str, scratch: Path) -> None:
         self.server, self.database, self.scratch = server, database, scratch
@@ -66,12 +74,19 @@ class Labrig:
         from labrig.results.publish import PUBLISHER
 
         with psycopg.connect(self.server.conninfo(self.database)) as conn:
-            return int(scalar(conn, "SELECT count(*) FROM outbox_events e WHERE e.name = 'analysis.stage.completed' "
-                              "AND NOT EXISTS (SELECT 1 FROM consumer_inbox i WHERE i.consumer = %s "
-                              "AND i.event_id = e.event_id)", [PUBLISHER]))
+            return int(
+                scalar(
+                    conn,
+                    "SELECT count(*) FROM outbox_events e WHERE e.name = "
+                    "'analysis.stage.completed' AND NOT EXISTS (SELECT 1 FROM consumer_inbox i "
+                    "WHERE i.consumer = %s AND i.event_id = e.event_id)",
+                    [PUBLISHER],
+                )
+            )
 
     def catch_up(self) -> float:
-        """Seconds for one dispatcher in this process (already open) to deliver every event still pending."""
+        """Seconds for one dispatcher in this process (already open) to deliver every
+        event still pending."""
         with self._services() as services:
             start = time.perf_counter()
             while any(services.dispatcher.dispatch_once().values()):
@@ -79,27 +94,50 @@ class Labrig:
             return time.perf_counter() - start
 
     def verify(self, jobs: int) -> None:
-        """Stop unless every job succeeded with its committed output, its events, and their delivery."""
+        """Stop unless every job succeeded with its committed output, its events,
+        and their delivery."""
         with psycopg.connect(self.server.conninfo(self.database)) as conn:
             states = counts_by(conn, "SELECT state, count(*) FROM jobs GROUP BY state")
             outputs = scalar(conn, "SELECT count(*) FROM job_outputs")
-            committed = scalar(conn, "SELECT count(*) FROM jobs j JOIN job_outputs o ON o.idempotency_key = "
-                               "j.idempotency_key AND o.digest = j.output_digest WHERE j.state = ANY(%s)",
-                               [list(LABRIG_SUCCESS)])
+            committed = scalar(
+                conn,
+                "SELECT count(*) FROM jobs j JOIN job_outputs o ON o.idempotency_key = "
+                "j.idempotency_key AND o.digest = j.output_digest WHERE j.state = ANY(%s)",
+                [list(LABRIG_SUCCESS)],
+            )
             events = counts_by(conn, "SELECT name, count(*) FROM outbox_events GROUP BY name")
         succeeded = sum(states.get(s, 0) for s in LABRIG_SUCCESS)
-        expected = {"analysis.stage.requested": jobs, "analysis.stage.completed": jobs} if jobs else {}
+        expected = (
+            {"analysis.stage.requested": jobs, "analysis.stage.completed": jobs} if jobs else {}
+        )
         undelivered = self.left_over()
-        if succeeded != jobs or outputs != jobs or committed != jobs or events != expected or undelivered:
-            raise SystemExit(f"labrig round incomplete: {jobs} jobs enqueued; states {states}, {outputs} outputs, "
-                             f"{committed} jobs with their committed output, events {events}, "
-                             f"{undelivered} completions never delivered to the result publisher")
+        if (
+            succeeded != jobs
+            or outputs != jobs
+            or committed != jobs
+            or events != expected
+            or undelivered
+        ):
+            raise SystemExit(
+                f"labrig round incomplete: {jobs} jobs enqueued; states {states}, {outputs} "
+                f"outputs, {committed} jobs with their committed output, events {events}, "
+                f"{undelivered} completions never delivered to the result publisher"
+            )
 
 
 class Procrastinate:
     name = PEER
-    worker = (sys.executable, "-m", "procrastinate", "--app", PEER_APP, "worker", "--one-shot",
-              "--concurrency", str(THREADS_PER_PROCESS))
+    worker = (
+        sys.executable,
+        "-m",
+        "procrastinate",
+        "--app",
+        PEER_APP,
+        "worker",
+        "--one-shot",
+        "--concurrency",
+        str(THREADS_PER_PROCESS),
+    )
 
     def __init__(self, server: Server, database: str, scratch: Path) -> None:
         from tests.benchmarks.pg_peer_app import CONNINFO_ENV
@@ -111,8 +149,11 @@ class Procrastinate:
     def _app(self) -> Any:
         import procrastinate
 
-        return procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=self.server.conninfo(
-            self.database)))
+        return procrastinate.App(
+            connector=procrastinate.SyncPsycopgConnector(
+                conninfo=self.server.conninfo(self.database)
+            )
+        )
 
     def prepare(self) -> None:
         app = self._app()
@@ -140,7 +181,9 @@ class Procrastinate:
     def verify(self, jobs: int) -> None:
         """Stop unless every job succeeded."""
         with psycopg.connect(self.server.conninfo(self.database)) as conn:
-            states = counts_by(conn, "SELECT status::text, count(*) FROM procrastinate_jobs GROUP BY status")
+            states = counts_by(
+                conn, "SELECT status::text, count(*) FROM procrastinate_jobs GROUP BY status"
+            )
         if states.get("succeeded", 0) != jobs or sum(states.values()) != jobs:
             raise SystemExit(f"{PEER} round incomplete: {jobs} jobs deferred; states {states}")
 

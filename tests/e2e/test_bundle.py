@@ -1,4 +1,5 @@
-"""The frozen bundle, built here with installer/build.sh (PyInstaller, app/labrig.spec), as IT would ship it.
+"""The frozen bundle, built here with installer/build.sh (PyInstaller, app/labrig.spec), as
+IT would ship it.
 
 Built once for the module (~35 s on 2 cores; docs/performance-bundle.md), then run for real: the
 self-test offscreen, the Qt probe through the launcher's ``-m``, and the bad inputs of issue 9 (a Qt
@@ -27,25 +28,48 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``dist/labrig`` of a fresh ``installer/build.sh --bundle-only`` (which self-tests it once already)."""
+    """``dist/labrig`` of a fresh ``installer/build.sh --bundle-only`` (which self-tests
+    it once already)."""
     try:
         import PyInstaller  # noqa: F401
     except ImportError:
         pytest.fail("PyInstaller is not installed: ./setup.sh test installs the 'bundle' extra")
     out = tmp_path_factory.mktemp("dist")
     started = time.monotonic()
-    build = subprocess.run(["installer/build.sh", "--bundle-only", "--out", str(out)], cwd=REPO, text=True,
-                           capture_output=True, timeout=900, env=os.environ | {"PYTHON": sys.executable})
+    build = subprocess.run(
+        ["installer/build.sh", "--bundle-only", "--out", str(out)],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=900,
+        env=os.environ | {"PYTHON": sys.executable},
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    size_mb = sum(f.stat().st_size for f in (out / "labrig").rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
-    print(f"\nbundle built in {time.monotonic() - started:.0f} s (with its self-test), {size_mb:.0f} MB")
+    size_mb = (
+        sum(
+            f.stat().st_size
+            for f in (out / "labrig").rglob("*")
+            if f.is_file() and not f.is_symlink()
+        )
+        / 1e6
+    )
+    print(
+        f"\nbundle built in {time.monotonic() - started:.0f} s (with its self-test), {size_mb:.0f} "
+        "MB"
+    )
     return out / "labrig"
 
 
 def frozen(bundle: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = os.environ | {"QT_QPA_PLATFORM": "offscreen"} | env
-    return subprocess.run([str(bundle / "labrig"), *args], capture_output=True, text=True, timeout=300,
-                          env=environ, cwd=bundle.parent)
+    return subprocess.run(
+        [str(bundle / "labrig"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environ,
+        cwd=bundle.parent,
+    )
 
 
 def statuses(stdout: str) -> dict[str, str]:
@@ -57,9 +81,19 @@ def test_the_frozen_self_test_passes(bundle: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Labrig {__version__} self-test (frozen bundle in {bundle})" in result.stdout
     status = statuses(result.stdout)
-    assert set(status) == {"qt", "qt-xcb", "opencv", "resources", "usb", "migrations", "recording", "pipeline"}
+    assert set(status) == {
+        "qt",
+        "qt-xcb",
+        "opencv",
+        "resources",
+        "usb",
+        "migrations",
+        "recording",
+        "pipeline",
+    }
     assert all(s == "PASS" for name, s in status.items() if name != "qt-xcb"), result.stdout
-    assert status["qt-xcb"] in ("PASS", "WARN")  # the xcb libraries are the host's, not the bundle's
+    # the xcb libraries are the host's, not the bundle's
+    assert status["qt-xcb"] in ("PASS", "WARN")
     assert not (tmp_path / "ambient").exists()
 
 
@@ -67,8 +101,12 @@ def test_the_bundle_carries_qt_plugins_migrations_and_resources(bundle: Path) ->
     internal = bundle / "_internal"
     platforms = {p.name for p in (internal / "PySide6/Qt/plugins/platforms").iterdir()}
     assert {"libqoffscreen.so", "libqxcb.so"} <= platforms
-    migrations = sorted(p.name for p in (REPO / "src/labrig/store/migrations/versions").glob("0*.py"))
-    assert migrations and all((internal / "labrig/store/migrations/versions" / m).is_file() for m in migrations)
+    migrations = sorted(
+        p.name for p in (REPO / "src/labrig/store/migrations/versions").glob("0*.py")
+    )
+    assert migrations and all(
+        (internal / "labrig/store/migrations/versions" / m).is_file() for m in migrations
+    )
     assert (internal / "labrig/store/migrations/env.py").is_file()
     assert (internal / "labrig/resources/inventory.json").is_file()
     assert (internal / "labrig/resources/icons/labrig.png").is_file()
@@ -94,8 +132,9 @@ def no_platform_plugins(bundle: Path) -> Iterator[None]:
         shutil.move(aside, platforms)
 
 
-def test_platform_plugins_removed_from_the_bundle_fail_clearly(bundle: Path, tmp_path: Path,
-                                                                no_platform_plugins: None) -> None:
+def test_platform_plugins_removed_from_the_bundle_fail_clearly(
+    bundle: Path, tmp_path: Path, no_platform_plugins: None
+) -> None:
     checked = frozen(bundle, "--self-test")
     assert checked.returncode == 1
     assert statuses(checked.stdout)["qt"] == "FAIL"
@@ -107,7 +146,9 @@ def test_platform_plugins_removed_from_the_bundle_fail_clearly(bundle: Path, tmp
     assert not (tmp_path / "store").exists()
 
 
-def test_a_second_window_and_an_unwritable_folder_are_refused_frozen(bundle: Path, tmp_path: Path) -> None:
+def test_a_second_window_and_an_unwritable_folder_are_refused_frozen(
+    bundle: Path, tmp_path: Path
+) -> None:
     store = tmp_path / "store"
     store.mkdir()
     with InstanceLock(store):  # as a running window holds it

@@ -19,8 +19,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def labrig(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "labrig", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def test_version() -> None:
@@ -50,9 +56,17 @@ def test_events_catalog_lists_the_sixteen(tmp_path: Path) -> None:
 def test_events_lists_recorded_events_in_order_and_flags_uncatalogued(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     with store.write() as session:
-        record_event(session, "storage.pressure.changed",
-                     {"volume": "/data", "previous_level": "normal", "level": "high", "free_bytes": 10,
-                      "minutes_left": 3.5})
+        record_event(
+            session,
+            "storage.pressure.changed",
+            {
+                "volume": "/data",
+                "previous_level": "normal",
+                "level": "high",
+                "free_bytes": 10,
+                "minutes_left": 3.5,
+            },
+        )
         record_event(session, "plugin.custom", {"x": 1})
     store.close()
     lines = labrig("--store", str(tmp_path), "events", "--json").stdout.splitlines()
@@ -68,8 +82,24 @@ def test_events_lists_recorded_events_in_order_and_flags_uncatalogued(tmp_path: 
 def test_events_follow_prints_events_as_they_are_committed(tmp_path: Path) -> None:
     open_store(tmp_path).close()
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen"}
-    proc = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--follow",
-                             "--json", "--poll", "0.05"], stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "labrig",
+            "--store",
+            str(tmp_path),
+            "events",
+            "--follow",
+            "--json",
+            "--poll",
+            "0.05",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     try:
         assert proc.stdout is not None
         store = open_store(tmp_path)
@@ -120,8 +150,14 @@ def test_doctor_fails_readably_on_an_unwritable_store(tmp_path: Path) -> None:
 
 def test_doctor_fails_when_qt_cannot_start_its_platform_plugin(tmp_path: Path) -> None:
     env = os.environ | {"QT_QPA_PLATFORM": "no-such-platform"}
-    result = subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "doctor", "--json"],
-                            capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(tmp_path), "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
+    )
     assert result.returncode == 1
     [qt] = [c for c in json.loads(result.stdout)["checks"] if c["name"] == "qt"]
     assert qt["status"] == "fail" and "platform plugin" in qt["detail"]
@@ -129,7 +165,9 @@ def test_doctor_fails_when_qt_cannot_start_its_platform_plugin(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("args", [("events",), ("events", "--json")])
-def test_commands_refuse_a_foreign_database_with_code_and_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_commands_refuse_a_foreign_database_with_code_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
     import sqlite3
 
     with sqlite3.connect(tmp_path / paths.DB_FILENAME) as conn:

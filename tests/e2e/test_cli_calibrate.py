@@ -1,4 +1,5 @@
-"""``labrig calibrate`` as a technician runs it, on PNGs and an MJPG AVI of the virtual camera's board."""
+"""``labrig calibrate`` as a technician runs it, on PNGs and an MJPG AVI of the
+virtual camera's board."""
 
 from __future__ import annotations
 
@@ -20,8 +21,14 @@ BOARD = ("--board", "chessboard:9x6:25")
 
 
 def labrig(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "labrig", "calibrate", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "calibrate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +40,29 @@ def pngs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return paths
 
 
-def test_images_calibrate_and_validate_with_a_readable_report(pngs: list[Path], tmp_path: Path) -> None:
+def test_images_calibrate_and_validate_with_a_readable_report(
+    pngs: list[Path], tmp_path: Path
+) -> None:
     rippled = tmp_path / "rippled.png"
     image = cv2.imread(str(pngs[6]))
     y, x = np.mgrid[0:720, 0:1280].astype(np.float32)
-    cv2.imwrite(str(rippled), cv2.remap(image, x + 3 * np.sin(y / 19.1), y + 3 * np.sin(x / 19.1), cv2.INTER_LINEAR))
+    cv2.imwrite(
+        str(rippled),
+        cv2.remap(image, x + 3 * np.sin(y / 19.1), y + 3 * np.sin(x / 19.1), cv2.INTER_LINEAR),
+    )
     result = labrig(*pngs[:6], rippled, *pngs[7:], *BOARD)
     out = result.stdout
     assert result.returncode == 0, result.stderr + out
-    for expected in ("Intrinsics:  fx 99", "Distortion:  k1 -0.05", "RMS:         0.0", "Coverage:    4",
-                     "Per-view RMS error (px):", "view_0000.png", "Rejected:    rippled.png", "Verdict:     VALID"):
+    for expected in (
+        "Intrinsics:  fx 99",
+        "Distortion:  k1 -0.05",
+        "RMS:         0.0",
+        "Coverage:    4",
+        "Per-view RMS error (px):",
+        "view_0000.png",
+        "Rejected:    rippled.png",
+        "Verdict:     VALID",
+    ):
         assert expected in out, out
 
 
@@ -50,16 +70,36 @@ def test_json_output_and_device_binding(pngs: list[Path]) -> None:
     result = labrig(*pngs, *BOARD, "--json", "--device", "SN1234", "--mode", "1280x720@30:BGR")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "labrig.calibration/2" and doc["valid"] is True and doc["view_count"] == 20
-    assert doc["source"] is None and len(doc["views"][0]["corners"]) == len(doc["views"][0]["ids"]) == 54
-    assert abs(doc["fx"] / 1000 - 1) < 0.005 and abs(doc["cx"] - 639.5) < 2 and doc["rejected"] == []
+    assert (
+        doc["schema"] == "labrig.calibration/2" and doc["valid"] is True and doc["view_count"] == 20
+    )
+    assert (
+        doc["source"] is None
+        and len(doc["views"][0]["corners"]) == len(doc["views"][0]["ids"]) == 54
+    )
+    assert (
+        abs(doc["fx"] / 1000 - 1) < 0.005 and abs(doc["cx"] - 639.5) < 2 and doc["rejected"] == []
+    )
     assert doc["binding"]["device_id"] == "SN1234"
-    assert doc["binding"]["calibration_id"] == doc["calibration_id"] and len(doc["calibration_id"]) == 64
+    assert (
+        doc["binding"]["calibration_id"] == doc["calibration_id"]
+        and len(doc["calibration_id"]) == 64
+    )
 
 
 def test_a_result_below_the_thresholds_exits_1_and_says_why(pngs: list[Path]) -> None:
-    result = labrig(*pngs, *BOARD, "--max-rms", "0.01", "--min-coverage", "0.9", "--device", "SN1", "--mode",
-                    "1280x720@30:BGR")
+    result = labrig(
+        *pngs,
+        *BOARD,
+        "--max-rms",
+        "0.01",
+        "--min-coverage",
+        "0.9",
+        "--device",
+        "SN1",
+        "--mode",
+        "1280x720@30:BGR",
+    )
     assert result.returncode == 1
     assert "Verdict:     NOT VALID (not bound to SN1)" in result.stdout
     assert "LABRIG_RMS_TOO_HIGH" in result.stdout and "LABRIG_COVERAGE_TOO_LOW" in result.stdout
@@ -82,12 +122,19 @@ def test_refusals_exit_2_with_their_code(pngs: list[Path], tmp_path: Path) -> No
     text, blank = tmp_path / "notes.png", tmp_path / "blank.png"
     text.write_text("not an image", encoding="utf-8")
     cv2.imwrite(str(blank), np.full((720, 1280, 3), 128, np.uint8))
-    # each run costs a CLI start-up; bad --board specs and the rest are covered in tests/integration/analysis
-    cases = [((text, *BOARD), "LABRIG_IMAGE_UNREADABLE"), ((blank, *BOARD), "LABRIG_BOARD_NOT_FOUND"),
-             ((*pngs[:3], *BOARD), "LABRIG_TOO_FEW_VIEWS")]
+    # each run costs a CLI start-up; bad --board specs and the rest are covered in
+    # tests/integration/analysis
+    cases = [
+        ((text, *BOARD), "LABRIG_IMAGE_UNREADABLE"),
+        ((blank, *BOARD), "LABRIG_BOARD_NOT_FOUND"),
+        ((*pngs[:3], *BOARD), "LABRIG_TOO_FEW_VIEWS"),
+    ]
     for args, code in cases:
         result = labrig(*args)
-        assert result.returncode == 2 and f"labrig: {code}: " in result.stderr, (code, result.stderr)
+        assert result.returncode == 2 and f"labrig: {code}: " in result.stderr, (
+            code,
+            result.stderr,
+        )
 
 
 def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_path: Path) -> None:
@@ -108,7 +155,9 @@ def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_p
     board = VirtualCamera("board")
     board.open(mode)
     video = tmp_path / "board.avi"
-    writer = cv2.VideoWriter(str(video), cv2.CAP_FFMPEG, cv2.VideoWriter.fourcc(*"MJPG"), 30.0, (1280, 720))
+    writer = cv2.VideoWriter(
+        str(video), cv2.CAP_FFMPEG, cv2.VideoWriter.fourcc(*"MJPG"), 30.0, (1280, 720)
+    )
     for i in range(0, 600, 30):
         writer.write(board.render(i))
     writer.release()
@@ -118,24 +167,51 @@ def test_a_valid_calibration_is_stored_for_the_device_with_its_plane_scale(tmp_p
     store = tmp_path / "store"
 
     def labrig(*args: str) -> _sp.CompletedProcess[str]:
-        return _sp.run([_sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
-                       text=True, timeout=300, cwd=REPO, env=_os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+        return _sp.run(
+            [_sys.executable, "-m", "labrig", "--store", str(store), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+            env=_os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+        )
 
     imported = labrig("import", str(video))
     assert imported.returncode == 0, imported.stderr
     [capture] = [_json.loads(line) for line in labrig("captures", "--json").stdout.splitlines()]
-    no_mode = labrig("calibrate", "--capture", capture["id"], "--board", "chessboard:9x6:25",
-                     "--device", "virtual:markers")
+    no_mode = labrig(
+        "calibrate",
+        "--capture",
+        capture["id"],
+        "--board",
+        "chessboard:9x6:25",
+        "--device",
+        "virtual:markers",
+    )
     assert no_mode.returncode == 2 and "--device needs --mode" in no_mode.stderr
-    done = labrig("calibrate", "--capture", capture["id"], "--every", "1", "--board", "chessboard:9x6:25",
-                  "--device", "virtual:markers", "--mode", "1280x720@30:BGR", "--plane", str(tmp_path / "plane.png"))
+    done = labrig(
+        "calibrate",
+        "--capture",
+        capture["id"],
+        "--every",
+        "1",
+        "--board",
+        "chessboard:9x6:25",
+        "--device",
+        "virtual:markers",
+        "--mode",
+        "1280x720@30:BGR",
+        "--plane",
+        str(tmp_path / "plane.png"),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     opened = open_store(store)
     stored = current_calibration(opened, "virtual:markers", "1280x720@30 BGR")
     source = load_calibration_detail(opened, stored.id).source if stored else None
     opened.close()
     assert stored is not None and stored.plane_homography is not None
-    assert source is not None and (source.capture_id, source.every) == (capture["id"], 1)  # its frames can be shown
+    # its frames can be shown
+    assert source is not None and (source.capture_id, source.every) == (capture["id"], 1)
     assert abs(stored.camera_matrix[0, 0] / 1000 - 1) < 0.005
     names = [_json.loads(line)["name"] for line in labrig("events", "--json").stdout.splitlines()]
     assert "calibration.validated" in names

@@ -1,4 +1,5 @@
-"""``labrig import``, ``captures``, ``verify`` and ``recover`` as a technician or IT person runs them."""
+"""``labrig import``, ``captures``, ``verify`` and ``recover`` as a technician or IT
+person runs them."""
 
 from __future__ import annotations
 
@@ -15,8 +16,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def labrig(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
 
 
 def _video(path: Path, frames: int = 12) -> Path:
@@ -33,9 +40,19 @@ def test_import_list_and_verify_then_detect_tampering(tmp_path: Path) -> None:
     bad.write_bytes(b"nope" * 10)
     result = labrig(store, "import", str(good), str(bad))
     assert result.returncode == 1  # one refused
-    assert "imported " in result.stdout and "refused " in result.stdout and "LABRIG_NOT_MEDIA" in result.stdout
-    [capture] = [json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()]
-    assert capture["state"] == "committed" and capture["frames"] == 12 and capture["origin"] == "imported"
+    assert (
+        "imported " in result.stdout
+        and "refused " in result.stdout
+        and "LABRIG_NOT_MEDIA" in result.stdout
+    )
+    [capture] = [
+        json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()
+    ]
+    assert (
+        capture["state"] == "committed"
+        and capture["frames"] == 12
+        and capture["origin"] == "imported"
+    )
     ok = labrig(store, "verify", "--json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] is True
     blob = next((store / "media").rglob("*.avi"))
@@ -43,18 +60,31 @@ def test_import_list_and_verify_then_detect_tampering(tmp_path: Path) -> None:
     data[len(data) // 2] ^= 0x01  # one flipped bit on disk
     blob.write_bytes(bytes(data))
     broken = labrig(store, "verify")
-    assert broken.returncode == 1 and "MISMATCH" in broken.stdout and blob.name[:64] in broken.stdout
+    assert (
+        broken.returncode == 1 and "MISMATCH" in broken.stdout and blob.name[:64] in broken.stdout
+    )
 
 
 def test_recover_after_a_killed_recording(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(store), "--frames", "30",
-             "--kill-at-rename", "4"]  # 1 s of the camera, whatever the load: rename 4 closes its third segment
+    child = [
+        sys.executable,
+        "-m",
+        "tests.integration.recording.record_child",
+        str(store),
+        "--frames",
+        "30",
+        # 1 s of the camera, whatever the load: rename 4 closes its third segment
+        "--kill-at-rename",
+        "4",
+    ]
     assert subprocess.run(child, cwd=REPO, timeout=60, capture_output=True).returncode == -9
     result = labrig(store, "recover")
     assert result.returncode == 0 and "salvaged" in result.stdout
     assert labrig(store, "recover").stdout.strip() == "Nothing to recover."
-    [capture] = [json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()]
+    [capture] = [
+        json.loads(line) for line in labrig(store, "captures", "--json").stdout.splitlines()
+    ]
     assert capture["state"] == "salvaged" and capture["frames"] > 0
 
 
@@ -62,8 +92,23 @@ def test_watch_ingests_a_dropped_file_and_rejects_a_missing_folder(tmp_path: Pat
     store, drop = tmp_path / "store", tmp_path / "drop"
     drop.mkdir()
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen"}
-    proc = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(store), "watch", str(drop),
-                             "--seconds", "20"], stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "labrig",
+            "--store",
+            str(store),
+            "watch",
+            str(drop),
+            "--seconds",
+            "20",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("Watching ")
     _video(drop / "trial.avi", frames=9)

@@ -12,32 +12,67 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "demo",
-                             "--attempts", "1", "--seconds", "2", "--json"], capture_output=True, text=True,
-                            timeout=300, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "labrig",
+            "--store",
+            str(tmp_path),
+            "demo",
+            "--attempts",
+            "1",
+            "--seconds",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     [published] = summary["results"]
     assert published["status"] == "published", published["reasons"]
-    # calibrated, so in mm and not degraded; the one reason a busy machine may add is the truth about
-    # its recording: a grab thread kept off the CPU for over 1.5 frame periods counts dropped frames
-    assert all("frames were dropped during recording" in r for r in published["reasons"]), published["reasons"]
+    # calibrated, so in mm and not degraded; the one reason a busy machine may add is the truth
+    # about its recording: a grab thread kept off the CPU for over 1.5 frame periods counts dropped
+    # frames
+    assert all("frames were dropped during recording" in r for r in published["reasons"]), (
+        published["reasons"]
+    )
     assert published["degraded"] is bool(published["reasons"])
     assert published["units"] == {"length": "mm", "time": "s"}
     assert len(published["metrics"]) == 3
     assert published["provenance"]["calibration_id"] == summary["calibration_id"]
-    events = subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--json"],
-                            capture_output=True, text=True, timeout=60, cwd=REPO).stdout.splitlines()
+    events = subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    ).stdout.splitlines()
     names = [json.loads(line)["name"] for line in events]
-    for name in ("capture.device.connected", "calibration.validated", "attempt.created",
-                 "analysis.stage.completed", "result.published"):
+    for name in (
+        "capture.device.connected",
+        "calibration.validated",
+        "attempt.created",
+        "analysis.stage.completed",
+        "result.published",
+    ):
         assert name in names, name
 
 
 def test_releases_from_the_command_line(tmp_path: Path) -> None:
     def labrig(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "labrig", "--store", str(tmp_path), "releases", *args],
-                              capture_output=True, text=True, timeout=300, cwd=REPO)
+        return subprocess.run(
+            [sys.executable, "-m", "labrig", "--store", str(tmp_path), "releases", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+        )
 
     assert labrig("list").stdout.startswith("No releases.")
     assert "registered" in labrig("register", "--version", "2026.11").stdout

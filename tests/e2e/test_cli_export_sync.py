@@ -1,4 +1,5 @@
-"""``labrig export`` and ``labrig sync`` as a lab runs them: real processes, real results, the real sha256sum."""
+"""``labrig export`` and ``labrig sync`` as a lab runs them: real processes, real results,
+the real sha256sum."""
 
 from __future__ import annotations
 
@@ -21,8 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def labrig(store: Path, *args: str, user: str = "ada") -> subprocess.CompletedProcess[str]:
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen", "LOGNAME": user}
-    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,16 +43,24 @@ def store(template: tuple[Path, TemplateResults], tmp_path: Path) -> Path:
     return copy_store(template[0], tmp_path / "store")
 
 
-def test_export_then_check_with_sha256sum_and_labrig(store: Path, template: tuple[Path, TemplateResults],
-                                                     tmp_path: Path) -> None:
+def test_export_then_check_with_sha256sum_and_labrig(
+    store: Path, template: tuple[Path, TemplateResults], tmp_path: Path
+) -> None:
     ids = template[1]
-    done = labrig(store, "export", ids.published_id[:8], "--to", str(tmp_path / "out"), "--media", "--json")
+    done = labrig(
+        store, "export", ids.published_id[:8], "--to", str(tmp_path / "out"), "--media", "--json"
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     bundle = Path(report["bundle"])
     assert [r["result_id"] for r in report["results"]] == [ids.published_id]
-    checked = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=bundle, capture_output=True,
-                             text=True, timeout=60)
+    checked = subprocess.run(
+        ["sha256sum", "-c", "--strict", "SHA256SUMS"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert checked.returncode == 0 and checked.stdout.count(": OK") == report["files"] - 1
     verified = labrig(store, "export", "verify", str(bundle))
     assert verified.returncode == 0 and "Bundle intact" in verified.stdout
@@ -54,13 +69,23 @@ def test_export_then_check_with_sha256sum_and_labrig(store: Path, template: tupl
     metrics.write_bytes(metrics.read_bytes().replace(b"px", b"mm", 1))
     broken = labrig(store, "export", "verify", str(bundle), "--json")
     assert broken.returncode == 1
-    assert [p["path"] for p in json.loads(broken.stdout)["problems"]] == [metrics.relative_to(bundle).as_posix()]
-    assert subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=bundle,
-                          capture_output=True, timeout=60).returncode == 1
+    assert [p["path"] for p in json.loads(broken.stdout)["problems"]] == [
+        metrics.relative_to(bundle).as_posix()
+    ]
+    assert (
+        subprocess.run(
+            ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
+            cwd=bundle,
+            capture_output=True,
+            timeout=60,
+        ).returncode
+        == 1
+    )
 
 
-def test_export_refusals_name_the_problem_and_write_nothing(store: Path, template: tuple[Path, TemplateResults],
-                                                             tmp_path: Path) -> None:
+def test_export_refusals_name_the_problem_and_write_nothing(
+    store: Path, template: tuple[Path, TemplateResults], tmp_path: Path
+) -> None:
     ids, out = template[1], tmp_path / "out"
     cases = [
         ((ids.blocked_id, "--to", str(out)), "LABRIG_RESULT_NOT_PUBLISHED"),
@@ -71,7 +96,10 @@ def test_export_refusals_name_the_problem_and_write_nothing(store: Path, templat
     ]
     for args, code in cases:
         refused = labrig(store, "export", *args)
-        assert refused.returncode == 2 and f"labrig: {code}: " in refused.stderr, (args, refused.stderr)
+        assert refused.returncode == 2 and f"labrig: {code}: " in refused.stderr, (
+            args,
+            refused.stderr,
+        )
     assert not out.exists()
 
 
@@ -80,18 +108,35 @@ def test_sync_configure_once_and_status(store: Path, tmp_path: Path) -> None:
     share.mkdir()
     not_yet = labrig(store, "sync", "--once")
     assert not_yet.returncode == 2 and "LABRIG_SYNC_NOT_CONFIGURED" in not_yet.stderr
-    configured = labrig(store, "sync", "configure", "--to", str(share), "--name", "archive", "--reason", "share")
+    configured = labrig(
+        store, "sync", "configure", "--to", str(share), "--name", "archive", "--reason", "share"
+    )
     assert configured.returncode == 0, configured.stderr
     synced = labrig(store, "sync", "--once", "--json")
     assert synced.returncode == 0, synced.stderr
     batch = json.loads(synced.stdout)
     assert len(batch["acknowledged"]) == 6 and batch["audit_chain_head"]["seq"] == 1
     status = json.loads(labrig(store, "sync", "status", "--json").stdout)
-    assert (status["acknowledged"], status["pending"], status["destination"]["name"]) == (6, 0, "archive")
-    names = [json.loads(line)["name"] for line in labrig(store, "events", "--json").stdout.splitlines()]
+    assert (status["acknowledged"], status["pending"], status["destination"]["name"]) == (
+        6,
+        0,
+        "archive",
+    )
+    names = [
+        json.loads(line)["name"] for line in labrig(store, "events", "--json").stdout.splitlines()
+    ]
     assert names.count("sync.object.acknowledged") == 6
 
-    revised = labrig(store, "review", "revise", _published(store), "--set", "track:0.extent=5", "--reason", "ruler")
+    revised = labrig(
+        store,
+        "review",
+        "revise",
+        _published(store),
+        "--set",
+        "track:0.extent=5",
+        "--reason",
+        "ruler",
+    )
     assert revised.returncode == 0, revised.stderr
     shutil.move(share, tmp_path / "unmounted")
     failed = labrig(store, "sync", "--once")
@@ -110,16 +155,35 @@ def _published(store: Path) -> str:
 def test_sync_keeps_running_until_interrupted(store: Path, tmp_path: Path) -> None:
     share = tmp_path / "share"
     share.mkdir()
-    assert labrig(store, "sync", "configure", "--to", str(share), "--reason", "share").returncode == 0
+    assert (
+        labrig(store, "sync", "configure", "--to", str(share), "--reason", "share").returncode == 0
+    )
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen", "LOGNAME": "ada"}
-    child = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(store), "sync", "--json", "--poll",
-                              "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "labrig", "--store", str(store), "sync", "--json", "--poll", "0.2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in child.stdout or []], daemon=True).start()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in child.stdout or []], daemon=True
+    ).start()
     try:
         first = json.loads(lines.get(timeout=60))
         assert len(first["acknowledged"]) == 6
-        revised = labrig(store, "review", "revise", _published(store), "--set", "track:0.extent=5", "--reason", "x")
+        revised = labrig(
+            store,
+            "review",
+            "revise",
+            _published(store),
+            "--set",
+            "track:0.extent=5",
+            "--reason",
+            "x",
+        )
         assert revised.returncode == 0, revised.stderr
         second = json.loads(lines.get(timeout=60))  # the new result manifest, picked up by polling
         assert len(second["acknowledged"]) == 1

@@ -12,8 +12,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def labrig(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
 
 
 def _enqueue(store: Path, *args: str) -> dict[str, object]:
@@ -32,8 +38,14 @@ def test_enqueue_work_list_and_events(tmp_path: Path) -> None:
     jobs = [json.loads(line) for line in labrig(tmp_path, "jobs", "--json").stdout.splitlines()]
     assert [j["state"] for j in jobs] == ["Succeeded", "Succeeded"]
     assert jobs[1]["input_digests"] == [jobs[0]["output_digest"]]
-    names = [json.loads(line)["name"] for line in labrig(tmp_path, "events", "--json").stdout.splitlines()]
-    assert names.count("analysis.stage.requested") == 2 and names.count("analysis.stage.completed") == 2
+    names = [
+        json.loads(line)["name"]
+        for line in labrig(tmp_path, "events", "--json").stdout.splitlines()
+    ]
+    assert (
+        names.count("analysis.stage.requested") == 2
+        and names.count("analysis.stage.completed") == 2
+    )
     text = labrig(tmp_path, "jobs", "--state", "Succeeded").stdout
     assert text.count("Succeeded") == 2
 
@@ -56,7 +68,11 @@ def test_incidents_listing_when_there_are_none(tmp_path: Path) -> None:
 
 def test_bad_input_is_refused_with_a_code_and_nothing_stored(tmp_path: Path) -> None:
     bad_json = labrig(tmp_path, "jobs", "enqueue", "labrig.selftest", "--config", "{steps: 2")
-    assert bad_json.returncode == 2 and "LABRIG_USAGE" in bad_json.stderr and "not valid JSON" in bad_json.stderr
+    assert (
+        bad_json.returncode == 2
+        and "LABRIG_USAGE" in bad_json.stderr
+        and "not valid JSON" in bad_json.stderr
+    )
     not_object = labrig(tmp_path, "jobs", "enqueue", "labrig.selftest", "--config", "[1]")
     assert not_object.returncode == 2 and "JSON object" in not_object.stderr
     unknown = labrig(tmp_path, "jobs", "enqueue", "no.such.stage")
@@ -66,7 +82,9 @@ def test_bad_input_is_refused_with_a_code_and_nothing_stored(tmp_path: Path) -> 
     assert labrig(tmp_path, "jobs").stdout.strip() == "No jobs."
 
 
-def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(tmp_path: Path) -> None:
+def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(
+    tmp_path: Path,
+) -> None:
     from labrig.bootstrap import bootstrap
     from labrig.capture.devices import DeviceInfo, DeviceKind
     from labrig.capture.recorder import Recorder
@@ -77,17 +95,26 @@ def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(tmp
     from labrig.store.models import AnalysisResultRecord
 
     services = bootstrap(tmp_path)
-    device = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
-    recorder = Recorder(services.store, VirtualCamera("markers", frames_limit=30), device, Mode(640, 480, 30.0))
+    device = DeviceInfo(
+        "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
+    )
+    recorder = Recorder(
+        services.store, VirtualCamera("markers", frames_limit=30), device, Mode(640, 480, 30.0)
+    )
     recorder.start()
     recorder.wait(30)
     capture_id = recorder.stop().capture_id
     session_id = create_session(services.queue, "S-9", "reach", "ana")
-    attempt_id = create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+    attempt_id = create_attempt(
+        services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id)
+    )
     services.close()
     worker = labrig(tmp_path, "worker", "--drain")
     assert worker.returncode == 0, worker.stderr
-    names = [json.loads(line)["name"] for line in labrig(tmp_path, "events", "--json").stdout.splitlines()]
+    names = [
+        json.loads(line)["name"]
+        for line in labrig(tmp_path, "events", "--json").stdout.splitlines()
+    ]
     assert "result.published" in names
     services = bootstrap(tmp_path)
     with services.store.read() as session:

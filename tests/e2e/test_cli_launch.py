@@ -1,5 +1,6 @@
-"""Opening the window on bad input: a missing Qt plugin, an unwritable data folder, a second window on the
-same store. Each is refused with its code, exit 2, no traceback and no change to the store."""
+"""Opening the window on bad input: a missing Qt plugin, an unwritable data folder, a second
+window on the same store. Each is refused with its code, exit 2, no traceback and no change to
+the store."""
 
 from __future__ import annotations
 
@@ -24,11 +25,19 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def launch(store: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store)], capture_output=True, text=True,
-                          timeout=120, env=env(**extra), cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env(**extra),
+        cwd=REPO,
+    )
 
 
-def test_a_missing_qt_platform_plugin_is_refused_before_the_store_is_touched(tmp_path: Path) -> None:
+def test_a_missing_qt_platform_plugin_is_refused_before_the_store_is_touched(
+    tmp_path: Path,
+) -> None:
     result = launch(tmp_path / "store", QT_QPA_PLATFORM="nosuchplatform")
     assert result.returncode == 2, result.stderr
     assert "labrig: LABRIG_QT_UNAVAILABLE: the window cannot open" in result.stderr
@@ -60,10 +69,18 @@ def _wait_for_holder(lock_file: Path, pid: int, proc: subprocess.Popen[str]) -> 
 
 
 @pytest.mark.slow
-def test_a_second_window_on_the_same_store_is_refused_and_the_store_stays_whole(tmp_path: Path) -> None:
+def test_a_second_window_on_the_same_store_is_refused_and_the_store_stays_whole(
+    tmp_path: Path,
+) -> None:
     store = tmp_path / "store"
-    first = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(store)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "labrig", "--store", str(store)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=REPO,
+    )
     try:
         _wait_for_holder(store / LOCK_FILENAME, first.pid, first)
         second = launch(store)
@@ -74,8 +91,14 @@ def test_a_second_window_on_the_same_store_is_refused_and_the_store_stays_whole(
         assert "Traceback" not in second.stderr
         assert first.poll() is None, "the first window must keep running"
         # headless commands share the store by design: they are not refused
-        jobs = subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), "jobs", "--json"],
-                              capture_output=True, text=True, timeout=120, env=env(), cwd=REPO)
+        jobs = subprocess.run(
+            [sys.executable, "-m", "labrig", "--store", str(store), "jobs", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env(),
+            cwd=REPO,
+        )
         assert jobs.returncode == 0, jobs.stderr
     finally:
         first.terminate()

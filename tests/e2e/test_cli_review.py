@@ -1,5 +1,5 @@
-"""``labrig review``, ``labrig users`` and ``labrig audit`` as a lab runs them: real processes, real results,
-each user by their login."""
+"""``labrig review``, ``labrig users`` and ``labrig audit`` as a lab runs them: real processes, real
+results, each user by their login."""
 
 from __future__ import annotations
 
@@ -21,8 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def labrig(store: Path, *args: str, user: str = "ada") -> subprocess.CompletedProcess[str]:
     env = os.environ | {"QT_QPA_PLATFORM": "offscreen", "LOGNAME": user}
-    return subprocess.run([sys.executable, "-m", "labrig", "--store", str(store), *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "--store", str(store), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,50 +42,96 @@ def store(template: tuple[Path, TemplateResults], tmp_path: Path) -> Path:
     return copy_store(template[0], tmp_path / "store")
 
 
-def test_a_reviewer_revises_a_result_and_the_trail_verifies(store: Path, template: tuple[Path, TemplateResults]
-                                                            ) -> None:
+def test_a_reviewer_revises_a_result_and_the_trail_verifies(
+    store: Path, template: tuple[Path, TemplateResults]
+) -> None:
     ids = template[1]
-    listed = {r["result_id"]: r for r in json.loads(labrig(store, "review", "list", "--json").stdout)}
-    assert {listed[ids.published_id]["status"], listed[ids.blocked_id]["status"]} == {"published", "blocked"}
+    listed = {
+        r["result_id"]: r for r in json.loads(labrig(store, "review", "list", "--json").stdout)
+    }
+    assert {listed[ids.published_id]["status"], listed[ids.blocked_id]["status"]} == {
+        "published",
+        "blocked",
+    }
     before = json.loads(labrig(store, "review", "show", ids.published_id, "--json").stdout)
-    assert before["revisions"] == [] and all(f["automatic"] == f["effective"] for f in before["fields"])
+    assert before["revisions"] == [] and all(
+        f["automatic"] == f["effective"] for f in before["fields"]
+    )
 
-    revised = labrig(store, "review", "revise", ids.published_id[:8], "--set", "track:0.path_length=123.5",
-                     "--set", "track:2.peak_speed=9", "--reason", "marker 0 occluded in frames 10-20")
+    revised = labrig(
+        store,
+        "review",
+        "revise",
+        ids.published_id[:8],
+        "--set",
+        "track:0.path_length=123.5",
+        "--set",
+        "track:2.peak_speed=9",
+        "--reason",
+        "marker 0 occluded in frames 10-20",
+    )
     assert revised.returncode == 0, revised.stderr
     assert "Revision 1 of result" in revised.stdout and "→ 123.5" in revised.stdout
 
     after = json.loads(labrig(store, "review", "show", ids.published_id, "--json").stdout)
     fields = {f["field"]: f for f in after["fields"]}
-    assert fields["track:0.path_length"]["effective"] == 123.5 and fields["track:0.path_length"]["revision"] == 1
+    assert (
+        fields["track:0.path_length"]["effective"] == 123.5
+        and fields["track:0.path_length"]["revision"] == 1
+    )
     assert fields["track:0.path_length"]["automatic"] == before["fields"][0]["automatic"]
     assert after["automatic_digest"] == before["automatic_digest"] and after["automatic_intact"]
     [revision] = after["revisions"]
     assert (revision["reviewer"], revision["reason"], revision["base_id"]) == (
-        "ada", "marker 0 occluded in frames 10-20", ids.published_id)
+        "ada",
+        "marker 0 occluded in frames 10-20",
+        ids.published_id,
+    )
     text = labrig(store, "review", "show", ids.published_id).stdout
     assert "(revision 1)" in text and "marker 0 occluded" in text
 
     [entry] = json.loads(labrig(store, "audit", "--json").stdout)
     assert (entry["seq"], entry["action"], entry["actor"], entry["object_id"]) == (
-        1, "review.revise", "ada", ids.published_id)
+        1,
+        "review.revise",
+        "ada",
+        ids.published_id,
+    )
     verified = labrig(store, "audit", "verify")
     assert verified.returncode == 0 and "Audit trail intact: 1 entries" in verified.stdout
-    names = [json.loads(line)["name"] for line in labrig(store, "events", "--json").stdout.splitlines()]
+    names = [
+        json.loads(line)["name"] for line in labrig(store, "events", "--json").stdout.splitlines()
+    ]
     assert names.count("review.revised") == 1
 
 
-def test_bad_revisions_are_refused_with_a_code_and_nothing_stored(store: Path, template: tuple[Path, TemplateResults],
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_revisions_are_refused_with_a_code_and_nothing_stored(
+    store: Path, template: tuple[Path, TemplateResults], capsys: pytest.CaptureFixture[str]
+) -> None:
     ids = template[1]
     cases = [
-        ([ids.blocked_id, "--set", "track:0.path_length=1", "--reason", "x"], "LABRIG_RESULT_NOT_PUBLISHED"),
+        (
+            [ids.blocked_id, "--set", "track:0.path_length=1", "--reason", "x"],
+            "LABRIG_RESULT_NOT_PUBLISHED",
+        ),
         (["deadbeef", "--set", "track:0.path_length=1", "--reason", "x"], "LABRIG_UNKNOWN_RESULT"),
-        ([ids.published_id, "--set", "track:0.path_length=1", "--reason", "  "], "LABRIG_REASON_REQUIRED"),
-        ([ids.published_id, "--set", "track:4.path_length=1", "--reason", "x"], "LABRIG_UNKNOWN_FIELD"),
+        (
+            [ids.published_id, "--set", "track:0.path_length=1", "--reason", "  "],
+            "LABRIG_REASON_REQUIRED",
+        ),
+        (
+            [ids.published_id, "--set", "track:4.path_length=1", "--reason", "x"],
+            "LABRIG_UNKNOWN_FIELD",
+        ),
         ([ids.published_id, "--set", "track:0.speed=1", "--reason", "x"], "LABRIG_UNKNOWN_FIELD"),
-        ([ids.published_id, "--set", "track:0.path_length=fast", "--reason", "x"], "LABRIG_NOT_A_NUMBER"),
-        ([ids.published_id, "--set", "track:0.path_length", "--reason", "x"], "LABRIG_FIELD_SYNTAX"),
+        (
+            [ids.published_id, "--set", "track:0.path_length=fast", "--reason", "x"],
+            "LABRIG_NOT_A_NUMBER",
+        ),
+        (
+            [ids.published_id, "--set", "track:0.path_length", "--reason", "x"],
+            "LABRIG_FIELD_SYNTAX",
+        ),
         ([ids.published_id, "--reason", "x"], "LABRIG_FIELD_SYNTAX"),
     ]
     for args, code in cases:
@@ -96,36 +148,86 @@ def test_roles_from_the_command_line(store: Path, template: tuple[Path, Template
     roster = json.loads(labrig(store, "users", "--json", user="tom").stdout)
     assert roster == {"current_user": "tom", "enforced": False, "users": []}
     assert "Roles are not enforced" in labrig(store, "users", user="tom").stdout
-    first = labrig(store, "users", "set-role", "tom", "technician", "--reason", "new hire", user="tom")
-    assert first.returncode == 2 and "LABRIG_ROLE_REQUIRED" in first.stderr and "first role" in first.stderr
-    assert labrig(store, "users", "set-role", "ada", "admin", "--reason", "lab manager").returncode == 0
-    assert labrig(store, "users", "set-role", "tom", "technician", "--reason", "new hire").returncode == 0
+    first = labrig(
+        store, "users", "set-role", "tom", "technician", "--reason", "new hire", user="tom"
+    )
+    assert (
+        first.returncode == 2
+        and "LABRIG_ROLE_REQUIRED" in first.stderr
+        and "first role" in first.stderr
+    )
+    assert (
+        labrig(store, "users", "set-role", "ada", "admin", "--reason", "lab manager").returncode
+        == 0
+    )
+    assert (
+        labrig(store, "users", "set-role", "tom", "technician", "--reason", "new hire").returncode
+        == 0
+    )
 
-    refused = labrig(store, "review", "revise", ids.published_id, "--set", "track:0.extent=1", "--reason", "x",
-                     user="tom")
+    refused = labrig(
+        store,
+        "review",
+        "revise",
+        ids.published_id,
+        "--set",
+        "track:0.extent=1",
+        "--reason",
+        "x",
+        user="tom",
+    )
     assert refused.returncode == 2
     assert "LABRIG_ROLE_REQUIRED: revising a result needs the reviewer role" in refused.stderr
     assert "An admin (ada) can grant it: labrig users set-role tom reviewer" in refused.stderr
     promote = labrig(store, "users", "set-role", "tom", "admin", "--reason", "me", user="tom")
     assert promote.returncode == 2 and "assigning roles needs the admin role" in promote.stderr
-    assert labrig(store, "users", "set-role", "tom", "reviewer", "--reason", "trained").returncode == 0
-    allowed = labrig(store, "review", "revise", ids.published_id, "--set", "track:0.extent=1", "--reason", "x",
-                     user="tom")
+    assert (
+        labrig(store, "users", "set-role", "tom", "reviewer", "--reason", "trained").returncode == 0
+    )
+    allowed = labrig(
+        store,
+        "review",
+        "revise",
+        ids.published_id,
+        "--set",
+        "track:0.extent=1",
+        "--reason",
+        "x",
+        user="tom",
+    )
     assert allowed.returncode == 0, allowed.stderr
 
     roster = json.loads(labrig(store, "users", "--json").stdout)
-    assert roster["enforced"] and {u["user"]: u["role"] for u in roster["users"]} == {"ada": "admin",
-                                                                                       "tom": "reviewer"}
-    actions = [(e["action"], e["actor"]) for e in json.loads(labrig(store, "audit", "--json").stdout)]
-    assert actions == [("roles.set", "ada"), ("roles.set", "ada"), ("roles.set", "ada"), ("review.revise", "tom")]
+    assert roster["enforced"] and {u["user"]: u["role"] for u in roster["users"]} == {
+        "ada": "admin",
+        "tom": "reviewer",
+    }
+    actions = [
+        (e["action"], e["actor"]) for e in json.loads(labrig(store, "audit", "--json").stdout)
+    ]
+    assert actions == [
+        ("roles.set", "ada"),
+        ("roles.set", "ada"),
+        ("roles.set", "ada"),
+        ("review.revise", "tom"),
+    ]
 
 
-def test_audit_verify_names_the_first_broken_entry_after_tampering(store: Path,
-                                                                   template: tuple[Path, TemplateResults]) -> None:
+def test_audit_verify_names_the_first_broken_entry_after_tampering(
+    store: Path, template: tuple[Path, TemplateResults]
+) -> None:
     labrig(store, "users", "set-role", "ada", "admin", "--reason", "lab manager")
     for n in range(3):
-        labrig(store, "review", "revise", template[1].published_id, "--set", f"track:1.extent={n + 1}",
-               "--reason", f"pass {n}")
+        labrig(
+            store,
+            "review",
+            "revise",
+            template[1].published_id,
+            "--set",
+            f"track:1.extent={n + 1}",
+            "--reason",
+            f"pass {n}",
+        )
     assert labrig(store, "audit", "verify").returncode == 0
     with sqlite3.connect(store / "labrig.db") as conn:
         update = "UPDATE audit_entries SET reason = 'pass 9' WHERE seq = 3"
@@ -141,7 +243,8 @@ def test_audit_verify_names_the_first_broken_entry_after_tampering(store: Path,
 
 
 def test_releases_capture_and_calibration_obey_roles_from_the_command_line(
-        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def run(user: str, *args: str) -> tuple[int, str]:
         monkeypatch.setenv("LOGNAME", user)
         code = main(["--store", str(store), *args])
@@ -150,13 +253,26 @@ def test_releases_capture_and_calibration_obey_roles_from_the_command_line(
     assert run("ada", "users", "set-role", "ada", "admin", "--reason", "lab manager")[0] == 0
     assert run("ada", "users", "set-role", "rita", "reviewer", "--reason", "analyst")[0] == 0
     code, err = run("rita", "releases", "rollback", "--reason", "drift")
-    assert code == 2 and "LABRIG_ROLE_REQUIRED: activating or rolling back a release needs the admin role" in err
+    assert (
+        code == 2
+        and "LABRIG_ROLE_REQUIRED: activating or rolling back a release needs the admin role" in err
+    )
     code, err = run("ada", "releases", "rollback", "--reason", "drift")
-    assert code == 2 and "LABRIG_INVALID_TRANSITION" in err  # allowed; nothing is active to roll back
+    # allowed; nothing is active to roll back
+    assert code == 2 and "LABRIG_INVALID_TRANSITION" in err
     video = tmp_path / "clip.mp4"
     video.write_bytes(b"not really a video")
     code, err = run("visitor", "import", str(video))
     assert code == 2 and "recording or importing captures needs the technician role" in err
-    code, err = run("visitor", "calibrate", str(video), "--board", "chessboard:9x6:25", "--device", "virtual:board",
-                    "--mode", "640x480@30")
+    code, err = run(
+        "visitor",
+        "calibrate",
+        str(video),
+        "--board",
+        "chessboard:9x6:25",
+        "--device",
+        "virtual:board",
+        "--mode",
+        "640x480@30",
+    )
     assert code == 2 and "storing a calibration needs the technician role" in err

@@ -1,4 +1,5 @@
-"""``labrig --self-test`` from the source tree: one line per check, exit 1 on any failure, scratch folders only."""
+"""``labrig --self-test`` from the source tree: one line per check, exit 1 on any failure,
+scratch folders only."""
 
 from __future__ import annotations
 
@@ -16,9 +17,19 @@ pytestmark = pytest.mark.slow
 
 
 def self_test(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = os.environ | {"QT_QPA_PLATFORM": "offscreen", "LABRIG_STORE": str(tmp_path / "ambient")} | env
-    return subprocess.run([sys.executable, "-m", "labrig", *args, "--self-test"], capture_output=True, text=True,
-                          timeout=300, env=environ, cwd=REPO)
+    environ = (
+        os.environ
+        | {"QT_QPA_PLATFORM": "offscreen", "LABRIG_STORE": str(tmp_path / "ambient")}
+        | env
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", *args, "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environ,
+        cwd=REPO,
+    )
 
 
 def lines(stdout: str) -> dict[str, str]:
@@ -31,7 +42,8 @@ def test_every_check_passes_in_a_scratch_store_that_is_not_the_users(tmp_path: P
     assert result.returncode == 0, result.stdout + result.stderr
     status = lines(result.stdout)
     assert list(status) == list(CHECKS)
-    # the window's plugin needs the xcb libraries, which a test machine may lack: a warning, never a failure
+    # the window's plugin needs the xcb libraries, which a test machine may lack: a warning, never a
+    # failure
     assert all(s == "PASS" for name, s in status.items() if name != "qt-xcb"), result.stdout
     assert status["qt-xcb"] in ("PASS", "WARN")
     assert "widget grab" in result.stdout and "result published with 3 tracks" in result.stdout
@@ -53,8 +65,12 @@ def test_a_missing_qt_platform_plugin_fails_its_line_and_the_rest_still_run(tmp_
 
 def test_the_self_test_and_the_instance_lock_import_no_qt() -> None:
     """The core stays importable without Qt: Qt runs only in the probe's child process."""
-    code = ("import sys, labrig.scenarios.selftest, labrig.instance_lock, labrig.health; "
-            "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')); "
-            "print(qt, file=sys.stderr); sys.exit(1 if qt else 0)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    code = (
+        "import sys, labrig.scenarios.selftest, labrig.instance_lock, labrig.health; qt = sorted(m "
+        "for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph')); "
+        "print(qt, file=sys.stderr); sys.exit(1 if qt else 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
-"""installer/: the scripts refuse bad input with a message and an exit code, before doing any work."""
+"""installer/: the scripts refuse bad input with a message and an exit code, before doing any
+work."""
 
 from __future__ import annotations
 
@@ -11,19 +12,27 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(args), cwd=REPO, capture_output=True, text=True, timeout=60, env=os.environ | env)
+    return subprocess.run(
+        list(args), cwd=REPO, capture_output=True, text=True, timeout=60, env=os.environ | env
+    )
 
 
 def test_build_refuses_an_unknown_argument_with_its_usage(tmp_path: Path) -> None:
     result = run("installer/build.sh", "--bogus", "--out", str(tmp_path))
     assert result.returncode == 2
-    assert "unknown argument '--bogus'" in result.stderr and "usage: installer/build.sh" in result.stderr
+    assert (
+        "unknown argument '--bogus'" in result.stderr
+        and "usage: installer/build.sh" in result.stderr
+    )
 
 
 def test_build_says_how_to_install_pyinstaller_when_it_is_missing(tmp_path: Path) -> None:
     result = run("installer/build.sh", "--out", str(tmp_path / "out"), PYTHON="/bin/false")
     assert result.returncode == 1
-    assert "PyInstaller is not installed" in result.stderr and "pip install -e '.[bundle]'" in result.stderr
+    assert (
+        "PyInstaller is not installed" in result.stderr
+        and "pip install -e '.[bundle]'" in result.stderr
+    )
     assert not (tmp_path / "out" / "labrig").exists()
 
 
@@ -44,7 +53,11 @@ def test_the_desktop_entry_starts_the_window_with_the_packaged_icon() -> None:
     entry.optionxform = str  # type: ignore[assignment,method-assign]  # keys are case-sensitive
     entry.read(REPO / "installer" / "labrig.desktop", encoding="utf-8")
     desktop = entry["Desktop Entry"]
-    assert desktop["Type"] == "Application" and desktop["Exec"] == "labrig" and desktop["Icon"] == "labrig"
+    assert (
+        desktop["Type"] == "Application"
+        and desktop["Exec"] == "labrig"
+        and desktop["Icon"] == "labrig"
+    )
     assert desktop["Terminal"] == "false"
     assert (REPO / "resources" / "icons" / "labrig.png").is_file()
 

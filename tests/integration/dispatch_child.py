@@ -1,4 +1,5 @@
-"""Run as a separate process by the dispatcher race test: one dispatcher pass loop on a shared store."""
+"""Run as a separate process by the dispatcher race test: one dispatcher pass loop
+on a shared store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""At-least-once delivery to idempotent consumers: redelivery changes nothing, failures don't block."""
+"""At-least-once delivery to idempotent consumers: redelivery changes nothing, failures don't
+block."""
 
 from __future__ import annotations
 
@@ -67,17 +68,21 @@ def test_each_consumer_gets_each_event_once(store: Store) -> None:
     assert seen == [0, 1, 2, 3, 4]
 
 
-def test_dispatch_all_delivers_more_than_one_batch_and_waits_for_no_failing_consumer(store: Store) -> None:
+def test_dispatch_all_delivers_more_than_one_batch_and_waits_for_no_failing_consumer(
+    store: Store,
+) -> None:
     with store.write() as session:  # more events than a pass takes (batch 7 here)
         for i in range(30):
             record_event(session, "plugin.tick", {"i": i})
-    now = utcnow()  # the clock stands still: no retry time (1 s away) comes while the loop runs, however slow
+    # the clock stands still: no retry time (1 s away) comes while the loop runs, however slow
+    now = utcnow()
     dispatcher = Dispatcher(store, batch=7, clock=lambda: now)
     dispatcher.register("count", count_in_session)
     dispatcher.register("broken", lambda e, s: 1 / 0)  # fails, then waits for its retry time
     totals = dispatcher.dispatch_all()
     assert _counter(store) == 30 and totals[Outcome.HANDLED] == 30
-    assert totals[Outcome.FAILED] == 30  # each tried once; none again before its retry time: the loop ends
+    # each tried once; none again before its retry time: the loop ends
+    assert totals[Outcome.FAILED] == 30
 
 
 def test_redelivery_of_a_processed_event_changes_nothing(store: Store) -> None:
@@ -96,7 +101,9 @@ def test_redelivery_of_a_processed_event_changes_nothing(store: Store) -> None:
     assert _counter(store) == 1
 
 
-def test_a_crash_inside_the_consumer_rolls_back_its_effect_and_the_event_comes_again(store: Store) -> None:
+def test_a_crash_inside_the_consumer_rolls_back_its_effect_and_the_event_comes_again(
+    store: Store,
+) -> None:
     _emit(store, 1)
     calls: list[str] = []
 
@@ -160,7 +167,12 @@ def test_two_dispatcher_processes_racing_deliver_each_event_once(tmp_path: Path)
         session.add(Meta(key="count", value="0"))
     _emit(store, 60)
     store.close()
-    child = [sys.executable, str(REPO / "tests" / "integration" / "dispatch_child.py"), str(tmp_path / "s"), "20"]
+    child = [
+        sys.executable,
+        str(REPO / "tests" / "integration" / "dispatch_child.py"),
+        str(tmp_path / "s"),
+        "20",
+    ]
     procs = [subprocess.Popen(child, cwd=REPO) for _ in range(2)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     store = open_store(tmp_path / "s")
@@ -173,7 +185,8 @@ def test_background_thread_is_woken_by_commits_and_announces_new_events(store: S
     handled: list[str] = []
     dispatcher = Dispatcher(store)
     dispatcher.register("h", lambda e, s: handled.append(e.name))
-    thread = DispatcherThread(dispatcher, poll_seconds=30.0)  # a long poll: only the wake-up can explain speed
+    # a long poll: only the wake-up can explain speed
+    thread = DispatcherThread(dispatcher, poll_seconds=30.0)
     thread.listeners.append(lambda e: heard.append(e.name))
     thread.start()
     try:
@@ -187,7 +200,8 @@ def test_background_thread_is_woken_by_commits_and_announces_new_events(store: S
         thread.stop()
 
 
-# -- cursors: a pass reads on from where each consumer stands (SQLite, where commits are in number order) --
+# -- cursors: a pass reads on from where each consumer stands (SQLite, where commits are in number
+# order) --
 
 
 def _cursor(store: Store, consumer: str, names: set[str] | None = None) -> int:
@@ -199,7 +213,9 @@ def _last(store: Store) -> int:
     return events_after(store, 0, limit=100_000)[-1].seq
 
 
-def test_a_cursor_passes_what_its_consumer_handled_and_what_it_does_not_take(sqlite_store: Store) -> None:
+def test_a_cursor_passes_what_its_consumer_handled_and_what_it_does_not_take(
+    sqlite_store: Store,
+) -> None:
     store = sqlite_store
     _emit(store, 3, name="plugin.tick")
     _emit(store, 2, name="plugin.tock")
@@ -207,15 +223,24 @@ def test_a_cursor_passes_what_its_consumer_handled_and_what_it_does_not_take(sql
     dispatcher = Dispatcher(store)
     dispatcher.register("ticks", lambda e, s: got.append(e.payload["i"]), names={"plugin.tick"})
     dispatcher.dispatch_once()
-    assert got == [0, 1, 2] and _cursor(store, "ticks", {"plugin.tick"}) == _last(store)  # past the tocks too
+    # past the tocks too
+    assert got == [0, 1, 2] and _cursor(store, "ticks", {"plugin.tick"}) == _last(store)
     _emit(store, 2, name="plugin.tick")
     assert dispatcher.dispatch_once()[Outcome.HANDLED] == 2 and got == [0, 1, 2, 0, 1]
     assert _cursor(store, "ticks", {"plugin.tick"}) == _last(store)
     statement, parameters = _pending_statement(store, dispatcher, "ticks")
     with store.read() as session:  # a pass reads the outbox from the cursor on, in number order
         connection = session.connection()
-        plan = [str(row[-1]) for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
-        indexes = {row[0] for row in connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        plan = [
+            str(row[-1])
+            for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+        ]
+        indexes = {
+            row[0]
+            for row in connection.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE type = 'index'"
+            )
+        }
     assert plan[0].startswith("SEARCH outbox_events USING INTEGER PRIMARY KEY (rowid>?)"), plan
     assert "ix_outbox_events_name" not in indexes  # no page of it written with every event
 
@@ -235,7 +260,9 @@ def _pending_statement(store: Store, dispatcher: Dispatcher, consumer: str) -> t
     return next((s, p) for s, p in sent if "FROM outbox_events" in s and "ORDER BY" in s)
 
 
-def test_a_failing_event_holds_its_consumers_cursor_until_it_is_delivered(sqlite_store: Store) -> None:
+def test_a_failing_event_holds_its_consumers_cursor_until_it_is_delivered(
+    sqlite_store: Store,
+) -> None:
     store = sqlite_store
     _emit(store, 4)
     failed_once: list[int] = []
@@ -249,7 +276,8 @@ def test_a_failing_event_holds_its_consumers_cursor_until_it_is_delivered(sqlite
     dispatcher = Dispatcher(store, clock=lambda: now[0])
     dispatcher.register("flaky", refuses_i1_once)
     counts = dispatcher.dispatch_once()
-    assert counts[Outcome.HANDLED] == 3 and counts[Outcome.FAILED] == 1  # later events were not held up
+    # later events were not held up
+    assert counts[Outcome.HANDLED] == 3 and counts[Outcome.FAILED] == 1
     first_seq = events_after(store, 0)[0].seq
     assert _cursor(store, "flaky") == first_seq  # just below the failed event: it is read again
     now[0] += retry_delay(1) + timedelta(milliseconds=1)
@@ -257,7 +285,9 @@ def test_a_failing_event_holds_its_consumers_cursor_until_it_is_delivered(sqlite
     assert _cursor(store, "flaky") == _last(store) and dispatcher.failures() == []
 
 
-def test_a_consumer_of_rare_events_has_its_cursor_moved_only_when_far_behind(sqlite_store: Store) -> None:
+def test_a_consumer_of_rare_events_has_its_cursor_moved_only_when_far_behind(
+    sqlite_store: Store,
+) -> None:
     store = sqlite_store
     dispatcher = Dispatcher(store)
     dispatcher.register("rare", lambda e, s: None, names={"plugin.rare"})
@@ -285,7 +315,8 @@ def test_a_consumer_registered_later_gets_every_earlier_event(store: Store) -> N
 
 
 def test_postgresql_keeps_no_cursors_and_every_pass_reads_all(pg_store: Store) -> None:
-    """PostgreSQL may commit an event numbered below one already seen, which a cursor would skip for ever."""
+    """PostgreSQL may commit an event numbered below one already seen, which a cursor
+    would skip for ever."""
     _emit(pg_store, 3)
     dispatcher = Dispatcher(pg_store)
     dispatcher.register("count", count_in_session)
@@ -294,8 +325,11 @@ def test_postgresql_keeps_no_cursors_and_every_pass_reads_all(pg_store: Store) -
         assert session.scalar(select(func.count()).select_from(OutboxCursor)) == 0
 
 
-def test_a_consumer_that_takes_more_names_than_before_gets_the_earlier_events_of_them(sqlite_store: Store) -> None:
-    """A new version of a consumer may take events its cursor passed over: that cursor no longer counts."""
+def test_a_consumer_that_takes_more_names_than_before_gets_the_earlier_events_of_them(
+    sqlite_store: Store,
+) -> None:
+    """A new version of a consumer may take events its cursor passed over: that cursor
+    no longer counts."""
     store = sqlite_store
     _emit(store, 2, name="plugin.tick")
     _emit(store, 1, name="plugin.tock")

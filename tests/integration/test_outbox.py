@@ -14,14 +14,19 @@ from labrig.store import Store
 from labrig.store.models import Meta, OutboxEvent
 from tests.conftest import BACKENDS, store_on
 
-STARTED = {"capture_id": "c1", "session_id": "s1", "device_id": "virtual-0", "manifest_path": "/m/c1.json"}
-
+STARTED = {
+    "capture_id": "c1",
+    "session_id": "s1",
+    "device_id": "virtual-0",
+    "manifest_path": "/m/c1.json",
+}
 
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Store:
     """Every test here runs on SQLite and on PostgreSQL."""
     return store_on(request, request.param)
+
 
 def _count(store: Store) -> int:
     with store.read() as session:
@@ -34,7 +39,12 @@ def test_event_and_state_change_commit_together(store: Store) -> None:
         row = record_event(session, "capture.started", STARTED)
         assert row.seq >= 1  # flushed: the sequence number is known inside the transaction
     [event] = events_after(store, 0)
-    assert (event.name, event.payload, event.known, event.schema_version) == ("capture.started", STARTED, True, 1)
+    assert (event.name, event.payload, event.known, event.schema_version) == (
+        "capture.started",
+        STARTED,
+        True,
+        1,
+    )
     assert store.meta("capture:c1") == "recording"
 
 
@@ -56,7 +66,10 @@ def test_an_invalid_payload_rolls_back_the_whole_transaction(store: Store) -> No
 
 
 def test_wrong_schema_version_for_a_catalogued_event_is_refused(store: Store) -> None:
-    with pytest.raises(InvalidEventPayloadError, match="version 1, not 2"), store.write() as session:
+    with (
+        pytest.raises(InvalidEventPayloadError, match="version 1, not 2"),
+        store.write() as session,
+    ):
         record_event(session, "capture.started", STARTED, version=2)
 
 
@@ -70,15 +83,24 @@ def test_sequence_is_global_and_increasing_and_ids_unique(store: Store) -> None:
     for i in range(3):
         with store.write() as session:
             record_event(session, "capture.started", STARTED | {"capture_id": f"c{i}"})
-            record_event(session, "attempt.created", {"attempt_id": f"a{i}", "session_id": "s1",
-                                                      "capture_ids": [f"c{i}"]})
+            record_event(
+                session,
+                "attempt.created",
+                {"attempt_id": f"a{i}", "session_id": "s1", "capture_ids": [f"c{i}"]},
+            )
     events = events_after(store, 0)
     assert [e.seq for e in events] == sorted(e.seq for e in events)
     assert len({e.seq for e in events}) == 6
     assert len({e.event_id for e in events}) == 6
     assert all(uuid.UUID(e.event_id) for e in events)
     assert [e.payload.get("capture_id", e.payload.get("attempt_id")) for e in events] == [
-        "c0", "a0", "c1", "a1", "c2", "a2"]
+        "c0",
+        "a0",
+        "c1",
+        "a1",
+        "c2",
+        "a2",
+    ]
 
 
 def test_uncatalogued_names_are_recorded_and_flagged(store: Store) -> None:
@@ -87,7 +109,11 @@ def test_uncatalogued_names_are_recorded_and_flagged(store: Store) -> None:
     [event] = events_after(store, 0)
     assert isinstance(event, EventRecord)
     assert (event.name, event.known, event.schema_version, event.payload) == (
-        "plugin.force_plate.zeroed", False, 3, {"offset_n": 0.4})
+        "plugin.force_plate.zeroed",
+        False,
+        3,
+        {"offset_n": 0.4},
+    )
     assert event.to_json()["known"] is False
 
 

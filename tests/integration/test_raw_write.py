@@ -1,4 +1,5 @@
-"""Raw write transactions: the queue's hot paths on the driver connection, with the guarantees of a session."""
+"""Raw write transactions: the queue's hot paths on the driver connection, with the
+guarantees of a session."""
 
 from __future__ import annotations
 
@@ -66,7 +67,9 @@ def test_commit_listeners_fire_only_after_a_commit_that_recorded_events(store: S
     assert record.recorded_at.tzinfo is UTC
 
 
-def test_a_catalogued_event_with_a_bad_payload_is_refused_before_anything_is_written(store: Store) -> None:
+def test_a_catalogued_event_with_a_bad_payload_is_refused_before_anything_is_written(
+    store: Store,
+) -> None:
     with pytest.raises(InvalidEventPayloadError), store.raw_write() as tx:
         insert_events(tx, [event_row("analysis.stage.requested", {"job_id": "j"})])
     with store.read() as session:
@@ -77,7 +80,9 @@ def test_raw_writes_and_session_writes_from_many_threads_are_serialized(store: S
     def raw(i: int) -> None:
         for j in range(20):
             with store.raw_write() as tx:
-                tx.execute("INSERT INTO labrig_meta (key, value) VALUES (:k, 'r')", {"k": f"r{i}-{j}"})
+                tx.execute(
+                    "INSERT INTO labrig_meta (key, value) VALUES (:k, 'r')", {"k": f"r{i}-{j}"}
+                )
 
     def orm(i: int) -> None:
         for j in range(20):

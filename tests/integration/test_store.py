@@ -1,4 +1,5 @@
-"""The SQLite store: durable settings, write transactions, and refusals that leave files untouched."""
+"""The SQLite store: durable settings, write transactions, and refusals that leave files
+untouched."""
 
 from __future__ import annotations
 
@@ -53,7 +54,9 @@ def test_reopening_keeps_identity_and_data(tmp_path: Path) -> None:
     again.close()
 
 
-def test_write_transactions_begin_immediate_so_read_then_write_never_fails_locked(store: Store) -> None:
+def test_write_transactions_begin_immediate_so_read_then_write_never_fails_locked(
+    store: Store,
+) -> None:
     # A deferred transaction that reads and then writes fails at once with "database is locked"
     # when another writer got in between; BEGIN IMMEDIATE waits on the busy timeout instead.
     with store.write() as session:
@@ -123,7 +126,7 @@ def test_damaged_pages_behind_a_valid_header_are_refused_and_left_untouched(tmp_
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(db.read_bytes())
-    data[4096:4096 * 3] = b"\xff" * (4096 * 2)  # smash two pages after the header page
+    data[4096 : 4096 * 3] = b"\xff" * (4096 * 2)  # smash two pages after the header page
     db.write_bytes(bytes(data))
     before = _digest(db)
     with pytest.raises(DatabaseCorruptError):
@@ -164,10 +167,13 @@ def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     assert _digest(db) == before
 
 
-@pytest.mark.parametrize("make_root", [
-    lambda tmp: tmp / "a-file" / "store",  # parent is a regular file
-    lambda tmp: Path("/proc/labrig-store"),  # not writable even for root
-])
+@pytest.mark.parametrize(
+    "make_root",
+    [
+        lambda tmp: tmp / "a-file" / "store",  # parent is a regular file
+        lambda tmp: Path("/proc/labrig-store"),  # not writable even for root
+    ],
+)
 def test_unwritable_store_path_is_refused_with_what_to_do(tmp_path: Path, make_root) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "a-file").write_text("occupied")
     root = make_root(tmp_path)
@@ -178,7 +184,9 @@ def test_unwritable_store_path_is_refused_with_what_to_do(tmp_path: Path, make_r
     assert (tmp_path / "a-file").read_text() == "occupied"
 
 
-def test_store_root_comes_from_argument_then_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_store_root_comes_from_argument_then_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("LABRIG_STORE", str(tmp_path / "env"))
     assert paths.resolve_root(tmp_path / "arg") == tmp_path / "arg"
     assert paths.resolve_root(None) == tmp_path / "env"
@@ -202,7 +210,9 @@ def test_an_older_store_is_migrated_forward_keeping_its_data(tmp_path: Path) -> 
     engine = create_sqlite_engine(root / paths.DB_FILENAME)
     migrate.upgrade(engine, "0001_foundation")  # as an earlier Labrig left it
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO labrig_meta (key, value) VALUES ('app', 'labrig'), ('note', 'old')"))
+        conn.execute(
+            text("INSERT INTO labrig_meta (key, value) VALUES ('app', 'labrig'), ('note', 'old')")
+        )
     engine.dispose()
     store = open_store(root)
     assert store.revision() == head_revision() != "0001_foundation"
@@ -218,8 +228,12 @@ def test_many_processes_can_open_the_same_store_at_once(tmp_path: Path) -> None:
 
     open_store(tmp_path / "s").close()
     code = "import sys; from labrig.store import open_store; open_store(sys.argv[1]).close()"
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "s")], stderr=subprocess.PIPE, text=True)
-             for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path / "s")], stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(8)
+    ]
     results = [(p.wait(timeout=60), p.stderr.read() if p.stderr else "") for p in procs]
     assert [rc for rc, _ in results] == [0] * 8, [err for _, err in results if err]
     assert not list((tmp_path / "s").glob(".labrig-write-probe*"))

@@ -1,6 +1,6 @@
-"""Real results and calibrations for the Results and Calibration screens and their read helpers: the virtual
-camera, the recorder, the queue's analysis stages and the publisher, as ``labrig demo`` runs them, on recordings of
-a second or two."""
+"""Real results and calibrations for the Results and Calibration screens and their read helpers: the
+virtual camera, the recorder, the queue's analysis stages and the publisher, as ``labrig demo`` runs
+them, on recordings of a second or two."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ import numpy as np
 
 from labrig.bootstrap import Services
 from labrig.calibration.boards import parse_board
-from labrig.calibration.camera import CalibrationThresholds, View, calibrate, detect_views, plane_homography
+from labrig.calibration.camera import (
+    CalibrationThresholds,
+    View,
+    calibrate,
+    detect_views,
+    plane_homography,
+)
 from labrig.calibration.stored import StoredCalibration, save_calibration
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.recorder import Recorder
@@ -27,7 +33,9 @@ from labrig.store.models import CalibrationRecord
 from tests.support.steady_clock import SteadyClock
 
 MODE = Mode(1280, 720, 30.0)
-MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+MARKERS = DeviceInfo(
+    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
+)
 BOARD = "chessboard:9x6:25"
 
 
@@ -35,20 +43,32 @@ def new_session(services: Services, subject: str = "S-1") -> str:
     return create_session(services.queue, subject, "reach", "ana")
 
 
-def record(services: Services, session_id: str | None, scene: str = "markers", seconds: float = 1.5,
-           camera: VirtualCamera | None = None, mode: Mode = MODE) -> str:
-    """A committed capture of ``scene``, paced unless ``camera`` says otherwise, its frames stamped 1/30 s apart
-    (the scene's own time) on a steady clock: no drops or late stamps from a busy machine (tests/support)."""
+def record(
+    services: Services,
+    session_id: str | None,
+    scene: str = "markers",
+    seconds: float = 1.5,
+    camera: VirtualCamera | None = None,
+    mode: Mode = MODE,
+) -> str:
+    """A committed capture of ``scene``, paced unless ``camera`` says otherwise, its frames stamped
+    1/30 s apart (the scene's own time) on a steady clock: no drops or late stamps from a busy
+    machine (tests/support)."""
     camera = camera or VirtualCamera(scene, frames_limit=int(seconds * mode.fps))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, MARKERS, mode, session_id=session_id, clock=SteadyClock(mode.fps))
+    recorder = Recorder(
+        services.store, camera, MARKERS, mode, session_id=session_id, clock=SteadyClock(mode.fps)
+    )
     recorder.start()
     recorder.wait(60)
     return recorder.stop().capture_id
 
 
 def request_analysis(services: Services, session_id: str, capture_id: str) -> str:
-    """Create the attempt with the default pipeline (its jobs queued, nothing run); the attempt id."""
-    return create_attempt(services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id))
+    """Create the attempt with the default pipeline (its jobs queued, nothing run); the
+    attempt id."""
+    return create_attempt(
+        services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id)
+    )
 
 
 def run_analysis(services: Services) -> None:
@@ -58,7 +78,8 @@ def run_analysis(services: Services) -> None:
 
 
 def analyse(services: Services, session_id: str, capture_id: str) -> str:
-    """Create the attempt, run its stages to the end, and let the publisher write its result; the attempt id."""
+    """Create the attempt, run its stages to the end, and let the publisher write its
+    result; the attempt id."""
     attempt_id = request_analysis(services, session_id, capture_id)
     run_analysis(services)
     return attempt_id
@@ -70,17 +91,27 @@ def board_views(mode: Mode, every: int = 30) -> list[View]:
     return [View(f"board-{i}", camera.render(i)) for i in range(0, 600, every)]
 
 
-def calibrate_markers_camera(services: Services, mode: Mode = MODE, *, reject_one: bool = False,
-                             thresholds: CalibrationThresholds | None = None,
-                             plane: bool = True, now: datetime | None = None) -> StoredCalibration:
-    """Calibrate the virtual camera from its board scene and store it bound to the markers device in ``mode``.
+def calibrate_markers_camera(
+    services: Services,
+    mode: Mode = MODE,
+    *,
+    reject_one: bool = False,
+    thresholds: CalibrationThresholds | None = None,
+    plane: bool = True,
+    now: datetime | None = None,
+) -> StoredCalibration:
+    """Calibrate the virtual camera from its board scene and store it bound to the markers
+    device in ``mode``.
 
-    ``reject_one``: one view's corners are moved by about 3 px, as a mis-detection would, so the solve rejects it.
+    ``reject_one``: one view's corners are moved by about 3 px, as a mis-detection would, so the
+    solve rejects it.
     """
     board = parse_board(BOARD)
     detections, skipped, size = detect_views(board_views(mode), board)
     if reject_one:
-        noisy = detections[3].corners + np.random.default_rng(1).normal(0, 3, detections[3].corners.shape)
+        noisy = detections[3].corners + np.random.default_rng(1).normal(
+            0, 3, detections[3].corners.shape
+        )
         detections[3] = dataclasses.replace(detections[3], corners=noisy)
     result = calibrate(detections, size, board, thresholds, skipped)
     homography = None
@@ -89,26 +120,30 @@ def calibrate_markers_camera(services: Services, mode: Mode = MODE, *, reject_on
         camera.open(mode)
         [on_plane], _, _ = detect_views([View("plane", camera.render(0))], board)
         homography = plane_homography(result, on_plane, board)
-    return save_calibration(services.store, result, MARKERS.device_id, mode.label(), homography, now)
+    return save_calibration(
+        services.store, result, MARKERS.device_id, mode.label(), homography, now
+    )
 
 
 class BoardPosesCamera(VirtualCamera):
-    """The board scene's 20 s of poses, one in every 30 frames, delivered as consecutive frames and unpaced:
-    a board recording that holds 20 distinct poses in 20 frames."""
+    """The board scene's 20 s of poses, one in every 30 frames, delivered as consecutive frames and
+    unpaced: a board recording that holds 20 distinct poses in 20 frames."""
 
     def render(self, frame_index: int) -> np.ndarray:  # type: ignore[type-arg]
         return super().render(frame_index * 30)
 
 
 def record_board(services: Services, mode: Mode, scene: str = "board", frames: int = 20) -> str:
-    """A committed recording of the board moving through its poses (or, scene "plane", lying on the plane)."""
+    """A committed recording of the board moving through its poses (or, scene "plane",
+    lying on the plane)."""
     camera = BoardPosesCamera(scene, paced=False, noise=1.0, frames_limit=frames)  # type: ignore[arg-type]
     return record(services, None, camera=camera, mode=mode)
 
 
 def store_as_v1(store: Store, calibration_id: str) -> str:
-    """Rewrite a stored calibration as Labrig stored it before ``labrig.calibration/2`` (no corners, no source; its
-    id the digest of that document), as a catalog upgraded from that version holds it; the v1 id."""
+    """Rewrite a stored calibration as Labrig stored it before ``labrig.calibration/2`` (no
+    corners, no source; its id the digest of that document), as a catalog upgraded from that
+    version holds it; the v1 id."""
     with store.write() as session:
         row = session.get(CalibrationRecord, calibration_id)
         assert row is not None
@@ -119,8 +154,18 @@ def store_as_v1(store: Store, calibration_id: str) -> str:
             del view["ids"], view["corners"], view["order"]
         text = json.dumps(doc, sort_keys=True)
         v1_id = hashlib.sha256(text.encode()).hexdigest()
-        session.add(CalibrationRecord(id=v1_id, device_id=row.device_id, mode=row.mode, valid=row.valid,
-                                      rms_px=row.rms_px, document=text, plane_homography=row.plane_homography,
-                                      created_at=row.created_at, valid_until=row.valid_until))
+        session.add(
+            CalibrationRecord(
+                id=v1_id,
+                device_id=row.device_id,
+                mode=row.mode,
+                valid=row.valid,
+                rms_px=row.rms_px,
+                document=text,
+                plane_homography=row.plane_homography,
+                created_at=row.created_at,
+                valid_until=row.valid_until,
+            )
+        )
         session.delete(row)
     return v1_id

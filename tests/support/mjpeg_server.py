@@ -1,13 +1,14 @@
-"""A real HTTP camera on 127.0.0.1 for integration tests: MJPEG over HTTP, as many IP cameras serve it.
+"""A real HTTP camera on 127.0.0.1 for integration tests: MJPEG over HTTP, as many IP
+cameras serve it.
 
-``GET /video.mjpg`` answers ``multipart/x-mixed-replace; boundary=frame`` with one JPEG per part, paced by the
-server at ``fps``. Each connection gets its own frame source (by default the virtual camera's markers scene,
-unpaced: the server does the pacing) or cycles through the given frames. The server stops by itself after
-``max_seconds`` so a forgotten one cannot outlive its test run.
+``GET /video.mjpg`` answers ``multipart/x-mixed-replace; boundary=frame`` with one JPEG per part,
+paced by the server at ``fps``. Each connection gets its own frame source (by default the virtual
+camera's markers scene, unpaced: the server does the pacing) or cycles through the given frames. The
+server stops by itself after ``max_seconds`` so a forgotten one cannot outlive its test run.
 
-Faults: :meth:`MjpegServer.kill` drops every connection with a reset and stops listening (a dead camera or a pulled
-network cable noticed by the stack); :meth:`MjpegServer.go_silent` keeps connections open but sends nothing more
-(a camera that hangs).
+Faults: :meth:`MjpegServer.kill` drops every connection with a reset and stops listening (a dead
+camera or a pulled network cable noticed by the stack); :meth:`MjpegServer.go_silent` keeps
+connections open but sends nothing more (a camera that hangs).
 """
 
 from __future__ import annotations
@@ -56,10 +57,18 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class MjpegServer:
-    """Threading: start/stop and the fault switches from the test's thread; one daemon thread per connection."""
+    """Threading: start/stop and the fault switches from the test's thread; one daemon
+    thread per connection."""
 
-    def __init__(self, source: SourceFactory | Sequence[Image] | None = None, fps: float = 30.0, quality: int = 80,
-                 *, size: tuple[int, int] = (640, 480), max_seconds: float = 120.0) -> None:
+    def __init__(
+        self,
+        source: SourceFactory | Sequence[Image] | None = None,
+        fps: float = 30.0,
+        quality: int = 80,
+        *,
+        size: tuple[int, int] = (640, 480),
+        max_seconds: float = 120.0,
+    ) -> None:
         self.fps, self.quality, self.size, self.max_seconds = fps, quality, size, max_seconds
         source = markers_camera if source is None else source
         self._factory = source if callable(source) else None
@@ -85,7 +94,9 @@ class MjpegServer:
     def start(self) -> MjpegServer:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
-        serve = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        serve = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         timer = threading.Thread(target=self._stop_at_deadline, daemon=True)
         self._threads = [serve, timer]
         for thread in self._threads:
@@ -95,8 +106,12 @@ class MjpegServer:
     def __enter__(self) -> MjpegServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def go_silent(self) -> None:
@@ -126,12 +141,14 @@ class MjpegServer:
             self.stop()
 
     def stream_to(self, conn: socket.socket, write: Callable[[bytes], object]) -> None:
-        """Send paced JPEG parts until the source ends, the client leaves or the server stops (a handler thread)."""
+        """Send paced JPEG parts until the source ends, the client leaves or the server stops (a
+        handler thread)."""
         with self._lock:
             self._connections.add(conn)
         try:
             self._send_paced(self._frames(), write)
-        except OSError:  # the client left or kill() reset the connection: either way this stream is over
+        # the client left or kill() reset the connection: either way this stream is over
+        except OSError:
             pass
         finally:
             with self._lock:
@@ -147,10 +164,14 @@ class MjpegServer:
             jpeg = next(jpegs, None)
             if jpeg is None:
                 return
-            write(b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n%b\r\n" % (len(jpeg), jpeg))
+            write(
+                b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n%b\r\n"
+                % (len(jpeg), jpeg)
+            )
             with self._lock:
                 self._frames_sent += 1
-            due = max(due + period, time.monotonic() - period)  # a slow client gets no burst to catch up
+            # a slow client gets no burst to catch up
+            due = max(due + period, time.monotonic() - period)
 
     def _frames(self) -> Iterator[bytes]:
         if self._factory is None:

@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL cluster for the tests: initdb in a temporary folder, listening on 127.0.0.1.
+"""A throwaway PostgreSQL cluster for the tests: initdb in a temporary folder,
+listening on 127.0.0.1.
 
 The server binaries come from Debian's ``postgresql`` package (``setup.sh test``
 installs it when missing). PostgreSQL refuses to run as root, so as root the
@@ -36,8 +37,10 @@ def _bin_dir() -> Path:
         return Path(found).resolve().parent
     versions = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
     if not versions:
-        raise RuntimeError("PostgreSQL's server binaries are not installed: run ./setup.sh test (it installs "
-                           "Debian's postgresql package) or apt-get install postgresql")
+        raise RuntimeError(
+            "PostgreSQL's server binaries are not installed: run ./setup.sh test (it installs "
+            "Debian's postgresql package) or apt-get install postgresql"
+        )
     return versions[-1]
 
 
@@ -67,12 +70,35 @@ class Cluster:
     def start(self) -> Cluster:
         if self.as_root:
             shutil.chown(self.folder, SERVER_USER)
-        self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--no-sync", "-E", "UTF8",
-                  "--locale=C")
-        options = (f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=on -c max_connections=200 "
-                   "-c shared_buffers=64MB")
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "server.log"), "-w",
-                  "-t", "60", "start")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
+        options = (
+            f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=on -c max_connections=200 "
+            "-c shared_buffers=64MB"
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.folder / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def stop(self) -> None:
@@ -84,14 +110,17 @@ class Cluster:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
     def admin(self) -> psycopg.Connection[tuple[object, ...]]:
-        return psycopg.connect(f"host=127.0.0.1 port={self.port} user={SUPERUSER} dbname=postgres",
-                               autocommit=True)
+        return psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={SUPERUSER} dbname=postgres", autocommit=True
+        )
 
     def create_database(self, template: str | None = None) -> str:
         """A new empty database (or a copy of ``template``); its name."""
         name = f"t{os.getpid()}_{next(self._names)}"
         with self.admin() as conn:
-            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+            conn.execute(
+                f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")
+            )
         return name
 
     def drop_database(self, name: str) -> None:

@@ -1,4 +1,5 @@
-"""Real analysis results for review tests: recorded from the virtual camera, analysed through the queue.
+"""Real analysis results for review tests: recorded from the virtual camera, analysed
+through the queue.
 
 Recording is paced (one second of video takes one second), so tests build one
 template store and copy it (:func:`copy_store`) instead of recording per test.
@@ -24,7 +25,9 @@ from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store.models import AnalysisResultRecord, Job
 from tests.support.steady_clock import SteadyClock
 
-DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+DEVICE = DeviceInfo(
+    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
+)
 MODE = Mode(640, 480, 30.0)
 
 
@@ -37,15 +40,20 @@ class TemplateResults:
 def _attempt(services: Services, session_id: str, *, blocked: bool = False) -> str:
     camera = VirtualCamera("markers", frames_limit=30)
     # stamped 1/30 s apart, however busy the machine (tests/support/steady_clock.py)
-    recorder = Recorder(services.store, camera, DEVICE, MODE, session_id=session_id, clock=SteadyClock(MODE.fps))
+    recorder = Recorder(
+        services.store, camera, DEVICE, MODE, session_id=session_id, clock=SteadyClock(MODE.fps)
+    )
     recorder.start()
     recorder.wait(60)
     capture_id = recorder.stop().capture_id
     pipeline = attempt_pipeline(services.store, capture_id)
-    if blocked:  # markers of a hue none of the scene's has: too few markers, so the gate blocks the result
-        pipeline = [PipelineStep("media.qc", {}),
-                    PipelineStep("tracking.markers", {"marker_hue": [200, 210]}, after_previous=True),
-                    PipelineStep("kinematics", {}, after_previous=True)]
+    # markers of a hue none of the scene's has: too few markers, so the gate blocks the result
+    if blocked:
+        pipeline = [
+            PipelineStep("media.qc", {}),
+            PipelineStep("tracking.markers", {"marker_hue": [200, 210]}, after_previous=True),
+            PipelineStep("kinematics", {}, after_previous=True),
+        ]
     return create_attempt(services.queue, session_id, [capture_id], pipeline)
 
 
@@ -66,7 +74,9 @@ def make_results(root: Path) -> TemplateResults:
         with services.store.read() as session:
             rows = {r.attempt_id: r for r in session.scalars(select(AnalysisResultRecord))}
         published, blocked = rows[published_attempt], rows[blocked_attempt]
-        assert published.status == "published" and len(json.loads(published.document)["metrics"]) == 3
+        assert (
+            published.status == "published" and len(json.loads(published.document)["metrics"]) == 3
+        )
         assert blocked.status == "blocked"
         return TemplateResults(published.id, blocked.id)
     finally:
@@ -79,12 +89,16 @@ def copy_store(template: Path, target: Path) -> Path:
 
 
 def reprocess_kinematics(services: Services, result_id: str) -> None:
-    """Reprocess the newest kinematics job of the result's attempt and publish again (a new result row)."""
+    """Reprocess the newest kinematics job of the result's attempt and publish again (a
+    new result row)."""
     with services.store.read() as session:
         result = session.get(AnalysisResultRecord, result_id)
         assert result is not None
-        job = session.scalars(select(Job).where(Job.attempt_id == result.attempt_id, Job.stage_id == "kinematics")
-                              .order_by(Job.created_at.desc())).first()
+        job = session.scalars(
+            select(Job)
+            .where(Job.attempt_id == result.attempt_id, Job.stage_id == "kinematics")
+            .order_by(Job.created_at.desc())
+        ).first()
         assert job is not None
     services.queue.reprocess(job.id)
     analyse(services)

@@ -23,7 +23,8 @@ FPS = 30.0  # every recording mode the tests use
 
 
 class SteadyClock:
-    """A :data:`labrig.capture.FrameClock` whose stamps are ``1 / fps`` apart, from the first one."""
+    """A :data:`labrig.capture.FrameClock` whose stamps are ``1 / fps`` apart, from the first
+    one."""
 
     def __init__(self, fps: float = FPS) -> None:
         self._period_ns = round(1e9 / fps)
@@ -39,4 +40,3 @@ class SteadyClock:
             offset = self._taken * self._period_ns
             self._taken += 1
         return mono + offset, utc + offset
-

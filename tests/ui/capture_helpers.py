@@ -24,7 +24,9 @@ def shown_capture_page(qtbot: QtBot, gui: Gui) -> CapturePage:
     return page
 
 
-def fill_session(qtbot: QtBot, page: CapturePage, subject: str, protocol: str, operator: str) -> None:
+def fill_session(
+    qtbot: QtBot, page: CapturePage, subject: str, protocol: str, operator: str
+) -> None:
     for edit, text in zip(page.form.edits, (subject, protocol, operator), strict=True):
         edit.clear()
         qtbot.keyClicks(edit, text)

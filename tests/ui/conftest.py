@@ -16,15 +16,19 @@ from tests.ui.jobs_helpers import TEST_LEASE
 
 @pytest.fixture
 def services(store: Store) -> Iterator[Services]:
-    """Services over the test's store, polling fast and leasing briefly so tests stay quick; not started."""
-    built = bootstrap(store=store, poll_seconds=0.05, lease=TEST_LEASE, health_check=release_health_check)
+    """Services over the test's store, polling fast and leasing briefly so tests stay
+    quick; not started."""
+    built = bootstrap(
+        store=store, poll_seconds=0.05, lease=TEST_LEASE, health_check=release_health_check
+    )
     yield built
     built.close()
 
 
 @pytest.fixture
 def ui(qtbot: QtBot, services: Services) -> Iterator[Gui]:
-    """The window, bridge, executor and queue monitor; nothing started. Workers are stopped afterwards."""
+    """The window, bridge, executor and queue monitor; nothing started. Workers are
+    stopped afterwards."""
     gui = build_main_window(services)
     qtbot.addWidget(gui.window)
     yield gui
@@ -33,7 +37,8 @@ def ui(qtbot: QtBot, services: Services) -> Iterator[Gui]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/ui drives Qt widgets: mark it ``gui`` so ``pytest -m gui`` runs them all."""
+    """Every test under tests/ui drives Qt widgets: mark it ``gui`` so ``pytest -m
+    gui`` runs them all."""
     for item in items:
         if "tests/ui/" in item.path.as_posix():
             item.add_marker(pytest.mark.gui)

@@ -1,4 +1,5 @@
-"""Shared bits of the job tests: selftest configs and reading the Queue page the way a person would."""
+"""Shared bits of the job tests: selftest configs and reading the Queue page the way a person
+would."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ STATE_COLUMN, ERROR_COLUMN = COLUMNS.index("State"), COLUMNS.index("Error")
 # Workers renew (and so notice a cancel) at most every third of the lease: a
 # 3 s lease makes a running job stop within about a second of a cancel.
 TEST_LEASE = LeaseTerms(seconds=3.0)
-# The analysis stages report progress per frame, but can be silent for seconds on a busy machine: the first
-# kinematics run imports scipy (2 s under load on its own). Under a 3 s lease the executor's next claim would reap
-# the job from its own running worker (LABRIG_WORKER_LOST). Tests that run them keep the production lease.
+# The analysis stages report progress per frame, but can be silent for seconds on a busy machine:
+# the first kinematics run imports scipy (2 s under load on its own). Under a 3 s lease the
+# executor's next claim would reap the job from its own running worker (LABRIG_WORKER_LOST). Tests
+# that run them keep the production lease.
 ANALYSIS_LEASE = LeaseTerms()
 WAIT_MS = 10_000
 

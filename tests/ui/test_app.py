@@ -35,7 +35,8 @@ class _QuitCatcher(QObject):
 
 
 def _pending_quits(app: QApplication) -> int:
-    """How many Quit events are queued for ``app`` (delivered now, into a catcher that drops them)."""
+    """How many Quit events are queued for ``app`` (delivered now, into a catcher that drops
+    them)."""
     catcher = _QuitCatcher()
     app.installEventFilter(catcher)
     try:
@@ -45,7 +46,9 @@ def _pending_quits(app: QApplication) -> int:
     return catcher.caught
 
 
-def test_run_gui_shows_the_window_and_closes_services_on_quit(qapp: QApplication, services: Services) -> None:
+def test_run_gui_shows_the_window_and_closes_services_on_quit(
+    qapp: QApplication, services: Services
+) -> None:
     during: dict[str, object] = {}
 
     def look_then_quit() -> None:
@@ -73,7 +76,9 @@ def test_run_gui_leaves_no_quit_event_behind(qapp: QApplication, services: Servi
     assert _pending_quits(qapp) == 0
 
 
-def test_run_gui_runs_jobs_and_quitting_hands_a_running_one_back(qapp: QApplication, services: Services) -> None:
+def test_run_gui_runs_jobs_and_quitting_hands_a_running_one_back(
+    qapp: QApplication, services: Services
+) -> None:
     job = services.queue.enqueue(SELFTEST, config=LONG)
     deadline = time.monotonic() + 10
 
@@ -91,4 +96,8 @@ def test_run_gui_runs_jobs_and_quitting_hands_a_running_one_back(qapp: QApplicat
         view = again.queue.get(job.id)
     finally:
         again.close()
-    assert (view.state, view.error_code, view.attempts) == (JobState.RETRY_WAITING, WORKER_STOPPED, 0)
+    assert (view.state, view.error_code, view.attempts) == (
+        JobState.RETRY_WAITING,
+        WORKER_STOPPED,
+        0,
+    )

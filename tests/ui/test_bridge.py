@@ -17,12 +17,18 @@ from labrig.events.outbox import EventRecord, record_event
 from labrig.ui.app import Gui
 from labrig.ui.shell.bridge import EventBridge
 
-LOW = {"volume": "/media/lab", "previous_level": "normal", "level": "high", "free_bytes": 12_300_000_000,
-       "minutes_left": None}
+LOW = {
+    "volume": "/media/lab",
+    "previous_level": "normal",
+    "level": "high",
+    "free_bytes": 12_300_000_000,
+    "minutes_left": None,
+}
 
 
 def _in_thread(target: Callable[[], object]) -> None:
-    """Run ``target`` in a plain thread; what it raises is re-raised here, not lost in the thread."""
+    """Run ``target`` in a plain thread; what it raises is re-raised here, not lost in the
+    thread."""
     errors: list[Exception] = []
 
     def run() -> None:
@@ -68,7 +74,9 @@ def test_event_recorded_on_a_thread_updates_the_status_bar(
     services.close()
 
 
-def test_publish_from_any_thread_emits_typed_signals_on_the_gui_thread(qtbot: QtBot, qapp: QApplication) -> None:
+def test_publish_from_any_thread_emits_typed_signals_on_the_gui_thread(
+    qtbot: QtBot, qapp: QApplication
+) -> None:
     bridge = EventBridge()
     seen: list[tuple[str, int, bool]] = []
     bridge.storagePressureChanged.connect(
@@ -87,7 +95,10 @@ def test_other_events_do_not_emit_storage_pressure(qtbot: QtBot) -> None:
     bridge = EventBridge()
     other = _record("plugin.something.happened", {"x": 1})
 
-    with qtbot.assertNotEmitted(bridge.storagePressureChanged), qtbot.waitSignal(bridge.eventRecorded):
+    with (
+        qtbot.assertNotEmitted(bridge.storagePressureChanged),
+        qtbot.waitSignal(bridge.eventRecorded),
+    ):
         bridge.publish(other)
 
 

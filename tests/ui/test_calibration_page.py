@@ -22,7 +22,13 @@ from labrig.ui.calibration.overlays import BLANK, EMPTY_CELL
 from labrig.ui.calibration.page import CalibrationPage
 from labrig.ui.calibration.view import REJECTED, USED
 from labrig.ui.shell.bridge import EventBridge
-from tests.support.analysis_runs import BOARD, MARKERS, calibrate_markers_camera, record_board, store_as_v1
+from tests.support.analysis_runs import (
+    BOARD,
+    MARKERS,
+    calibrate_markers_camera,
+    record_board,
+    store_as_v1,
+)
 from tests.ui.analysis_helpers import WAIT_MS, click_row
 
 SMALL = Mode(640, 360, 30.0)  # quick to render and detect
@@ -55,8 +61,13 @@ def _open(qtbot: QtBot, page: CalibrationPage, calibration_id: str) -> None:
     row = page.model.row_of(calibration_id)
     assert row is not None, "the calibration is not listed"
     click_row(qtbot, page.table, row)
-    qtbot.waitUntil(lambda: page.detail.current is not None
-                    and page.detail.current.summary.calibration_id == calibration_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            page.detail.current is not None
+            and page.detail.current.summary.calibration_id == calibration_id
+        ),
+        timeout=WAIT_MS,
+    )
 
 
 def _verdict_shown(page: CalibrationPage, calibration_id: str) -> str:
@@ -64,7 +75,8 @@ def _verdict_shown(page: CalibrationPage, calibration_id: str) -> str:
 
 
 def test_stored_calibrations_show_binding_verdict_and_per_view_errors_with_rejected_views_marked(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     good = calibrate_markers_camera(services, SMALL, reject_one=True)
     strict = CalibrationThresholds(max_rms_px=0.01)
     bad = calibrate_markers_camera(services, SMALL, thresholds=strict, plane=False)
@@ -96,8 +108,14 @@ def test_stored_calibrations_show_binding_verdict_and_per_view_errors_with_rejec
     assert "mm" in page.detail.figures["scale"].text()
     assert page.detail.coverage.value() == round(detail.document["coverage"] * 100)
     assert not page.detail.coverage_note.isVisible() and page.detail.coverage_map.isVisible()
-    assert "no frame to show: the views were image or video files given by name" in page.detail.frame_caption.text()
-    assert page.detail.overlay.image.image is not None and (page.detail.overlay.image.image == BLANK).all()
+    assert (
+        "no frame to show: the views were image or video files given by name"
+        in page.detail.frame_caption.text()
+    )
+    assert (
+        page.detail.overlay.image.image is not None
+        and (page.detail.overlay.image.image == BLANK).all()
+    )
 
     _open(qtbot, page, bad.id)
 
@@ -110,21 +128,28 @@ def test_stored_calibrations_show_binding_verdict_and_per_view_errors_with_rejec
 
 
 def test_calibrating_from_a_board_recording_runs_off_the_gui_thread_and_shows_its_verdict(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     board = record_board(services, SMALL)
     plane = record_board(services, SMALL, scene="plane", frames=2)
     _show(qtbot, page)
     assert page.model.rowCount() == 0
     form = page.form
-    assert form.capture.count() == 2 and form.plane.count() == 3  # the plane list starts with "none"
-    form.capture.setCurrentIndex(next(i for i in range(2) if form.capture.itemData(i).capture_id == board))
-    form.plane.setCurrentIndex(next(i for i in range(1, 3) if form.plane.itemData(i).capture_id == plane))
+    # the plane list starts with "none"
+    assert form.capture.count() == 2 and form.plane.count() == 3
+    form.capture.setCurrentIndex(
+        next(i for i in range(2) if form.capture.itemData(i).capture_id == board)
+    )
+    form.plane.setCurrentIndex(
+        next(i for i in range(1, 3) if form.plane.itemData(i).capture_id == plane)
+    )
     form.board.setCurrentText("virtual-9x6-25")
     form.every.setValue(1)
 
     qtbot.mouseClick(form.button, Qt.MouseButton.LeftButton)
 
-    assert not form.button.isEnabled() and form.button.text() == "Calibrating…"  # the solve runs elsewhere
+    # the solve runs elsewhere
+    assert not form.button.isEnabled() and form.button.text() == "Calibrating…"
     qtbot.waitUntil(lambda: page.detail.current is not None, timeout=WAIT_MS)
     detail = page.detail.current
     assert detail is not None and detail.summary.validity is Validity.IN_USE
@@ -132,11 +157,15 @@ def test_calibrating_from_a_board_recording_runs_off_the_gui_thread_and_shows_it
     assert form.button.isEnabled()
     assert ", valid; outputs in mm through the plane view." in form.status.text()
     assert page.model.rowCount() == 1 and page.selected_key() == detail.summary.calibration_id
-    assert page.detail.bars is not None and len(page.detail.bars.opts["height"]) == detail.document["view_count"]
+    assert (
+        page.detail.bars is not None
+        and len(page.detail.bars.opts["height"]) == detail.document["view_count"]
+    )
 
 
 def test_a_calibration_that_cannot_run_says_why_and_stores_nothing(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     record_board(services, SMALL, frames=5)
     _show(qtbot, page)
     page.form.board.setCurrentText("chessboard:9x6:25")
@@ -145,7 +174,9 @@ def test_a_calibration_that_cannot_run_says_why_and_stores_nothing(
     qtbot.mouseClick(page.form.button, Qt.MouseButton.LeftButton)
 
     qtbot.waitUntil(lambda: page.form.button.isEnabled(), timeout=WAIT_MS)
-    assert page.form.status.text().startswith("Not calibrated: the board was found in 5 of 5 views but 8 are needed")
+    assert page.form.status.text().startswith(
+        "Not calibrated: the board was found in 5 of 5 views but 8 are needed"
+    )
     assert page.model.rowCount() == 0
 
 
@@ -160,8 +191,8 @@ def _click_bar(qtbot: QtBot, page: CalibrationPage, index: int) -> None:
     assert page.detail.current is not None
     plot, view = page.detail.plot, page.detail.current.views[index]
     box, target = plot.getPlotItem().getViewBox(), QPointF(index, view.error_px / 2)
-    # the plot fits its range to the bars when it next paints, not when they are set: until then the click lands
-    # outside it
+    # the plot fits its range to the bars when it next paints, not when they are set: until then the
+    # click lands outside it
     qtbot.waitUntil(lambda: box.viewRect().contains(target), timeout=WAIT_MS)
     at = plot.mapFromScene(box.mapViewToScene(target))
     qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=at)
@@ -169,8 +200,13 @@ def _click_bar(qtbot: QtBot, page: CalibrationPage, index: int) -> None:
 
 def _wait_for_frame(qtbot: QtBot, page: CalibrationPage, view: ViewError) -> None:
     frame = view.name.rpartition("#")[2]
-    qtbot.waitUntil(lambda: page.detail.picked == view.name
-                    and f"frame {frame} of recording" in page.detail.frame_caption.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            page.detail.picked == view.name
+            and f"frame {frame} of recording" in page.detail.frame_caption.text()
+        ),
+        timeout=WAIT_MS,
+    )
 
 
 def _shown_corners(page: CalibrationPage) -> np.ndarray:
@@ -179,7 +215,8 @@ def _shown_corners(page: CalibrationPage) -> np.ndarray:
 
 
 def test_a_picked_view_shows_its_own_frame_with_its_stored_corners_over_it(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     calibration_id = _board_calibration(services)
     _show(qtbot, page)
     _open(qtbot, page, calibration_id)
@@ -187,7 +224,8 @@ def test_a_picked_view_shows_its_own_frame_with_its_stored_corners_over_it(
     assert detail is not None and detail.source is not None
     views = detail.views
     assert page.detail.view_list.count() == len(views) == 20
-    assert [page.detail.view_list.itemData(i) for i in range(20)] == [v.name for v in views]  # the bars' order
+    # the bars' order
+    assert [page.detail.view_list.itemData(i) for i in range(20)] == [v.name for v in views]
 
     _click_bar(qtbot, page, 5)
 
@@ -195,7 +233,11 @@ def test_a_picked_view_shows_its_own_frame_with_its_stored_corners_over_it(
     assert page.detail.view_list.currentIndex() == 5
     assert np.array_equal(_shown_corners(page), views[5].corners)
     frame = load_view_frame(services.store, detail, views[5].name)
-    assert frame is not None and page.detail.overlay.image.image.shape == frame.shape == (SMALL.height, SMALL.width, 3)
+    assert frame is not None and page.detail.overlay.image.image.shape == frame.shape == (
+        SMALL.height,
+        SMALL.width,
+        3,
+    )
     assert np.array_equal(page.detail.overlay.image.image, frame[..., ::-1])  # RGB on screen
     first_x, first_y = page.detail.overlay.first.getData()
     assert (first_x[0], first_y[0]) == tuple(views[5].corners[0])
@@ -204,18 +246,23 @@ def test_a_picked_view_shows_its_own_frame_with_its_stored_corners_over_it(
 
     page.detail.view_list.setFocus()
     qtbot.keyClick(page.detail.view_list, Qt.Key.Key_Down)
-    qtbot.keyClick(page.detail.view_list, Qt.Key.Key_Down)  # before the first read ends: only the newest is shown
+    # before the first read ends: only the newest is shown
+    qtbot.keyClick(page.detail.view_list, Qt.Key.Key_Down)
 
     _wait_for_frame(qtbot, page, views[7])
     qtbot.waitUntil(lambda: not page.busy, timeout=WAIT_MS)
-    assert page.detail.picked == views[7].name and np.array_equal(_shown_corners(page), views[7].corners)
-    page.detail.show_frame(calibration_id, views[6].name, np.zeros_like(frame))  # a stale answer arriving late
+    assert page.detail.picked == views[7].name and np.array_equal(
+        _shown_corners(page), views[7].corners
+    )
+    # a stale answer arriving late
+    page.detail.show_frame(calibration_id, views[6].name, np.zeros_like(frame))
     assert np.array_equal(_shown_corners(page), views[7].corners)
     assert page.detail.overlay.image.image.any()
 
 
 def test_the_coverage_map_counts_the_used_views_corners_with_empty_cells_marked(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     stored = calibrate_markers_camera(services, SMALL, reject_one=True)
     document = load_calibration_detail(services.store, stored.id).document
     _show(qtbot, page)
@@ -228,15 +275,22 @@ def test_the_coverage_map_counts_the_used_views_corners_with_empty_cells_marked(
     assert np.count_nonzero(shown) / shown.size == document["coverage"]
     colours = page.detail.coverage_map.cells.image
     assert colours.shape == (6, 8, 4) and (shown == 0).any()
-    assert all((tuple(colours[r, c]) == EMPTY_CELL) == (shown[r, c] == 0) for r in range(6) for c in range(8))
+    assert all(
+        (tuple(colours[r, c]) == EMPTY_CELL) == (shown[r, c] == 0)
+        for r in range(6)
+        for c in range(8)
+    )
     x, _ = page.detail.coverage_map.dots.getData()
     assert len(x) == len(used) == shown.sum()
     assert f"{document['coverage']:.0%} of the 8×6 grid cells" in page.detail.coverage.text()
 
 
-def test_a_calibration_stored_before_corners_were_kept_shows_its_figures_and_says_to_calibrate_again(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
-    v1_id = store_as_v1(services.store, calibrate_markers_camera(services, SMALL, reject_one=True).id)
+def test_a_calibration_stored_before_corners_were_kept_shows_figures_and_says_to_calibrate_again(
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
+    v1_id = store_as_v1(
+        services.store, calibrate_markers_camera(services, SMALL, reject_one=True).id
+    )
     _show(qtbot, page)
     _open(qtbot, page, v1_id)
 
@@ -253,7 +307,8 @@ def test_a_calibration_stored_before_corners_were_kept_shows_its_figures_and_say
 
 
 def test_a_recording_whose_media_is_gone_says_what_to_do_and_still_draws_the_corners(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     calibration_id = _board_calibration(services)
     [board] = committed_captures(services.store)
     for segment in load_capture(services.store, board.manifest_sha256).segments:
@@ -268,11 +323,15 @@ def test_a_recording_whose_media_is_gone_says_what_to_do_and_still_draws_the_cor
     assert detail is not None and page.detail.picked == detail.views[0].name
     assert "missing from the media store" in caption.text() and "labrig verify" in caption.text()
     assert np.array_equal(_shown_corners(page), detail.views[0].corners)
-    assert page.detail.overlay.image.image is not None and (page.detail.overlay.image.image == BLANK).all()
+    assert (
+        page.detail.overlay.image.image is not None
+        and (page.detail.overlay.image.image == BLANK).all()
+    )
 
 
 def test_a_calibration_shows_its_progress_in_the_form_to_the_end(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     record_board(services, SMALL)
     _show(qtbot, page)
     form = page.form
@@ -283,22 +342,28 @@ def test_a_calibration_shows_its_progress_in_the_form_to_the_end(
     shown: list[float] = []
     form.progress.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
     qtbot.waitUntil(lambda: form.status.text().startswith("Calibration "), timeout=WAIT_MS)
-    assert shown and shown == sorted(shown) and shown[-1] == 1.0  # the last value arrives before the bar hides
+    # the last value arrives before the bar hides
+    assert shown and shown == sorted(shown) and shown[-1] == 1.0
     assert not form.progress.shown and form.button.isEnabled()
 
 
 def test_cancelling_a_calibration_in_the_window_stores_nothing(
-        qtbot: QtBot, services: Services, page: CalibrationPage) -> None:
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
     record_board(services, SMALL)
     _show(qtbot, page)
     form = page.form
     form.board.setCurrentText("virtual-9x6-25")
     release = threading.Event()
-    page._solves.submit(release.wait, lambda _: None, lambda _: None)  # the solve thread is busy: the click waits
+    # the solve thread is busy: the click waits
+    page._solves.submit(release.wait, lambda _: None, lambda _: None)
     qtbot.mouseClick(form.button, Qt.MouseButton.LeftButton)
     assert form.progress.shown and form.button.text() == "Calibrating…"
     qtbot.mouseClick(form.progress.cancel_button, Qt.MouseButton.LeftButton)
-    assert form.progress.cancel_button.text() == "Cancelling…" and not form.progress.cancel_button.isEnabled()
+    assert (
+        form.progress.cancel_button.text() == "Cancelling…"
+        and not form.progress.cancel_button.isEnabled()
+    )
     release.set()  # the calibration starts now, with its cancel already asked for
     qtbot.waitUntil(lambda: form.status.text().startswith("Not calibrated:"), timeout=WAIT_MS)
     assert "cancelled at your request" in form.status.text()

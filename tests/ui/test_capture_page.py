@@ -1,4 +1,5 @@
-"""The technician's capture flow by clicking: session → verified device → live preview → record → attempt.
+"""The technician's capture flow by clicking: session → verified device → live preview →
+record → attempt.
 
 Everything runs on the real services over this test's store and the built-in
 virtual camera; what was saved is read back from the store, never from the widgets.
@@ -23,7 +24,14 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
-from labrig.store.models import Attempt, AttemptCapture, Capture, CaptureSegment, CaptureSession, OutboxEvent
+from labrig.store.models import (
+    Attempt,
+    AttemptCapture,
+    Capture,
+    CaptureSegment,
+    CaptureSession,
+    OutboxEvent,
+)
 from labrig.ui.app import Gui
 from labrig.ui.capture import preview as preview_module
 from labrig.ui.capture.page import CapturePage, Phase
@@ -58,12 +66,15 @@ def _committed_captures(services: Services, session_id: str) -> list[Capture]:
 
 
 def _assert_digests_verified(services: Services, capture: Capture) -> None:
-    """Re-hash the stored manifest and every segment against the catalog, as ``labrig verify`` does."""
+    """Re-hash the stored manifest and every segment against the catalog, as ``labrig verify``
+    does."""
     assert capture.state == "committed" and capture.manifest_sha256 is not None
     blobs = BlobStore(services.store.media_dir)
     assert sha256_file(blobs.path(capture.manifest_sha256, ".json"))[0] == capture.manifest_sha256
     with services.store.read() as db:
-        segments = list(db.scalars(select(CaptureSegment).where(CaptureSegment.capture_id == capture.id)))
+        segments = list(
+            db.scalars(select(CaptureSegment).where(CaptureSegment.capture_id == capture.id))
+        )
     assert segments and sum(s.frames for s in segments) == capture.frame_count
     for segment in segments:
         assert sha256_file(blobs.path(segment.media_sha256, ".avi"))[0] == segment.media_sha256
@@ -78,9 +89,12 @@ def _frames_written(page: CapturePage) -> int:
 
 def _attempts(services: Services, session_id: str) -> list[tuple[int, str]]:
     with services.store.read() as db:
-        rows = db.execute(select(Attempt.number, AttemptCapture.capture_id)
-                          .join(AttemptCapture, AttemptCapture.attempt_id == Attempt.id)
-                          .where(Attempt.session_id == session_id).order_by(Attempt.number))
+        rows = db.execute(
+            select(Attempt.number, AttemptCapture.capture_id)
+            .join(AttemptCapture, AttemptCapture.attempt_id == Attempt.id)
+            .where(Attempt.session_id == session_id)
+            .order_by(Attempt.number)
+        )
         return [(number, capture_id) for number, capture_id in rows]
 
 
@@ -104,36 +118,60 @@ def test_a_session_on_the_virtual_camera_records_an_attempt_with_verified_digest
     assert page.view.pixmap().cacheKey() != first_key
 
     start_recording(qtbot, page)
-    assert page.stop_button.isEnabled() and not page.record_button.isEnabled() and not page.picker.isEnabled()
+    assert (
+        page.stop_button.isEnabled()
+        and not page.record_button.isEnabled()
+        and not page.picker.isEnabled()
+    )
     recording_frames = page.view.frames_shown
-    # a second of recording: 30 frames written and the info bar's clock at 00:01 (a busy machine writes them later)
-    qtbot.waitUntil(lambda: _frames_written(page) >= 30 and page.info.elapsed.text().startswith("● REC 00:01")
-                    and page.view.frames_shown >= recording_frames + 10, timeout=WAIT_MS)
-    assert page.view.frames_shown >= recording_frames + 10  # the preview shows the recorder's frames
+    # a second of recording: 30 frames written and the info bar's clock at 00:01 (a busy machine
+    # writes them later)
+    qtbot.waitUntil(
+        lambda: (
+            _frames_written(page) >= 30
+            and page.info.elapsed.text().startswith("● REC 00:01")
+            and page.view.frames_shown >= recording_frames + 10
+        ),
+        timeout=WAIT_MS,
+    )
+    # the preview shows the recorder's frames
+    assert page.view.frames_shown >= recording_frames + 10
     assert page.info.elapsed.text().startswith("● REC 00:01")
-    assert page.info.frame_rate.text().endswith(" fps") and page.info.dropped.text().endswith(" dropped")
+    assert page.info.frame_rate.text().endswith(" fps") and page.info.dropped.text().endswith(
+        " dropped"
+    )
 
     qtbot.mouseClick(page.stop_button, LEFT)
-    qtbot.waitUntil(lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS
+    )
 
     [capture] = _committed_captures(services, page.session.id)
     _assert_digests_verified(services, capture)
     assert 30 <= capture.frame_count <= 75 and capture.device_id == MARKERS
     assert _attempts(services, page.session.id) == [(1, capture.id)]
     row = page.attempts.rows[0]
-    assert (row.number, row.capture_id, row.manifest_sha256) == (1, capture.id, capture.manifest_sha256)
+    assert (row.number, row.capture_id, row.manifest_sha256) == (
+        1,
+        capture.id,
+        capture.manifest_sha256,
+    )
     assert f"Attempt 1 saved: {capture.frame_count} frames" in page.message.text()
-    assert page.info.elapsed.text().startswith("Last recording 00:01")  # no REC mark once it has stopped
+    # no REC mark once it has stopped
+    assert page.info.elapsed.text().startswith("Last recording 00:01")
     # its analysis was requested and shows up through the bridge, stage by stage
     assert [j.stage_id for j in services.queue.jobs() if j.attempt_id == row.attempt_id] == PIPELINE
     stages = page.attempts.index(0, page.attempts.columnCount() - 1)
     qtbot.waitUntil(lambda: str(stages.data()).startswith("media.qc queued"), timeout=WAIT_MS)
     assert str(page.attempts.index(0, 4).data()) == "0 of 3 stages done"
     ui.executor.start()  # the stages run; their progress is pushed to the row, never polled
-    qtbot.waitUntil(lambda: str(page.attempts.index(0, 4).data()) == "3 of 3 stages done", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: str(page.attempts.index(0, 4).data()) == "3 of 3 stages done", timeout=WAIT_MS
+    )
     assert page.attempts.index(0, 4).data(Qt.ItemDataRole.UserRole) == 1.0
     assert not page.attempt_table.grab().isNull()  # the analysis column paints as labelled bars
-    qtbot.waitUntil(lambda: page.view.frames_shown > 0 and page.preview.running, timeout=WAIT_MS)  # previewing again
+    # previewing again
+    qtbot.waitUntil(lambda: page.view.frames_shown > 0 and page.preview.running, timeout=WAIT_MS)
 
     ui.window.close()
     assert not page.preview.running
@@ -152,25 +190,37 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     assert not page.board_check.isEnabled()  # what the recording is cannot change once it runs
     qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)  # a second of the camera
     qtbot.mouseClick(page.stop_button, LEFT)
-    qtbot.waitUntil(lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS
+    )
 
     assert page.session is not None
     [capture] = _committed_captures(services, page.session.id)
     _assert_digests_verified(services, capture)
-    assert _attempts(services, page.session.id) == [] and services.queue.jobs() == []  # nothing to analyse
+    # nothing to analyse
+    assert _attempts(services, page.session.id) == [] and services.queue.jobs() == []
     row = page.attempts.rows[0]
     assert row.attempt_id is None and row.capture_id == capture.id
-    assert page.message.text().startswith("Board recording saved:") and "Calibration screen" in page.message.text()
+    assert (
+        page.message.text().startswith("Board recording saved:")
+        and "Calibration screen" in page.message.text()
+    )
     assert str(page.attempts.index(0, 4).data()) == "not requested"
-    assert capture.id in [c.capture_id for c in committed_captures(services.store)]  # offered for calibration
+    # offered for calibration
+    assert capture.id in [c.capture_id for c in committed_captures(services.store)]
 
-    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())  # unticked: an attempt again
+    # unticked: an attempt again
+    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
     start_recording(qtbot, page)
     qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)
     qtbot.mouseClick(page.stop_button, LEFT)
-    qtbot.waitUntil(lambda: page.attempts.rowCount() == 2 and page.phase is Phase.READY, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.attempts.rowCount() == 2 and page.phase is Phase.READY, timeout=WAIT_MS
+    )
     assert [number for number, _ in _attempts(services, page.session.id)] == [1]
-    assert page.attempts.rows[1].attempt_id is not None and page.message.text().startswith("Attempt 1 saved")
+    assert page.attempts.rows[1].attempt_id is not None and page.message.text().startswith(
+        "Attempt 1 saved"
+    )
 
 
 def test_an_empty_subject_code_is_refused_in_words_and_nothing_is_stored(
@@ -188,10 +238,13 @@ def test_an_empty_subject_code_is_refused_in_words_and_nothing_is_stored(
     assert not page.picker.isEnabled() and not page.record_button.isEnabled()
     with services.store.read() as db:
         assert db.scalar(select(func.count()).select_from(CaptureSession)) == 0
-        assert db.scalar(select(func.count()).select_from(OutboxEvent)) == 0  # no device was even probed
+        # no device was even probed
+        assert db.scalar(select(func.count()).select_from(OutboxEvent)) == 0
 
     fill_session(qtbot, page, "S-015", "gait 10 m", "ana")  # corrected, it opens
-    assert page.phase is Phase.READY and page.form.message.text().startswith("Session S-015 · gait 10 m · ana")
+    assert page.phase is Phase.READY and page.form.message.text().startswith(
+        "Session S-015 · gait 10 m · ana"
+    )
 
 
 def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_threads(
@@ -207,7 +260,8 @@ def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_thre
 
     ui.window.close()
 
-    assert not page.preview.running and page.phase is Phase.RECORDING  # the page stopped where it was
+    # the page stopped where it was
+    assert not page.preview.running and page.phase is Phase.RECORDING
     [capture] = _committed_captures(services, session_id)
     _assert_digests_verified(services, capture)
     assert _attempts(services, session_id) == [(1, capture.id)]
@@ -216,7 +270,8 @@ def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_thre
 def test_a_camera_that_goes_silent_during_preview_is_reported_in_words(
     qtbot: QtBot, services: Services, ui: Gui
 ) -> None:
-    # a camera whose cable is pulled after 2.5 s of pictures: long enough to pass its 1 s verification
+    # a camera whose cable is pulled after 2.5 s of pictures: long enough to pass its 1 s
+    # verification
     services.capture.open_source = lambda _device: VirtualCamera("markers", fail_after=75)
     page = shown_capture_page(qtbot, ui)
     fill_session(qtbot, page, "S-017", "reach", "ana")
@@ -225,8 +280,8 @@ def test_a_camera_that_goes_silent_during_preview_is_reported_in_words(
 
     qtbot.waitUntil(lambda: page.message.text() == DEVICE_SILENT, timeout=WAIT_MS)
     assert not page.preview.running and page.view.text() == "No picture."
-    assert page.phase is Phase.READY  # nothing lost: the session stays open, the device can be picked again
-
+    # nothing lost: the session stays open, the device can be picked again
+    assert page.phase is Phase.READY
 
 
 def test_preview_frames_are_converted_off_the_gui_thread_at_the_camera_rate(
@@ -245,14 +300,18 @@ def test_preview_frames_are_converted_off_the_gui_thread_at_the_camera_rate(
     qtbot.waitUntil(lambda: page.view.frames_shown >= 3, timeout=WAIT_MS)
     qtbot.wait(1200)  # a full second of preview to count over
 
-    assert page.view.rate_fps() >= 0.9 * 30  # the virtual camera sends 30 a second: none left behind
+    # the virtual camera sends 30 a second: none left behind
+    assert page.view.rate_fps() >= 0.9 * 30
     assert threads and threading.main_thread().name not in threads
     pixmap = page.view.pixmap()
     assert pixmap.width() <= page.view.width() and pixmap.height() <= page.view.height()
 
 
-def test_a_refused_camera_shows_why_and_cannot_be_recorded(qtbot: QtBot, services: Services, ui: Gui) -> None:
-    services.capture.open_source = lambda _device: VirtualCamera("markers", fail_after=3)  # a dying camera
+def test_a_refused_camera_shows_why_and_cannot_be_recorded(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    # a dying camera
+    services.capture.open_source = lambda _device: VirtualCamera("markers", fail_after=3)
     page = shown_capture_page(qtbot, ui)
     fill_session(qtbot, page, "S-019", "reach", "ana")
     pick_device(qtbot, page.picker, MARKERS)
@@ -260,7 +319,10 @@ def test_a_refused_camera_shows_why_and_cannot_be_recorded(qtbot: QtBot, service
     qtbot.waitUntil(lambda: page.picker.status_of(MARKERS) == "Refused", timeout=WAIT_MS)
     assert "sent 3 picture(s) and then stopped" in page.picker.reason.text()
     assert "Check the cable or network" in page.picker.reason.text()  # and what to do about it
-    assert page.view.text() == "Labrig virtual camera (markers) was refused; see the reason under the device list."
+    assert (
+        page.view.text()
+        == "Labrig virtual camera (markers) was refused; see the reason under the device list."
+    )
     assert not page.record_button.isEnabled() and page.view.frames_shown == 0
     assert not page.preview.running
 
@@ -284,4 +346,5 @@ def test_a_camera_unplugged_while_recording_ends_in_a_saved_attempt_that_says_wh
     row = page.attempts.rows[0]
     assert row.capture_id == capture.id and "stopped sending frames" in row.note
     assert "stopped sending frames" in page.message.text()  # the technician reads what happened
-    assert _attempts(services, page.session.id) == [(1, capture.id)]  # and its analysis was still requested
+    # and its analysis was still requested
+    assert _attempts(services, page.session.id) == [(1, capture.id)]

@@ -1,4 +1,5 @@
-"""The Devices page: every discovered device with its verification verdict and the reason, by clicking."""
+"""The Devices page: every discovered device with its verification verdict and the
+reason, by clicking."""
 
 from __future__ import annotations
 
@@ -40,15 +41,22 @@ def test_every_device_is_listed_with_its_verdict_and_the_reason(
     page = _shown_devices_page(qtbot, ui)
     picker = page.picker
 
-    for device_id in (MARKERS, BOARD):  # both virtual cameras are always present, and both get verified
+    # both virtual cameras are always present, and both get verified
+    for device_id in (MARKERS, BOARD):
         wait_verified(qtbot, picker, device_id)
     pick_device(qtbot, picker, BOARD)
 
-    assert picker.reason.text().startswith("Labrig virtual camera (board) (board) verified: 640×480 at")
+    assert picker.reason.text().startswith(
+        "Labrig virtual camera (board) (board) verified: 640×480 at"
+    )
     assert picker.mode_combo.currentText() == "640x480@30 BGR" and picker.mode_combo.count() == 4
     with services.store.read() as db:  # the verdicts shown are the ones stored
         rows = {r.device_id: r for r in db.scalars(select(DeviceRecord))}
-    assert rows[BOARD].verified and rows[MARKERS].verified and rows[BOARD].reason == picker.reason.text()
+    assert (
+        rows[BOARD].verified
+        and rows[MARKERS].verified
+        and rows[BOARD].reason == picker.reason.text()
+    )
 
     qtbot.mouseClick(picker.verify_button, LEFT)  # verify again: checked anew, same verdict
     assert picker.status_of(BOARD) == "Checking…"

@@ -1,18 +1,20 @@
-"""Issue 6, end to end by clicking: a technician opens a session on the virtual camera, calibrates from a recorded
-board, records two attempts; the analysis runs and the results are plotted; a reviewer revises a value, and both
-the automatic and the revised value are on screen. Services are called only to set the roles up and to check what
-was stored.
+"""Issue 6, end to end by clicking: a technician opens a session on the virtual camera, calibrates
+from a recorded board, records two attempts; the analysis runs and the results are plotted; a
+reviewer revises a value, and both the automatic and the revised value are on screen. Services are
+called only to set the roles up and to check what was stored.
 
-Roles are enforced (ada is admin): tom, a technician, does the capture; then rita, a reviewer, signs in to the
-same workstation (the access service's user provider stands for the operating-system login) and reviews.
+Roles are enforced (ada is admin): tom, a technician, does the capture; then rita, a reviewer, signs
+in to the same workstation (the access service's user provider stands for the operating-system
+login) and reviews.
 
-The board recording is 330 frames (11 s of the 30 fps camera): a valid calibration needs the board's corners to
-cover 40 % of the image and the virtual board wanders slowly, so 270 frames (9 s; every 10th frame, 27 views) is
-the shortest recording that validates (260 frames reach 39.6 %). Recordings are stopped once they hold their
-frames, not after a time: a loaded machine records fewer frames a second (the virtual camera hands every frame
-over late rather than skip it), and frame n always shows the scene at n / 30 s. The virtual board is a device of
-its own (``virtual:board``) and no plane recording can be made with it, so the calibration is bound to that
-device: the two attempts of ``virtual:markers`` are analysed in pixels (published, degraded).
+The board recording is 330 frames (11 s of the 30 fps camera): a valid calibration needs the board's
+corners to cover 40 % of the image and the virtual board wanders slowly, so 270 frames (9 s; every
+10th frame, 27 views) is the shortest recording that validates (260 frames reach 39.6 %). Recordings
+are stopped once they hold their frames, not after a time: a loaded machine records fewer frames a
+second (the virtual camera hands every frame over late rather than skip it), and frame n always
+shows the scene at n / 30 s. The virtual board is a device of its own (``virtual:board``) and no
+plane recording can be made with it, so the calibration is bound to that device: the two attempts of
+``virtual:markers`` are analysed in pixels (published, degraded).
 """
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
 from tests.ui.analysis_helpers import click_row
-from tests.ui.capture_helpers import LEFT, MARKERS, fill_session, pick_device, start_recording, wait_verified
+from tests.ui.capture_helpers import (
+    LEFT,
+    MARKERS,
+    fill_session,
+    pick_device,
+    start_recording,
+    wait_verified,
+)
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 BOARD = "virtual:board"
@@ -51,7 +60,8 @@ FIELD = "track:0.peak_speed"
 
 
 class SignedIn:
-    """Who is logged in to the workstation: changed when the reviewer takes over from the technician."""
+    """Who is logged in to the workstation: changed when the reviewer takes over
+    from the technician."""
 
     def __init__(self, user: str) -> None:
         self.user = user
@@ -71,8 +81,12 @@ def services(store: Store, signed_in: SignedIn) -> Iterator[Services]:
     admin.set_role("ada", "admin", "lab manager")
     admin.set_role("tom", "technician", "bench technician")
     admin.set_role("rita", "reviewer", "senior analyst")
-    built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE,
-                      access=AccessControl(store, user=signed_in, host=lambda: "bench-1"))
+    built = bootstrap(
+        store=store,
+        poll_seconds=0.05,
+        lease=ANALYSIS_LEASE,
+        access=AccessControl(store, user=signed_in, host=lambda: "bench-1"),
+    )
     yield built
     built.close()
 
@@ -93,10 +107,11 @@ def _page(gui: Gui, key: str) -> QWidget:
     return gui.window.pages.currentWidget()
 
 
-def _record(qtbot: QtBot, page: CapturePage, device_id: str, frames: int, attempts: int,
-            board: bool = False) -> None:
-    """Pick ``device_id``, record ``frames`` of it (``board``: as a board recording for calibration, which is
-    not analysed), stop, and wait for the row to be listed."""
+def _record(
+    qtbot: QtBot, page: CapturePage, device_id: str, frames: int, attempts: int, board: bool = False
+) -> None:
+    """Pick ``device_id``, record ``frames`` of it (``board``: as a board recording for calibration,
+    which is not analysed), stop, and wait for the row to be listed."""
     pick_device(qtbot, page.picker, device_id)
     wait_verified(qtbot, page.picker, device_id)
     if page.board_check.isChecked() != board:
@@ -110,32 +125,45 @@ def _record(qtbot: QtBot, page: CapturePage, device_id: str, frames: int, attemp
 
     qtbot.waitUntil(recorded, timeout=WAIT_MS + frames * 100)  # allows for 10 frames a second
     qtbot.mouseClick(page.stop_button, LEFT)
-    qtbot.waitUntil(lambda: page.attempts.rowCount() == attempts and page.phase is Phase.READY, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.attempts.rowCount() == attempts and page.phase is Phase.READY, timeout=WAIT_MS
+    )
 
 
 def _calibrate(qtbot: QtBot, gui: Gui) -> None:
     page = _page(gui, "calibration")
     assert isinstance(page, CalibrationPage)
-    qtbot.waitUntil(lambda: page.form.capture.count() == 1 and page.form.button.isEnabled(), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.form.capture.count() == 1 and page.form.button.isEnabled(), timeout=WAIT_MS
+    )
     assert BOARD in page.form.capture.currentText()
-    assert page.form.board.currentText() == "virtual-9x6-25" and page.form.every.value() == 10  # the defaults
+    # the defaults
+    assert page.form.board.currentText() == "virtual-9x6-25" and page.form.every.value() == 10
     qtbot.mouseClick(page.form.button, LEFT)
     qtbot.waitUntil(lambda: page.detail.current is not None, timeout=WAIT_MS)
     detail = page.detail.current
-    assert detail is not None and detail.summary.validity is Validity.IN_USE, page.form.status.text()
+    assert detail is not None and detail.summary.validity is Validity.IN_USE, (
+        page.form.status.text()
+    )
     assert f"Bound to {BOARD}" in page.detail.binding.text()
 
 
 def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
-    """Wait for the attempt's result to be published (in pixels: degraded), click its row, see its curves."""
+    """Wait for the attempt's result to be published (in pixels: degraded), click its
+    row, see its curves."""
+
     def published() -> bool:
         summary = page.model.find(attempt_id)
         return summary is not None and summary.status is ResultStatus.DEGRADED
 
     qtbot.waitUntil(published, timeout=WAIT_MS)
     click_row(qtbot, page.table, page.model.row_of(attempt_id) or 0)
-    qtbot.waitUntil(lambda: page.detail.current is not None
-                    and page.detail.current.summary.attempt_id == attempt_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            page.detail.current is not None and page.detail.current.summary.attempt_id == attempt_id
+        ),
+        timeout=WAIT_MS,
+    )
     assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == 3  # the three markers
     assert page.detail.plots.speed.getPlotItem().listDataItems()
 
@@ -143,18 +171,26 @@ def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
 def _published(services: Services) -> dict[str, datetime]:
     """Every published result's id and the time it was published."""
     with services.store.read() as session:
-        return dict(session.execute(select(AnalysisResultRecord.id, AnalysisResultRecord.created_at)  # type: ignore[arg-type]
-                                    .where(AnalysisResultRecord.status == "published")).all())
+        return dict(
+            session.execute(
+                select(AnalysisResultRecord.id, AnalysisResultRecord.created_at).where(  # type: ignore[arg-type]
+                    AnalysisResultRecord.status == "published"
+                )
+            ).all()
+        )
 
 
 def _automatic_document(services: Services, attempt_id: str) -> tuple[str, bytes]:
     with services.store.read() as session:
-        row = session.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)).one()
+        row = session.scalars(
+            select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
+        ).one()
         return row.id, row.document.encode()
 
 
 def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicking(
-        qtbot: QtBot, services: Services, gui: Gui, signed_in: SignedIn) -> None:
+    qtbot: QtBot, services: Services, gui: Gui, signed_in: SignedIn
+) -> None:
     services.start()  # events reach the window through the bridge
     gui.window.resize(1400, 900)
     gui.window.show()
@@ -186,30 +222,46 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     signed_in.user = "rita"
     review = _page(gui, "review")
     assert isinstance(review, ReviewPage)
-    qtbot.waitUntil(lambda: review.reviewer is not None and review.reviewer.user == "rita", timeout=WAIT_MS)
-    assert review.user.text() == "Signed in as rita (reviewer role)." and review.form.permission.isHidden()
-    # newest first: by the time each result was published, which is the order the two analyses happened to
-    # finish in (the second attempt's may finish first), not the order of the attempts
+    qtbot.waitUntil(
+        lambda: review.reviewer is not None and review.reviewer.user == "rita", timeout=WAIT_MS
+    )
+    assert (
+        review.user.text() == "Signed in as rita (reviewer role)."
+        and review.form.permission.isHidden()
+    )
+    # newest first: by the time each result was published, which is the order the two analyses
+    # happened to finish in (the second attempt's may finish first), not the order of the attempts
     published = _published(services)
-    qtbot.waitUntil(lambda: {r.result_id for r in review.model.rows} == set(published), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: {r.result_id for r in review.model.rows} == set(published), timeout=WAIT_MS
+    )
     listed = [published[r.result_id] for r in review.model.rows]
     assert listed == sorted(listed, reverse=True), "the Review list is not newest first"
     row_of_result = review.model.row_of(result_id)
     assert row_of_result is not None
     click_row(qtbot, review.table, row_of_result)
-    qtbot.waitUntil(lambda: review.shown is not None and review.shown.result_id == result_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: review.shown is not None and review.shown.result_id == result_id, timeout=WAIT_MS
+    )
     row = review.values.row_of(FIELD)
     assert row is not None
     automatic = review.values.item(row, AUTOMATIC_COLUMN).text()
-    qtbot.mouseClick(review.values.viewport(), LEFT, pos=review.values.visualItemRect(review.values.item(row, 0))
-                     .center())
+    qtbot.mouseClick(
+        review.values.viewport(),
+        LEFT,
+        pos=review.values.visualItemRect(review.values.item(row, 0)).center(),
+    )
     assert review.form.field() == FIELD
     qtbot.keyClicks(review.form.value, "812.5")
     qtbot.keyClicks(review.form.reason, "marker 0 was occluded; peak read from the video")
     qtbot.mouseClick(review.form.button, LEFT)
 
-    qtbot.waitUntil(lambda: review.form.status.text().startswith("Revision 1 saved"), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: review.values.item(row, EFFECTIVE_COLUMN).text() == "812.50", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: review.form.status.text().startswith("Revision 1 saved"), timeout=WAIT_MS
+    )
+    qtbot.waitUntil(
+        lambda: review.values.item(row, EFFECTIVE_COLUMN).text() == "812.50", timeout=WAIT_MS
+    )
     assert review.values.item(row, AUTOMATIC_COLUMN).text() == automatic != "812.50"
     assert review.history.item(0, 1).text() == "rita"
 
@@ -218,15 +270,25 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     assert isinstance(results, ResultsPage)
     click_row(qtbot, results.table, results.model.row_of(second) or 0)
     column = [key for key, _, _ in METRIC_COLUMNS].index("peak_speed")
-    qtbot.waitUntil(lambda: results.detail.current is not None and results.detail.metrics.rowCount() > 0
-                    and results.detail.metrics.item(0, column).text().startswith("812.50"), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            results.detail.current is not None
+            and results.detail.metrics.rowCount() > 0
+            and results.detail.metrics.item(0, column).text().startswith("812.50")
+        ),
+        timeout=WAIT_MS,
+    )
     assert results.detail.metrics.item(0, column).text() == f"812.50 (revised; auto {automatic})"
     assert results.detail.badges["revisedBadge"].isVisible()
 
     # stored: the revision by rita beside the result, whose automatic document is byte-identical
     reviewed = services.governance.revisions.show(result_id)
     [revision] = reviewed.revisions
-    assert (revision.reviewer, revision.changes[0].field, revision.changes[0].new) == ("rita", FIELD, 812.5)
+    assert (revision.reviewer, revision.changes[0].field, revision.changes[0].new) == (
+        "rita",
+        FIELD,
+        812.5,
+    )
     assert services.governance.revisions.automatic_document(result_id) == automatic_document
     assert sha256_hex(automatic_document) == reviewed.automatic_digest and reviewed.automatic_intact
     assert services.governance.audit.verify().intact

@@ -1,4 +1,5 @@
-"""Newest-wins background reads: a burst of requests costs at most two calls, and only the newest is delivered."""
+"""Newest-wins background reads: a burst of requests costs at most two calls, and only the
+newest is delivered."""
 
 from __future__ import annotations
 

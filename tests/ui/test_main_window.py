@@ -16,7 +16,17 @@ from labrig.ui.review.page import ReviewPage
 from labrig.ui.screens import PAGES
 from labrig.ui.shell.main_window import MainWindow
 
-TITLES = ["Capture", "Calibration", "Results", "Review", "Queue", "Devices", "Storage", "Releases", "Settings"]
+TITLES = [
+    "Capture",
+    "Calibration",
+    "Results",
+    "Review",
+    "Queue",
+    "Devices",
+    "Storage",
+    "Releases",
+    "Settings",
+]
 
 
 def _shown(qtbot: QtBot, window: MainWindow) -> MainWindow:
@@ -82,9 +92,13 @@ def test_status_bar_starts_honest(qtbot: QtBot, services: Services, ui: Gui) -> 
     # the queue's counts are real from the start (an empty store: nothing anywhere)
     assert window.findChild(QLabel, "queueStatus").text() == "Queue: 0 ready · 0 running · 0 failed"
     assert window.findChild(QLabel, "lastEvent").text() == "Last event: —"
-    # storage and release are read off the GUI thread: a dash until the reading arrives, never a guess
+    # storage and release are read off the GUI thread: a dash until the reading arrives, never a
+    # guess
     storage = window.findChild(QLabel, "storageStatus")
-    qtbot.waitUntil(lambda: storage.text().startswith(f"Storage: {services.storage.level.label} ("), timeout=5000)
+    qtbot.waitUntil(
+        lambda: storage.text().startswith(f"Storage: {services.storage.level.label} ("),
+        timeout=5000,
+    )
     assert window.findChild(QLabel, "releaseStatus").text() == "Release: none active"
 
 
@@ -103,7 +117,8 @@ def test_human_bytes_uses_decimal_units() -> None:
 
 
 def test_the_status_bar_says_whether_sync_is_configured_and_what_is_pending(
-        qtbot: QtBot, services: Services, ui: Gui, tmp_path: Path) -> None:
+    qtbot: QtBot, services: Services, ui: Gui, tmp_path: Path
+) -> None:
     sync = ui.window.findChild(QLabel, "syncStatus")
     qtbot.waitUntil(lambda: sync.text() == "Sync: not configured", timeout=5000)
     assert "labrig sync configure" in sync.toolTip()
@@ -112,6 +127,8 @@ def test_the_status_bar_says_whether_sync_is_configured_and_what_is_pending(
     archive.mkdir()
     services.sync.configure(archive, "the lab's archive share")
     ui.window.refresh_action.trigger()
-    qtbot.waitUntil(lambda: sync.text().startswith("Sync: ") and "pending" in sync.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: sync.text().startswith("Sync: ") and "pending" in sync.text(), timeout=5000
+    )
     assert sync.text().endswith("· 0 archived")
     assert str(archive) in sync.toolTip()

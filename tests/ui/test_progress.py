@@ -1,4 +1,5 @@
-"""Progress coalescing: the newest value wins, at most one delivery per interval, the last never lost."""
+"""Progress coalescing: the newest value wins, at most one delivery per interval, the
+last never lost."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The QThreadPool executor runs real jobs from the real store, reports on the GUI thread, and never blocks it."""
+"""The QThreadPool executor runs real jobs from the real store, reports on the GUI thread, and
+never blocks it."""
 
 from __future__ import annotations
 
@@ -20,7 +21,16 @@ from labrig.store.models import Job
 from labrig.ui.app import Gui, build_main_window
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.qt_executor import QtJobExecutor
-from tests.ui.jobs_helpers import ERROR_COLUMN, LONG, SELFTEST, SHORT, TEST_LEASE, WAIT_MS, queue_page, state_shown
+from tests.ui.jobs_helpers import (
+    ERROR_COLUMN,
+    LONG,
+    SELFTEST,
+    SHORT,
+    TEST_LEASE,
+    WAIT_MS,
+    queue_page,
+    state_shown,
+)
 
 S = JobState
 
@@ -40,17 +50,24 @@ def test_jobs_run_on_the_pool_and_the_queue_page_shows_them_succeeded(
     assert sorted(v.id for v in finished) == sorted(j.id for j in jobs)
     assert {v.state for v in finished} == {S.SUCCEEDED}
     page = queue_page(ui)
-    qtbot.waitUntil(lambda: all(state_shown(page, j.id) == "Succeeded" for j in jobs), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: all(state_shown(page, j.id) == "Succeeded" for j in jobs), timeout=WAIT_MS
+    )
     assert ui.executor.running_jobs == frozenset()
     status = ui.window.findChild(QLabel, "queueStatus")
-    qtbot.waitUntil(lambda: status.text() == "Queue: 0 ready · 0 running · 0 failed", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: status.text() == "Queue: 0 ready · 0 running · 0 failed", timeout=WAIT_MS
+    )
     assert status.toolTip() == "Succeeded: 3"
 
 
-def test_a_requested_stage_is_claimed_at_once_not_at_the_fallback_timer(qtbot: QtBot, services: Services) -> None:
+def test_a_requested_stage_is_claimed_at_once_not_at_the_fallback_timer(
+    qtbot: QtBot, services: Services
+) -> None:
     bridge = EventBridge()
     bridge.attach(services)
-    executor = QtJobExecutor(services.queue, workers=1, fallback_ms=600_000)  # the timer never fires here
+    # the timer never fires here
+    executor = QtJobExecutor(services.queue, workers=1, fallback_ms=600_000)
     executor.attach(bridge)
     services.start()
     executor.start()  # nothing to claim yet
@@ -107,17 +124,24 @@ def test_a_permanent_failure_is_reported_with_its_code(qtbot: QtBot, store: Stor
             gui.executor.start()
         assert failed.args == [job.id, "LABRIG_TEST_NOT_VIDEO", "the input is not a video file"]
         status = gui.window.findChild(QLabel, "queueStatus")
-        qtbot.waitUntil(lambda: status.text() == "Queue: 0 ready · 0 running · 1 failed", timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: status.text() == "Queue: 0 ready · 0 running · 1 failed", timeout=WAIT_MS
+        )
         page = queue_page(gui)
         row = page.model.row_of(job.id)
-        assert row is not None and page.model.index(row, ERROR_COLUMN).data() == "LABRIG_TEST_NOT_VIDEO"
+        assert (
+            row is not None
+            and page.model.index(row, ERROR_COLUMN).data() == "LABRIG_TEST_NOT_VIDEO"
+        )
     finally:
         gui.executor.shutdown(5000)
         gui.bridge.detach(services)
         services.close()
 
 
-def test_a_lost_lease_is_reported_and_the_result_discarded(qtbot: QtBot, services: Services, ui: Gui) -> None:
+def test_a_lost_lease_is_reported_and_the_result_discarded(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
     job = services.queue.enqueue(SELFTEST, config=LONG)
     with qtbot.waitSignal(ui.executor.signals.jobStarted, timeout=WAIT_MS):
         ui.executor.start()
@@ -161,8 +185,13 @@ def test_shutdown_waits_for_the_worker_and_the_job_is_handed_back_uncharged(
     assert services.queue.get(job.id).state is S.RETRY_WAITING  # a stopped executor claims nothing
 
 
-def test_the_gui_thread_serves_events_while_stages_sleep(qtbot: QtBot, services: Services, ui: Gui) -> None:
-    jobs = [services.queue.enqueue(SELFTEST, [f"{i:064x}"], {"steps": 40, "step_seconds": 0.05}) for i in range(2)]
+def test_the_gui_thread_serves_events_while_stages_sleep(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    jobs = [
+        services.queue.enqueue(SELFTEST, [f"{i:064x}"], {"steps": 40, "step_seconds": 0.05})
+        for i in range(2)
+    ]
     with qtbot.waitSignal(ui.executor.signals.jobStarted, timeout=WAIT_MS):
         ui.executor.start()
     qtbot.waitUntil(lambda: services.queue.get(jobs[0].id).state is S.RUNNING, timeout=WAIT_MS)

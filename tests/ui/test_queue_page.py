@@ -1,4 +1,5 @@
-"""The Queue page: jobs with their states, and Cancel, Reprocess and Retry acting through the real queue."""
+"""The Queue page: jobs with their states, and Cancel, Reprocess and Retry acting
+through the real queue."""
 
 from __future__ import annotations
 
@@ -10,17 +11,31 @@ from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
 from labrig.ui.app import Gui
 from labrig.ui.queue.page import QueuePage
-from tests.ui.jobs_helpers import LONG, SELFTEST, SHORT, WAIT_MS, click_row, shown_queue_page, state_shown
+from tests.ui.jobs_helpers import (
+    LONG,
+    SELFTEST,
+    SHORT,
+    WAIT_MS,
+    click_row,
+    shown_queue_page,
+    state_shown,
+)
 
 S = JobState
 LEFT = Qt.MouseButton.LeftButton
 
 
 def _buttons(page: QueuePage) -> tuple[bool, bool, bool]:
-    return page.retry_button.isEnabled(), page.cancel_button.isEnabled(), page.reprocess_button.isEnabled()
+    return (
+        page.retry_button.isEnabled(),
+        page.cancel_button.isEnabled(),
+        page.reprocess_button.isEnabled(),
+    )
 
 
-def test_enqueued_jobs_appear_with_the_status_bar_counting_them(qtbot: QtBot, services: Services, ui: Gui) -> None:
+def test_enqueued_jobs_appear_with_the_status_bar_counting_them(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
     page = shown_queue_page(qtbot, ui)
     assert page.model.rowCount() == 0
     assert _buttons(page) == (False, False, False)  # nothing selected
@@ -32,17 +47,22 @@ def test_enqueued_jobs_appear_with_the_status_bar_counting_them(qtbot: QtBot, se
     assert page.model.row_of(jobs[1].id) == 0  # newest first
     assert not page.table.grab().isNull()  # the progress column paints as bars
     status = ui.window.findChild(QLabel, "queueStatus")
-    qtbot.waitUntil(lambda: status.text() == "Queue: 2 ready · 0 running · 0 failed", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: status.text() == "Queue: 2 ready · 0 running · 0 failed", timeout=WAIT_MS
+    )
 
 
-def test_cancel_stops_a_running_job_and_it_ends_cancelled(qtbot: QtBot, services: Services, ui: Gui) -> None:
+def test_cancel_stops_a_running_job_and_it_ends_cancelled(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
     page = shown_queue_page(qtbot, ui)
     services.start()
     job = services.queue.enqueue(SELFTEST, config=LONG)
     ui.executor.start()
     qtbot.waitUntil(lambda: state_shown(page, job.id) == "Running", timeout=WAIT_MS)
     click_row(qtbot, page, job.id)
-    assert _buttons(page) == (False, True, False)  # a running job is cancelled before it is reprocessed
+    # a running job is cancelled before it is reprocessed
+    assert _buttons(page) == (False, True, False)
 
     with qtbot.waitSignal(ui.executor.signals.jobFinished, timeout=WAIT_MS) as finished:
         qtbot.mouseClick(page.cancel_button, LEFT)
@@ -53,7 +73,8 @@ def test_cancel_stops_a_running_job_and_it_ends_cancelled(qtbot: QtBot, services
     assert finished.args[0].id == job.id and finished.args[0].state is S.CANCELLED
     assert services.queue.get(job.id).state is S.CANCELLED
     qtbot.waitUntil(lambda: state_shown(page, job.id) == "Cancelled", timeout=WAIT_MS)
-    assert page.selected_job() is not None and page.selected_job().id == job.id  # kept across refreshes
+    # kept across refreshes
+    assert page.selected_job() is not None and page.selected_job().id == job.id
     assert _buttons(page) == (True, False, True)
 
 
@@ -82,7 +103,9 @@ def test_reprocess_creates_a_new_job_that_supersedes_the_selected_one(
     assert services.queue.get(old.id).state is S.SUPERSEDED
 
 
-def test_retry_runs_a_cancelled_job_again_as_a_new_job(qtbot: QtBot, services: Services, ui: Gui) -> None:
+def test_retry_runs_a_cancelled_job_again_as_a_new_job(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
     page = shown_queue_page(qtbot, ui)
     services.start()
     old = services.queue.enqueue(SELFTEST, config=SHORT)
@@ -104,7 +127,9 @@ def test_retry_runs_a_cancelled_job_again_as_a_new_job(qtbot: QtBot, services: S
     assert services.queue.get(old.id).state is S.CANCELLED  # a terminal job never changes
 
 
-def test_a_refused_action_is_explained_on_the_page(qtbot: QtBot, services: Services, ui: Gui) -> None:
+def test_a_refused_action_is_explained_on_the_page(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
     page = shown_queue_page(qtbot, ui)
     job = services.queue.enqueue(SELFTEST, config=SHORT)
     ui.monitor.refresh_now()

@@ -17,8 +17,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_salvaged_capture_is_reported_at_start_up(qtbot: QtBot, store: Store) -> None:
-    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(store.root),
-             "--kill-at-rename", "4"]
+    child = [
+        sys.executable,
+        "-m",
+        "tests.integration.recording.record_child",
+        str(store.root),
+        "--kill-at-rename",
+        "4",
+    ]
     assert subprocess.run(child, cwd=REPO, timeout=60, capture_output=True).returncode == -9
     window = QMainWindow()
     qtbot.addWidget(window)
@@ -27,4 +33,5 @@ def test_a_salvaged_capture_is_reported_at_start_up(qtbot: QtBot, store: Store) 
     table = dialog.findChild(QTableWidget, "recoveryTable")
     assert table.rowCount() == 1 and table.item(0, 1).text() == "salvaged"
     assert "Nothing was deleted" in dialog.findChild(QLabel, "recoveryIntro").text()
-    assert recover_and_report(bootstrap(store=store), window) is None  # nothing left the second time
+    # nothing left the second time
+    assert recover_and_report(bootstrap(store=store), window) is None

@@ -1,4 +1,5 @@
-"""A start-up refusal in a message box: shown where a screen exists, never on a headless platform."""
+"""A start-up refusal in a message box: shown where a screen exists, never on a headless
+platform."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pytestqt.qtbot import QtBot
 from labrig.instance_lock import StoreInUseError
 from labrig.ui.shell.refusal import refusal_box, show_refusal
 
-ERROR = StoreInUseError("the data folder /data is already open in another Labrig window: process 42")
+ERROR = StoreInUseError(
+    "the data folder /data is already open in another Labrig window: process 42"
+)
 
 
 def test_the_box_says_what_is_wrong_and_its_code(qtbot: QtBot) -> None:

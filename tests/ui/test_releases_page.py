@@ -1,4 +1,5 @@
-"""The Releases page: register, health-check, activate and roll back through the real release service."""
+"""The Releases page: register, health-check, activate and roll back through the real
+release service."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def _idle(qtbot: QtBot, page: ReleasesPage) -> None:
 
 
 def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
-        qtbot: QtBot, ui: Gui, services: Services) -> None:
+    qtbot: QtBot, ui: Gui, services: Services
+) -> None:
     services.start()  # deployment events reach the window through the bridge
     delivered: list[str] = []
     ui.bridge.eventRecorded.connect(lambda event: delivered.append(event.name))
@@ -50,10 +52,15 @@ def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
     qtbot.waitUntil(lambda: page.table.item(0, 1).text() == "active", timeout=WAIT_MS)
     [release] = services.releases.list()
     assert release.status == "active"
-    qtbot.waitUntil(lambda: ui.window.release_status.text() == f"Release: {release.version} ({release.digest[:8]})",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            ui.window.release_status.text() == f"Release: {release.version} ({release.digest[:8]})"
+        ),
+        timeout=WAIT_MS,
+    )
 
-    # the page reads the list again when the bridge brings deployment.activated, its buttons off meanwhile
+    # the page reads the list again when the bridge brings deployment.activated, its buttons off
+    # meanwhile
     qtbot.waitUntil(lambda: "deployment.activated" in delivered and not page.busy, timeout=WAIT_MS)
     assert not page.rollback_button.isEnabled()  # a rollback needs a reason
     qtbot.keyClicks(page.reason, "tracking drifted on the reference set")
@@ -63,4 +70,6 @@ def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
     assert page.table.item(0, 5).text() == "tracking drifted on the reference set"
     names = [e.name for e in events_after(services.store, 0)]
     assert "deployment.activated" in names and "deployment.rolledback" in names
-    qtbot.waitUntil(lambda: ui.window.release_status.text() == "Release: none active", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: ui.window.release_status.text() == "Release: none active", timeout=WAIT_MS
+    )

@@ -1,4 +1,5 @@
-"""The Results page on real published and blocked results: plots, units, badges, metrics and provenance."""
+"""The Results page on real published and blocked results: plots, units, badges,
+metrics and provenance."""
 
 from __future__ import annotations
 
@@ -73,14 +74,19 @@ def _open(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
     assert row is not None, "the attempt is not listed"
     click_row(qtbot, page.table, row)
     assert page.selected_key() == attempt_id
-    qtbot.waitUntil(lambda: page.detail.current is not None
-                    and page.detail.current.summary.attempt_id == attempt_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            page.detail.current is not None and page.detail.current.summary.attempt_id == attempt_id
+        ),
+        timeout=WAIT_MS,
+    )
 
 
 def _document(services: Services, attempt_id: str) -> dict[str, Any]:
     with services.store.read() as session:
-        row = session.scalars(select(AnalysisResultRecord)
-                              .where(AnalysisResultRecord.attempt_id == attempt_id)).one()
+        row = session.scalars(
+            select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
+        ).one()
     return json.loads(row.document)  # type: ignore[no-any-return]
 
 
@@ -107,7 +113,8 @@ def _assert_metrics_match(page: ResultsPage, document: dict[str, Any]) -> None:
 
 
 def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
-        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     session_id = new_session(services)
     attempt_id = analyse(services, session_id, record(services, session_id))
     document = _document(services, attempt_id)
@@ -135,7 +142,9 @@ def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
     assert status == "Published, degraded"
     keys = {j["idempotency_key"] for j in document["provenance"]["jobs"]}
     tree = page.detail.provenance
-    shown = {tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())}
+    shown = {
+        tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+    }
     jobs = shown["Jobs"]
     assert jobs.childCount() == 3
     assert {jobs.child(i).child(1).text(1) for i in range(3)} == keys
@@ -143,7 +152,8 @@ def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
 
 
 def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
-        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     calibration = calibrate_markers_camera(services)
     session_id = new_session(services)
     attempt_id = analyse(services, session_id, record(services, session_id))
@@ -154,7 +164,9 @@ def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
     _open(qtbot, page, attempt_id)
 
     assert _labels(page) == ["x (mm)", "y (mm, downwards)", "time (s)", "speed (mm/s)"]
-    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == len(document["series"])
+    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == len(
+        document["series"]
+    )
     _assert_metrics_match(page, document)
     header = page.detail.metrics.horizontalHeaderItem(1).text()
     assert header == "Path length (mm)"
@@ -163,18 +175,27 @@ def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
     assert not page.detail.degraded_reasons.isVisible()
     assert page.detail.badges["statusBadge"].text() == "Published"
     assert page.detail.badges["calibrationBadge"].text() == f"Calibration {calibration.id[:8]}"
-    assert page.detail.current is not None and page.detail.current.summary.status is ResultStatus.PUBLISHED
+    assert (
+        page.detail.current is not None
+        and page.detail.current.summary.status is ResultStatus.PUBLISHED
+    )
 
 
-def test_a_blocked_result_says_why_and_what_to_do(qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+def test_a_blocked_result_says_why_and_what_to_do(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     session_id = new_session(services)
-    attempt_id = analyse(services, session_id, record(services, session_id, scene="plane", seconds=1.0))
+    attempt_id = analyse(
+        services, session_id, record(services, session_id, scene="plane", seconds=1.0)
+    )
     _show(qtbot, page)
 
     _open(qtbot, page, attempt_id)
 
     assert page.detail.blocked_panel.isVisible()
-    assert page.detail.blocked_reasons.text().startswith("• tracking.markers: no markers were found in any of the")
+    assert page.detail.blocked_reasons.text().startswith(
+        "• tracking.markers: no markers were found in any of the"
+    )
     assert "Check the lighting" in page.detail.what_to_do.text()
     assert page.detail.badges["statusBadge"].text() == "Blocked"
     assert not page.detail.badges["degradedBadge"].isVisible()
@@ -183,7 +204,8 @@ def test_a_blocked_result_says_why_and_what_to_do(qtbot: QtBot, services: Servic
 
 
 def test_a_new_result_appears_through_the_bridge_without_a_refresh(
-        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     _show(qtbot, page)
     assert page.model.rowCount() == 0
     assert page.list_status.text() == "No attempts yet: record one on the Capture page."
@@ -201,22 +223,30 @@ def test_a_new_result_appears_through_the_bridge_without_a_refresh(
 
 
 def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason(
-        qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     _show(qtbot, page)
     services.start()
     session_id = new_session(services)
-    attempt_id = request_analysis(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
+    attempt_id = request_analysis(
+        services, session_id, record(services, session_id, scene="plane", seconds=0.5)
+    )
     qtbot.waitUntil(lambda: page.select(attempt_id), timeout=WAIT_MS)
 
-    ThreadExecutor(services.queue, workers=1).run(drain=True)  # the dispatcher thread publishes, not this test
+    # the dispatcher thread publishes, not this test
+    ThreadExecutor(services.queue, workers=1).run(drain=True)
 
     qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.BLOCKED, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: page.detail.blocked_panel.isVisible(), timeout=WAIT_MS)
-    assert "tracking.markers: no markers were found in any of the" in page.detail.blocked_reasons.text()
+    assert (
+        "tracking.markers: no markers were found in any of the"
+        in page.detail.blocked_reasons.text()
+    )
 
 
 def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_verifies_it(
-        qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
+) -> None:
     session_id = new_session(services)
     attempt_id = analyse(services, session_id, record(services, session_id))
     _show(qtbot, page)
@@ -235,15 +265,23 @@ def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_
 
     [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
     assert str(bundle) in page.export_message.text()
-    check = subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=bundle,
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert page.export_button.isEnabled()
 
 
-def test_a_blocked_result_cannot_be_exported(qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+def test_a_blocked_result_cannot_be_exported(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
     session_id = new_session(services)
-    attempt_id = analyse(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
+    attempt_id = analyse(
+        services, session_id, record(services, session_id, scene="plane", seconds=0.5)
+    )
     _show(qtbot, page)
     _open(qtbot, page, attempt_id)
     assert _status(page, attempt_id) is ResultStatus.BLOCKED
@@ -251,7 +289,8 @@ def test_a_blocked_result_cannot_be_exported(qtbot: QtBot, services: Services, p
 
 
 def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
-        qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path) -> None:
+    qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
+) -> None:
     session_id = new_session(services)
     attempt_id = analyse(services, session_id, record(services, session_id))
     _show(qtbot, page)
@@ -268,7 +307,8 @@ def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
 
     cancelled = tmp_path / "cancelled"
     release = threading.Event()
-    page._exporting.submit(release.wait, lambda _: None, lambda _: None)  # the export thread is busy
+    # the export thread is busy
+    page._exporting.submit(release.wait, lambda _: None, lambda _: None)
     page.export_to(str(cancelled))
     qtbot.mouseClick(page.export_progress.cancel_button, Qt.MouseButton.LeftButton)
     release.set()

@@ -1,7 +1,9 @@
-"""The Review page on a real published result: revising by clicking, refusals in words, roles and conflicts.
+"""The Review page on a real published result: revising by clicking, refusals in words,
+roles and conflicts.
 
-The store is a copy of one template (a published and a blocked result, recorded and analysed once per test run);
-each test acts as a named user on the workstation ``bench-1``. What was stored is read back through the services.
+The store is a copy of one template (a published and a blocked result, recorded and analysed once
+per test run); each test acts as a named user on the workstation ``bench-1``. What was stored is
+read back through the services.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ class Rig:
     published_id: str
 
     def services_as(self, user: str) -> Services:
-        return bootstrap(store=self.store, poll_seconds=0.05, lease=TEST_LEASE, access=as_user(self.store, user))
+        return bootstrap(
+            store=self.store, poll_seconds=0.05, lease=TEST_LEASE, access=as_user(self.store, user)
+        )
 
 
 @pytest.fixture
@@ -61,8 +65,8 @@ def rig(template: tuple[Path, TemplateResults], tmp_path: Path) -> Iterator[Rig]
 
 
 class Bench:
-    """Services acting as one user each, with a bridge attached and the dispatcher running; pages built on them
-    are shut down, and the threads stopped, at the end of the test."""
+    """Services acting as one user each, with a bridge attached and the dispatcher running; pages
+    built on them are shut down, and the threads stopped, at the end of the test."""
 
     def __init__(self, qtbot: QtBot, rig: Rig) -> None:
         self.qtbot, self.rig = qtbot, rig
@@ -88,7 +92,9 @@ class Bench:
         services, bridge = self.open_as(user)
         page = ReviewPage(services.governance.reviewed, bridge)
         self.show(page)
-        self.qtbot.waitUntil(lambda: page.model.rowCount() == 1 and page.reviewer is not None, timeout=WAIT_MS)
+        self.qtbot.waitUntil(
+            lambda: page.model.rowCount() == 1 and page.reviewer is not None, timeout=WAIT_MS
+        )
         return page, services
 
     def close(self) -> None:
@@ -110,11 +116,14 @@ def _open_result(qtbot: QtBot, page: ReviewPage, result_id: str) -> None:
     row = page.model.row_of(result_id)
     assert row is not None, "the result is not listed"
     click_row(qtbot, page.table, row)
-    qtbot.waitUntil(lambda: page.shown is not None and page.shown.result_id == result_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.shown is not None and page.shown.result_id == result_id, timeout=WAIT_MS
+    )
 
 
 def _type_revision(qtbot: QtBot, page: ReviewPage, field: str, value: str, reason: str) -> None:
-    """Click the field's row in the values table (which picks it in the form), then type the value and reason."""
+    """Click the field's row in the values table (which picks it in the form), then type the
+    value and reason."""
     row = page.values.row_of(field)
     assert row is not None, f"the values table has no row for {field}"
     rect = page.values.visualItemRect(page.values.item(row, 0))
@@ -128,15 +137,18 @@ def _type_revision(qtbot: QtBot, page: ReviewPage, field: str, value: str, reaso
 def _cells(page: ReviewPage, field: str) -> tuple[str, str, str]:
     row = page.values.row_of(field)
     assert row is not None
-    automatic, effective, change = (page.values.item(row, c).text()
-                                    for c in (AUTOMATIC_COLUMN, EFFECTIVE_COLUMN, CHANGE_COLUMN))
+    automatic, effective, change = (
+        page.values.item(row, c).text() for c in (AUTOMATIC_COLUMN, EFFECTIVE_COLUMN, CHANGE_COLUMN)
+    )
     return automatic, effective, change
 
 
 def _counts(store: Store) -> tuple[int, ...]:
     with store.read() as session:
-        return tuple(session.scalar(select(func.count()).select_from(m)) or 0
-                     for m in (ResultRevision, OutboxEvent, AuditEntry))
+        return tuple(
+            session.scalar(select(func.count()).select_from(m)) or 0
+            for m in (ResultRevision, OutboxEvent, AuditEntry)
+        )
 
 
 def _staff(store: Store) -> None:
@@ -147,11 +159,13 @@ def _staff(store: Store) -> None:
 
 
 def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic_one(
-        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     page, services = bench.review_page("rita")
     automatic_document = services.governance.revisions.automatic_document(rig.published_id)
     assert "not enforced" in page.user.text() and "rita" in page.user.text()
-    assert page.list_status.text() == "1 published result, newest first."  # the blocked one cannot be revised
+    # the blocked one cannot be revised
+    assert page.list_status.text() == "1 published result, newest first."
     _open_result(qtbot, page, rig.published_id)
     automatic, effective, change = _cells(page, FIELD)
     assert automatic == effective and change == "— (automatic)"
@@ -164,22 +178,40 @@ def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic
     qtbot.waitUntil(lambda: _cells(page, FIELD)[1] == "812.50", timeout=WAIT_MS)
     assert _cells(page, FIELD)[0] == automatic  # the automatic value stays beside the revised one
     assert "revision 1 by rita" in _cells(page, FIELD)[2] and "occluded" in _cells(page, FIELD)[2]
-    assert page.values.item(page.values.row_of(FIELD) or 0, EFFECTIVE_COLUMN).background().color().name() == "#ffe2a8"
+    assert (
+        page.values.item(page.values.row_of(FIELD) or 0, EFFECTIVE_COLUMN)
+        .background()
+        .color()
+        .name()
+        == "#ffe2a8"
+    )
     assert page.history.rowCount() == 1
-    assert [page.history.item(0, c).text() for c in (0, 1, 4)] == ["1", "rita", "marker 0 was occluded for ten frames"]
+    assert [page.history.item(0, c).text() for c in (0, 1, 4)] == [
+        "1",
+        "rita",
+        "marker 0 was occluded for ten frames",
+    ]
     assert f"{automatic} → 812.50" in page.history.item(0, 3).text()
     assert page.form.value.text() == page.form.reason.text() == ""
     qtbot.waitUntil(lambda: page.model.rows[0].revisions == 1, timeout=WAIT_MS)
     # stored: the revision beside the result, which stays byte-identical, with its audit entry
     shown = services.governance.revisions.show(rig.published_id)
     [revision] = shown.revisions
-    assert (revision.reviewer, revision.base_id, revision.changes[0].new) == ("rita", rig.published_id, 812.5)
+    assert (revision.reviewer, revision.base_id, revision.changes[0].new) == (
+        "rita",
+        rig.published_id,
+        812.5,
+    )
     assert services.governance.revisions.automatic_document(rig.published_id) == automatic_document
     assert sha256_hex(automatic_document) == shown.automatic_digest
-    assert [e.action for e in services.governance.audit.entries(rig.published_id)] == ["review.revise"]
+    assert [e.action for e in services.governance.audit.entries(rig.published_id)] == [
+        "review.revise"
+    ]
 
 
-def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     page, services = bench.review_page("rita")
     _open_result(qtbot, page, rig.published_id)
     before = _counts(services.store)
@@ -187,11 +219,14 @@ def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(qtbot: QtBot,
     _type_revision(qtbot, page, FIELD, "812.5", "   ")
     qtbot.mouseClick(page.form.button, LEFT)
 
-    assert page.form.status.text().startswith("Not saved: a revision needs a reason: say why the automatic value")
+    assert page.form.status.text().startswith(
+        "Not saved: a revision needs a reason: say why the automatic value"
+    )
     assert page.focusWidget() is page.form.reason  # where to type the fix
     page.form.value.setText("twelve")
     qtbot.keyClicks(page.form.reason, "typed from the lab book")
-    qtbot.mouseClick(page.form.button, LEFT)  # the service refuses what it cannot read, in its words
+    # the service refuses what it cannot read, in its words
+    qtbot.mouseClick(page.form.button, LEFT)
     qtbot.waitUntil(lambda: "is not a number" in page.form.status.text(), timeout=WAIT_MS)
     assert page.form.status.text().startswith(f"Not saved: {FIELD}: 'twelve' is not a number")
     assert page.form.value.text() == "twelve"  # nothing typed is lost
@@ -199,7 +234,9 @@ def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(qtbot: QtBot,
     assert services.governance.revisions.show(rig.published_id).revisions == []
 
 
-def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     _staff(rig.store)
     page, _services = bench.review_page("tom")
     _open_result(qtbot, page, rig.published_id)
@@ -208,37 +245,51 @@ def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(qtbot: QtBo
     assert page.form.permission.isVisible() and not page.form.button.isEnabled()
     assert not page.form.value.isEnabled() and not page.form.reason.isEnabled()
     text = page.form.permission.text()
-    assert "revising a result needs the reviewer role (or admin); 'tom' has the technician role" in text
+    assert (
+        "revising a result needs the reviewer role (or admin); 'tom' has the technician role"
+        in text
+    )
     assert "An admin (ada) can grant it" in text
 
 
 def test_a_role_refusal_from_the_service_is_shown_in_words_and_nothing_is_stored(
-        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     _staff(rig.store)
     page, services = bench.review_page("rita")
     _open_result(qtbot, page, rig.published_id)
     assert page.form.button.isEnabled() and not page.form.permission.isVisible()
     _type_revision(qtbot, page, FIELD, "812.5", "checked against the video")
-    as_user(rig.store, "ada").set_role("rita", "technician", "moved to the capture bench")  # while she types
+    # while she types
+    as_user(rig.store, "ada").set_role("rita", "technician", "moved to the capture bench")
     before = _counts(services.store)
 
     qtbot.mouseClick(page.form.button, LEFT)
 
-    qtbot.waitUntil(lambda: page.form.status.text().startswith("Not saved: revising a result needs the reviewer "
-                                                               "role"), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.form.status.text().startswith(
+            "Not saved: revising a result needs the reviewer role"
+        ),
+        timeout=WAIT_MS,
+    )
     assert "'rita' has the technician role" in page.form.status.text()
-    qtbot.waitUntil(lambda: not page.form.button.isEnabled(), timeout=WAIT_MS)  # the form follows the service
+    # the form follows the service
+    qtbot.waitUntil(lambda: not page.form.button.isEnabled(), timeout=WAIT_MS)
     assert page.user.text() == "Signed in as rita (technician role)."
     assert _counts(services.store) == before
 
 
 def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_shown(
-        qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     page, services = bench.review_page("rita")
     _open_result(qtbot, page, rig.published_id)
     _type_revision(qtbot, page, FIELD, "812.5", "marker 0 occluded")
-    bob = rig.services_as("bob").governance.revisions.revise(rig.published_id, {FIELD: 790}, "re-measured by hand")
-    qtbot.waitUntil(lambda: _cells(page, FIELD)[1] == "790.00", timeout=WAIT_MS)  # pushed through the bridge
+    bob = rig.services_as("bob").governance.revisions.revise(
+        rig.published_id, {FIELD: 790}, "re-measured by hand"
+    )
+    # pushed through the bridge
+    qtbot.waitUntil(lambda: _cells(page, FIELD)[1] == "790.00", timeout=WAIT_MS)
     assert "Revision 1 by bob arrived while you were editing" in page.form.status.text()
 
     qtbot.mouseClick(page.form.button, LEFT)
@@ -246,8 +297,11 @@ def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_s
     qtbot.waitUntil(lambda: "LABRIG_REVISION_CONFLICT" in page.form.status.text(), timeout=WAIT_MS)
     assert "someone revised this result while you were editing" in page.form.status.text()
     assert _cells(page, FIELD)[1] == "790.00" and "revision 1 by bob" in _cells(page, FIELD)[2]
-    assert [r.id for r in services.governance.revisions.show(rig.published_id).revisions] == [bob.id]
-    assert (page.form.value.text(), page.form.reason.text()) == ("812.5", "marker 0 occluded")  # kept
+    assert [r.id for r in services.governance.revisions.show(rig.published_id).revisions] == [
+        bob.id
+    ]
+    # kept
+    assert (page.form.value.text(), page.form.reason.text()) == ("812.5", "marker 0 occluded")
 
     qtbot.mouseClick(page.form.button, LEFT)  # on purpose now: made on bob's revision
 
@@ -256,7 +310,9 @@ def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_s
     assert (second.base_id, second.changes[0].old, second.changes[0].new) == (bob.id, 790.0, 812.5)
 
 
-def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(qtbot: QtBot, rig: Rig, bench: Bench) -> None:
+def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
     services, bridge = bench.open_as("rita")
     page = ResultsPage(services.governance.reviewed, services.export, bridge)
     bench.show(page)
@@ -270,7 +326,9 @@ def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(qtbot: 
 
     services.governance.revisions.revise(rig.published_id, {FIELD: 812.5}, "marker 0 occluded")
 
-    qtbot.waitUntil(lambda: page.detail.metrics.item(0, column).text().startswith("812.50"), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.detail.metrics.item(0, column).text().startswith("812.50"), timeout=WAIT_MS
+    )
     item = page.detail.metrics.item(0, column)
     assert item.text() == f"812.50 (revised; auto {automatic})"
     assert "revision 1 by rita" in item.toolTip() and "marker 0 occluded" in item.toolTip()

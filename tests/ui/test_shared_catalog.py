@@ -1,4 +1,5 @@
-"""Two workstations on one PostgreSQL catalog: a headless worker elsewhere runs the jobs, this window sees it.
+"""Two workstations on one PostgreSQL catalog: a headless worker elsewhere runs the jobs,
+this window sees it.
 
 The worker is a real ``labrig worker`` process with its own connections; the only path
 from it to this window is the outbox in the shared database, read by this window's
@@ -37,18 +38,27 @@ def shared(pg_store: Store) -> Iterator[tuple[Services, Gui]]:
 
 
 def test_a_worker_on_another_machine_runs_the_jobs_and_this_window_shows_them_done(
-        qtbot: QtBot, shared: tuple[Services, Gui], tmp_path: Path) -> None:
+    qtbot: QtBot, shared: tuple[Services, Gui], tmp_path: Path
+) -> None:
     services, gui = shared
     qtbot.addWidget(gui.window)
     services.start()  # this window's dispatcher thread polls the shared outbox
-    jobs = [services.queue.enqueue("labrig.selftest", [f"input-{i}"], {"steps": 0}).id for i in range(5)]
+    jobs = [
+        services.queue.enqueue("labrig.selftest", [f"input-{i}"], {"steps": 0}).id for i in range(5)
+    ]
     qtbot.waitUntil(lambda: gui.monitor.counts.get(JobState.READY) == 5, timeout=10_000)
     assert gui.window.queue_status.text().startswith("Queue: 5 ready")
 
     url = services.store.engine.url.render_as_string(hide_password=False)
     env = {**os.environ, "LABRIG_DB": url, "LABRIG_STORE": str(tmp_path / "shared-media")}
-    worker = subprocess.run([sys.executable, "-m", "labrig", "worker", "--drain", "--workers", "2"], cwd=REPO,
-                            env=env, capture_output=True, text=True, timeout=120)
+    worker = subprocess.run(
+        [sys.executable, "-m", "labrig", "worker", "--drain", "--workers", "2"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert worker.returncode == 0, worker.stderr
     assert "5 jobs finished" in worker.stdout
 

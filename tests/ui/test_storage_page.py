@@ -17,7 +17,9 @@ from labrig.ui.storage.page import FORECAST_MODES, StoragePage
 WAIT_MS = 5_000
 
 
-def test_the_page_shows_the_real_volume_and_a_forecast_per_mode(qtbot: QtBot, ui: Gui, services: Services) -> None:
+def test_the_page_shows_the_real_volume_and_a_forecast_per_mode(
+    qtbot: QtBot, ui: Gui, services: Services
+) -> None:
     ui.window.show()
     ui.window.show_page("storage")
     page = ui.window.pages.currentWidget()
@@ -27,12 +29,15 @@ def test_the_page_shows_the_real_volume_and_a_forecast_per_mode(qtbot: QtBot, ui
     assert " of " in page.free.text() and "% used" in page.free.text()
     assert page.media.text().endswith(" files")
     assert page.folder.text() == str(services.store.media_dir)
-    assert [page.forecast.item(r, 0).text() for r in range(page.forecast.rowCount())] == \
-        [m.label() for m in FORECAST_MODES]
+    assert [page.forecast.item(r, 0).text() for r in range(page.forecast.rowCount())] == [
+        m.label() for m in FORECAST_MODES
+    ]
     assert all(page.forecast.item(r, 1).text() != "—" for r in range(page.forecast.rowCount()))
 
 
-def test_a_full_volume_reads_critical_with_advice_and_no_recording_time(qtbot: QtBot, services: Services) -> None:
+def test_a_full_volume_reads_critical_with_advice_and_no_recording_time(
+    qtbot: QtBot, services: Services
+) -> None:
     def nearly_full(_path: Path) -> DiskUsage:
         return DiskUsage(100 * GIB, 100 * GIB - 2 * GIB, 2 * GIB)
 
@@ -44,6 +49,9 @@ def test_a_full_volume_reads_critical_with_advice_and_no_recording_time(qtbot: Q
     assert "new recordings are refused" in page.advice.text()
     assert {page.forecast.item(r, 1).text() for r in range(page.forecast.rowCount())} == {"none"}
     # the level change was recorded in the catalog with its event, as every sample does
-    assert [e.payload["level"] for e in events_after(services.store, 0)
-            if e.name == "storage.pressure.changed"] == ["critical"]
+    assert [
+        e.payload["level"]
+        for e in events_after(services.store, 0)
+        if e.name == "storage.pressure.changed"
+    ] == ["critical"]
     page.shut_down(WAIT_MS)

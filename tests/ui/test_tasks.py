@@ -1,5 +1,5 @@
-"""The one Qt adapter for long work: a task's progress from a working thread reaches the GUI thread, paced, and
-the last value is never lost; a cancel from the window reaches the work."""
+"""The one Qt adapter for long work: a task's progress from a working thread reaches the GUI thread,
+paced, and the last value is never lost; a cancel from the window reaches the work."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from labrig.ui.shell.tasks import QtTask
 UPDATES = 2000
 
 
-def test_progress_from_a_working_thread_arrives_paced_on_the_gui_thread_and_the_last_is_kept(qtbot: QtBot) -> None:
+def test_progress_from_a_working_thread_arrives_paced_on_the_gui_thread_and_the_last_is_kept(
+    qtbot: QtBot,
+) -> None:
     task = QtTask(interval=0.05)
     seen: list[tuple[float, str, str]] = []
     task.progressed.connect(lambda f, m: seen.append((f, m, threading.current_thread().name)))

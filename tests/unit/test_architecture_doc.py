@@ -1,4 +1,5 @@
-"""docs/architecture.md is pinned to the code: its layers are pyproject.toml's, and it names every package."""
+"""docs/architecture.md is pinned to the code: its layers are pyproject.toml's, and it
+names every package."""
 
 from __future__ import annotations
 

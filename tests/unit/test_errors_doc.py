@@ -38,8 +38,11 @@ def _sources() -> list[tuple[Path, str, ast.Module]]:
 def _env_var_names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, str)):
+        if not (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             continue
         if any(isinstance(t, ast.Name) and t.id.endswith("ENV_VAR") for t in node.targets):
             names.add(node.value.value)
@@ -71,8 +74,10 @@ def test_every_code_in_the_source_is_documented_and_nothing_else() -> None:
     documented = {code for code, _ in documented_rows()}
     missing = {c: sorted(files) for c, files in sorted(in_source.items()) if c not in documented}
     gone = sorted(documented - set(in_source))
-    assert not missing and not gone, (f"in the source but not in docs/errors.md: {missing}; "
-                                      f"in docs/errors.md but no longer in the source: {gone}")
+    assert not missing and not gone, (
+        f"in the source but not in docs/errors.md: {missing}; "
+        f"in docs/errors.md but no longer in the source: {gone}"
+    )
     assert len(in_source) >= 77
 
 
@@ -92,8 +97,11 @@ def test_every_code_like_name_is_accounted_for() -> None:
     stray = set()
     for path, text, tree in _sources():
         env_vars |= _env_var_names(tree)
-        stray |= {f"{name} ({path.relative_to(SRC)})" for name in CODE.findall(text)
-                  if name not in codes and name not in NOT_CODES}
+        stray |= {
+            f"{name} ({path.relative_to(SRC)})"
+            for name in CODE.findall(text)
+            if name not in codes and name not in NOT_CODES
+        }
     assert not stray, f"names that look like codes but are not collected ones: {sorted(stray)}"
     assert set(NOT_CODES) <= env_vars, "NOT_CODES should list environment variable names only"
     doc_names = set(CODE.findall(ERRORS_MD.read_text(encoding="utf-8")))

@@ -1,4 +1,5 @@
-"""The 16 events are exactly seed 000's wire names; payload schemas refuse bad payloads with a code."""
+"""The 16 events are exactly seed 000's wire names; payload schemas refuse bad payloads with a
+code."""
 
 from __future__ import annotations
 
@@ -52,9 +53,13 @@ def test_bool_is_not_accepted_as_a_number_and_null_only_where_nullable() -> None
     payload = _valid("capture.committed") | {"frame_count": True}
     with pytest.raises(InvalidEventPayloadError):
         SPECS["capture.committed"].validate(payload)
-    SPECS["analysis.stage.requested"].validate(_valid("analysis.stage.requested") | {"attempt_id": None})
+    SPECS["analysis.stage.requested"].validate(
+        _valid("analysis.stage.requested") | {"attempt_id": None}
+    )
     with pytest.raises(InvalidEventPayloadError):
-        SPECS["analysis.stage.requested"].validate(_valid("analysis.stage.requested") | {"job_id": None})
+        SPECS["analysis.stage.requested"].validate(
+            _valid("analysis.stage.requested") | {"job_id": None}
+        )
 
 
 def test_names_outside_the_catalog_have_no_spec() -> None:

@@ -1,4 +1,5 @@
-"""Names from the catalog and from manifests become one safe path component; hostile bundle paths are refused."""
+"""Names from the catalog and from manifests become one safe path component; hostile bundle
+paths are refused."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def test_any_name_becomes_one_safe_component(name: str) -> None:
 
 
 @given(st.lists(hostile_names, min_size=1, max_size=4))
-def test_joined_names_stay_inside_the_folder(tmp_path_factory: pytest.TempPathFactory, names: list[str]) -> None:
+def test_joined_names_stay_inside_the_folder(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str]
+) -> None:
     root = tmp_path_factory.getbasetemp() / "bundle-root"
     relpath = safe_relpath(*names)
     assert len(relpath.split("/")) == len(names)
@@ -60,12 +63,18 @@ def test_ordinary_names_keep_their_meaning() -> None:
     assert safe_component("") == "unnamed" and safe_component("..", "result") == "result"
 
 
-@pytest.mark.parametrize("path", [p for p in KNOWN if p not in ("seg-00000.avi",)]
-                         + ["a//b", "a/./b", "results/../../x", "results/x/", "/results/x", "results\\x"])
+@pytest.mark.parametrize(
+    "path",
+    [p for p in KNOWN if p not in ("seg-00000.avi",)]
+    + ["a//b", "a/./b", "results/../../x", "results/x/", "/results/x", "results\\x"],
+)
 def test_hostile_bundle_paths_are_refused(path: str) -> None:
     with pytest.raises(UnsafeBundlePathError) as refused:
         check_bundle_path(path)
-    assert refused.value.code == "LABRIG_BUNDLE_UNSAFE_PATH" and "nothing was read" in refused.value.message
+    assert (
+        refused.value.code == "LABRIG_BUNDLE_UNSAFE_PATH"
+        and "nothing was read" in refused.value.message
+    )
 
 
 @given(hostile_names)

@@ -6,7 +6,14 @@ import itertools
 
 import pytest
 
-from labrig.domain.jobs import ALLOWED, TERMINAL, TRANSITIONS, JobState, check_transition, is_terminal
+from labrig.domain.jobs import (
+    ALLOWED,
+    TERMINAL,
+    TRANSITIONS,
+    JobState,
+    check_transition,
+    is_terminal,
+)
 from labrig.errors import InvalidTransitionError, LabrigError, TerminalStateError
 from tests.contract import seed_states, seed_transitions
 
@@ -27,11 +34,18 @@ def test_transitions_are_exactly_the_seeds() -> None:
 def test_terminal_states_are_those_with_no_way_out() -> None:
     sources = {source for source, _ in SEED_EDGES}
     assert {s.value for s in TERMINAL} == {s.value for s in JobState} - sources
-    assert {s.value for s in TERMINAL} == {"Succeeded", "SucceededDegraded", "PermanentFailure",
-                                           "Cancelled", "Superseded"}
+    assert {s.value for s in TERMINAL} == {
+        "Succeeded",
+        "SucceededDegraded",
+        "PermanentFailure",
+        "Cancelled",
+        "Superseded",
+    }
 
 
-@pytest.mark.parametrize(("source", "target"), ALL_PAIRS, ids=[f"{a.value}->{b.value}" for a, b in ALL_PAIRS])
+@pytest.mark.parametrize(
+    ("source", "target"), ALL_PAIRS, ids=[f"{a.value}->{b.value}" for a, b in ALL_PAIRS]
+)
 def test_every_pair(source: JobState, target: JobState) -> None:
     if source.value in {s.value for s in TERMINAL}:
         with pytest.raises(TerminalStateError) as info:

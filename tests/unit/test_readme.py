@@ -20,7 +20,9 @@ def test_readme_has_exactly_two_setup_commands() -> None:
 
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")]
+    commands = [
+        line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")
+    ]
     assert _setup_commands()[1] in commands
 
 

@@ -1,4 +1,5 @@
-"""Stage configuration schemas: what a job's config may hold, refused with a typed error otherwise."""
+"""Stage configuration schemas: what a job's config may hold, refused with a typed error
+otherwise."""
 
 from __future__ import annotations
 
@@ -11,14 +12,22 @@ from labrig.jobs.stages import Setting, Stage, StageOutput, in_range
 
 
 def _stage(schema: dict[str, Setting] | None) -> Stage:
-    return Stage("t.cfg", 1, True, run=lambda ctx: StageOutput({}), config_defaults={"n": 1, "f": 0.5},
-                 config_schema=schema)
+    return Stage(
+        "t.cfg",
+        1,
+        True,
+        run=lambda ctx: StageOutput({}),
+        config_defaults={"n": 1, "f": 0.5},
+        config_schema=schema,
+    )
 
 
-SCHEMA = {"n": Setting((int,), "how many", check=in_range(1, 10)),
-          "f": Setting((float,), "a fraction", check=in_range(0, 1)),
-          "name": Setting((str,), "a label", nullable=True),
-          "on": Setting((bool,), "a switch", nullable=True)}
+SCHEMA = {
+    "n": Setting((int,), "how many", check=in_range(1, 10)),
+    "f": Setting((float,), "a fraction", check=in_range(0, 1)),
+    "name": Setting((str,), "a label", nullable=True),
+    "on": Setting((bool,), "a switch", nullable=True),
+}
 
 
 def test_defaults_are_overlaid_by_the_given_config() -> None:
@@ -34,12 +43,19 @@ def test_an_integer_is_a_valid_float_but_true_is_not_a_number() -> None:
         _stage(SCHEMA).configure({"on": 1})
 
 
-@pytest.mark.parametrize(("config", "words"), [
-    ({"m": 1}, "has no setting 'm'; its settings are: f (a fraction); n (how many); name (a label); on"),
-    ({"n": 0}, "'n' must be between 1 and 10, not 0"),
-    ({"f": None}, "'f' must not be null"),
-    ({"f": "half"}, "'f' must be float, not str"),
-])
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        (
+            {"m": 1},
+            "has no setting 'm'; its settings are: f (a fraction); n (how many); "
+            "name (a label); on",
+        ),
+        ({"n": 0}, "'n' must be between 1 and 10, not 0"),
+        ({"f": None}, "'f' must not be null"),
+        ({"f": "half"}, "'f' must be float, not str"),
+    ],
+)
 def test_a_bad_config_is_refused_with_what_to_change(config: dict[str, object], words: str) -> None:
     with pytest.raises(StageConfigError, match=re.escape(words)) as caught:
         _stage(SCHEMA).configure(config)

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from labrig.domain.storage import GIB, PressureLevel, PressurePolicy, classify, minutes_left, next_level
+from labrig.domain.storage import (
+    GIB,
+    PressureLevel,
+    PressurePolicy,
+    classify,
+    minutes_left,
+    next_level,
+)
 
 P = PressurePolicy()
 L = PressureLevel
 
 
 def test_levels_by_free_space_alone() -> None:
-    assert [classify(g * GIB, 0, P) for g in (100, 40, 10, 2)] == [L.NORMAL, L.ELEVATED, L.HIGH, L.CRITICAL]
+    assert [classify(g * GIB, 0, P) for g in (100, 40, 10, 2)] == [
+        L.NORMAL,
+        L.ELEVATED,
+        L.HIGH,
+        L.CRITICAL,
+    ]
 
 
 def test_the_data_rate_can_only_make_it_worse() -> None:

@@ -1,4 +1,5 @@
-"""The task protocol: progress kept and observed, a cancel seen at the next check, a share of a longer task."""
+"""The task protocol: progress kept and observed, a cancel seen at the next check, a share
+of a longer task."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Calibration with real OpenCV on PNGs of the virtual camera's board and warped ChArUco boards, against truth."""
+"""Calibration with real OpenCV on PNGs of the virtual camera's board and warped ChArUco
+boards, against truth."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.calibration.boards import Board, BoardSpecError, Detection, charuco_board, detect, load_boards, parse_board
+from labrig.calibration.boards import (
+    Board,
+    BoardSpecError,
+    Detection,
+    charuco_board,
+    detect,
+    load_boards,
+    parse_board,
+)
 from labrig.calibration.camera import (
     BoardNotFoundError,
     CalibrationNotValidError,
@@ -37,7 +46,8 @@ from labrig.errors import UsageError
 TRUTH = CameraModel()
 CHESS = parse_board("chessboard:9x6:25")
 CHARUCO = parse_board("charuco:5x7:30:22:DICT_4X4_50")
-FRAMES = range(0, 900, 45)  # 20 frames over 30 s of the board's trajectory: tilts up to ~30°, coverage ~0.48
+# 20 frames over 30 s of the board's trajectory: tilts up to ~30°, coverage ~0.48
+FRAMES = range(0, 900, 45)
 
 
 def write_board_pngs(folder: Path, camera: VirtualCamera | None = None) -> list[Path]:
@@ -78,16 +88,27 @@ def test_the_virtual_camera_is_recovered(solved: CalibrationResult) -> None:
     assert solved.valid and solved.reasons == ()
 
 
-def test_the_result_is_versioned_json_and_deterministic(board_pngs: list[Path], solved: CalibrationResult) -> None:
+def test_the_result_is_versioned_json_and_deterministic(
+    board_pngs: list[Path], solved: CalibrationResult
+) -> None:
     doc = json.loads(json.dumps(solved.to_json()))
     assert doc["schema"] == "labrig.calibration/2" and doc["board"]["spec"] == "chessboard:9x6:25"
-    assert doc["view_count"] == 20 and len(doc["views"]) == 20 and doc["views"][0]["name"] == "board_0000.png"
-    assert doc["valid"] is True and doc["coverage_grid"] == [8, 6] and set(doc["distortion"]) == {
-        "k1", "k2", "p1", "p2", "k3"}
+    assert (
+        doc["view_count"] == 20
+        and len(doc["views"]) == 20
+        and doc["views"][0]["name"] == "board_0000.png"
+    )
+    assert (
+        doc["valid"] is True
+        and doc["coverage_grid"] == [8, 6]
+        and set(doc["distortion"]) == {"k1", "k2", "p1", "p2", "k3"}
+    )
     assert calibrate_views(load_images(board_pngs), CHESS).digest() == solved.digest()
 
 
-def test_the_document_keeps_each_views_corners_as_detected(board_pngs: list[Path], solved: CalibrationResult) -> None:
+def test_the_document_keeps_each_views_corners_as_detected(
+    board_pngs: list[Path], solved: CalibrationResult
+) -> None:
     doc = json.loads(json.dumps(solved.to_json(), sort_keys=True))
     assert doc["source"] is None  # files given by name: Labrig keeps no copy to show again
     for view, path in zip(doc["views"], board_pngs, strict=True):
@@ -95,7 +116,8 @@ def test_the_document_keeps_each_views_corners_as_detected(board_pngs: list[Path
         assert found is not None and view["name"] == path.name
         assert view["ids"] == found.ids.tolist() == list(range(54))
         assert np.abs(np.asarray(view["corners"]) - found.corners).max() <= 1e-3
-        assert all(round(x, 3) == x for corner in view["corners"] for x in corner)  # rounded: a stable digest
+        # rounded: a stable digest
+        assert all(round(x, 3) == x for corner in view["corners"] for x in corner)
     counts = coverage_counts(np.concatenate([v["corners"] for v in doc["views"]]), (1280, 720))
     assert counts.shape == (6, 8) and counts.sum() == 20 * 54
     assert np.count_nonzero(counts) / counts.size == doc["coverage"] == solved.coverage
@@ -110,7 +132,9 @@ def test_coverage_counts_corners_per_grid_cell_with_the_edges_in_the_edge_cells(
     assert coverage_counts(points, (1280, 720), grid=(2, 1)).tolist() == [[4, 3]]
 
 
-def test_a_corrupted_view_is_rejected_by_name_and_the_solve_repeated(board_pngs: list[Path], tmp_path: Path) -> None:
+def test_a_corrupted_view_is_rejected_by_name_and_the_solve_repeated(
+    board_pngs: list[Path], tmp_path: Path
+) -> None:
     views = list(load_images(board_pngs))
     views[6] = View("rippled.png", wave(views[6].image))
     result = calibrate_views(views, CHESS)
@@ -125,20 +149,28 @@ def test_a_corrupted_view_is_rejected_by_name_and_the_solve_repeated(board_pngs:
 
 
 def _charuco_views(count: int = 12) -> tuple[list[View], list[np.ndarray]]:
-    """The board image warped by true homographies K·[r1 r2 t] of a distortion-free camera, rendered at 2× and
-    area-averaged down so edges are anti-aliased like a real sensor's."""
+    """The board image warped by true homographies K·[r1 r2 t] of a distortion-free camera, rendered
+    at 2× and area-averaged down so edges are anti-aliased like a real sensor's."""
     scale, pad = 4.0, 60  # px per mm of the printed board, white margin px
-    printed = charuco_board(CHARUCO).generateImage((int(150 * scale), int(210 * scale)), marginSize=0)
+    printed = charuco_board(CHARUCO).generateImage(
+        (int(150 * scale), int(210 * scale)), marginSize=0
+    )
     printed = cv2.copyMakeBorder(printed, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
     mm_to_printed = np.array([[scale, 0, pad - 0.5], [0, scale, pad - 0.5], [0, 0, 1]])
     to_2x = np.array([[2, 0, 0.5], [0, 2, 0.5], [0, 0, 1.0]])
     views, homographies = [], []
     for i in range(count):
         a = 2 * np.pi * i / count
-        rot, _ = cv2.Rodrigues(np.array([0.45 * np.sin(a), 0.45 * np.cos(1.3 * a), 0.3 * np.sin(0.7 * a)]))
+        rot, _ = cv2.Rodrigues(
+            np.array([0.45 * np.sin(a), 0.45 * np.cos(1.3 * a), 0.3 * np.sin(0.7 * a)])
+        )
         centre = np.array([180 * np.cos(a), 90 * np.sin(2 * a), 650 + 80 * np.sin(a)])
-        h = TRUTH.matrix() @ np.column_stack([rot[:, 0], rot[:, 1], centre - rot @ [75.0, 105.0, 0.0]])
-        big = cv2.warpPerspective(printed, to_2x @ h @ np.linalg.inv(mm_to_printed), (2560, 1440), borderValue=70)
+        h = TRUTH.matrix() @ np.column_stack(
+            [rot[:, 0], rot[:, 1], centre - rot @ [75.0, 105.0, 0.0]]
+        )
+        big = cv2.warpPerspective(
+            printed, to_2x @ h @ np.linalg.inv(mm_to_printed), (2560, 1440), borderValue=70
+        )
         frame = cv2.resize(big, (1280, 720), interpolation=cv2.INTER_AREA)
         views.append(View(f"charuco_{i:02d}.png", cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)))
         homographies.append(h)
@@ -149,12 +181,19 @@ def test_charuco_views_are_detected_and_calibrate() -> None:
     views, homographies = _charuco_views()
     detection = detect(views[0].image, CHARUCO)
     assert detection is not None and len(detection.ids) == 24
-    truth = cv2.perspectiveTransform(CHARUCO.object_points()[detection.ids][:, None, :2], homographies[0])
+    truth = cv2.perspectiveTransform(
+        CHARUCO.object_points()[detection.ids][:, None, :2], homographies[0]
+    )
     assert np.abs(detection.corners - truth.reshape(-1, 2)).max() < 0.3
     result = calibrate_views(views, CHARUCO)
     k = result.camera_matrix
-    # looser than the chessboard: synthetic warps of a printed board, no lens distortion in the truth
-    assert abs(k[0, 0] / TRUTH.fx - 1) < 0.01 and abs(k[0, 2] - TRUTH.cx) < 5 and abs(k[1, 2] - TRUTH.cy) < 5
+    # looser than the chessboard: synthetic warps of a printed board, no lens distortion in the
+    # truth
+    assert (
+        abs(k[0, 0] / TRUTH.fx - 1) < 0.01
+        and abs(k[0, 2] - TRUTH.cx) < 5
+        and abs(k[1, 2] - TRUTH.cy) < 5
+    )
     assert abs(result.dist[0]) < 0.05 and result.rms_px < 0.2 and result.valid, result.reasons
 
 
@@ -164,11 +203,24 @@ def test_plane_homography_maps_pixels_to_board_millimetres(solved: CalibrationRe
     detection = detect(camera.render(frame), CHESS, "one")
     assert detection is not None
     truth = camera.truth(frame)
-    assert np.abs(detection.corners - truth["corners_px"]).max() < 0.3  # same corner order as the truth
+    # same corner order as the truth
+    assert np.abs(detection.corners - truth["corners_px"]).max() < 0.3
     h = plane_homography(solved, detection, CHESS)
-    assert np.abs(pixels_to_mm(detection.corners, solved, h) - CHESS.object_points()[:, :2]).max() < 0.5
-    # points off the corner grid, out to the board's white margin: extrapolation through the lens model
-    plane = np.array([[-50.0, -50.0, 0], [250.0, -50.0, 0], [250.0, 175.0, 0], [-50.0, 175.0, 0], [112.5, 62.5, 0]])
+    assert (
+        np.abs(pixels_to_mm(detection.corners, solved, h) - CHESS.object_points()[:, :2]).max()
+        < 0.5
+    )
+    # points off the corner grid, out to the board's white margin: extrapolation through the lens
+    # model
+    plane = np.array(
+        [
+            [-50.0, -50.0, 0],
+            [250.0, -50.0, 0],
+            [250.0, 175.0, 0],
+            [-50.0, 175.0, 0],
+            [112.5, 62.5, 0],
+        ]
+    )
     image = TRUTH.project(plane, truth["rvec"], truth["tvec"])
     assert np.abs(pixels_to_mm(image, solved, h) - plane[:, :2]).max() < 0.5
 
@@ -178,13 +230,19 @@ def test_no_board_anywhere_is_refused(tmp_path: Path) -> None:
     cv2.imwrite(str(path), VirtualCamera("markers", paced=False).render(0))
     with pytest.raises(BoardNotFoundError) as err:
         calibrate_views(load_images([path]), CHESS)
-    assert err.value.code == "LABRIG_BOARD_NOT_FOUND" and "not found in any of the 1 views" in err.value.message
+    assert (
+        err.value.code == "LABRIG_BOARD_NOT_FOUND"
+        and "not found in any of the 1 views" in err.value.message
+    )
 
 
 def test_three_views_are_too_few(board_pngs: list[Path]) -> None:
     with pytest.raises(TooFewViewsError) as err:
         calibrate_views(load_images(board_pngs[:3]), CHESS)
-    assert err.value.code == "LABRIG_TOO_FEW_VIEWS" and "found in 3 of 3 views but 8 are needed" in err.value.message
+    assert (
+        err.value.code == "LABRIG_TOO_FEW_VIEWS"
+        and "found in 3 of 3 views but 8 are needed" in err.value.message
+    )
 
 
 def test_ten_copies_of_one_view_are_degenerate(board_pngs: list[Path]) -> None:
@@ -199,7 +257,9 @@ def test_ten_copies_of_one_view_are_degenerate(board_pngs: list[Path]) -> None:
 
 
 def test_a_solve_opencv_refuses_is_a_typed_error() -> None:
-    collapsed = [Detection(f"v{i}", np.arange(54), np.tile([[100.0, 100.0]], (54, 1))) for i in range(8)]
+    collapsed = [
+        Detection(f"v{i}", np.arange(54), np.tile([[100.0, 100.0]], (54, 1))) for i in range(8)
+    ]
     with pytest.raises(DegenerateViewsError, match="move and tilt the board"):
         calibrate(collapsed, (1280, 720), CHESS)
 
@@ -218,7 +278,9 @@ def test_unreadable_files_are_refused(tmp_path: Path) -> None:
 def test_views_of_different_sizes_are_refused(board_pngs: list[Path]) -> None:
     views = list(load_images(board_pngs[:2]))
     views[1] = View("small.png", cv2.resize(views[1].image, (640, 360)))
-    with pytest.raises(ImageSizeMismatchError, match=r"small\.png is 640x360 but the views before it are 1280x720"):
+    with pytest.raises(
+        ImageSizeMismatchError, match=r"small\.png is 640x360 but the views before it are 1280x720"
+    ):
         calibrate_views(views, CHESS)
 
 
@@ -235,7 +297,9 @@ def test_video_frames_are_sampled_and_named(tmp_path: Path) -> None:
 
 def test_thresholds_decide_validity(board_pngs: list[Path], solved: CalibrationResult) -> None:
     detections = [d for d in (detect(v.image, CHESS, v.name) for v in load_images(board_pngs)) if d]
-    strict = calibrate(detections, (1280, 720), CHESS, CalibrationThresholds(max_rms_px=0.01, min_coverage=0.9))
+    strict = calibrate(
+        detections, (1280, 720), CHESS, CalibrationThresholds(max_rms_px=0.01, min_coverage=0.9)
+    )
     assert [r.code for r in strict.reasons] == ["LABRIG_RMS_TOO_HIGH", "LABRIG_COVERAGE_TOO_LOW"]
     with pytest.raises(UsageError):
         CalibrationThresholds(min_views=2)
@@ -246,21 +310,39 @@ def test_a_valid_calibration_binds_to_a_device_for_a_limited_age(solved: Calibra
     binding = bind(solved, "SN1234@1280x720@30 BGR", at)
     payload = binding.event_payload()
     assert payload["calibration_id"] == solved.digest() and payload["rms_px"] == solved.rms_px
-    assert binding.valid_until == at + timedelta(days=30) and payload["valid_until"] == "2026-02-04T09:00:00+00:00"
-    assert binding.is_current(at + timedelta(days=29)) and not binding.is_current(at + timedelta(days=30))
+    assert (
+        binding.valid_until == at + timedelta(days=30)
+        and payload["valid_until"] == "2026-02-04T09:00:00+00:00"
+    )
+    assert binding.is_current(at + timedelta(days=29)) and not binding.is_current(
+        at + timedelta(days=30)
+    )
     with pytest.raises(UsageError, match="time zone"):
         bind(solved, "SN1234", datetime(2026, 1, 5))
 
 
 def test_an_invalid_calibration_cannot_be_bound(board_pngs: list[Path]) -> None:
-    strict = calibrate_views(load_images(board_pngs), CHESS, CalibrationThresholds(min_coverage=0.9))
+    strict = calibrate_views(
+        load_images(board_pngs), CHESS, CalibrationThresholds(min_coverage=0.9)
+    )
     with pytest.raises(CalibrationNotValidError, match="cover"):
         bind(strict, "SN1234", datetime(2026, 1, 5, tzinfo=UTC))
 
 
-@pytest.mark.parametrize("spec", ["chessboard:9x6", "chessboard:2x6:25", "chessboard:9x6:-1", "chessboard:9x6:abc",
-                                  "charuco:5x7:30:40:DICT_4X4_50", "charuco:5x7:30:22:DICT_NOPE",
-                                  "charuco:12x12:30:22:DICT_4X4_50", "hexagon:3x3:1", "no-such-board"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "chessboard:9x6",
+        "chessboard:2x6:25",
+        "chessboard:9x6:-1",
+        "chessboard:9x6:abc",
+        "charuco:5x7:30:40:DICT_4X4_50",
+        "charuco:5x7:30:22:DICT_NOPE",
+        "charuco:12x12:30:22:DICT_4X4_50",
+        "hexagon:3x3:1",
+        "no-such-board",
+    ],
+)
 def test_bad_board_specs_are_refused(spec: str) -> None:
     with pytest.raises(BoardSpecError) as err:
         parse_board(spec)
@@ -269,7 +351,9 @@ def test_bad_board_specs_are_refused(spec: str) -> None:
 
 def test_board_specs_and_names() -> None:
     assert parse_board("chessboard:9x6:25") == Board("chessboard", 9, 6, 25.0)
-    assert parse_board("charuco:5x7:30:22:dict_4x4_50") == Board("charuco", 5, 7, 30.0, 22.0, "DICT_4X4_50")
+    assert parse_board("charuco:5x7:30:22:dict_4x4_50") == Board(
+        "charuco", 5, 7, 30.0, 22.0, "DICT_4X4_50"
+    )
     named = load_boards()
     assert named["virtual-9x6-25"].spec() == "chessboard:9x6:25"
     assert parse_board("charuco-5x7-30").spec() == "charuco:5x7:30:22:DICT_4X4_50"

@@ -1,5 +1,6 @@
-"""Kinematics: peak speeds of tracked virtual-camera markers against the scene's analytic paths, plus synthetic
-movements with known answers (non-uniform timestamps, short tracks, time in frames)."""
+"""Kinematics: peak speeds of tracked virtual-camera markers against the scene's analytic paths,
+plus synthetic movements with known answers (non-uniform timestamps, short tracks, time in
+frames)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from labrig.capture.virtual import MARKERS
 from labrig.domain.idempotency import canonical_json
 from labrig.pipeline.kinematics import kinematics, to_plane_mm
 from labrig.pipeline.tracking import track
-from tests.integration.analysis.test_tracking import HD, calibration, name_tracks, plane_homography, record_markers
+from tests.integration.analysis.test_tracking import (
+    HD,
+    calibration,
+    name_tracks,
+    plane_homography,
+    record_markers,
+)
 
 
 def true_speed(name: str, t: np.ndarray, h: float = 1e-5) -> np.ndarray:
@@ -36,8 +43,10 @@ def test_peak_speed_of_tracked_markers_is_within_two_percent(tmp_path: Path) -> 
         speed = result.speed
         assert speed is not None
         rms = float(np.sqrt(np.mean((speed - true_speed(name, result.t)) ** 2)))
-        print(f"kinematics {name}: peak speed {result.peak_speed:.2f} mm/s vs true {truth:.2f} ({err:+.3f} %), "
-              f"speed RMS error {rms:.2f} mm/s")
+        print(
+            f"kinematics {name}: peak speed {result.peak_speed:.2f} mm/s vs true {truth:.2f} "
+            f"({err:+.3f} %), speed RMS error {rms:.2f} mm/s"
+        )
         assert abs(err) < 2.0
 
 
@@ -54,20 +63,27 @@ def test_a_reach_with_jittered_and_missing_timestamps_is_resampled_and_measured(
     t = t[keep]
     along = minimum_jerk(t, 200.0, 1.0)
     result = kinematics(np.column_stack([0.6 * along, 0.8 * along]), t, window_s=0.09)
-    assert result.peak_speed == pytest.approx(1.875 * 200.0, rel=0.01)  # minimum jerk peaks at 1.875 D/T
+    # minimum jerk peaks at 1.875 D/T
+    assert result.peak_speed == pytest.approx(1.875 * 200.0, rel=0.01)
     assert result.time_to_peak_speed == pytest.approx(0.5, abs=0.02)
     assert result.displacement == pytest.approx(200.0, abs=0.5)
     assert result.path_length == pytest.approx(200.0, abs=1.0)
-    assert (result.range_x, result.range_y) == (pytest.approx(120.0, abs=0.5), pytest.approx(160.0, abs=0.5))
+    assert (result.range_x, result.range_y) == (
+        pytest.approx(120.0, abs=0.5),
+        pytest.approx(160.0, abs=0.5),
+    )
     assert result.extent == pytest.approx(200.0, abs=0.5)
-    assert np.allclose(np.diff(result.t), np.median(np.diff(t)))  # a uniform grid at the median interval
+    # a uniform grid at the median interval
+    assert np.allclose(np.diff(result.t), np.median(np.diff(t)))
     assert result.acceleration is not None and result.acceleration.shape == (len(result.t), 2)
 
 
 def test_a_three_sample_track_gets_position_metrics_and_a_reason() -> None:
     result = kinematics([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]], [0.0, 0.1, 0.2])
     assert result.reason is not None and "3 samples" in result.reason
-    assert result.peak_speed is None and result.time_to_peak_speed is None and result.velocity is None
+    assert (
+        result.peak_speed is None and result.time_to_peak_speed is None and result.velocity is None
+    )
     assert result.window_samples is None
     assert result.path_length == pytest.approx(10.0) and result.displacement == pytest.approx(10.0)
     body = result.to_json()
@@ -92,7 +108,9 @@ def test_time_in_frames_gives_speeds_per_frame() -> None:
     assert per_s.peak_speed is not None and per_frame.peak_speed is not None
     assert per_frame.peak_speed == pytest.approx(per_s.peak_speed / fps)
     assert per_frame.time_to_peak_speed == pytest.approx(per_s.time_to_peak_speed * fps)
-    assert per_frame.to_json(series=False)["units"] == "px" and "xy" not in per_frame.to_json(series=False)
+    assert per_frame.to_json(series=False)["units"] == "px" and "xy" not in per_frame.to_json(
+        series=False
+    )
 
 
 def test_bad_input_is_refused() -> None:

@@ -1,7 +1,8 @@
-"""The default pipeline end to end: record → attempt → media.qc → tracking → kinematics → published result.
+"""The default pipeline end to end: record → attempt → media.qc → tracking → kinematics →
+published result.
 
-Calibration truly gates metric output: without one the result is in pixels and frames and says it
-is degraded; with one (intrinsics from board views, scale from the board lying on the plane) it is in
+Calibration truly gates metric output: without one the result is in pixels and frames and says it is
+degraded; with one (intrinsics from board views, scale from the board lying on the plane) it is in
 millimetres and seconds and matches the virtual camera's ground truth.
 """
 
@@ -34,23 +35,31 @@ from tests.support.steady_clock import SteadyClock
 MODE = Mode(1280, 720, 30.0)
 
 
-def _record(services: Services, session_id: str, scene: str = "markers", seconds: float = 2.0) -> str:
-    # paced, and stamped 1/30 s apart as the scene's own time is, on a steady clock: a busy machine that keeps the
-    # grab thread waiting neither drops frames nor stretches time here (tests/support/steady_clock.py)
+def _record(
+    services: Services, session_id: str, scene: str = "markers", seconds: float = 2.0
+) -> str:
+    # paced, and stamped 1/30 s apart as the scene's own time is, on a steady clock: a busy machine
+    # that keeps the grab thread waiting neither drops frames nor stretches time here
+    # (tests/support/steady_clock.py)
     camera = VirtualCamera(scene, frames_limit=int(seconds * 30))  # type: ignore[arg-type]
-    recorder = Recorder(services.store, camera, VIRTUAL, MODE, session_id=session_id, clock=SteadyClock(MODE.fps))
+    recorder = Recorder(
+        services.store, camera, VIRTUAL, MODE, session_id=session_id, clock=SteadyClock(MODE.fps)
+    )
     recorder.start()
     recorder.wait(60)
     return recorder.stop().capture_id
 
 
 def _analyse(services: Services, session_id: str, capture_id: str) -> dict[str, object]:
-    attempt_id = create_attempt(services.queue, session_id, [capture_id],
-                                attempt_pipeline(services.store, capture_id))
+    attempt_id = create_attempt(
+        services.queue, session_id, [capture_id], attempt_pipeline(services.store, capture_id)
+    )
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_once()
     with services.store.read() as s:
-        row = s.scalars(select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)).one()
+        row = s.scalars(
+            select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id == attempt_id)
+        ).one()
     return json.loads(row.document)  # type: ignore[no-any-return]
 
 
@@ -64,8 +73,13 @@ def _calibrate(services: Services) -> None:
     plane = VirtualCamera("plane", noise=1.0)
     plane.open(MODE)
     [detection], _, _ = detect_views([View("plane", plane.render(0))], board)
-    save_calibration(services.store, result, VIRTUAL.device_id, MODE.label(),
-                     plane_homography=plane_homography(result, detection, board))
+    save_calibration(
+        services.store,
+        result,
+        VIRTUAL.device_id,
+        MODE.label(),
+        plane_homography=plane_homography(result, detection, board),
+    )
 
 
 @pytest.fixture
@@ -87,7 +101,9 @@ def test_without_calibration_the_result_is_in_pixels_and_says_so(services: Servi
     assert {j.state for j in jobs} == {JobState.SUCCEEDED, JobState.SUCCEEDED_DEGRADED}
 
 
-def test_with_a_valid_calibration_the_result_is_metric_and_matches_the_truth(services: Services) -> None:
+def test_with_a_valid_calibration_the_result_is_metric_and_matches_the_truth(
+    services: Services,
+) -> None:
     _calibrate(services)
     session_id = create_session(services.queue, "S-2", "reach", "ana")
     result = _analyse(services, session_id, _record(services, session_id))
@@ -107,19 +123,28 @@ def test_with_a_valid_calibration_the_result_is_metric_and_matches_the_truth(ser
 
 def test_a_recording_without_markers_is_blocked_with_its_reason(services: Services) -> None:
     session_id = create_session(services.queue, "S-3", "reach", "ana")
-    result = _analyse(services, session_id, _record(services, session_id, scene="plane", seconds=1.0))
+    result = _analyse(
+        services, session_id, _record(services, session_id, scene="plane", seconds=1.0)
+    )
     assert result["status"] == "blocked"
-    assert any("no markers were found in any of the 30 frames" in r for r in result["reasons"]), result["reasons"]
+    assert any("no markers were found in any of the 30 frames" in r for r in result["reasons"]), (
+        result["reasons"]
+    )
     names = [e.name for e in events_after(services.store, 0)]
     assert "quality.blocked" in names and "result.published" not in names
 
 
-def test_markers_of_one_colour_are_tracked_when_the_attempt_asks_for_a_hue(services: Services) -> None:
+def test_markers_of_one_colour_are_tracked_when_the_attempt_asks_for_a_hue(
+    services: Services,
+) -> None:
     session_id = create_session(services.queue, "S-4", "reach", "ana")
     capture_id = _record(services, session_id, seconds=1.0)
-    pipeline = [PipelineStep("media.qc", {}),
-                PipelineStep("tracking.markers", {"marker_hue": [40, 65]}, after_previous=True),  # the yellow one
-                PipelineStep("kinematics", {}, after_previous=True)]
+    pipeline = [
+        PipelineStep("media.qc", {}),
+        # the yellow one
+        PipelineStep("tracking.markers", {"marker_hue": [40, 65]}, after_previous=True),
+        PipelineStep("kinematics", {}, after_previous=True),
+    ]
     create_attempt(services.queue, session_id, [capture_id], pipeline)
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_once()
@@ -131,16 +156,20 @@ def test_markers_of_one_colour_are_tracked_when_the_attempt_asks_for_a_hue(servi
 
 
 def test_an_attempt_with_a_setting_its_stage_does_not_take_is_refused_and_nothing_is_stored(
-        services: Services) -> None:
+    services: Services,
+) -> None:
     session_id = create_session(services.queue, "S-5", "reach", "ana")
     capture_id = _record(services, session_id, seconds=0.5)
     before = services.queue.jobs()
-    for config, words in (({"marker_hue": [400, 20]}, "two angles of 0-360"),
-                          ({"min_marker_fraction": "most"}, "must be float"),
-                          ({"expected_markes": 3}, "has no setting 'expected_markes'")):
+    for config, words in (
+        ({"marker_hue": [400, 20]}, "two angles of 0-360"),
+        ({"min_marker_fraction": "most"}, "must be float"),
+        ({"expected_markes": 3}, "has no setting 'expected_markes'"),
+    ):
         with pytest.raises(StageConfigError, match=words) as caught:
-            create_attempt(services.queue, session_id, [capture_id],
-                           [PipelineStep("tracking.markers", config)])
+            create_attempt(
+                services.queue, session_id, [capture_id], [PipelineStep("tracking.markers", config)]
+            )
         assert caught.value.code == "LABRIG_STAGE_CONFIG"
     assert services.queue.jobs() == before
     with services.store.read() as s:
@@ -149,12 +178,19 @@ def test_an_attempt_with_a_setting_its_stage_does_not_take_is_refused_and_nothin
 
 def test_an_attempt_of_two_captures_says_which_one_was_analysed(services: Services) -> None:
     session_id = create_session(services.queue, "S-6", "reach", "ana")
-    first, second = _record(services, session_id, seconds=1.0), _record(services, session_id, seconds=1.0)
-    create_attempt(services.queue, session_id, [first, second], attempt_pipeline(services.store, first))
+    first, second = (
+        _record(services, session_id, seconds=1.0),
+        _record(services, session_id, seconds=1.0),
+    )
+    create_attempt(
+        services.queue, session_id, [first, second], attempt_pipeline(services.store, first)
+    )
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_once()
     with services.store.read() as s:
         result = json.loads(s.scalars(select(AnalysisResultRecord)).one().document)
     assert result["status"] == "published" and result["degraded"] is True
-    assert any(f"has 2 captures; the default pipeline analysed the first ({first}) only" in r
-               for r in result["reasons"]), result["reasons"]
+    assert any(
+        f"has 2 captures; the default pipeline analysed the first ({first}) only" in r
+        for r in result["reasons"]
+    ), result["reasons"]

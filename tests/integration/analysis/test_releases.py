@@ -1,4 +1,5 @@
-"""Releases: activated only after a passing health check; their digest enters every analysis job's key."""
+"""Releases: activated only after a passing health check; their digest enters every
+analysis job's key."""
 
 from __future__ import annotations
 
@@ -17,14 +18,19 @@ from labrig.store.types import utcnow
 
 def _service(store: Store, passed: bool = True) -> tuple[ReleaseService, object]:
     services = bootstrap(store=store)
-    report = HealthReport(passed, (Check("reference", 1.0, 1.0, "exact", passed),), "stand-in for the test")
+    report = HealthReport(
+        passed, (Check("reference", 1.0, 1.0, "exact", passed),), "stand-in for the test"
+    )
     return ReleaseService(store, services.queue, lambda: report), services
 
 
 def test_the_reference_health_check_meets_its_tolerances() -> None:
     report = run_reference_check(bootstrap)
     assert report.passed, report.to_json()
-    assert {c.name.split(" #")[0] for c in report.checks} >= {"focal length fx (px)", "marker path length"}
+    assert {c.name.split(" #")[0] for c in report.checks} >= {
+        "focal length fx (px)",
+        "marker path length",
+    }
 
 
 def test_activation_needs_a_passing_check_and_changes_new_jobs_keys(store: Store) -> None:
@@ -59,9 +65,19 @@ def test_rollback_needs_a_reason_and_restores_the_previous_release(store: Store)
     first = releases.register("1")
     releases.check(first.id)
     releases.activate(first.id)
-    with store.write() as s:  # a second, different release: another build's pipeline, already checked
-        s.add(ReleaseRecord(id="r2", version="2", manifest="{}", digest="d" * 64, status="healthy",
-                            health='{"passed": true, "checks": []}', created_at=utcnow()))
+    # a second, different release: another build's pipeline, already checked
+    with store.write() as s:
+        s.add(
+            ReleaseRecord(
+                id="r2",
+                version="2",
+                manifest="{}",
+                digest="d" * 64,
+                status="healthy",
+                health='{"passed": true, "checks": []}',
+                created_at=utcnow(),
+            )
+        )
     releases.activate("r2")
     with pytest.raises(ReasonRequiredError):
         releases.rollback("   ")
@@ -69,6 +85,9 @@ def test_rollback_needs_a_reason_and_restores_the_previous_release(store: Store)
     assert restored is not None and restored.id == first.id and restored.status == "active"
     assert {r.id: r.status for r in releases.list()} == {first.id: "active", "r2": "rolled_back"}
     [event] = [e.payload for e in events_after(store, 0) if e.name == "deployment.rolledback"]
-    assert event == {"release_id": "r2", "restored_release_id": first.id,
-                     "reason": "peak speeds changed on reference data"}
+    assert event == {
+        "release_id": "r2",
+        "restored_release_id": first.id,
+        "reason": "peak speeds changed on reference data",
+    }
     assert services.queue.registry.get("media.qc").model_manifest_digest == first.digest  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""Reading attempts and their results for the Results screen, on real recordings analysed through the queue."""
+"""Reading attempts and their results for the Results screen, on real recordings analysed
+through the queue."""
 
 from __future__ import annotations
 
@@ -28,15 +29,26 @@ def _stored_document(services: Services, result_id: str) -> dict[str, object]:
         return json.loads(row.document)  # type: ignore[no-any-return]
 
 
-def test_an_attempt_is_pending_until_its_result_is_published_and_then_reads_in_full(services: Services) -> None:
+def test_an_attempt_is_pending_until_its_result_is_published_and_then_reads_in_full(
+    services: Services,
+) -> None:
     session_id = new_session(services, "SUBJ-7")
     attempt_id = request_analysis(services, session_id, record(services, session_id, seconds=1.0))
 
     [pending] = list_attempts(services.store)
     assert (pending.attempt_id, pending.number, pending.subject_code) == (attempt_id, 1, "SUBJ-7")
-    assert pending.status is ResultStatus.PENDING and pending.reasons == () and pending.result_id is None
+    assert (
+        pending.status is ResultStatus.PENDING
+        and pending.reasons == ()
+        and pending.result_id is None
+    )
     detail = load_result(services.store, attempt_id)
-    assert detail is not None and detail.document is None and detail.units is None and detail.tracks == []
+    assert (
+        detail is not None
+        and detail.document is None
+        and detail.units is None
+        and detail.tracks == []
+    )
     assert [s.stage_id for s in detail.stages] == ["media.qc", "tracking.markers", "kinematics"]
 
     run_analysis(services)
@@ -55,7 +67,9 @@ def test_an_attempt_is_pending_until_its_result_is_published_and_then_reads_in_f
         assert track.speed == pytest.approx(np.hypot(*np.asarray(raw["velocity"]).T))
 
 
-def test_a_reprocess_makes_the_attempt_pending_and_keeps_the_previous_document_on_show(services: Services) -> None:
+def test_a_reprocess_makes_the_attempt_pending_and_keeps_the_previous_document_on_show(
+    services: Services,
+) -> None:
     session_id = new_session(services)
     attempt_id = request_analysis(services, session_id, record(services, session_id, seconds=1.0))
     run_analysis(services)
@@ -67,7 +81,12 @@ def test_a_reprocess_makes_the_attempt_pending_and_keeps_the_previous_document_o
     [reprocessing] = list_attempts(services.store)
     assert reprocessing.status is ResultStatus.PENDING and reprocessing.result_id == first.result_id
     detail = load_result(services.store, attempt_id)
-    assert detail is not None and detail.previous and detail.document is not None and len(detail.tracks) == 3
+    assert (
+        detail is not None
+        and detail.previous
+        and detail.document is not None
+        and len(detail.tracks) == 3
+    )
 
     run_analysis(services)
 
@@ -77,7 +96,9 @@ def test_a_reprocess_makes_the_attempt_pending_and_keeps_the_previous_document_o
     assert detail is not None and not detail.previous
 
 
-def test_a_cancelled_stage_blocks_the_attempt_before_the_publisher_writes(services: Services) -> None:
+def test_a_cancelled_stage_blocks_the_attempt_before_the_publisher_writes(
+    services: Services,
+) -> None:
     session_id = new_session(services)
     attempt_id = request_analysis(services, session_id, record(services, session_id, seconds=0.5))
     qc = next(j for j in services.queue.jobs() if j.stage_id == "media.qc")
@@ -89,7 +110,11 @@ def test_a_cancelled_stage_blocks_the_attempt_before_the_publisher_writes(servic
     [blocked] = list_attempts(services.store)
     assert blocked.status is ResultStatus.BLOCKED
     assert blocked.reasons[0] == "media.qc: cancelled by an operator"
-    assert [r.split(":")[0] for r in blocked.reasons] == ["media.qc", "tracking.markers", "kinematics"]
+    assert [r.split(":")[0] for r in blocked.reasons] == [
+        "media.qc",
+        "tracking.markers",
+        "kinematics",
+    ]
     detail = load_result(services.store, attempt_id)
     assert detail is not None and detail.document is None
     assert detail.stages[0].state == JobState.CANCELLED.value
@@ -98,18 +123,24 @@ def test_a_cancelled_stage_blocks_the_attempt_before_the_publisher_writes(servic
 
 def test_a_blocked_result_reads_with_its_reasons_and_advice(services: Services) -> None:
     session_id = new_session(services)
-    attempt_id = request_analysis(services, session_id, record(services, session_id, scene="plane", seconds=0.5))
+    attempt_id = request_analysis(
+        services, session_id, record(services, session_id, scene="plane", seconds=0.5)
+    )
     run_analysis(services)
 
     [blocked] = list_attempts(services.store)
     assert blocked.status is ResultStatus.BLOCKED and blocked.result_id is not None
     assert blocked.reasons[0].startswith("tracking.markers: no markers were found in any of the")
     detail = load_result(services.store, attempt_id)
-    assert detail is not None and detail.units is None and detail.tracks == [] and detail.metrics == []
+    assert (
+        detail is not None and detail.units is None and detail.tracks == [] and detail.metrics == []
+    )
     assert detail.advice == [ADVICE["LABRIG_TOO_FEW_MARKERS"]]
 
 
-def test_attempts_are_listed_newest_first_and_an_unknown_one_reads_as_none(services: Services) -> None:
+def test_attempts_are_listed_newest_first_and_an_unknown_one_reads_as_none(
+    services: Services,
+) -> None:
     session_id = new_session(services)
     capture_id = record(services, session_id, seconds=0.3)
     first = request_analysis(services, session_id, capture_id)

@@ -1,7 +1,8 @@
-"""Marker tracking on real MJPG recordings of the virtual camera, checked against its ground truth in plane mm.
+"""Marker tracking on real MJPG recordings of the virtual camera, checked against its ground
+truth in plane mm.
 
-The helpers here (recording the scene through the real segment sink, the true plane homography) are shared by the
-kinematics and media-QC tests.
+The helpers here (recording the scene through the real segment sink, the true plane homography) are
+shared by the kinematics and media-QC tests.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ NAMES = ("circle", "line", "lissajous")
 
 @dataclass(frozen=True)
 class Recording:
-    """A recording of the markers scene as the sink writes it: segments, sidecars, and the camera for truth."""
+    """A recording of the markers scene as the sink writes it: segments, sidecars, and the
+    camera for truth."""
 
     camera: VirtualCamera
     media: list[Path]
@@ -50,8 +52,11 @@ class Recording:
         return itertools.chain.from_iterable(iter_luma(p) for p in self.media)
 
 
-def record_markers(folder: Path, mode: Mode = HD, frames: int = 120, segment_seconds: float = 2.0) -> Recording:
-    """Frames 0..frames-1 of the markers scene written through :class:`SegmentSink`, timestamps exactly 1/fps apart."""
+def record_markers(
+    folder: Path, mode: Mode = HD, frames: int = 120, segment_seconds: float = 2.0
+) -> Recording:
+    """Frames 0..frames-1 of the markers scene written through :class:`SegmentSink`, timestamps
+    exactly 1/fps apart."""
     camera = VirtualCamera("markers", paced=False)
     camera.open(mode)
     closed: list[SegmentV1] = []
@@ -61,14 +66,19 @@ def record_markers(folder: Path, mode: Mode = HD, frames: int = 120, segment_sec
         mono = 10**9 + round(i * 1e9 / mode.fps)
         sink.append(camera.render(i), mono, 1_700_000_000 * 10**9 + mono)
     sink.close()
-    return Recording(camera, [folder / s.name for s in closed], [folder / s.timestamps for s in closed], frames)
+    return Recording(
+        camera, [folder / s.name for s in closed], [folder / s.timestamps for s in closed], frames
+    )
 
 
 def plane_homography(model: CameraModel) -> np.ndarray:
-    """The true map from undistorted image px to plane mm: known plane points projected with no distortion."""
+    """The true map from undistorted image px to plane mm: known plane points projected
+    with no distortion."""
     gx, gy = np.meshgrid(np.linspace(-600, 600, 5), np.linspace(-350, 350, 4))
     plane = np.column_stack([gx.ravel(), gy.ravel(), np.zeros(gx.size)])
-    px, _ = cv2.projectPoints(plane, MarkersScene.plane_rvec, MarkersScene.plane_tvec, model.matrix(), np.zeros(5))
+    px, _ = cv2.projectPoints(
+        plane, MarkersScene.plane_rvec, MarkersScene.plane_tvec, model.matrix(), np.zeros(5)
+    )
     h, _ = cv2.findHomography(px.reshape(-1, 2), plane[:, :2])
     return np.asarray(h)
 
@@ -78,7 +88,9 @@ def truth_mm(camera: VirtualCamera, frames: np.ndarray, name: str) -> np.ndarray
     return np.array([camera.truth(int(f))["markers"][index]["plane_mm"] for f in frames])
 
 
-def name_tracks(camera: VirtualCamera, tracks: Tracks, homography: np.ndarray) -> dict[str, np.ndarray]:
+def name_tracks(
+    camera: VirtualCamera, tracks: Tracks, homography: np.ndarray
+) -> dict[str, np.ndarray]:
     """Each track in plane mm, named after the marker nearest to its first position."""
     named = {}
     for t in tracks.tracks:
@@ -98,12 +110,18 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
 
 
 @pytest.mark.parametrize("read", ["bgr", "luma"])
-def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recording: Recording, read: str) -> None:
+def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(
+    recording: Recording, read: str
+) -> None:
     progress: list[float] = []
     frames = recording.decoded() if read == "bgr" else recording.luma()
-    tracks = track(frames, expected_markers=3, undistort=calibration(recording.camera),
-                   total_frames=recording.frames,
-                   task=TaskControl(lambda fraction, _message: progress.append(fraction)))
+    tracks = track(
+        frames,
+        expected_markers=3,
+        undistort=calibration(recording.camera),
+        total_frames=recording.frames,
+        task=TaskControl(lambda fraction, _message: progress.append(fraction)),
+    )
     assert tracks.frames_processed == recording.frames and tracks.fraction_expected == 1.0
     assert len(tracks.tracks) == 3 and tracks.undistorted
     assert all(t.frames.tolist() == list(range(recording.frames)) for t in tracks.tracks)
@@ -111,17 +129,25 @@ def test_tracks_match_the_true_plane_trajectories_within_half_a_millimetre(recor
     named = name_tracks(recording.camera, tracks, plane_homography(recording.camera.model))
     assert sorted(named) == sorted(NAMES)
     for name, mm in named.items():
-        err = np.linalg.norm(mm - truth_mm(recording.camera, np.arange(recording.frames), name), axis=1)
+        err = np.linalg.norm(
+            mm - truth_mm(recording.camera, np.arange(recording.frames), name), axis=1
+        )
         rmse = float(np.sqrt(np.mean(err**2)))
-        print(f"tracking {name} ({read}): RMSE {rmse:.4f} mm, max {err.max():.4f} mm over {len(err)} frames")
+        print(
+            f"tracking {name} ({read}): RMSE {rmse:.4f} mm, max {err.max():.4f} mm over {len(err)} "
+            "frames"
+        )
         assert rmse < 0.5
 
 
 def test_without_undistortion_the_lens_shows_as_millimetres_of_error(recording: Recording) -> None:
     tracks = track(recording.decoded(), expected_markers=3)
     named = name_tracks(recording.camera, tracks, plane_homography(recording.camera.model))
-    err = np.linalg.norm(named["circle"] - truth_mm(recording.camera, np.arange(recording.frames), "circle"), axis=1)
-    assert not tracks.undistorted and err.max() > 2.0  # so the accuracy above is the calibration's doing
+    err = np.linalg.norm(
+        named["circle"] - truth_mm(recording.camera, np.arange(recording.frames), "circle"), axis=1
+    )
+    # so the accuracy above is the calibration's doing
+    assert not tracks.undistorted and err.max() > 2.0
 
 
 def test_tracking_speed_against_a_plain_decode_loop(recording: Recording) -> None:
@@ -129,15 +155,18 @@ def test_tracking_speed_against_a_plain_decode_loop(recording: Recording) -> Non
     decoded = sum(1 for _ in recording.decoded())
     decode_s = time.perf_counter() - start
     start = time.perf_counter()
-    tracks = track(recording.luma(), undistort=calibration(recording.camera))  # as the stage reads them
+    # as the stage reads them
+    tracks = track(recording.luma(), undistort=calibration(recording.camera))
     track_s = time.perf_counter() - start
     start = time.perf_counter()
     media_qc(recording.media, list(recording.timestamps), recording.frames, HD.fps)
     qc_s = time.perf_counter() - start
     assert decoded == tracks.frames_processed == recording.frames
-    print(f"1280x720 MJPG, {decoded} frames: decode {decoded / decode_s:.0f} fps, decode+track "
-          f"{decoded / track_s:.0f} fps (ratio {decode_s / track_s:.2f}), media_qc {decoded / qc_s:.0f} fps "
-          f"(ratio {decode_s / qc_s:.2f})")
+    print(
+        f"1280x720 MJPG, {decoded} frames: decode {decoded / decode_s:.0f} fps, decode+track "
+        f"{decoded / track_s:.0f} fps (ratio {decode_s / track_s:.2f}), media_qc "
+        f"{decoded / qc_s:.0f} fps (ratio {decode_s / qc_s:.2f})"
+    )
 
 
 def blank(frame: Image, camera: VirtualCamera, index: int, name: str) -> Image:
@@ -151,11 +180,15 @@ def blank(frame: Image, camera: VirtualCamera, index: int, name: str) -> Image:
 def small_frames(count: int, hidden: dict[int, str]) -> list[Image]:
     camera = VirtualCamera("markers", paced=False)
     camera.open(SMALL)
-    return [blank(camera.render(i), camera, i, hidden[i]) if i in hidden else camera.render(i) for i in range(count)]
+    return [
+        blank(camera.render(i), camera, i, hidden[i]) if i in hidden else camera.render(i)
+        for i in range(count)
+    ]
 
 
 def test_a_marker_hidden_for_a_few_frames_keeps_its_track() -> None:
-    hidden = {10: "circle"} | {i: "line" for i in range(20, 23)}  # the line marker is the fastest: ~9 px/frame here
+    # the line marker is the fastest: ~9 px/frame here
+    hidden = {10: "circle"} | {i: "line" for i in range(20, 23)}
     tracks = track(small_frames(40, hidden), expected_markers=3)
     assert len(tracks.tracks) == 3
     assert tracks.frames_with_expected == 36 and tracks.fraction_expected == pytest.approx(0.9)
@@ -182,7 +215,8 @@ def test_detection_is_subpixel_and_can_pick_a_colour() -> None:
     expected = np.array([m["image_px"] for m in truth])
     assert len(found) == 3
     assert np.linalg.norm(found[:, None] - expected[None], axis=2).min(axis=0).max() < 0.1
-    # the line marker is (B,G,R) = (60, 230, 255): the blue plane alone leaves it below the threshold
+    # the line marker is (B,G,R) = (60, 230, 255): the blue plane alone leaves it below the
+    # threshold
     assert len(detect_markers(frame, threshold=150, channel=0)) == 2
     assert detect_markers(np.zeros((48, 64), np.uint8)).shape == (0, 2)
 
@@ -198,7 +232,8 @@ def test_markers_of_one_hue_are_found_in_a_colour_frame() -> None:
         assert np.linalg.norm(found[0] - truth[NAMES.index(name)]["image_px"]) < 0.1
     assert detect_markers(frame, hue=(340, 20)).shape == (0, 2)
     red = frame.copy()
-    cv2.circle(red, (200, 600), 12, (40, 40, 230), -1, cv2.LINE_AA)  # hue 0°: a range through red wraps
+    # hue 0°: a range through red wraps
+    cv2.circle(red, (200, 600), 12, (40, 40, 230), -1, cv2.LINE_AA)
     assert np.abs(detect_markers(red, hue=(340, 20)) - [200, 600]).max() < 0.1
     with pytest.raises(ValueError, match="BGR frame"):
         detect_markers(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), hue=(40, 65))
@@ -208,7 +243,9 @@ def test_tracking_is_deterministic_json_and_cancellable() -> None:
     frames = small_frames(20, {})
     detect = functools.partial(detect_markers, threshold=90)
     first, second = track(frames, detect=detect), track(frames, detect=detect)
-    assert json.dumps(first.to_json(), sort_keys=True) == json.dumps(second.to_json(), sort_keys=True)
+    assert json.dumps(first.to_json(), sort_keys=True) == json.dumps(
+        second.to_json(), sort_keys=True
+    )
     with pytest.raises(Cancelled) as stopped:
         cancelled = TaskControl()
         cancelled.cancel()

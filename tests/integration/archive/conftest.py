@@ -1,5 +1,5 @@
-"""Export and sync test parts: a template store with real results (recorded once from the virtual camera),
-copied into each test's folder, and services acting as a named user."""
+"""Export and sync test parts: a template store with real results (recorded once from the virtual
+camera), copied into each test's folder, and services acting as a named user."""
 
 from __future__ import annotations
 
@@ -35,16 +35,25 @@ class Lab:
     published_id: str
     blocked_id: str
 
-    def services_as(self, user: str, destination: DestinationFactory = FolderDestination) -> Services:
-        return bootstrap(store=self.store, access=as_user(self.store, user), sync_destination=destination)
+    def services_as(
+        self, user: str, destination: DestinationFactory = FolderDestination
+    ) -> Services:
+        return bootstrap(
+            store=self.store, access=as_user(self.store, user), sync_destination=destination
+        )
 
 
 @pytest.fixture
 def lab(archive_template: tuple[Path, TemplateResults], tmp_path: Path) -> Iterator[Lab]:
     root = copy_store(archive_template[0], tmp_path / "store")
     store = open_store(root)
-    yield Lab(root, store, bootstrap(store=store, access=as_user(store, "ada")), archive_template[1].published_id,
-              archive_template[1].blocked_id)
+    yield Lab(
+        root,
+        store,
+        bootstrap(store=store, access=as_user(store, "ada")),
+        archive_template[1].published_id,
+        archive_template[1].blocked_id,
+    )
     store.close()
 
 

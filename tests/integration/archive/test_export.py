@@ -1,5 +1,6 @@
-"""Exporting real published results: the bundle verifies with the real ``sha256sum -c``, carries the effective
-and automatic values with the history, and refusals or failures leave nothing that looks like an export."""
+"""Exporting real published results: the bundle verifies with the real ``sha256sum -c``, carries
+the effective and automatic values with the history, and refusals or failures leave nothing that
+looks like an export."""
 
 from __future__ import annotations
 
@@ -27,19 +28,30 @@ from tests.integration.archive.conftest import Lab
 
 
 def sha256sum_check(bundle: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=bundle, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def files_under(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")} if folder.exists() else set()
+    return (
+        {p.relative_to(folder).as_posix() for p in folder.rglob("*")} if folder.exists() else set()
+    )
 
 
-def test_a_bundle_verifies_with_sha256sum_and_carries_its_provenance(lab: Lab, tmp_path: Path) -> None:
+def test_a_bundle_verifies_with_sha256sum_and_carries_its_provenance(
+    lab: Lab, tmp_path: Path
+) -> None:
     report = lab.services.export.export([lab.published_id[:8]], tmp_path / "out", media=True)
     bundle = report.bundle
     assert bundle.parent == tmp_path / "out" and bundle.name.startswith("labrig-export-")
-    assert files_under(tmp_path / "out") == {bundle.name} | {f"{bundle.name}/{p}" for p in files_under(bundle)}
+    assert files_under(tmp_path / "out") == {bundle.name} | {
+        f"{bundle.name}/{p}" for p in files_under(bundle)
+    }
     checked = sha256sum_check(bundle)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert verify_bundle(bundle).intact
@@ -58,7 +70,10 @@ def test_a_bundle_verifies_with_sha256sum_and_carries_its_provenance(lab: Lab, t
     media = bundle / manifest["media_folders"][capture["capture_id"]]
     for f in capture["files"]:  # every media file is the stored blob, byte for byte
         assert hashlib.sha256((media / f["name"]).read_bytes()).hexdigest() == f["sha256"]
-    assert hashlib.sha256((media / "manifest.json").read_bytes()).hexdigest() == capture["manifest_sha256"]
+    assert (
+        hashlib.sha256((media / "manifest.json").read_bytes()).hexdigest()
+        == capture["manifest_sha256"]
+    )
     series = list(csv.DictReader((folder / "series.csv").open()))
     assert {r["track_id"] for r in series} == {"0", "1", "2"}
 
@@ -69,9 +84,14 @@ def test_effective_values_beside_automatic_ones_with_the_history(lab: Lab, tmp_p
     second = revisions.revise(lab.published_id, {"track:1.extent": 9}, "board edge")
     report = lab.services.export.export([lab.published_id], tmp_path)
     folder = report.bundle / report.results[0]["folder"]
-    rows = {(r["track_id"], r["metric"]): r for r in csv.DictReader((folder / "metrics.csv").open())}
+    rows = {
+        (r["track_id"], r["metric"]): r for r in csv.DictReader((folder / "metrics.csv").open())
+    }
     automatic = json.loads((folder / "automatic.json").read_text())["metrics"][0]["peak_speed"]
-    assert rows["0", "peak_speed"]["effective"] == "812.5" and rows["0", "peak_speed"]["revision"] == "1"
+    assert (
+        rows["0", "peak_speed"]["effective"] == "812.5"
+        and rows["0", "peak_speed"]["revision"] == "1"
+    )
     assert float(rows["0", "peak_speed"]["automatic"]) == automatic
     assert rows["1", "extent"]["effective"] == "9.0" and rows["1", "extent"]["revision"] == "2"
     untouched = rows["2", "extent"]
@@ -83,8 +103,11 @@ def test_effective_values_beside_automatic_ones_with_the_history(lab: Lab, tmp_p
         text = (folder / "revisions" / f"revision-{number:03d}.json").read_bytes()
         assert hashlib.sha256(text).hexdigest() == revision.digest
     head = lab.services.governance.audit.head()
-    assert head.seq == 2 and json.loads((report.bundle / "manifest.json").read_text())["audit_chain_head"] == \
-        head.to_json()
+    assert (
+        head.seq == 2
+        and json.loads((report.bundle / "manifest.json").read_text())["audit_chain_head"]
+        == head.to_json()
+    )
     assert sha256sum_check(report.bundle).returncode == 0
 
 
@@ -94,7 +117,11 @@ def test_refusals_write_nothing(lab: Lab, tmp_path: Path, case: str) -> None:
     refs, everything, error = {
         "blocked": ([lab.blocked_id], False, ResultNotPublishedError),
         "unknown": (["deadbeef"], False, UnknownResultError),
-        "blocked-among-others": ([lab.published_id, lab.blocked_id[:6]], False, ResultNotPublishedError),
+        "blocked-among-others": (
+            [lab.published_id, lab.blocked_id[:6]],
+            False,
+            ResultNotPublishedError,
+        ),
         "none": ([], False, UsageError),
         "both": ([lab.published_id], True, UsageError),
     }[case]
@@ -118,7 +145,9 @@ def test_nothing_published_and_a_file_as_target_are_refused(lab: Lab, tmp_path: 
     assert refused.value.code == "LABRIG_NOTHING_TO_EXPORT" and not (tmp_path / "out").exists()
 
 
-def test_exporting_needs_the_reviewer_role_once_roles_are_enforced(lab: Lab, tmp_path: Path) -> None:
+def test_exporting_needs_the_reviewer_role_once_roles_are_enforced(
+    lab: Lab, tmp_path: Path
+) -> None:
     lab.services.governance.access.set_role("ada", "admin", "lab manager")
     lab.services.governance.access.set_role("tom", "technician", "new hire")
     tom = lab.services_as("tom")
@@ -148,20 +177,37 @@ def test_a_failed_export_leaves_no_bundle_behind(lab: Lab, tmp_path: Path, damag
 
 
 def test_an_interrupted_export_is_only_a_hidden_partial_folder(lab: Lab, tmp_path: Path) -> None:
-    """Killed half-way (here: stuck reading a media file that is a FIFO, then SIGKILL), an export leaves only
-    ``.labrig-export-….partial``, never a folder named like a finished bundle."""
+    """Killed half-way (here: stuck reading a media file that is a FIFO, then SIGKILL), an export
+    leaves only ``.labrig-export-….partial``, never a folder named like a finished bundle."""
     [media] = [p for p in (lab.root / "media").rglob("*.avi")]
     media.unlink()
-    os.mkfifo(media)  # opening it for reading blocks: the export stops after the result files, mid-media
+    # opening it for reading blocks: the export stops after the result files, mid-media
+    os.mkfifo(media)
     target = tmp_path / "out"
     lab.store.close()
-    child = subprocess.Popen([sys.executable, "-m", "labrig", "--store", str(lab.root), "export", lab.published_id,
-                              "--to", str(target), "--media"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=os.environ | {"QT_QPA_PLATFORM": "offscreen"})
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "labrig",
+            "--store",
+            str(lab.root),
+            "export",
+            lab.published_id,
+            "--to",
+            str(target),
+            "--media",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
     try:
         deadline = time.monotonic() + 60
         while not list(target.glob(".labrig-export-*.partial/media/*/manifest.json")):
-            assert time.monotonic() < deadline and child.poll() is None, "the export did not reach the media"
+            assert time.monotonic() < deadline and child.poll() is None, (
+                "the export did not reach the media"
+            )
             time.sleep(0.05)
     finally:
         child.kill()

@@ -1,4 +1,5 @@
-"""Export, sync and verify as tasks: each reports its progress to the end, and a cancel leaves nothing half-done."""
+"""Export, sync and verify as tasks: each reports its progress to the end, and a cancel leaves
+nothing half-done."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ class Recorded(TaskControl):
 
     def __init__(self, cancel_at: str | None = None) -> None:
         super().__init__(self._on_progress)
-        self.cancel_at, self.seen, self.after_cancel = cancel_at, list[tuple[float, str]](), list[str]()
+        self.cancel_at, self.seen, self.after_cancel = (
+            cancel_at,
+            list[tuple[float, str]](),
+            list[str](),
+        )
 
     def _on_progress(self, fraction: float, message: str) -> None:
         if self.cancelled:
@@ -32,7 +37,9 @@ class Recorded(TaskControl):
         return [f for f, _ in self.seen]
 
 
-def test_an_export_reports_its_progress_and_a_cancelled_one_leaves_no_bundle(lab: Lab, tmp_path: Path) -> None:
+def test_an_export_reports_its_progress_and_a_cancelled_one_leaves_no_bundle(
+    lab: Lab, tmp_path: Path
+) -> None:
     task = Recorded()
     report = lab.services.export.export([lab.published_id], tmp_path / "out", media=True, task=task)
     assert report.bundle.is_dir()
@@ -47,16 +54,20 @@ def test_an_export_reports_its_progress_and_a_cancelled_one_leaves_no_bundle(lab
     assert list(target.iterdir()) == []  # the unfinished bundle is removed
 
 
-def test_a_cancelled_sync_batch_keeps_what_was_confirmed_and_the_next_batch_finishes(lab: Lab, dest: Path) -> None:
+def test_a_cancelled_sync_batch_keeps_what_was_confirmed_and_the_next_batch_finishes(
+    lab: Lab, dest: Path
+) -> None:
     sync = lab.services_as("ada", lambda c: FolderDestination(c, chunk=8192)).sync
     configure(lab, dest)
     task = Recorded(cancel_at="(3 of 6)")  # while copying the third object
     report = sync.run_once(task=task)
     assert report.error is not None and report.error.startswith("cancelled:")
     assert task.after_cancel == []  # not one more chunk was copied …
-    assert len(report.acknowledged) in (2, 3) and not report.failed  # … so the third is whole only if it was then
+    # … so the third is whole only if it was then
+    assert len(report.acknowledged) in (2, 3) and not report.failed
     assert {p["object_sha256"] for p in acks(lab)} == set(report.acknowledged)
-    assert not list((dest / "objects").rglob("*.part"))  # the copy it stopped is gone, not left half-written
+    # the copy it stopped is gone, not left half-written
+    assert not list((dest / "objects").rglob("*.part"))
     assert sync_status(lab.store).pending == 6 - len(report.acknowledged)
 
     finishing = Recorded()

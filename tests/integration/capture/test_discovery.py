@@ -1,5 +1,6 @@
-"""Discovery of every device kind. USB instruments go through a real pyusb stack down to a backend object
-(pyusb's own ``IBackend`` extension point), so ``usb.core.find`` and ``usb.util.get_string`` run for real."""
+"""Discovery of every device kind. USB instruments go through a real pyusb stack down to a backend
+object (pyusb's own ``IBackend`` extension point), so ``usb.core.find`` and
+``usb.util.get_string`` run for real."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ _EN_US = 0x0409
 
 @dataclass
 class FakeUsbDevice:
-    """One device as the USB stack sees it; ``denied``: opening it needs rights we lack (no udev rule)."""
+    """One device as the USB stack sees it; ``denied``: opening it needs rights we
+    lack (no udev rule)."""
 
     vendor_id: int
     product_id: int
@@ -56,11 +58,14 @@ class FakeUsbDevice:
     denied: bool = False
 
     def strings(self) -> dict[int, str]:
-        return {i: s for i, s in enumerate((self.manufacturer, self.product, self.serial), start=1) if s}
+        return {
+            i: s for i, s in enumerate((self.manufacturer, self.product, self.serial), start=1) if s
+        }
 
 
 class FakeUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
-    """Just enough of a libusb backend for enumeration and string descriptors (control transfers on EP0)."""
+    """Just enough of a libusb backend for enumeration and string descriptors (control
+    transfers on EP0)."""
 
     def __init__(self, devices: Iterable[FakeUsbDevice], *, fail_enumeration: bool = False) -> None:
         super().__init__()
@@ -75,11 +80,26 @@ class FakeUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
     def get_device_descriptor(self, dev: FakeUsbDevice) -> Any:
         strings = dev.strings()
         return SimpleNamespace(
-            bLength=18, bDescriptorType=1, bcdUSB=0x0200, bDeviceClass=dev.device_class, bDeviceSubClass=0,
-            bDeviceProtocol=0, bMaxPacketSize0=64, idVendor=dev.vendor_id, idProduct=dev.product_id,
-            bcdDevice=dev.bcd_device, iManufacturer=1 if 1 in strings else 0, iProduct=2 if 2 in strings else 0,
-            iSerialNumber=3 if 3 in strings else 0, bNumConfigurations=1, address=dev.address, bus=dev.bus,
-            port_number=dev.ports[-1], port_numbers=dev.ports, speed=3)
+            bLength=18,
+            bDescriptorType=1,
+            bcdUSB=0x0200,
+            bDeviceClass=dev.device_class,
+            bDeviceSubClass=0,
+            bDeviceProtocol=0,
+            bMaxPacketSize0=64,
+            idVendor=dev.vendor_id,
+            idProduct=dev.product_id,
+            bcdDevice=dev.bcd_device,
+            iManufacturer=1 if 1 in strings else 0,
+            iProduct=2 if 2 in strings else 0,
+            iSerialNumber=3 if 3 in strings else 0,
+            bNumConfigurations=1,
+            address=dev.address,
+            bus=dev.bus,
+            port_number=dev.ports[-1],
+            port_numbers=dev.ports,
+            speed=3,
+        )
 
     def open_device(self, dev: FakeUsbDevice) -> FakeUsbDevice:
         if dev.denied:  # what libusb1 raises on Linux without a udev rule
@@ -90,8 +110,16 @@ class FakeUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
     def close_device(self, dev_handle: FakeUsbDevice) -> None:
         self.open_handles -= 1
 
-    def ctrl_transfer(self, dev_handle: FakeUsbDevice, bmRequestType: int, bRequest: int, wValue: int,
-                      wIndex: int, data: array.array[int], timeout: int) -> int:
+    def ctrl_transfer(
+        self,
+        dev_handle: FakeUsbDevice,
+        bmRequestType: int,
+        bRequest: int,
+        wValue: int,
+        wIndex: int,
+        data: array.array[int],
+        timeout: int,
+    ) -> int:
         if bmRequestType != 0x80 or bRequest != _GET_DESCRIPTOR or wValue >> 8 != _STRING:
             raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
         index = wValue & 0xFF
@@ -109,13 +137,24 @@ class FakeUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
 
 def amplifier(bcd: int = 0x0121, **kw: Any) -> FakeUsbDevice:
     """The inventory's example instrument (1209:0001, firmware ≥ 1.2.0 required)."""
-    return FakeUsbDevice(0x1209, 0x0001, bcd, "Example Labs", "Force plate amplifier FPA-4", "FPA4-00172", **kw)
+    return FakeUsbDevice(
+        0x1209, 0x0001, bcd, "Example Labs", "Force plate amplifier FPA-4", "FPA4-00172", **kw
+    )
 
 
 def multimeter(**kw: Any) -> FakeUsbDevice:
     """A device the inventory does not list."""
-    return FakeUsbDevice(0x1209, 0x0002, 0x0300, "Bench Co", "Bench multimeter", "BM-9", address=7, ports=(3, 1),
-                         **kw)
+    return FakeUsbDevice(
+        0x1209,
+        0x0002,
+        0x0300,
+        "Bench Co",
+        "Bench multimeter",
+        "BM-9",
+        address=7,
+        ports=(3, 1),
+        **kw,
+    )
 
 
 def test_usb_instruments_are_read_through_a_pyusb_backend() -> None:
@@ -124,7 +163,11 @@ def test_usb_instruments_are_read_through_a_pyusb_backend() -> None:
     assert problems == []
     amp, meter = devices
     assert (amp.kind, amp.vid_pid, amp.serial, amp.name) == (
-        DeviceKind.USB_INSTRUMENT, "1209:0001", "FPA4-00172", "Force plate amplifier FPA-4")
+        DeviceKind.USB_INSTRUMENT,
+        "1209:0001",
+        "FPA4-00172",
+        "Force plate amplifier FPA-4",
+    )
     assert amp.device_id == "usb:1209:0001:FPA4-00172"
     assert amp.firmware == "1.2.1"
     assert amp.descriptors["manufacturer"] == "Example Labs"
@@ -138,7 +181,9 @@ def test_usb_instruments_are_read_through_a_pyusb_backend() -> None:
 
 
 def test_hubs_are_not_instruments() -> None:
-    hub = FakeUsbDevice(0x1D6B, 0x0002, 0x0515, "Linux Foundation", "root hub", None, device_class=0x09)
+    hub = FakeUsbDevice(
+        0x1D6B, 0x0002, 0x0515, "Linux Foundation", "root hub", None, device_class=0x09
+    )
     devices, _ = discover_usb(FakeUsbBackend([hub, multimeter()]))
     assert [d.vid_pid for d in devices] == ["1209:0002"]
 
@@ -149,7 +194,9 @@ def test_unreadable_strings_are_recorded_not_fatal() -> None:
     assert amp.descriptors["product"] == UNREADABLE_PERMISSION
     assert amp.descriptors["serial"] == UNREADABLE_PERMISSION
     assert amp.serial is None and amp.name == "USB device 1209:0001"
-    assert amp.device_id == "usb:1209:0001@1-2", "without a serial the id falls back to the port it is plugged in"
+    assert amp.device_id == "usb:1209:0001@1-2", (
+        "without a serial the id falls back to the port it is plugged in"
+    )
     assert amp.firmware == "1.2.1", "the device descriptor needs no permission"
     assert [p.code for p in problems] == ["LABRIG_USB_STRINGS_UNREADABLE"]
     assert "udev" in problems[0].message
@@ -169,7 +216,9 @@ def test_one_kind_failing_does_not_hide_the_others(tmp_path: Path) -> None:
 def test_discover_lists_every_kind(tmp_path: Path) -> None:
     folder = tmp_path / "force-plate-exports"
     folder.mkdir()
-    settings = DiscoverySettings(ip_cameras=["http://cam.lab:8080/video.mjpg"], watch_folders=[folder])
+    settings = DiscoverySettings(
+        ip_cameras=["http://cam.lab:8080/video.mjpg"], watch_folders=[folder]
+    )
     report = discover(settings, usb_backend=FakeUsbBackend([amplifier(), multimeter()]))
     assert report.problems == []
     ids = [d.device_id for d in report]
@@ -198,7 +247,8 @@ def test_uvc_discovery_on_this_machine_is_clean() -> None:
 
 
 def test_default_usb_backend_runs_on_this_machine() -> None:
-    report = discover(DiscoverySettings())  # libusb-package's libusb1; this machine may have no USB bus at all
+    # libusb-package's libusb1; this machine may have no USB bus at all
+    report = discover(DiscoverySettings())
     assert report.problems_for(DeviceKind.USB_INSTRUMENT) == []
     assert {"virtual:markers", "virtual:board"} <= {d.device_id for d in report}
 
@@ -206,7 +256,9 @@ def test_default_usb_backend_runs_on_this_machine() -> None:
 def test_missing_watch_folder_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     missing, a_file = tmp_path / "not-mounted", tmp_path / "file.txt"
     a_file.write_text("x")
-    report = discover(DiscoverySettings(watch_folders=[missing, a_file]), usb_backend=FakeUsbBackend([]))
+    report = discover(
+        DiscoverySettings(watch_folders=[missing, a_file]), usb_backend=FakeUsbBackend([])
+    )
     folders = [d for d in report if d.kind == DeviceKind.WATCH_FOLDER]
     assert [d.descriptors["exists"] for d in folders] == [False, False]
     problems = report.problems_for(DeviceKind.WATCH_FOLDER)
@@ -225,8 +277,10 @@ def test_ip_camera_credentials_never_leave_the_address(caplog: pytest.LogCapture
     (cam,) = [d for d in report if d.kind == DeviceKind.IP]
     assert cam.address == url, "the address keeps what is needed to open the stream"
     assert cam.device_id == "ip:http://cam.lab:8080/video.mjpg?user=admin&pwd=***"
-    shown = " ".join([cam.device_id, cam.name, str(cam.descriptors), caplog.text]
-                     + [p.message for p in report.problems])
+    shown = " ".join(
+        [cam.device_id, cam.name, str(cam.descriptors), caplog.text]
+        + [p.message for p in report.problems]
+    )
     for secret in ("s3cret", "hunter2", "hunter3"):
         assert secret not in shown
     assert [p.code for p in report.problems] == ["LABRIG_IP_URL_INVALID"]
@@ -238,6 +292,8 @@ def test_ip_device_id_is_stable_without_credentials() -> None:
     assert a.device_id == b.device_id == "ip:http://cam.lab/video.mjpg"
 
 
-@pytest.mark.parametrize(("bcd", "version"), [(0x0100, "1.0.0"), (0x0121, "1.2.1"), (0x1234, "12.3.4")])
+@pytest.mark.parametrize(
+    ("bcd", "version"), [(0x0100, "1.0.0"), (0x0121, "1.2.1"), (0x1234, "12.3.4")]
+)
 def test_bcd_device_reads_as_a_dotted_version(bcd: int, version: str) -> None:
     assert bcd_version(bcd) == version

@@ -1,4 +1,5 @@
-"""The compatibility inventory: the shipped file, broken files refused with the file and entry named, matching."""
+"""The compatibility inventory: the shipped file, broken files refused with the file and entry
+named, matching."""
 
 from __future__ import annotations
 
@@ -36,25 +37,43 @@ def write(tmp_path: Path, doc: Any) -> Path:
 
 
 def uvc(vid: int, pid: int, name: str = "USB camera") -> DeviceInfo:
-    return DeviceInfo(f"uvc:{vid:04x}:{pid:04x}:{name}:/dev/video0", DeviceKind.UVC, name, "0",
-                      vendor_id=vid, product_id=pid)
+    return DeviceInfo(
+        f"uvc:{vid:04x}:{pid:04x}:{name}:/dev/video0",
+        DeviceKind.UVC,
+        name,
+        "0",
+        vendor_id=vid,
+        product_id=pid,
+    )
 
 
 def test_the_shipped_inventory_loads() -> None:
     inventory = load_inventory(SHIPPED)
     ids = {e.id for e in inventory.entries}
-    assert {"labrig-virtual-camera", "ip-mjpeg-http", "logitech-c920", "logitech-c922",
-            "example-force-plate-amplifier", "watch-folder"} <= ids
+    assert {
+        "labrig-virtual-camera",
+        "ip-mjpeg-http",
+        "logitech-c920",
+        "logitech-c922",
+        "example-force-plate-amplifier",
+        "watch-folder",
+    } <= ids
     virtual = inventory.get("labrig-virtual-camera")
     assert virtual is not None
     assert [m.label() for m in virtual.modes] == [
-        "640x480@30 BGR", "1280x720@30 BGR", "1280x720@60 BGR", "1920x1080@30 BGR"]
+        "640x480@30 BGR",
+        "1280x720@30 BGR",
+        "1280x720@60 BGR",
+        "1920x1080@30 BGR",
+    ]
     example = inventory.get("example-force-plate-amplifier")
     assert example is not None and "EXAMPLE" in example.notes and example.min_firmware == "1.2.0"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("labrig.resources") is None,
-                    reason="labrig.resources is not an installed package: pyproject.toml's package list lacks it")
+@pytest.mark.skipif(
+    importlib.util.find_spec("labrig.resources") is None,
+    reason="labrig.resources is not an installed package: pyproject.toml's package list lacks it",
+)
 def test_the_inventory_loads_from_the_installed_package() -> None:
     assert load_inventory().entries == load_inventory(SHIPPED).entries
 
@@ -74,7 +93,9 @@ def test_a_missing_file_is_refused(tmp_path: Path) -> None:
 
 def test_another_schema_version_is_refused(tmp_path: Path) -> None:
     doc = shipped_doc() | {"schema": "labrig.inventory/2"}
-    with pytest.raises(InventoryError, match=r"schema 'labrig.inventory/2'; this Labrig reads only") as caught:
+    with pytest.raises(
+        InventoryError, match=r"schema 'labrig.inventory/2'; this Labrig reads only"
+    ) as caught:
         load_inventory(write(tmp_path, doc))
     assert str(tmp_path / "inventory.json") in caught.value.message
 
@@ -85,19 +106,30 @@ def test_an_entry_without_modes_is_refused_naming_it(tmp_path: Path) -> None:
     del c920["modes"]
     with pytest.raises(InventoryError) as caught:
         load_inventory(write(tmp_path, doc))
-    assert "entry 'logitech-c920'" in caught.value.message and "'modes' must list" in caught.value.message
+    assert (
+        "entry 'logitech-c920'" in caught.value.message
+        and "'modes' must list" in caught.value.message
+    )
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    ({"match": {"vid_pid": "46d:82d"}}, "'match.vid_pid' must look like"),
-    ({"match": {}}, "'match' must be an object"),
-    ({"min_firmwre": "1.0"}, "unknown field(s) min_firmwre"),
-    ({"min_firmware": "v1"}, "'min_firmware' must be null or a dotted version"),
-    ({"kind": "webcam"}, "'kind' must be one of"),
-    ({"modes": [{"width": 640, "height": 480, "fps": 0, "pixel_format": "MJPG"}]}, "mode #1 needs"),
-    ({"id": "logitech-c922"}, "repeats entry id(s) logitech-c922"),
-])
-def test_malformed_entries_are_refused(tmp_path: Path, change: dict[str, Any], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"match": {"vid_pid": "46d:82d"}}, "'match.vid_pid' must look like"),
+        ({"match": {}}, "'match' must be an object"),
+        ({"min_firmwre": "1.0"}, "unknown field(s) min_firmwre"),
+        ({"min_firmware": "v1"}, "'min_firmware' must be null or a dotted version"),
+        ({"kind": "webcam"}, "'kind' must be one of"),
+        (
+            {"modes": [{"width": 640, "height": 480, "fps": 0, "pixel_format": "MJPG"}]},
+            "mode #1 needs",
+        ),
+        ({"id": "logitech-c922"}, "repeats entry id(s) logitech-c922"),
+    ],
+)
+def test_malformed_entries_are_refused(
+    tmp_path: Path, change: dict[str, Any], expected: str
+) -> None:
     doc = shipped_doc()
     entry = next(e for e in doc["entries"] if e["id"] == "logitech-c920")
     entry.update(change)
@@ -107,9 +139,19 @@ def test_malformed_entries_are_refused(tmp_path: Path, change: dict[str, Any], e
 
 
 def test_instruments_and_folders_need_no_modes() -> None:
-    doc = {"schema": SCHEMA, "entries": [
-        {"id": "amp", "kind": "usb_instrument", "name": "Amp", "match": {"vid_pid": "1209:0001"},
-         "min_firmware": None, "notes": ""}]}
+    doc = {
+        "schema": SCHEMA,
+        "entries": [
+            {
+                "id": "amp",
+                "kind": "usb_instrument",
+                "name": "Amp",
+                "match": {"vid_pid": "1209:0001"},
+                "min_firmware": None,
+                "notes": "",
+            }
+        ],
+    }
     assert parse_inventory(doc).entries[0].modes == ()
 
 
@@ -119,8 +161,14 @@ def test_matching_by_vid_pid() -> None:
     c922 = inventory.match(uvc(0x046D, 0x085C, "C922 Pro Stream Webcam"))
     assert (c920 and c920.id, c922 and c922.id) == ("logitech-c920", "logitech-c922")
     assert inventory.match(uvc(0x046D, 0x0999)) is None
-    as_instrument = DeviceInfo("usb:046d:082d@1-2", DeviceKind.USB_INSTRUMENT, "C920", "1:4",
-                               vendor_id=0x046D, product_id=0x082D)
+    as_instrument = DeviceInfo(
+        "usb:046d:082d@1-2",
+        DeviceKind.USB_INSTRUMENT,
+        "C920",
+        "1:4",
+        vendor_id=0x046D,
+        product_id=0x082D,
+    )
     assert inventory.match(as_instrument) is None, "an entry matches only its own kind"
 
 
@@ -129,9 +177,19 @@ def test_matching_by_name_glob() -> None:
     for device in discover_virtual():
         entry = inventory.match(device)
         assert entry is not None and entry.id == "labrig-virtual-camera"
-    doc = {"schema": SCHEMA, "entries": [
-        {"id": "acme", "kind": "uvc", "name": "Acme", "match": {"name": "Acme LabCam *"},
-         "modes": [{"width": 640, "height": 480, "fps": 30, "pixel_format": "MJPG"}], "min_firmware": None}]}
+    doc = {
+        "schema": SCHEMA,
+        "entries": [
+            {
+                "id": "acme",
+                "kind": "uvc",
+                "name": "Acme",
+                "match": {"name": "Acme LabCam *"},
+                "modes": [{"width": 640, "height": 480, "fps": 30, "pixel_format": "MJPG"}],
+                "min_firmware": None,
+            }
+        ],
+    }
     custom = parse_inventory(doc)
     assert custom.match(uvc(0x1111, 0x2222, "ACME LabCam 3000")) is not None, "globs ignore case"
     assert custom.match(uvc(0x1111, 0x2222, "Acme Other")) is None

@@ -1,4 +1,5 @@
-"""OpenCVSource against a real HTTP camera on 127.0.0.1: real sockets, real FFmpeg demuxing, real JPEG decoding."""
+"""OpenCVSource against a real HTTP camera on 127.0.0.1: real sockets, real FFmpeg demuxing,
+real JPEG decoding."""
 
 from __future__ import annotations
 
@@ -62,7 +63,9 @@ def test_a_killed_camera_ends_reads_at_once(camera: MjpegServer, source: OpenCVS
     assert elapsed < 2.0
 
 
-def test_a_silent_camera_ends_reads_within_the_read_timeout(camera: MjpegServer, source: OpenCVSource) -> None:
+def test_a_silent_camera_ends_reads_within_the_read_timeout(
+    camera: MjpegServer, source: OpenCVSource
+) -> None:
     source.open()
     assert source.read() is not None
     camera.go_silent()
@@ -84,12 +87,15 @@ def test_a_url_nothing_listens_on_is_refused_with_a_code() -> None:
 
 
 def test_a_camera_that_accepts_but_never_answers_is_refused_after_the_open_timeout() -> None:
-    with socket.socket() as mute:  # the kernel completes the handshake; nobody ever reads the request
+    # the kernel completes the handshake; nobody ever reads the request
+    with socket.socket() as mute:
         mute.bind(("127.0.0.1", 0))
         mute.listen(4)
         start = time.monotonic()
         with pytest.raises(SourceOpenError):
-            OpenCVSource(f"http://127.0.0.1:{mute.getsockname()[1]}/video.mjpg", open_timeout_s=1.5).open()
+            OpenCVSource(
+                f"http://127.0.0.1:{mute.getsockname()[1]}/video.mjpg", open_timeout_s=1.5
+            ).open()
         elapsed = time.monotonic() - start
     print(f"mute camera refused after {elapsed:.2f} s (open timeout 1.5 s)")
     assert elapsed < 3.0  # not FFmpeg's default 30 s

@@ -1,5 +1,5 @@
-"""Verification against real sources: the paced virtual camera, a real MJPEG camera on 127.0.0.1, a real pyusb
-stack over a backend object. Every refusal code is produced by the situation it names."""
+"""Verification against real sources: the paced virtual camera, a real MJPEG camera on 127.0.0.1, a
+real pyusb stack over a backend object. Every refusal code is produced by the situation it names."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from labrig.capture.devices import DeviceInfo, DeviceKind
-from labrig.capture.discovery import discover_ip, discover_usb, discover_virtual, discover_watch_folders
+from labrig.capture.discovery import (
+    discover_ip,
+    discover_usb,
+    discover_virtual,
+    discover_watch_folders,
+)
 from labrig.capture.inventory import Inventory, load_inventory
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.capture.verify import (
@@ -54,7 +59,8 @@ def assert_valid_event(result: Verification) -> None:
 
 
 class FixedModeSource:
-    """A camera that ignores the mode it is asked for and streams its own (as many cheap cameras do)."""
+    """A camera that ignores the mode it is asked for and streams its own (as many
+    cheap cameras do)."""
 
     def __init__(self, inner: FrameSource, mode: Mode) -> None:
         self.inner, self.mode = inner, mode
@@ -73,6 +79,7 @@ class FixedModeSource:
 def opener(make: Callable[[], FrameSource]) -> Callable[[DeviceInfo], FrameSource]:
     def open_source(device: DeviceInfo) -> FrameSource:
         return make()
+
     return open_source
 
 
@@ -89,7 +96,10 @@ def test_virtual_camera_passes_at_its_real_rate(inventory: Inventory, markers: D
     assert 27.0 <= result.measured.fps <= 33.0
     payload = result.to_event_payload()
     assert payload["mode"] == {"width": 1280, "height": 720, "fps": 30.0, "pixel_format": "BGR"}
-    assert payload["device_id"] == "virtual:markers" and payload["inventory_entry"] == "labrig-virtual-camera"
+    assert (
+        payload["device_id"] == "virtual:markers"
+        and payload["inventory_entry"] == "labrig-virtual-camera"
+    )
     assert_valid_event(result)
 
 
@@ -98,14 +108,23 @@ def test_ip_camera_passes_at_the_servers_rate(inventory: Inventory) -> None:
         result = verify(ip_device(server.url), VGA30_MJPG, inventory)
     assert result.ok, result.reason
     assert result.entry_id == "ip-mjpeg-http"
-    assert result.measured is not None and (result.measured.width, result.measured.height) == (640, 480)
+    assert result.measured is not None and (result.measured.width, result.measured.height) == (
+        640,
+        480,
+    )
     assert 27.0 <= result.measured.fps <= 33.0
     assert_valid_event(result)
 
 
 def test_unknown_model(inventory: Inventory) -> None:
-    acme = DeviceInfo("uvc:1234:5678:Acme Cam:/dev/video0", DeviceKind.UVC, "Acme Cam", "0",
-                      vendor_id=0x1234, product_id=0x5678)
+    acme = DeviceInfo(
+        "uvc:1234:5678:Acme Cam:/dev/video0",
+        DeviceKind.UVC,
+        "Acme Cam",
+        "0",
+        vendor_id=0x1234,
+        product_id=0x5678,
+    )
     result = verify(acme, HD30, inventory, never_open)
     assert (result.ok, result.reason_code) == (False, "LABRIG_DEVICE_UNKNOWN_MODEL")
     assert "Acme Cam (1234:5678)" in result.reason and "inventory" in result.reason
@@ -117,7 +136,9 @@ def test_unknown_model(inventory: Inventory) -> None:
 def test_mode_the_inventory_does_not_allow(inventory: Inventory, markers: DeviceInfo) -> None:
     result = verify(markers, Mode(800, 600, 30.0), inventory, never_open)
     assert result.reason_code == Refusal.MODE_UNSUPPORTED
-    assert "800x600@30 BGR" in result.reason and "1280x720@30 BGR" in result.reason, "names the allowed modes"
+    assert "800x600@30 BGR" in result.reason and "1280x720@30 BGR" in result.reason, (
+        "names the allowed modes"
+    )
 
 
 def test_camera_slower_than_asked(inventory: Inventory, markers: DeviceInfo) -> None:
@@ -136,13 +157,17 @@ def test_ip_camera_slower_than_asked(inventory: Inventory) -> None:
 
 
 def test_camera_that_sends_nothing(inventory: Inventory, markers: DeviceInfo) -> None:
-    result = verify(markers, HD30, inventory, opener(lambda: VirtualCamera("markers", fail_after=0)))
+    result = verify(
+        markers, HD30, inventory, opener(lambda: VirtualCamera("markers", fail_after=0))
+    )
     assert result.reason_code == Refusal.NO_FRAMES
     assert result.measured is None and "sent no picture" in result.reason
 
 
 def test_camera_pulled_during_the_probe(inventory: Inventory, markers: DeviceInfo) -> None:
-    result = verify(markers, HD30, inventory, opener(lambda: VirtualCamera("markers", fail_after=8)))
+    result = verify(
+        markers, HD30, inventory, opener(lambda: VirtualCamera("markers", fail_after=8))
+    )
     assert result.reason_code == Refusal.NO_FRAMES
     assert result.measured is not None and result.measured.frames == 8
     assert "sent 8 picture(s) and then stopped" in result.reason
@@ -158,8 +183,12 @@ def test_ip_camera_that_hangs(inventory: Inventory) -> None:
                 server.go_silent()
                 return opened
 
-        result = verify(device, VGA30_MJPG, inventory,
-                        opener(lambda: GoesSilent(default_open_source(device), VGA30_MJPG)))
+        result = verify(
+            device,
+            VGA30_MJPG,
+            inventory,
+            opener(lambda: GoesSilent(default_open_source(device), VGA30_MJPG)),
+        )
     assert result.reason_code == Refusal.NO_FRAMES, result.reason
 
 
@@ -167,7 +196,10 @@ def test_frames_of_another_size(inventory: Inventory) -> None:
     with MjpegServer(fps=30.0, size=(640, 480), max_seconds=30.0) as server:
         result = verify(ip_device(server.url), Mode(1280, 720, 30.0, "MJPG"), inventory)
     assert result.reason_code == Refusal.FRAME_SIZE_MISMATCH, result.reason
-    assert result.measured is not None and (result.measured.width, result.measured.height) == (640, 480)
+    assert result.measured is not None and (result.measured.width, result.measured.height) == (
+        640,
+        480,
+    )
     assert "sends 640×480 pictures although 1280×720 was asked" in result.reason
 
 
@@ -216,5 +248,11 @@ def test_watch_folder_is_verified_by_presence(inventory: Inventory, tmp_path: Pa
 
 def test_refusal_codes_are_stable() -> None:
     assert {r.value for r in Refusal} == {
-        "LABRIG_DEVICE_UNKNOWN_MODEL", "LABRIG_FIRMWARE_TOO_OLD", "LABRIG_MODE_UNSUPPORTED",
-        "LABRIG_DEVICE_OPEN_FAILED", "LABRIG_NO_FRAMES", "LABRIG_FRAME_SIZE_MISMATCH", "LABRIG_FPS_TOO_LOW"}
+        "LABRIG_DEVICE_UNKNOWN_MODEL",
+        "LABRIG_FIRMWARE_TOO_OLD",
+        "LABRIG_MODE_UNSUPPORTED",
+        "LABRIG_DEVICE_OPEN_FAILED",
+        "LABRIG_NO_FRAMES",
+        "LABRIG_FRAME_SIZE_MISMATCH",
+        "LABRIG_FPS_TOO_LOW",
+    }

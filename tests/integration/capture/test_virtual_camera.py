@@ -1,4 +1,5 @@
-"""The virtual camera: real OpenCV rendering checked against its own ground truth by real OpenCV analysis."""
+"""The virtual camera: real OpenCV rendering checked against its own ground truth by real
+OpenCV analysis."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ from labrig.capture.virtual import CameraModel, SceneName, UnsupportedModeError,
 SUBPIX = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 40, 0.001)
 
 
-def opened(scene: SceneName, mode: Mode | None = None, *, paced: bool = True, frames_limit: int | None = None,
-           fail_after: int | None = None) -> VirtualCamera:
+def opened(
+    scene: SceneName,
+    mode: Mode | None = None,
+    *,
+    paced: bool = True,
+    frames_limit: int | None = None,
+    fail_after: int | None = None,
+) -> VirtualCamera:
     cam = VirtualCamera(scene, paced=paced, frames_limit=frames_limit, fail_after=fail_after)
     cam.open(mode)
     return cam
@@ -49,7 +56,9 @@ def test_the_model_scales_with_the_mode() -> None:
     assert cam.model.matrix().shape == (3, 3) and cam.model.dist()[0] == pytest.approx(-0.05)
 
 
-@pytest.mark.parametrize("mode", [Mode(1280, 720, 0.0), Mode(0, 720, 30.0), Mode(1280, 720, 30.0, "YUYV")])
+@pytest.mark.parametrize(
+    "mode", [Mode(1280, 720, 0.0), Mode(0, 720, 30.0), Mode(1280, 720, 30.0, "YUYV")]
+)
 def test_a_mode_it_cannot_deliver_is_refused_with_a_code(mode: Mode) -> None:
     with pytest.raises(UnsupportedModeError) as refused:
         VirtualCamera().open(mode)
@@ -109,7 +118,8 @@ def test_marker_blobs_sit_at_their_true_image_positions(index: int) -> None:
         distances = np.linalg.norm(centroids[1:] - np.array(marker["image_px"]), axis=1)
         assert distances.min() < 1.0, (marker["name"], distances.min())
     areas = stats[1:, cv2.CC_STAT_AREA]
-    # 8 mm at about 1 m with f = 1000 px: an 8 px radius (201 px²), more or less the tilt and the anti-aliased rim
+    # 8 mm at about 1 m with f = 1000 px: an 8 px radius (201 px²), more or less the tilt and the
+    # anti-aliased rim
     assert np.all((areas > 150) & (areas < 300)), areas
 
 
@@ -127,11 +137,17 @@ def test_a_calibration_from_board_frames_recovers_the_camera() -> None:
     cam = opened("board", paced=False)
     pattern = np.zeros((54, 3), np.float32)
     pattern[:, :2] = np.mgrid[0:9, 0:6].T.reshape(-1, 2) * 25.0
-    found = [c for c in (board_corners(cam, i) for i in range(0, 30 * 40, 45)) if c is not None][:15]
+    found = [c for c in (board_corners(cam, i) for i in range(0, 30 * 40, 45)) if c is not None][
+        :15
+    ]
     assert len(found) == 15
-    rms, matrix, dist, _, _ = cv2.calibrateCamera([pattern] * 15, found, (1280, 720), None, None,
-                                                  flags=cv2.CALIB_FIX_K3)
-    print(f"calibration from 15 virtual board frames: rms {rms:.3f} px, fx {matrix[0, 0]:.1f}, k1 {dist[0, 0]:.4f}")
+    rms, matrix, dist, _, _ = cv2.calibrateCamera(
+        [pattern] * 15, found, (1280, 720), None, None, flags=cv2.CALIB_FIX_K3
+    )
+    print(
+        f"calibration from 15 virtual board frames: rms {rms:.3f} px, fx {matrix[0, 0]:.1f}, k1 "
+        f"{dist[0, 0]:.4f}"
+    )
     assert matrix[0, 0] == pytest.approx(cam.model.fx, rel=0.02)
     assert matrix[1, 1] == pytest.approx(cam.model.fy, rel=0.02)
     assert dist[0, 0] < 0  # barrel, like the model's k1 = -0.05

@@ -1,4 +1,5 @@
-"""The worker-children fixture of the queue_procs suite, for the PostgreSQL-only multi-process tests."""
+"""The worker-children fixture of the queue_procs suite, for the PostgreSQL-only
+multi-process tests."""
 
 from __future__ import annotations
 

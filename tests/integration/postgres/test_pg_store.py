@@ -1,4 +1,5 @@
-"""The catalog on PostgreSQL: opened and migrated like SQLite, refusing what is not its own, append-only too."""
+"""The catalog on PostgreSQL: opened and migrated like SQLite, refusing what is not its own,
+append-only too."""
 
 from __future__ import annotations
 
@@ -25,15 +26,18 @@ from tests.conftest import PostgresDatabases
 pytestmark = pytest.mark.postgresql
 
 
-def test_a_postgresql_catalog_is_migrated_to_head_with_media_in_the_data_folder(pg_store: Store) -> None:
+def test_a_postgresql_catalog_is_migrated_to_head_with_media_in_the_data_folder(
+    pg_store: Store,
+) -> None:
     assert pg_store.dialect == "postgresql"
     assert pg_store.revision() == head_revision()
     assert pg_store.meta("app") == "labrig"
     assert pg_store.media_dir.is_dir()
 
 
-def test_labrig_db_in_the_environment_chooses_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          postgres: PostgresDatabases) -> None:
+def test_labrig_db_in_the_environment_chooses_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres: PostgresDatabases
+) -> None:
     monkeypatch.setenv("LABRIG_DB", postgres.url())
     store = open_store(tmp_path / "store")
     try:
@@ -42,15 +46,23 @@ def test_labrig_db_in_the_environment_chooses_the_catalog(tmp_path: Path, monkey
         store.close()
 
 
-def test_a_database_of_another_program_is_refused_untouched(tmp_path: Path, postgres: PostgresDatabases) -> None:
+def test_a_database_of_another_program_is_refused_untouched(
+    tmp_path: Path, postgres: PostgresDatabases
+) -> None:
     name = postgres.cluster.create_database()
-    with psycopg.connect(postgres.cluster.url(name).replace("postgresql+psycopg", "postgresql"),
-                         autocommit=True) as conn:
+    with psycopg.connect(
+        postgres.cluster.url(name).replace("postgresql+psycopg", "postgresql"), autocommit=True
+    ) as conn:
         conn.execute("CREATE TABLE invoices (id int)")
     with pytest.raises(ForeignDatabaseError, match="belongs to another program"):
         open_store(tmp_path / "store", db=postgres.cluster.url(name))
-    with psycopg.connect(postgres.cluster.url(name).replace("postgresql+psycopg", "postgresql")) as conn:
-        tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+    with psycopg.connect(
+        postgres.cluster.url(name).replace("postgresql+psycopg", "postgresql")
+    ) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        ]
     assert tables == ["invoices"]
 
 
@@ -87,23 +99,27 @@ def test_the_audit_chain_and_append_only_tables_hold_on_postgresql(pg_store: Sto
     services.governance.access.set_role("ben", "reviewer", "reviews the reach study")
     report = services.governance.audit.verify()
     assert report.intact and report.entries == 2
-    for statement in ("UPDATE audit_entries SET reason = 'nothing happened'",
-                      "DELETE FROM audit_entries",
-                      "TRUNCATE audit_entries",
-                      "DELETE FROM role_assignments"):
+    for statement in (
+        "UPDATE audit_entries SET reason = 'nothing happened'",
+        "DELETE FROM audit_entries",
+        "TRUNCATE audit_entries",
+        "DELETE FROM role_assignments",
+    ):
         with pytest.raises(Exception, match="append-only"), pg_store.engine.begin() as conn:
             conn.execute(text(statement))
     assert services.governance.audit.verify().entries == 2
 
 
-def test_two_workstations_appending_to_the_audit_chain_at_once_both_succeed(pg_store: Store,
-                                                                            tmp_path: Path) -> None:
+def test_two_workstations_appending_to_the_audit_chain_at_once_both_succeed(
+    pg_store: Store, tmp_path: Path
+) -> None:
     import threading
 
     url = pg_store.engine.url.render_as_string(hide_password=False)
     first = bootstrap(store=pg_store, access=AccessControl(pg_store, user=lambda: "ana"))
     first.governance.access.set_role("ana", "admin", "first admin")
-    second_store = open_store(tmp_path / "second", db=url)  # another workstation: its own engine and connections
+    # another workstation: its own engine and connections
+    second_store = open_store(tmp_path / "second", db=url)
     second = bootstrap(store=second_store, access=AccessControl(second_store, user=lambda: "ana"))
     errors: list[BaseException] = []
 
@@ -114,7 +130,9 @@ def test_two_workstations_appending_to_the_audit_chain_at_once_both_succeed(pg_s
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=assign, args=(s, p)) for s, p in ((first, "a"), (second, "b"))]
+    threads = [
+        threading.Thread(target=assign, args=(s, p)) for s, p in ((first, "a"), (second, "b"))
+    ]
     for t in threads:
         t.start()
     for t in threads:

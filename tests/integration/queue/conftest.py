@@ -36,8 +36,11 @@ class Time:
 
 
 class FakeClock(Clock):
-    def __init__(self, time: Time, nonce: str, host: str = "bench-1", boot_id: str = "boot-a") -> None:
-        super().__init__(host=host, boot_id=boot_id, nonce=nonce, database_time=False)  # the test drives time
+    def __init__(
+        self, time: Time, nonce: str, host: str = "bench-1", boot_id: str = "boot-a"
+    ) -> None:
+        # the test drives time
+        super().__init__(host=host, boot_id=boot_id, nonce=nonce, database_time=False)
         self.time = time
 
     def monotonic(self) -> float:
@@ -48,7 +51,9 @@ class FakeClock(Clock):
 
 
 def _echo(ctx: StageContext) -> StageOutput:
-    return StageOutput({"inputs": ctx.input_digests, "config": ctx.config, "upstream": dict(ctx.upstream)})
+    return StageOutput(
+        {"inputs": ctx.input_digests, "config": ctx.config, "upstream": dict(ctx.upstream)}
+    )
 
 
 def _fails(ctx: StageContext) -> StageOutput:
@@ -83,14 +88,24 @@ class Rig:
 
     def worker(self, nonce: str, **clock: str) -> tuple[JobQueue, FencedWrites]:
         """Another worker on the same store and time line."""
-        q = JobQueue(self.store, self.queue.registry, FakeClock(self.time, nonce, **clock), self.queue.terms,
-                     self.queue.retry)
+        q = JobQueue(
+            self.store,
+            self.queue.registry,
+            FakeClock(self.time, nonce, **clock),
+            self.queue.terms,
+            self.queue.retry,
+        )
         return q, FencedWrites(q)
 
 
 @pytest.fixture
 def rig(store: Store) -> Rig:
     time = Time()
-    queue = JobQueue(store, StageRegistry(STAGES), FakeClock(time, "w1"), LeaseTerms(30.0),
-                     RetryPolicy(base_seconds=2.0, cap_seconds=60.0))
+    queue = JobQueue(
+        store,
+        StageRegistry(STAGES),
+        FakeClock(time, "w1"),
+        LeaseTerms(30.0),
+        RetryPolicy(base_seconds=2.0, cap_seconds=60.0),
+    )
     return Rig(store, time, queue, FencedWrites(queue))

@@ -55,7 +55,11 @@ def test_a_started_claim_whose_worker_died_costs_an_attempt(rig: Rig) -> None:
     other_queue, _ = rig.worker("w2")
     other_queue.claim(1)  # reaps: Running → RetryWaiting
     view = rig.queue.get(job.id)
-    assert view.state is S.RETRY_WAITING and view.error_code == "LABRIG_WORKER_LOST" and view.attempts == 1
+    assert (
+        view.state is S.RETRY_WAITING
+        and view.error_code == "LABRIG_WORKER_LOST"
+        and view.attempts == 1
+    )
 
 
 def test_a_claim_carries_the_upstream_outputs(rig: Rig) -> None:
@@ -73,7 +77,8 @@ def test_a_claim_carries_the_upstream_outputs(rig: Rig) -> None:
 @pytest.mark.parametrize("lost", [0, 1, 2])
 def test_a_batch_commits_every_run_but_the_one_whose_lease_was_lost(rig: Rig, lost: int) -> None:
     jobs = [rig.queue.enqueue("t.echo", [d]) for d in "abc"]
-    claims = rig.queue.claim(3, start=True)  # the takeover below stands for a lapse and another worker's claim
+    # the takeover below stands for a lapse and another worker's claim
+    claims = rig.queue.claim(3, start=True)
     claims.sort(key=lambda c: [j.id for j in jobs].index(c.job_id))
     stale = claims[lost]
     other_queue, _ = rig.worker("w2")
@@ -112,9 +117,12 @@ def test_a_batch_mixes_outcomes_and_keeps_the_first_output_of_a_key(rig: Rig) ->
     doomed = rig.queue.enqueue("t.echo", ["x"])
     claims = {c.job_id: c for c in rig.queue.claim(3, start=True)}
     assert set(claims) == {twin_a.id, twin_b.id, doomed.id}
-    outcomes = [Outcome(claims[twin_a.id], "complete", output=StageOutput({"v": 1})),
-                Outcome(claims[twin_b.id], "complete", output=StageOutput({"v": 2})),  # differs: an incident
-                Outcome(claims[doomed.id], "fail", failure=PermanentStageError("broken", code="LABRIG_X"))]
+    outcomes = [
+        Outcome(claims[twin_a.id], "complete", output=StageOutput({"v": 1})),
+        # differs: an incident
+        Outcome(claims[twin_b.id], "complete", output=StageOutput({"v": 2})),
+        Outcome(claims[doomed.id], "fail", failure=PermanentStageError("broken", code="LABRIG_X")),
+    ]
     results, fresh = rig.writes.finish(outcomes)
     assert fresh == []
     assert [r.view.state for r in results] == [S.SUCCEEDED, S.SUCCEEDED, S.PERMANENT_FAILURE]  # type: ignore[union-attr]
@@ -137,8 +145,11 @@ def test_finish_commits_and_claims_in_one_transaction(rig: Rig) -> None:
     results, claims = rig.writes.finish([outcome], claim_slots=2)
     assert len(begins) == 1
     assert results[0].view.state is S.SUCCEEDED  # type: ignore[union-attr]
-    assert [c.job_id for c in claims] == [dependent.id]  # released by the commit, claimed in the same transaction
-    assert claims[0].started and claims[0].upstream == {first.id: {"inputs": ["a"], "config": {}, "upstream": {}}}
+    # released by the commit, claimed in the same transaction
+    assert [c.job_id for c in claims] == [dependent.id]
+    assert claims[0].started and claims[0].upstream == {
+        first.id: {"inputs": ["a"], "config": {}, "upstream": {}}
+    }
 
 
 def test_one_outcome_that_cannot_be_written_does_not_sink_the_others(rig: Rig) -> None:
@@ -149,8 +160,12 @@ def test_one_outcome_that_cannot_be_written_does_not_sink_the_others(rig: Rig) -
     [good] = [c for c in claims if c.job_id != degraded.id]
     bad_output = StageOutput({"px": 1}, degraded_reasons=(object(),))  # type: ignore[arg-type]  # not JSON
     with pytest.raises(InvalidEventPayloadError):
-        rig.writes.finish([Outcome(bad, "complete", output=bad_output),
-                           Outcome(good, "complete", output=_output(good.job_id))])
+        rig.writes.finish(
+            [
+                Outcome(bad, "complete", output=bad_output),
+                Outcome(good, "complete", output=_output(good.job_id)),
+            ]
+        )
     assert rig.queue.get(good.job_id).state is S.SUCCEEDED
     assert rig.queue.get(bad.job_id).state is S.RUNNING  # nothing of it was written
 
@@ -160,7 +175,9 @@ def test_enqueue_many_is_all_or_nothing_and_may_depend_on_earlier_jobs(rig: Rig)
         rig.queue.enqueue_many([JobSpec("t.echo", ["a"]), JobSpec("t.nope")])
     assert rig.queue.jobs() == []
     [first] = rig.queue.enqueue_many([JobSpec("t.echo", ["a"], attempt_id="att")])
-    views = rig.queue.enqueue_many([JobSpec("t.echo", ["b"]), JobSpec("t.echo", ["c"], depends_on=[first.id])])
+    views = rig.queue.enqueue_many(
+        [JobSpec("t.echo", ["b"]), JobSpec("t.echo", ["c"], depends_on=[first.id])]
+    )
     second = views[1]
     assert [v.state for v in views] == [S.READY, S.INPUTS_PENDING]
     assert second is not None and rig.queue.get(second.id).state is S.INPUTS_PENDING
@@ -170,31 +187,51 @@ def test_enqueue_many_is_all_or_nothing_and_may_depend_on_earlier_jobs(rig: Rig)
 
 
 def test_the_claim_statement_reads_only_what_it_leases(sqlite_store: Store) -> None:
-    store = sqlite_store  # SQLite's query planner; PostgreSQL's claim is tested by the concurrency tests
-    """The claim walks the claim index in claim order and updates its rows by id: no sort, no scan of the backlog."""
-    params = {"stage_ids": '["a", "b"]', "slots": 4, "v_state": "Running", "v_owner": "o", "v_host": "h",
-              "v_boot_id": "b", "v_mono": 1.0, "v_expires_at": None, "v_now": "2026-01-01 00:00:00.000000"}
+    """The claim walks the claim index in claim order and updates its rows by id: no sort, no scan
+    of the backlog."""
+    # SQLite's query planner; PostgreSQL's claim is tested by the concurrency tests
+    store = sqlite_store
+    params = {
+        "stage_ids": '["a", "b"]',
+        "slots": 4,
+        "v_state": "Running",
+        "v_owner": "o",
+        "v_host": "h",
+        "v_boot_id": "b",
+        "v_mono": 1.0,
+        "v_expires_at": None,
+        "v_now": "2026-01-01 00:00:00.000000",
+    }
     with store.raw_write() as tx:
-        plan = tx.execute("EXPLAIN QUERY PLAN " + queue_sql("sqlite").claim_ready, params).fetchall()
+        plan = tx.execute(
+            "EXPLAIN QUERY PLAN " + queue_sql("sqlite").claim_ready, params
+        ).fetchall()
     details = [str(row[-1]) for row in plan]
     assert any("ix_jobs_ready" in d for d in details)
     assert not any("TEMP B-TREE" in d for d in details)
-    # the outer UPDATE finds its rows by primary key; scanning the state index would read every Ready job
+    # the outer UPDATE finds its rows by primary key; scanning the state index would read every
+    # Ready job
     assert details[0] == "SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)"
 
 
 def test_the_per_batch_lookups_read_only_the_live_queue(sqlite_store: Store) -> None:
-    """Lapsed leases, due retries and waiting jobs are found through indexes that hold only what they look for
-    (migration 0010), never by scanning every job or dependency ever recorded."""
+    """Lapsed leases, due retries and waiting jobs are found through indexes that hold only what
+    they look for (migration 0010), never by scanning every job or dependency ever recorded."""
     sql = queue_sql("sqlite")
     params = {"now": "2026-01-01 00:00:00.000000", "ids": '["a"]'}
     with sqlite_store.raw_write() as tx:
+
         def plan(statement: str) -> str:
-            return " | ".join(str(row[-1]) for row in tx.execute("EXPLAIN QUERY PLAN " + statement, params))
+            return " | ".join(
+                str(row[-1]) for row in tx.execute("EXPLAIN QUERY PLAN " + statement, params)
+            )
+
         assert plan(sql.held_leases) == "SEARCH jobs USING INDEX ix_jobs_held (state=?)"
         assert plan(sql.due_retries) == "SEARCH jobs USING INDEX ix_jobs_retry (next_attempt_at<?)"
         finishing = plan(sql.finishing_jobs)
-        assert "USING COVERING INDEX ix_job_dependencies_depends_on (depends_on_job_id=?)" in finishing
+        assert (
+            "USING COVERING INDEX ix_job_dependencies_depends_on (depends_on_job_id=?)" in finishing
+        )
         assert "SCAN d" not in finishing
 
 
@@ -207,7 +244,8 @@ def test_the_thread_executor_commits_runs_in_batches(store: Store) -> None:
     event.listen(store.engine, "begin", lambda conn: writes.append(1))
     stats = ThreadExecutor(services.queue, workers=4).run(drain=True)
     assert stats.finished == 60 and stats.by_state == {"Succeeded": 60}
-    assert len(writes) < 2 * 60  # claim+start and complete share transactions (was 3 per job, plus a read)
+    # claim+start and complete share transactions (was 3 per job, plus a read)
+    assert len(writes) < 2 * 60
     with store.read() as s:
         assert s.scalar(select(func.count()).select_from(JobOutput)) == 60
     assert len([e for e in events_after(store, 0) if e.name == "analysis.stage.completed"]) == 60

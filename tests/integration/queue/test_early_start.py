@@ -1,4 +1,5 @@
-"""Runs started before their claim commits: overlapped with the commit's fsync, void if that commit fails.
+"""Runs started before their claim commits: overlapped with the commit's fsync, void if
+that commit fails.
 
 The commit failure is the database's own: a deferred foreign key that a trigger on
 the claim's UPDATE violates is checked at COMMIT, so the whole transaction rolls back.
@@ -32,12 +33,18 @@ FAULT = {
         "CREATE TABLE fault (ref TEXT REFERENCES jobs(id) DEFERRABLE INITIALLY DEFERRED)",
         "CREATE FUNCTION fail_claim() RETURNS trigger LANGUAGE plpgsql AS $$ "
         "BEGIN INSERT INTO fault (ref) VALUES ('no-such-job'); RETURN NEW; END $$",
-        "CREATE TRIGGER fail_claims AFTER UPDATE OF state ON jobs FOR EACH ROW WHEN (NEW.state = 'Running') "
-        "EXECUTE FUNCTION fail_claim()",
+        "CREATE TRIGGER fail_claims AFTER UPDATE OF state ON jobs FOR EACH ROW WHEN (NEW.state = "
+        "'Running') EXECUTE FUNCTION fail_claim()",
     ],
 }
-CLEAR = {"sqlite": ["DROP TRIGGER fail_claims", "DROP TABLE fault"],
-         "postgresql": ["DROP TRIGGER fail_claims ON jobs", "DROP FUNCTION fail_claim()", "DROP TABLE fault"]}
+CLEAR = {
+    "sqlite": ["DROP TRIGGER fail_claims", "DROP TABLE fault"],
+    "postgresql": [
+        "DROP TRIGGER fail_claims ON jobs",
+        "DROP FUNCTION fail_claim()",
+        "DROP TABLE fault",
+    ],
+}
 
 
 def _fault(store: Store, on: bool) -> None:
@@ -64,7 +71,9 @@ def _states(store: Store) -> dict[str, int]:
 
 
 def test_claims_are_handed_over_inside_the_transaction_and_returned_to_nobody(store: Store) -> None:
-    services = bootstrap(store=store, registry=StageRegistry((Stage("t.ok", 1, True, lambda c: StageOutput({})),)))
+    services = bootstrap(
+        store=store, registry=StageRegistry((Stage("t.ok", 1, True, lambda c: StageOutput({})),))
+    )
     for i in range(3):
         services.queue.enqueue("t.ok", [f"d{i}"])
     early = Recorder()
@@ -73,8 +82,12 @@ def test_claims_are_handed_over_inside_the_transaction_and_returned_to_nobody(st
     assert _states(store) == {"Running": 2, "Ready": 1}
 
 
-def test_a_commit_that_fails_voids_the_claims_started_early_and_leaves_the_jobs_ready(store: Store) -> None:
-    services = bootstrap(store=store, registry=StageRegistry((Stage("t.ok", 1, True, lambda c: StageOutput({})),)))
+def test_a_commit_that_fails_voids_the_claims_started_early_and_leaves_the_jobs_ready(
+    store: Store,
+) -> None:
+    services = bootstrap(
+        store=store, registry=StageRegistry((Stage("t.ok", 1, True, lambda c: StageOutput({})),))
+    )
     for i in range(3):
         services.queue.enqueue("t.ok", [f"d{i}"])
     _fault(store, on=True)
@@ -86,7 +99,8 @@ def test_a_commit_that_fails_voids_the_claims_started_early_and_leaves_the_jobs_
 
 
 def test_the_executor_commits_nothing_for_void_runs_and_every_job_once_after_the_fault_clears(
-        store: Store) -> None:
+    store: Store,
+) -> None:
     runs: list[tuple[str, int]] = []
     lock = threading.Lock()
 
@@ -103,7 +117,8 @@ def test_the_executor_commits_nothing_for_void_runs_and_every_job_once_after_the
     worker = threading.Thread(target=lambda: stats.append(executor.run(drain=True)))
     worker.start()
     deadline = time.monotonic() + 10
-    while len(runs) < 3 and time.monotonic() < deadline:  # void runs happened: the stage ran, nothing committed
+    # void runs happened: the stage ran, nothing committed
+    while len(runs) < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(runs) >= 3
     assert _states(store) == {"Ready": 12}

@@ -18,7 +18,9 @@ def test_drain_runs_every_job_including_dependents(store: Store) -> None:
     q.enqueue("labrig.selftest", ["b"], depends_on=[first.id])
     q.enqueue("labrig.selftest", ["c"])
     progress: list[tuple[str, float]] = []
-    stats = ThreadExecutor(q, workers=2, on_progress=lambda j, f, m: progress.append((j, f))).run(drain=True)
+    stats = ThreadExecutor(q, workers=2, on_progress=lambda j, f, m: progress.append((j, f))).run(
+        drain=True
+    )
     assert stats.finished == 3 and stats.by_state == {"Succeeded": 3}
     assert {v.state for v in q.jobs()} == {JobState.SUCCEEDED}
     assert (first.id, 1.0) in progress
@@ -69,7 +71,9 @@ def test_drain_ends_when_the_rest_waits_on_a_blocked_job(store: Store) -> None:
     services.queue.registry.register(Stage("t.gate", 1, True, gate))
     blocked = services.queue.enqueue("t.gate")
     waiting = services.queue.enqueue("labrig.selftest", depends_on=[blocked.id])
-    runner = threading.Thread(target=ThreadExecutor(services.queue, workers=1).run, kwargs={"drain": True})
+    runner = threading.Thread(
+        target=ThreadExecutor(services.queue, workers=1).run, kwargs={"drain": True}
+    )
     runner.start()
     runner.join(20)
     assert not runner.is_alive(), "drain kept waiting for a job only an operator can release"

@@ -1,4 +1,5 @@
-"""Stages declared ``isolated`` run in a child process with the same outcomes as in-thread stages."""
+"""Stages declared ``isolated`` run in a child process with the same outcomes as in-thread
+stages."""
 
 from __future__ import annotations
 
@@ -17,16 +18,19 @@ from labrig.store import Store
 from labrig.store.models import JobOutput
 from tests.integration.queue import isolated_stages as fn
 
-REGISTRY = StageRegistry((
-    Stage("iso.pid", 1, True, fn.report_pid, isolated=True),
-    Stage("iso.blocked", 1, True, fn.blocked, isolated=True),
-    Stage("iso.dies", 1, True, fn.dies, isolated=True, max_attempts=2),
-    Stage("iso.wait", 1, True, fn.waits_for_cancel, isolated=True),
-))
+REGISTRY = StageRegistry(
+    (
+        Stage("iso.pid", 1, True, fn.report_pid, isolated=True),
+        Stage("iso.blocked", 1, True, fn.blocked, isolated=True),
+        Stage("iso.dies", 1, True, fn.dies, isolated=True, max_attempts=2),
+        Stage("iso.wait", 1, True, fn.waits_for_cancel, isolated=True),
+    )
+)
 
 
 def _rig(store: Store) -> tuple[JobQueue, FencedWrites]:
-    q = JobQueue(store, REGISTRY, Clock(), LeaseTerms(0.6))  # short lease: renewals must flow from the relay
+    # short lease: renewals must flow from the relay
+    q = JobQueue(store, REGISTRY, Clock(), LeaseTerms(0.6))
     return q, FencedWrites(q)
 
 

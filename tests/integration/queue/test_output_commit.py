@@ -1,4 +1,5 @@
-"""Output commit keyed by the idempotency key: first committer wins; differences become incidents."""
+"""Output commit keyed by the idempotency key: first committer wins; differences become
+incidents."""
 
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ def _drifting(ctx: StageContext) -> StageOutput:
 
 
 def _queue(store: Store, deterministic: bool) -> tuple[JobQueue, FencedWrites]:
-    q = JobQueue(store, StageRegistry((Stage("t.drift", 1, deterministic, _drifting),)), FakeClock(Time(), "w"))
+    q = JobQueue(
+        store,
+        StageRegistry((Stage("t.drift", 1, deterministic, _drifting),)),
+        FakeClock(Time(), "w"),
+    )
     return q, FencedWrites(q)
 
 

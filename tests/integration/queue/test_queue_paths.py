@@ -37,10 +37,20 @@ def _run(rig: Rig, slots: int = 1) -> list[JobState]:
 def test_enqueue_makes_a_ready_job_keyed_exactly_as_the_seed_says(rig: Rig) -> None:
     view = rig.queue.enqueue("t.echo", ["d1", "d2"], {"k": 1}, attempt_id="att-1")
     assert view.state is S.READY
-    assert view.idempotency_key == idempotency_key("t.echo", ["d1", "d2"], NO_MODEL_DIGEST, config_digest({"k": 1}), 1)
-    assert view.idempotency_key != idempotency_key("t.echo", ["d2", "d1"], NO_MODEL_DIGEST, config_digest({"k": 1}), 1)
+    assert view.idempotency_key == idempotency_key(
+        "t.echo", ["d1", "d2"], NO_MODEL_DIGEST, config_digest({"k": 1}), 1
+    )
+    assert view.idempotency_key != idempotency_key(
+        "t.echo", ["d2", "d1"], NO_MODEL_DIGEST, config_digest({"k": 1}), 1
+    )
     assert _events(rig, "analysis.stage.requested") == [
-        {"job_id": view.id, "stage_id": "t.echo", "idempotency_key": view.idempotency_key, "attempt_id": "att-1"}]
+        {
+            "job_id": view.id,
+            "stage_id": "t.echo",
+            "idempotency_key": view.idempotency_key,
+            "attempt_id": "att-1",
+        }
+    ]
 
 
 def test_unknown_stage_is_refused_and_nothing_is_stored(rig: Rig) -> None:
@@ -74,13 +84,19 @@ def test_success_path_commits_output_once_with_events(rig: Rig) -> None:
     assert completed["output_digest"] == done.output_digest
     with rig.store.read() as s:
         row = s.get(JobOutput, done.idempotency_key)
-        assert row is not None and row.digest == done.output_digest and row.fencing_token == claim.token
+        assert (
+            row is not None
+            and row.digest == done.output_digest
+            and row.fencing_token == claim.token
+        )
 
 
 def test_degraded_output_succeeds_degraded_and_says_why(rig: Rig) -> None:
     rig.queue.enqueue("t.degraded", attempt_id="att-9")
     assert _run(rig) == [S.SUCCEEDED_DEGRADED]
-    assert _events(rig, "quality.degraded")[0]["reasons"] == ["no valid calibration: results in pixels"]
+    assert _events(rig, "quality.degraded")[0]["reasons"] == [
+        "no valid calibration: results in pixels"
+    ]
 
 
 def test_transient_failures_back_off_with_jitter_then_fail_permanently(rig: Rig) -> None:
@@ -101,8 +117,9 @@ def test_transient_failures_back_off_with_jitter_then_fail_permanently(rig: Rig)
     assert [e["retryable"] for e in _events(rig, "analysis.stage.failed")] == [True, True, False]
 
 
-@pytest.mark.parametrize(("kind", "code"), [("permanent", "LABRIG_MEDIA_UNDECODABLE"),
-                                            ("crash", "LABRIG_STAGE_CRASHED")])
+@pytest.mark.parametrize(
+    ("kind", "code"), [("permanent", "LABRIG_MEDIA_UNDECODABLE"), ("crash", "LABRIG_STAGE_CRASHED")]
+)
 def test_permanent_failures_carry_a_stable_code(rig: Rig, kind: str, code: str) -> None:
     job = rig.queue.enqueue("t.fail", config={"fail": kind})
     assert _run(rig) == [S.PERMANENT_FAILURE]
@@ -113,7 +130,9 @@ def test_permanent_failures_carry_a_stable_code(rig: Rig, kind: str, code: str) 
 def test_quality_block_then_new_evidence_makes_it_ready_again(rig: Rig) -> None:
     job = rig.queue.enqueue("t.fail", config={"fail": "quality"}, attempt_id="att-2")
     assert _run(rig) == [S.BLOCKED_BY_QUALITY]
-    assert _events(rig, "quality.blocked")[0]["reasons"] == ["markers found in 3% of frames (need 60%)"]
+    assert _events(rig, "quality.blocked")[0]["reasons"] == [
+        "markers found in 3% of frames (need 60%)"
+    ]
     assert rig.queue.release_blocked(job.id).state is S.READY
 
 
@@ -177,8 +196,11 @@ def test_a_stale_worker_cannot_write_after_its_lease_was_taken_over(rig: Rig) ->
     rig.time.advance(2.01)  # past the jittered backoff of a first retry
     [new] = other_queue.claim(1)
     assert new.job_id == job.id and new.token == old.token + 1
-    for stale_write in (lambda: rig.writes.renew(old), lambda: rig.writes.checkpoint(old, {"s": 1}),
-                        lambda: rig.writes.acknowledge_cancel(old)):
+    for stale_write in (
+        lambda: rig.writes.renew(old),
+        lambda: rig.writes.checkpoint(old, {"s": 1}),
+        lambda: rig.writes.acknowledge_cancel(old),
+    ):
         with pytest.raises(LeaseLostError):
             stale_write()
     result = run_claim(rig.writes, rig.queue.registry, old)
@@ -206,7 +228,9 @@ def test_leased_but_never_started_goes_back_to_ready(rig: Rig) -> None:
     assert claim.job_id == job.id and claim.attempt == 1  # the unstarted claim used no attempt
 
 
-def test_a_worker_lost_mid_run_costs_an_attempt_and_ends_permanent_if_it_keeps_dying(rig: Rig) -> None:
+def test_a_worker_lost_mid_run_costs_an_attempt_and_ends_permanent_if_it_keeps_dying(
+    rig: Rig,
+) -> None:
     job = rig.queue.enqueue("t.echo")
     for attempt in (1, 2, 3):
         [claim] = rig.queue.claim(1)
@@ -223,7 +247,8 @@ def test_a_reboot_voids_the_lease_at_once(rig: Rig) -> None:
     job = rig.queue.enqueue("t.echo")
     rig.queue.claim(1)
     rebooted, _ = rig.worker("w1-after-reboot", boot_id="boot-b")
-    [claim] = rebooted.claim(1)  # no waiting for the 30 s lease: its monotonic clock died with the boot
+    # no waiting for the 30 s lease: its monotonic clock died with the boot
+    [claim] = rebooted.claim(1)
     assert claim.job_id == job.id
 
 
@@ -317,7 +342,8 @@ def test_shutdown_hands_the_job_back_without_charging_an_attempt(rig: Rig) -> No
 
 
 def test_only_a_blocked_job_can_be_released(rig: Rig) -> None:
-    # Leased → Ready is a seed transition (lease expiry), but not one an operator may take by "release"
+    # Leased → Ready is a seed transition (lease expiry), but not one an operator may take by
+    # "release"
     job = rig.queue.enqueue("t.echo")
     [claim] = rig.queue.claim(1)
     with pytest.raises(InvalidTransitionError) as info:
@@ -339,7 +365,9 @@ def test_a_success_after_a_lost_worker_carries_no_stale_error(rig: Rig) -> None:
     assert _run(rig) == [S.SUCCEEDED]
     done = rig.queue.get(job.id)
     assert done.error_code is None and done.error_message is None
-    assert [e["error_code"] for e in _events(rig, "analysis.stage.failed")] == ["LABRIG_WORKER_LOST"]
+    assert [e["error_code"] for e in _events(rig, "analysis.stage.failed")] == [
+        "LABRIG_WORKER_LOST"
+    ]
 
 
 def test_output_heavy_stages_wait_while_storage_pressure_is_high(rig: Rig) -> None:

@@ -41,8 +41,13 @@ class QueueMachine(RuleBasedStateMachine):
         registry = StageRegistry(STAGES)
         self.workers: list[tuple[JobQueue, FencedWrites]] = []
         for nonce in ("a", "b"):
-            q = JobQueue(self.store, registry, FakeClock(self.time, nonce), LeaseTerms(10.0),
-                         RetryPolicy(base_seconds=1.0, cap_seconds=4.0))
+            q = JobQueue(
+                self.store,
+                registry,
+                FakeClock(self.time, nonce),
+                LeaseTerms(10.0),
+                RetryPolicy(base_seconds=1.0, cap_seconds=4.0),
+            )
             self.workers.append((q, FencedWrites(q)))
         self.terminal_seen: dict[str, str] = {}
 
@@ -58,17 +63,28 @@ class QueueMachine(RuleBasedStateMachine):
     def _job_ids(self) -> list[str]:
         return [v.id for v in self.queue.jobs()]
 
-    @rule(stage=st.sampled_from(["t.echo", "t.degraded", "t.loose"]),
-          inputs=st.lists(st.sampled_from("xyz"), max_size=2), priority=st.integers(0, 2), after=st.booleans())
+    @rule(
+        stage=st.sampled_from(["t.echo", "t.degraded", "t.loose"]),
+        inputs=st.lists(st.sampled_from("xyz"), max_size=2),
+        priority=st.integers(0, 2),
+        after=st.booleans(),
+    )
     def enqueue(self, stage: str, inputs: list[str], priority: int, after: bool) -> None:
         ids = self._job_ids()
-        self.queue.enqueue(stage, inputs, priority=priority, depends_on=ids[-1:] if after and ids else ())
+        self.queue.enqueue(
+            stage, inputs, priority=priority, depends_on=ids[-1:] if after and ids else ()
+        )
 
     @rule(target=claims, worker=st.integers(0, 1), slots=st.integers(1, 2))
     def claim(self, worker: int, slots: int) -> list[tuple[int, Claim]]:
         return [(worker, c) for c in self.workers[worker][0].claim(slots)]
 
-    @rule(held=claims, action=st.sampled_from(["start", "complete", "transient", "renew", "checkpoint", "release"]))
+    @rule(
+        held=claims,
+        action=st.sampled_from(
+            ["start", "complete", "transient", "renew", "checkpoint", "release"]
+        ),
+    )
     def worker_write(self, held: list[tuple[int, Claim]], action: str) -> None:
         for worker, claim in held:
             writes = self.workers[worker][1]
@@ -85,7 +101,9 @@ class QueueMachine(RuleBasedStateMachine):
         if action == "start":
             writes.start(claim)
         elif action == "complete":
-            writes.complete(claim, StageOutput({"job": claim.stage_id, "inputs": claim.input_digests}))
+            writes.complete(
+                claim, StageOutput({"job": claim.stage_id, "inputs": claim.input_digests})
+            )
         elif action == "transient":
             failure: StageFailure = TransientStageError("device busy")
             writes.fail(claim, failure)
@@ -100,7 +118,9 @@ class QueueMachine(RuleBasedStateMachine):
     def time_passes(self, seconds: float) -> None:
         self.time.advance(seconds)
 
-    @rule(index=st.integers(0, 30), action=st.sampled_from(["cancel", "reprocess", "release_blocked"]))
+    @rule(
+        index=st.integers(0, 30), action=st.sampled_from(["cancel", "reprocess", "release_blocked"])
+    )
     def operator(self, index: int, action: str) -> None:
         ids = self._job_ids()
         if not ids:

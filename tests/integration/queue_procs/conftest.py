@@ -22,11 +22,23 @@ class Workers:
         self.tmp_path, self.procs = tmp_path, list[subprocess.Popen[bytes]]()
 
     def spawn(self, store_root: Path, mode: str, *args: str) -> subprocess.Popen[bytes]:
-        """A worker child (worker_child.py) on ``store_root``; its stderr goes to ``child-N.err``."""
+        """A worker child (worker_child.py) on ``store_root``; its stderr goes to
+        ``child-N.err``."""
         err = self.tmp_path / f"child-{len(self.procs)}.err"
         with err.open("wb") as fh:
-            proc = subprocess.Popen([sys.executable, "-m", "tests.integration.queue_procs.worker_child",
-                                     str(store_root), mode, *args], cwd=REPO, stdout=subprocess.DEVNULL, stderr=fh)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.integration.queue_procs.worker_child",
+                    str(store_root),
+                    mode,
+                    *args,
+                ],
+                cwd=REPO,
+                stdout=subprocess.DEVNULL,
+                stderr=fh,
+            )
         self.procs.append(proc)
         return proc
 
@@ -52,7 +64,8 @@ def workers(tmp_path: Path) -> Iterator[Workers]:
 
 @pytest.fixture(autouse=True, params=BACKENDS)
 def catalog(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every multi-process test runs on SQLite and on PostgreSQL: the worker children inherit LABRIG_DB."""
+    """Every multi-process test runs on SQLite and on PostgreSQL: the worker children
+    inherit LABRIG_DB."""
     if request.param == "postgresql":
         monkeypatch.setenv(DB_ENV_VAR, request.getfixturevalue("postgres").url())
     return str(request.param)

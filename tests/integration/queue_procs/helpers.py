@@ -1,4 +1,5 @@
-"""What the queue_procs tests share: waiting, enqueuing, and reading the store once the workers are gone."""
+"""What the queue_procs tests share: waiting, enqueuing, and reading the store once the
+workers are gone."""
 
 from __future__ import annotations
 
@@ -41,14 +42,24 @@ def snapshot(store_root: Path) -> dict[str, Any]:
     store = open_store(store_root)
     try:
         with store.read() as s:
-            jobs = {j.id: (j.state, j.idempotency_key, j.output_digest, j.fencing_token, j.attempts)
-                    for j in s.scalars(select(Job))}
-            outputs = {o.idempotency_key: (o.job_id, o.fencing_token, o.digest, json.loads(o.body))
-                       for o in s.scalars(select(JobOutput))}
+            jobs = {
+                j.id: (j.state, j.idempotency_key, j.output_digest, j.fencing_token, j.attempts)
+                for j in s.scalars(select(Job))
+            }
+            outputs = {
+                o.idempotency_key: (o.job_id, o.fencing_token, o.digest, json.loads(o.body))
+                for o in s.scalars(select(JobOutput))
+            }
             events = [(e.name, json.loads(e.payload)) for e in s.scalars(select(OutboxEvent))]
             incidents = list(s.scalars(select(ReproducibilityIncident.idempotency_key)))
     finally:
         store.close()
     completed = Counter(p["job_id"] for name, p in events if name == EventName.STAGE_COMPLETED)
     failed = [p for name, p in events if name == EventName.STAGE_FAILED]
-    return {"jobs": jobs, "outputs": outputs, "completed": completed, "failed": failed, "incidents": incidents}
+    return {
+        "jobs": jobs,
+        "outputs": outputs,
+        "completed": completed,
+        "failed": failed,
+        "incidents": incidents,
+    }

@@ -1,4 +1,5 @@
-"""A worker killed with ``kill -9`` mid-run, again and again, loses no job and commits nothing twice.
+"""A worker killed with ``kill -9`` mid-run, again and again, loses no job and
+commits nothing twice.
 
 Real world: the analysis workstation's worker is OOM-killed, or the machine loses power,
 while stages are half-way through (some checkpointed, some in a write). Each restarted
@@ -24,15 +25,17 @@ from tests.integration.queue_procs.worker_child import expected_output, request_
 
 JOBS, DISTINCT_INPUTS, KILLS = 200, 160, 25  # every 5th job repeats an earlier input: same key
 CONFIG = {"steps": 6, "step_seconds": 0.02, "checkpoint_every": 2}
-# Every other life is killed while one of its stages runs for certain: the stage stops at a chosen step
-# (after that step's checkpoint, if it has one; --hold) until the kill. Those are 13 of the 25 kills, so at
-# least KILLS // 2 land mid-stage, and some after a checkpoint, whatever the machine's speed. The other
-# lives are killed at a random moment, wherever the worker happens to be (claiming, committing, ...).
-# A random life runs at most 0.6 s with 2 workers and a stage takes at least 0.12 s: at most ~10 jobs each,
-# so the queue cannot drain before the last kill.
+# Every other life is killed while one of its stages runs for certain: the stage stops at a chosen
+# step (after that step's checkpoint, if it has one; --hold) until the kill. Those are 13 of the 25
+# kills, so at least KILLS // 2 land mid-stage, and some after a checkpoint, whatever the machine's
+# speed. The other lives are killed at a random moment, wherever the worker happens to be (claiming,
+# committing, ...). A random life runs at most 0.6 s with 2 workers and a stage takes at least 0.12
+# s: at most ~10 jobs each, so the queue cannot drain before the last kill.
 
 
-def test_repeated_kill9_loses_nothing_and_commits_each_key_once(tmp_path: Path, workers: Workers) -> None:
+def test_repeated_kill9_loses_nothing_and_commits_each_key_once(
+    tmp_path: Path, workers: Workers
+) -> None:
     store, log = tmp_path / "store", tmp_path / "runs.log"
     inputs = [f"input-{i % DISTINCT_INPUTS:03d}" for i in range(JOBS)]
     job_ids = enqueue(store, inputs, CONFIG)
@@ -44,14 +47,28 @@ def test_repeated_kill9_loses_nothing_and_commits_each_key_once(tmp_path: Path, 
         held = life % 2 == 0
         if held:  # each step in turn, from before the first to before the last
             request_hold(hold, (life // 2) % CONFIG["steps"])
-        proc = workers.spawn(store, "drain", "--workers", "2", "--ready", str(ready), "--log", str(log),
-                             "--hold", str(hold))
+        proc = workers.spawn(
+            store,
+            "drain",
+            "--workers",
+            "2",
+            "--ready",
+            str(ready),
+            "--log",
+            str(log),
+            "--hold",
+            str(hold),
+        )
         wait_until(ready.exists, 20, "a worker to start")
         try:
             if held:
-                wait_until(lambda h=hold, p=proc: Path(f"{h}.held").exists() or p.poll() is not None, 60,
-                           "the worker to hold a running stage")
-                returncode = proc.wait(timeout=0)  # raises TimeoutExpired: still running, as it must be
+                wait_until(
+                    lambda h=hold, p=proc: Path(f"{h}.held").exists() or p.poll() is not None,
+                    60,
+                    "the worker to hold a running stage",
+                )
+                # raises TimeoutExpired: still running, as it must be
+                returncode = proc.wait(timeout=0)
             else:
                 returncode = proc.wait(timeout=rng.uniform(0.05, 0.6))
         except subprocess.TimeoutExpired:

@@ -34,15 +34,35 @@ def _runs(logs: list[Path]) -> dict[str, list[tuple[int, int, int]]]:
 
 
 def test_two_workers_claiming_together_split_the_work_without_running_a_job_twice(
-        tmp_path: Path, workers: Workers) -> None:
+    tmp_path: Path, workers: Workers
+) -> None:
     store, go, meet = tmp_path / "store", tmp_path / "go", tmp_path / "meet"
-    meet.mkdir()  # each process's first stage waits there for the other's: both claim and run, however scheduled
-    job_ids = enqueue(store, [f"pair-{i // 2:02d}" for i in range(JOBS)], CONFIG)  # adjacent jobs share a key
+    # each process's first stage waits there for the other's: both claim and run, however scheduled
+    meet.mkdir()
+    # adjacent jobs share a key
+    job_ids = enqueue(store, [f"pair-{i // 2:02d}" for i in range(JOBS)], CONFIG)
     logs, procs = [tmp_path / "a.log", tmp_path / "b.log"], []
-    for n, log in enumerate(logs):  # opened one after the other (see the next test), then released together
+    # opened one after the other (see the next test), then released together
+    for n, log in enumerate(logs):
         ready = tmp_path / f"ready-{n}"
-        procs.append(workers.spawn(store, "drain", "--workers", "2", "--log", str(log), "--ready", str(ready),
-                                   "--go", str(go), "--meet", str(meet), "--meet-count", str(len(logs))))
+        procs.append(
+            workers.spawn(
+                store,
+                "drain",
+                "--workers",
+                "2",
+                "--log",
+                str(log),
+                "--ready",
+                str(ready),
+                "--go",
+                str(go),
+                "--meet",
+                str(meet),
+                "--meet-count",
+                str(len(logs)),
+            )
+        )
         wait_until(ready.exists, 20, f"worker {n} to open the store")
     go.touch()
     for proc in procs:
@@ -51,8 +71,10 @@ def test_two_workers_claiming_together_split_the_work_without_running_a_job_twic
     runs = _runs(logs)
     for job_id, intervals in runs.items():
         for i, (pid_a, start_a, end_a) in enumerate(intervals):
-            for pid_b, start_b, end_b in intervals[i + 1:]:
-                assert pid_a == pid_b or end_a <= start_b or end_b <= start_a, f"job {job_id} ran in two processes"
+            for pid_b, start_b, end_b in intervals[i + 1 :]:
+                assert pid_a == pid_b or end_a <= start_b or end_b <= start_a, (
+                    f"job {job_id} ran in two processes"
+                )
     assert sorted(runs) == sorted(job_ids)
     assert all(len(intervals) == 1 for intervals in runs.values()), "a job ran more than once"
     work_by_pid = {p.pid: sum(1 for r in runs.values() if r[0][0] == p.pid) for p in procs}
@@ -69,7 +91,9 @@ def test_two_workers_claiming_together_split_the_work_without_running_a_job_twic
     assert snap["incidents"] == []
 
 
-def test_workers_started_at_the_same_instant_all_open_the_store(tmp_path: Path, workers: Workers) -> None:
+def test_workers_started_at_the_same_instant_all_open_the_store(
+    tmp_path: Path, workers: Workers
+) -> None:
     """Fails today: ``paths.ensure_writable`` uses one fixed probe file, so a process that
     opens the store while another is probing has its probe deleted under it and refuses
     to start with LABRIG_STORE_UNWRITABLE ("No such file or directory")."""
@@ -80,8 +104,16 @@ def test_workers_started_at_the_same_instant_all_open_the_store(tmp_path: Path, 
         open_at = tmp_path / f"open-{round_}"
         procs = [workers.spawn(store, "drain", "--open-at", str(open_at)) for _ in range(AT_ONCE)]
         waiting = f"{open_at.name}.*.waiting"
-        wait_until(lambda w=waiting: len(list(tmp_path.glob(w))) == AT_ONCE, 30, "the workers to reach the barrier")
+        wait_until(
+            lambda w=waiting: len(list(tmp_path.glob(w))) == AT_ONCE,
+            30,
+            "the workers to reach the barrier",
+        )
         open_at.touch()
-        failed += [workers.stderr(p).strip().splitlines()[-1] for p in procs if p.wait(timeout=60) != 0]
-    assert failed == [], (f"{len(failed)} of {ROUNDS * AT_ONCE} workers started together refused to open the store "
-                          f"(probe-file race in labrig.store.paths.ensure_writable): {failed[0]}")
+        failed += [
+            workers.stderr(p).strip().splitlines()[-1] for p in procs if p.wait(timeout=60) != 0
+        ]
+    assert failed == [], (
+        f"{len(failed)} of {ROUNDS * AT_ONCE} workers started together refused to open the store "
+        f"(probe-file race in labrig.store.paths.ensure_writable): {failed[0]}"
+    )

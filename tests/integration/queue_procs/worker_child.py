@@ -66,14 +66,16 @@ def expected_output(input_digests: list[str], steps: int) -> dict[str, Any]:
 
 
 def request_hold(hold: Path, step: int) -> None:
-    """Ask the process started with ``--hold hold`` to stop its next run at ``step`` (see the module doc)."""
+    """Ask the process started with ``--hold hold`` to stop its next run at ``step`` (see
+    the module doc)."""
     tmp = hold.with_name(hold.name + ".tmp")
     tmp.write_text(str(step))
     os.replace(tmp, hold)  # a run never reads a half-written request
 
 
 def _take_hold(hold: Path | None, job_id: str) -> int | None:
-    """The step this run is to stop at, if a hold request is pending: the first run to rename it takes it."""
+    """The step this run is to stop at, if a hold request is pending: the first run to
+    rename it takes it."""
     if hold is None:
         return None
     taken = hold.with_name(f"{hold.name}.{job_id}.taken")
@@ -91,13 +93,21 @@ def _hold_here(hold: Path, job_id: str, step: int) -> None:
 
 def _meet(meet: Path, count: int) -> None:
     (meet / str(os.getpid())).touch()
-    deadline = time.monotonic() + MEET_S  # if another never comes, go on: the test's assertions say so
+    # if another never comes, go on: the test's assertions say so
+    deadline = time.monotonic() + MEET_S
     while len(list(meet.iterdir())) < count and time.monotonic() < deadline:
         time.sleep(0.002)
 
 
-def make_registry(log: Path | None = None, marker_dir: Path | None = None, *, hold: Path | None = None,
-                  meet: Path | None = None, meet_count: int = 0, gate: Path | None = None) -> StageRegistry:
+def make_registry(
+    log: Path | None = None,
+    marker_dir: Path | None = None,
+    *,
+    hold: Path | None = None,
+    meet: Path | None = None,
+    meet_count: int = 0,
+    gate: Path | None = None,
+) -> StageRegistry:
     met = threading.Event()
 
     def work(ctx: StageContext) -> StageOutput:
@@ -129,18 +139,32 @@ def make_registry(log: Path | None = None, marker_dir: Path | None = None, *, ho
             if every and (step + 1) % every == 0:
                 ctx.save_checkpoint({"step": step + 1, "acc": acc})
             ctx.progress((step + 1) / steps, f"step {step + 1} of {steps}")
-        hold_if_due(steps)  # resumed with every step checkpointed: it still stops, before it returns
+        # resumed with every step checkpointed: it still stops, before it returns
+        hold_if_due(steps)
         if log is not None:
             with log.open("a") as fh:
-                fh.write(f"{ctx.job_id} {os.getpid()} {start_ns} {time.monotonic_ns()} {state['step']}\n")
+                fh.write(
+                    f"{ctx.job_id} {os.getpid()} {start_ns} {time.monotonic_ns()} {state['step']}\n"
+                )
         return StageOutput({"inputs": ctx.input_digests, "acc": acc})
 
-    return StageRegistry((Stage(STAGE_ID, schema_version=1, deterministic=True, run=work, max_attempts=50,
-                                config_defaults={"steps": 4, "step_seconds": 0.01, "checkpoint_every": 0}),))
+    return StageRegistry(
+        (
+            Stage(
+                STAGE_ID,
+                schema_version=1,
+                deterministic=True,
+                run=work,
+                max_attempts=50,
+                config_defaults={"steps": 4, "step_seconds": 0.01, "checkpoint_every": 0},
+            ),
+        )
+    )
 
 
 def _wait_for(path: str | None) -> None:
-    """Block until ``path`` exists; ``<path>.<pid>.waiting`` tells the test we are at the barrier."""
+    """Block until ``path`` exists; ``<path>.<pid>.waiting`` tells the test we are at the
+    barrier."""
     if not path:
         return
     Path(f"{path}.{os.getpid()}.waiting").touch()
@@ -175,9 +199,16 @@ def _once(args: argparse.Namespace) -> int:
         result = run_claim(FencedWrites(services.queue), services.queue.registry, claim)
     finally:
         services.close()
-    Path(args.result).write_text(json.dumps({
-        "pid": os.getpid(), "token": claim.token, "lease_lost": result.lease_lost,
-        "state": result.view.state.value if result.view else None}))
+    Path(args.result).write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "token": claim.token,
+                "lease_lost": result.lease_lost,
+                "state": result.view.state.value if result.view else None,
+            }
+        )
+    )
     return LEASE_LOST_EXIT if result.lease_lost else 0
 
 

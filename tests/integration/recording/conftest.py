@@ -10,12 +10,15 @@ from labrig.capture.sink import SegmentSink, SinkError
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual import VirtualCamera
 
-VIRTUAL = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+VIRTUAL = DeviceInfo(
+    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
+)
 SMALL = Mode(640, 480, 30.0)
 
 
 class StallingCamera(VirtualCamera):
-    """A camera whose driver stalls now and then (USB bandwidth, a busy hub): no frame arrives during a stall."""
+    """A camera whose driver stalls now and then (USB bandwidth, a busy hub): no frame
+    arrives during a stall."""
 
     def __init__(self, stall_every: int, stall_s: float) -> None:
         super().__init__("markers")
@@ -29,23 +32,28 @@ class StallingCamera(VirtualCamera):
 
 
 class FailingSink(SegmentSink):
-    """A sink whose disk fails after ``fail_after`` frames (a write failure injected at the sink)."""
+    """A sink whose disk fails after ``fail_after`` frames (a write failure injected at the
+    sink)."""
 
     fail_after = 20
 
     def append(self, image: Image, mono_ns: int, utc_ns: int) -> None:
         self.fail_after -= 1
         if self.fail_after < 0:
-            raise SinkError("writing to the data folder failed (No space left on device); recording stopped, "
-                            "frames so far are kept")
+            raise SinkError(
+                "writing to the data folder failed (No space left on device); recording stopped, "
+                "frames so far are kept"
+            )
         super().append(image, mono_ns, utc_ns)
 
 
 def wait_for_frames(recorder: Recorder, frames: int, timeout_s: float = 60.0) -> None:
-    """Until ``recorder`` has written ``frames``: a recording of a length in frames, not in wall-clock seconds (a busy
-    machine gets the camera's frames later, never fewer of them)."""
+    """Until ``recorder`` has written ``frames``: a recording of a length in frames, not in
+    wall-clock seconds (a busy machine gets the camera's frames later, never fewer of them)."""
     deadline = time.monotonic() + timeout_s
     while recorder.status().frames < frames:
         assert not recorder.status().stop_reason, recorder.status().stop_reason
-        assert time.monotonic() < deadline, f"{recorder.status().frames} of {frames} frames recorded in {timeout_s} s"
+        assert time.monotonic() < deadline, (
+            f"{recorder.status().frames} of {frames} frames recorded in {timeout_s} s"
+        )
         time.sleep(0.01)

@@ -50,7 +50,9 @@ def main() -> None:
 
     store = open_store(args.store)
     sys.addaudithook(hook)
-    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, Mode(320, 240, 30.0), segment_seconds=0.25)
+    recorder = Recorder(
+        store, VirtualCamera("markers"), VIRTUAL, Mode(320, 240, 30.0), segment_seconds=0.25
+    )
     recorder.start()
     print("started", flush=True)
     if args.frames:

@@ -1,5 +1,6 @@
-"""kill -9 of a recording process at random moments and right after each rename and the commit:
-after recovery, no committed capture is lost or mismatched and every provisional capture is resolved."""
+"""kill -9 of a recording process at random moments and right after each rename and the
+commit: after recovery, no committed capture is lost or mismatched and every provisional
+capture is resolved."""
 
 from __future__ import annotations
 
@@ -23,11 +24,14 @@ from labrig.store.models import Capture, CaptureSegment
 
 REPO = Path(__file__).resolve().parents[3]
 CHILD = [sys.executable, "-m", "tests.integration.recording.record_child"]
-LENGTH = ("--frames", "24")  # 0.8 s of the camera: three 0.25 s segments, the same renames on every run
+# 0.8 s of the camera: three 0.25 s segments, the same renames on every run
+LENGTH = ("--frames", "24")
 
 
 def _run_child(store: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CHILD, str(store), *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*CHILD, str(store), *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _check_store(store: Store) -> dict[str, int]:
@@ -39,7 +43,10 @@ def _check_store(store: Store) -> dict[str, int]:
         segments = list(s.scalars(select(CaptureSegment)))
     for capture in captures:
         states[capture.state] = states.get(capture.state, 0) + 1
-        assert capture.state in {"committed", "salvaged", "quarantined"}, (capture.id, capture.state)
+        assert capture.state in {"committed", "salvaged", "quarantined"}, (
+            capture.id,
+            capture.state,
+        )
         if capture.state == "quarantined":
             assert capture.report and "quarantined" in capture.report
             continue
@@ -61,7 +68,9 @@ def test_kill_right_after_each_rename_and_after_the_commit(tmp_path: Path) -> No
     assert clean.returncode == 0, clean.stderr
     renames = int(clean.stdout.split("renames")[1])
     assert renames >= 8  # manifest rewrites per segment, moves into the media store
-    kill_points = [("--kill-at-rename", str(k)) for k in range(1, renames + 1)] + [("--kill-at-cleanup",)]
+    kill_points = [("--kill-at-rename", str(k)) for k in range(1, renames + 1)] + [
+        ("--kill-at-cleanup",)
+    ]
     kills = 0
     for point in kill_points:
         code = _run_child(root, *LENGTH, *point).returncode
@@ -83,14 +92,21 @@ def test_kill_at_random_moments_many_times(tmp_path: Path) -> None:
     rng = random.Random(20261129)
     outcomes: list[str] = []
     for _ in range(12):
-        # it records until it is killed: at a random moment once its first segment is closed (manifest rewritten)
-        proc = subprocess.Popen([*CHILD, str(root), "--seconds", "60", "--report-renames"], cwd=REPO,
-                                stdout=subprocess.PIPE, text=True)
+        # it records until it is killed: at a random moment once its first segment is closed
+        # (manifest rewritten)
+        proc = subprocess.Popen(
+            [*CHILD, str(root), "--seconds", "60", "--report-renames"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stdout is not None
         lines = iter(proc.stdout.readline, "")
         assert "started" in (line.strip() for line in lines), "the recording did not start"
         # rename 1 wrote the first manifest before "started"; rename 2 is the first segment's
-        assert "rename 2" in (line.strip() for line in lines), "the recording ended before its first segment"
+        assert "rename 2" in (line.strip() for line in lines), (
+            "the recording ended before its first segment"
+        )
         time.sleep(rng.uniform(0.0, 1.5))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -1,4 +1,5 @@
-"""Importing existing media: the same commit path; bad files refused with a code, nothing changed."""
+"""Importing existing media: the same commit path; bad files refused with a code, nothing
+changed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import pytest
 from sqlalchemy import func, select
 
 from labrig.capture.commit import count_frames
-from labrig.capture.importer import AlreadyImportedError, ImportRefusedError, MediaTruncatedError, import_media
+from labrig.capture.importer import (
+    AlreadyImportedError,
+    ImportRefusedError,
+    MediaTruncatedError,
+    import_media,
+)
 from labrig.capture.recorder import provisional_root
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
@@ -36,7 +42,9 @@ def _captures(store: Store) -> int:
         return s.scalar(select(func.count()).select_from(Capture)) or 0
 
 
-def test_an_imported_file_is_committed_like_a_recording_and_left_untouched(store: Store, tmp_path: Path) -> None:
+def test_an_imported_file_is_committed_like_a_recording_and_left_untouched(
+    store: Store, tmp_path: Path
+) -> None:
     source = _video(tmp_path / "trial.avi")
     before = _digest(source)
     result = import_media(store, source)
@@ -78,7 +86,9 @@ def test_wrong_extension_and_missing_file_are_refused(store: Store, tmp_path: Pa
         import_media(store, tmp_path / "gone.avi")
 
 
-def test_a_truncated_file_is_refused_unless_partial_import_is_asked(store: Store, tmp_path: Path) -> None:
+def test_a_truncated_file_is_refused_unless_partial_import_is_asked(
+    store: Store, tmp_path: Path
+) -> None:
     source = _video(tmp_path / "cut.avi", frames=60)
     data = source.read_bytes()
     cut = tmp_path / "cut-short.avi"
@@ -91,14 +101,18 @@ def test_a_truncated_file_is_refused_unless_partial_import_is_asked(store: Store
     assert 0 < result.frame_count < 60
 
 
-def test_an_import_reports_its_progress_and_a_cancel_leaves_nothing(store: Store, tmp_path: Path) -> None:
+def test_an_import_reports_its_progress_and_a_cancel_leaves_nothing(
+    store: Store, tmp_path: Path
+) -> None:
     source = _video(tmp_path / "long.avi", frames=300)
     before = _digest(source)
     seen: list[tuple[float, str]] = []
     import_media(store, source, task=TaskControl(lambda f, m: seen.append((f, m))))
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert any(m.startswith("decoding frame") for _, m in seen) and any(m.startswith("copying") for _, m in seen)
+    assert any(m.startswith("decoding frame") for _, m in seen) and any(
+        m.startswith("copying") for _, m in seen
+    )
 
     other = _video(tmp_path / "other.avi", frames=300, fourcc="XVID")
     cancelling = TaskControl(lambda _f, m: cancelling.cancel() if m.startswith("copying") else None)

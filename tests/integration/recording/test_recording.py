@@ -1,4 +1,5 @@
-"""Recording from a device into committed, content-addressed media: the happy path and the bad days."""
+"""Recording from a device into committed, content-addressed media: the happy path and the bad
+days."""
 
 from __future__ import annotations
 
@@ -15,22 +16,40 @@ from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
 from labrig.store.models import Blob, Capture, CaptureSegment
-from tests.integration.recording.conftest import SMALL, VIRTUAL, FailingSink, StallingCamera, wait_for_frames
+from tests.integration.recording.conftest import (
+    SMALL,
+    VIRTUAL,
+    FailingSink,
+    StallingCamera,
+    wait_for_frames,
+)
 from tests.support.steady_clock import SteadyClock
 
 
 def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:
     with store.read() as s:
-        return list(s.scalars(select(CaptureSegment).where(CaptureSegment.capture_id == capture_id)
-                              .order_by(CaptureSegment.position)))
+        return list(
+            s.scalars(
+                select(CaptureSegment)
+                .where(CaptureSegment.capture_id == capture_id)
+                .order_by(CaptureSegment.position)
+            )
+        )
 
 
 def test_a_recording_is_committed_segment_by_segment_into_the_media_store(store: Store) -> None:
     # stamped as the camera's frames are due: a busy machine drops nothing here
-    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.5,
-                        clock=SteadyClock(SMALL.fps))
+    recorder = Recorder(
+        store,
+        VirtualCamera("markers"),
+        VIRTUAL,
+        SMALL,
+        segment_seconds=0.5,
+        clock=SteadyClock(SMALL.fps),
+    )
     capture_id = recorder.start()
-    assert (provisional_root(store) / capture_id / "manifest.json").exists()  # before the first frame
+    # before the first frame
+    assert (provisional_root(store) / capture_id / "manifest.json").exists()
     wait_for_frames(recorder, 48)  # 1.6 s of the camera
     result = recorder.stop()
     assert recorder.status().state is RecorderState.COMMITTED
@@ -47,7 +66,11 @@ def test_a_recording_is_committed_segment_by_segment_into_the_media_store(store:
     assert manifest["schema"] == "labrig.manifest/1" and manifest["open_segment"] is None
     with store.read() as s:
         row = s.get(Capture, capture_id)
-        assert row is not None and row.state == "committed" and row.manifest_sha256 == result.manifest_sha256
+        assert (
+            row is not None
+            and row.state == "committed"
+            and row.manifest_sha256 == result.manifest_sha256
+        )
         assert s.get(Blob, result.manifest_sha256) is not None
     names = [e.name for e in events_after(store, 0)]
     assert names == ["capture.started", "capture.committed"]
@@ -88,13 +111,18 @@ def test_frames_the_device_skipped_are_counted_as_dropped(store: Store) -> None:
     recorder.wait(1.5)
     result = recorder.stop()
     assert result.dropped_frames >= 4
-    assert json.loads(_capture(store, result.capture_id).report or "{}")["gap_drops"] == result.dropped_frames
+    assert (
+        json.loads(_capture(store, result.capture_id).report or "{}")["gap_drops"]
+        == result.dropped_frames
+    )
 
 
 def test_a_disk_that_cannot_keep_up_drops_frames_visibly_never_silently(store: Store) -> None:
     camera = VirtualCamera("markers", paced=False, frames_limit=400)  # as fast as it renders
     # a 3-frame queue; the drops here are the full queue's, not a busy machine's late grabs
-    recorder = Recorder(store, camera, VIRTUAL, SMALL, queue_seconds=0.1, clock=SteadyClock(SMALL.fps))
+    recorder = Recorder(
+        store, camera, VIRTUAL, SMALL, queue_seconds=0.1, clock=SteadyClock(SMALL.fps)
+    )
     recorder.start()
     recorder.wait(30)
     result = recorder.stop()
@@ -113,7 +141,10 @@ def test_a_write_failure_stops_cleanly_and_commits_what_was_written(store: Store
     result = recorder.stop()
     assert result.frame_count == 20
     report = json.loads(_capture(store, result.capture_id).report or "{}")
-    assert report["error_code"] == "LABRIG_CAPTURE_WRITE_FAILED" and "No space left" in report["stop_reason"]
+    assert (
+        report["error_code"] == "LABRIG_CAPTURE_WRITE_FAILED"
+        and "No space left" in report["stop_reason"]
+    )
 
 
 def _capture(store: Store, capture_id: str) -> Capture:
@@ -132,8 +163,16 @@ def test_a_provisional_capture_whose_folder_vanished_is_marked_abandoned(tmp_pat
     from labrig.store import open_store
 
     root = tmp_path / "store"
-    child = [sys.executable, "-m", "tests.integration.recording.record_child", str(root), "--kill-at-rename", "3"]
-    subprocess.run(child, cwd=Path(__file__).resolve().parents[3], check=False, timeout=60)  # dies mid-recording
+    child = [
+        sys.executable,
+        "-m",
+        "tests.integration.recording.record_child",
+        str(root),
+        "--kill-at-rename",
+        "3",
+    ]
+    # dies mid-recording
+    subprocess.run(child, cwd=Path(__file__).resolve().parents[3], check=False, timeout=60)
     store = open_store(root)
     [folder] = list(provisional_root(store).iterdir())
     shutil.rmtree(folder)  # someone deleted it by hand before Labrig started again

@@ -1,4 +1,5 @@
-"""Sessions and attempts: committed captures only; the attempt and its analysis jobs commit together."""
+"""Sessions and attempts: committed captures only; the attempt and its analysis jobs
+commit together."""
 
 from __future__ import annotations
 
@@ -31,11 +32,15 @@ def test_an_attempt_of_committed_captures_requests_its_analysis(store: Store) ->
     queue = bootstrap(store=store).queue
     session_id = create_session(queue, "S-014", "gait 10 m", "ana")
     capture_id = _record(store, session_id)
-    pipeline = [PipelineStep("labrig.selftest", {"steps": 1}),
-                PipelineStep("labrig.selftest", {"steps": 2}, after_previous=True)]
+    pipeline = [
+        PipelineStep("labrig.selftest", {"steps": 1}),
+        PipelineStep("labrig.selftest", {"steps": 2}, after_previous=True),
+    ]
     attempt_id = create_attempt(queue, session_id, [capture_id], pipeline)
     created = [e.payload for e in events_after(store, 0) if e.name == "attempt.created"]
-    assert created == [{"attempt_id": attempt_id, "session_id": session_id, "capture_ids": [capture_id]}]
+    assert created == [
+        {"attempt_id": attempt_id, "session_id": session_id, "capture_ids": [capture_id]}
+    ]
     jobs = queue.jobs()
     assert [j.attempt_id for j in jobs] == [attempt_id, attempt_id]
     assert [j.state for j in jobs] == [JobState.READY, JobState.INPUTS_PENDING]
@@ -44,8 +49,16 @@ def test_an_attempt_of_committed_captures_requests_its_analysis(store: Store) ->
     assert second != attempt_id
 
 
-@pytest.mark.parametrize(("field", "value"), [("subject", ""), ("subject", "../etc"), ("protocol", "x" * 200),
-                                              ("operator", " "), ("subject", "a/../b")])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("subject", ""),
+        ("subject", "../etc"),
+        ("protocol", "x" * 200),
+        ("operator", " "),
+        ("subject", "a/../b"),
+    ],
+)
 def test_bad_form_fields_are_refused_with_a_code(store: Store, field: str, value: str) -> None:
     queue = bootstrap(store=store).queue
     args = {"subject": "S-1", "protocol": "p", "operator": "o"} | {field: value}
@@ -54,10 +67,14 @@ def test_bad_form_fields_are_refused_with_a_code(store: Store, field: str, value
     assert info.value.code == "LABRIG_INVALID_FIELD"
 
 
-def test_an_attempt_refuses_uncommitted_or_unknown_captures_and_leaves_nothing(store: Store) -> None:
+def test_an_attempt_refuses_uncommitted_or_unknown_captures_and_leaves_nothing(
+    store: Store,
+) -> None:
     queue = bootstrap(store=store).queue
     session_id = create_session(queue, "S-2", "p", "o")
     for bad in ([], ["no-such-capture"]):
         with pytest.raises(CaptureNotUsableError):
             create_attempt(queue, session_id, bad, [PipelineStep("labrig.selftest", {})])
-    assert queue.jobs() == [] and not [e for e in events_after(store, 0) if e.name == "attempt.created"]
+    assert queue.jobs() == [] and not [
+        e for e in events_after(store, 0) if e.name == "attempt.created"
+    ]

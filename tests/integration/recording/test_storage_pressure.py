@@ -38,8 +38,13 @@ def test_level_changes_are_recorded_once_and_remembered(store: Store) -> None:
     reading = monitor.sample()
     assert reading.changed and reading.level is PressureLevel.HIGH
     [event] = [e for e in events_after(store, 0) if e.name == "storage.pressure.changed"]
-    assert event.payload | {"volume": "-"} == {"volume": "-", "previous_level": "normal", "level": "high",
-                                               "free_bytes": 10 * GIB, "minutes_left": None}
+    assert event.payload | {"volume": "-"} == {
+        "volume": "-",
+        "previous_level": "normal",
+        "level": "high",
+        "free_bytes": 10 * GIB,
+        "minutes_left": None,
+    }
     again = StorageMonitor(store, disk_usage=disk)  # a restart
     assert again.level is PressureLevel.HIGH and not again.sample().changed
     assert again.heavy_jobs_paused()
@@ -49,14 +54,19 @@ def test_a_capture_that_cannot_fit_is_refused_before_it_starts(store: Store) -> 
     monitor = StorageMonitor(store, disk_usage=Disk(6 * GIB))
     with pytest.raises(StorageInsufficientError) as info:
         monitor.check_capture(Mode(1920, 1080, 60).bytes_per_second(), planned_seconds=3600)
-    assert info.value.code == "LABRIG_STORAGE_INSUFFICIENT" and "record shorter" in info.value.message
-    monitor.check_capture(Mode(640, 480, 30).bytes_per_second(), planned_seconds=10)  # a short one fits
+    assert (
+        info.value.code == "LABRIG_STORAGE_INSUFFICIENT" and "record shorter" in info.value.message
+    )
+    # a short one fits
+    monitor.check_capture(Mode(640, 480, 30).bytes_per_second(), planned_seconds=10)
 
 
 def test_recording_stops_cleanly_after_a_segment_when_pressure_turns_critical(store: Store) -> None:
     disk = Disk(100 * GIB)
     monitor = StorageMonitor(store, disk_usage=disk)
-    recorder = Recorder(store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.3, monitor=monitor)
+    recorder = Recorder(
+        store, VirtualCamera("markers"), VIRTUAL, SMALL, segment_seconds=0.3, monitor=monitor
+    )
     recorder.start()
     wait_for_frames(recorder, 21)  # 0.7 s of the camera: two segments closed
     disk.free = 1 * GIB  # another program filled the disk
@@ -74,7 +84,9 @@ def small_volume(tmp_path: Path) -> Iterator[Path]:
     """A real 24 MB filesystem (tmpfs), mounted for the test; needs root, as CI has."""
     mount = tmp_path / "small"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small filesystem here: {done.stderr.decode().strip()}")
     try:
@@ -85,16 +97,28 @@ def small_volume(tmp_path: Path) -> Iterator[Path]:
 
 def test_a_real_small_disk_fills_and_the_recording_ends_committed(small_volume: Path) -> None:
     store = open_store(small_volume / "store")
-    policy = PressurePolicy(elevated_free=16 << 20, high_free=12 << 20, critical_free=8 << 20,
-                            elevated_minutes=0, high_minutes=0, critical_minutes=0)
+    policy = PressurePolicy(
+        elevated_free=16 << 20,
+        high_free=12 << 20,
+        critical_free=8 << 20,
+        elevated_minutes=0,
+        high_minutes=0,
+        critical_minutes=0,
+    )
     monitor = StorageMonitor(store, policy)
-    camera = VirtualCamera("board", paced=False, noise=8.0)  # noisy frames compress badly: the disk fills fast
-    recorder = Recorder(store, camera, VIRTUAL, Mode(1280, 720, 30.0), segment_seconds=0.2, monitor=monitor)
+    # noisy frames compress badly: the disk fills fast
+    camera = VirtualCamera("board", paced=False, noise=8.0)
+    recorder = Recorder(
+        store, camera, VIRTUAL, Mode(1280, 720, 30.0), segment_seconds=0.2, monitor=monitor
+    )
     recorder.start()
     recorder.wait(60)
     assert "nearly full" in recorder.status().stop_reason
     result = recorder.stop()
     assert result.frame_count > 0 and monitor.free_bytes() > 0
     with store.read() as s:
-        assert s.scalar(select(func.count()).select_from(Capture).where(Capture.state == "committed")) == 1
+        assert (
+            s.scalar(select(func.count()).select_from(Capture).where(Capture.state == "committed"))
+            == 1
+        )
     store.close()

@@ -1,4 +1,5 @@
-"""Watch-folder ingest: only complete files, exactly once, bad files refused without stopping the watch."""
+"""Watch-folder ingest: only complete files, exactly once, bad files refused without
+stopping the watch."""
 
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def folder(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_file_written_with_a_long_pause_is_ingested_only_when_complete(store: Store, folder: Path,
-                                                                         tmp_path: Path) -> None:
+def test_a_file_written_with_a_long_pause_is_ingested_only_when_complete(
+    store: Store, folder: Path, tmp_path: Path
+) -> None:
     data = _video_bytes(tmp_path)
     watcher = WatchFolderIngestor(store, folder, stable_seconds=1.0)
     watcher.start()
@@ -51,7 +53,7 @@ def test_a_file_written_with_a_long_pause_is_ingested_only_when_complete(store: 
             fh.flush()
             time.sleep(1.5)  # the device software pauses mid-write, longer than any quiet period
             assert watcher.results == []
-            fh.write(data[len(data) // 2:])
+            fh.write(data[len(data) // 2 :])
         _wait(lambda: len(watcher.results) == 1)
     finally:
         watcher.stop()
@@ -59,8 +61,9 @@ def test_a_file_written_with_a_long_pause_is_ingested_only_when_complete(store: 
     assert done.capture_id is not None and done.message == "30 frames"
 
 
-def test_files_moved_in_and_files_already_there_are_ingested_once(store: Store, folder: Path,
-                                                                 tmp_path: Path) -> None:
+def test_files_moved_in_and_files_already_there_are_ingested_once(
+    store: Store, folder: Path, tmp_path: Path
+) -> None:
     (folder / "before-start.avi").write_bytes(_video_bytes(tmp_path, 10))
     watcher = WatchFolderIngestor(store, folder, stable_seconds=0.5)
     watcher.start()
@@ -76,8 +79,9 @@ def test_files_moved_in_and_files_already_there_are_ingested_once(store: Store, 
     assert all(r.capture_id for r in watcher.results)
 
 
-def test_a_file_that_is_not_media_is_refused_and_the_watch_goes_on(store: Store, folder: Path,
-                                                                  tmp_path: Path) -> None:
+def test_a_file_that_is_not_media_is_refused_and_the_watch_goes_on(
+    store: Store, folder: Path, tmp_path: Path
+) -> None:
     watcher = WatchFolderIngestor(store, folder, stable_seconds=0.5)
     watcher.start()
     try:
@@ -92,14 +96,17 @@ def test_a_file_that_is_not_media_is_refused_and_the_watch_goes_on(store: Store,
     assert good.capture_id is not None
 
 
-def test_polling_mode_waits_for_stability_and_a_whole_file(store: Store, folder: Path, tmp_path: Path) -> None:
+def test_polling_mode_waits_for_stability_and_a_whole_file(
+    store: Store, folder: Path, tmp_path: Path
+) -> None:
     data = _video_bytes(tmp_path)
-    watcher = WatchFolderIngestor(store, folder, stable_seconds=0.6, polling=True)  # as on a network share
+    # as on a network share
+    watcher = WatchFolderIngestor(store, folder, stable_seconds=0.6, polling=True)
     watcher.start()
     try:
         with open(folder / "slow.avi", "wb") as fh:
             for i in range(0, len(data), len(data) // 4):
-                fh.write(data[i:i + len(data) // 4])
+                fh.write(data[i : i + len(data) // 4])
                 fh.flush()
                 time.sleep(0.3)
         _wait(lambda: len(watcher.results) == 1)

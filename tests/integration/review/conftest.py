@@ -1,4 +1,5 @@
-"""Review test parts: a template store with real results (built once), copied into each test's folder."""
+"""Review test parts: a template store with real results (built once), copied into
+each test's folder."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ class Rig:
 def rig(template: tuple[Path, TemplateResults], tmp_path: Path) -> Iterator[Rig]:
     root = copy_store(template[0], tmp_path / "store")
     store = open_store(root)
-    yield Rig(root, store, bootstrap(store=store, access=as_user(store, "alice")), template[1].published_id,
-              template[1].blocked_id)
+    yield Rig(
+        root,
+        store,
+        bootstrap(store=store, access=as_user(store, "alice")),
+        template[1].published_id,
+        template[1].blocked_id,
+    )
     store.close()

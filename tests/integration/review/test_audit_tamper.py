@@ -1,5 +1,5 @@
-"""Tampering with the audit trail, as an attacker with the database file would (triggers dropped first):
-every single-byte change is detected by verification, which names the first broken entry."""
+"""Tampering with the audit trail, as an attacker with the database file would (triggers dropped
+first): every single-byte change is detected by verification, which names the first broken entry."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ def _build_trail(store: Store, published_id: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tampered(template: tuple[Path, TemplateResults], tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[tuple[Store, sqlite3.Connection]]:
+def tampered(
+    template: tuple[Path, TemplateResults], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Store, sqlite3.Connection]]:
     """One store with a trail, and an attacker's connection to it with the triggers dropped."""
     root = copy_store(template[0], tmp_path_factory.mktemp("tamper") / "store")
     store = open_store(root)
@@ -52,23 +53,34 @@ def tampered(template: tuple[Path, TemplateResults], tmp_path_factory: pytest.Te
 def _stored(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     conn.text_factory = bytes
     try:
-        return conn.execute(f"SELECT {', '.join(COLUMNS)} FROM audit_entries ORDER BY seq").fetchall()
+        return conn.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM audit_entries ORDER BY seq"
+        ).fetchall()
     finally:
         conn.text_factory = str
 
 
 def _write(conn: sqlite3.Connection, seq: int, column: str, value: Any) -> None:
     if isinstance(value, bytes):
-        conn.execute(f"UPDATE audit_entries SET {column} = CAST(? AS TEXT) WHERE seq = ?", (value, seq))
+        conn.execute(
+            f"UPDATE audit_entries SET {column} = CAST(? AS TEXT) WHERE seq = ?", (value, seq)
+        )
     else:
         conn.execute(f"UPDATE audit_entries SET {column} = ? WHERE seq = ?", (value, seq))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(row=st.integers(0, 100), column=st.sampled_from(COLUMNS), position=st.integers(0, 10_000),
-       byte=st.integers(0, 255))
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    row=st.integers(0, 100),
+    column=st.sampled_from(COLUMNS),
+    position=st.integers(0, 10_000),
+    byte=st.integers(0, 255),
+)
 def test_any_single_byte_change_is_detected_and_the_first_broken_entry_named(
-        tampered: tuple[Store, sqlite3.Connection], row: int, column: str, position: int, byte: int) -> None:
+    tampered: tuple[Store, sqlite3.Connection], row: int, column: str, position: int, byte: int
+) -> None:
     store, attacker = tampered
     trail = AuditTrail(store)
     assert trail.verify().intact
@@ -78,7 +90,7 @@ def test_any_single_byte_change_is_detected_and_the_first_broken_entry_named(
     raw = str(value).encode() if column == "seq" else value
     at = position % len(raw)
     assume(raw[at] != byte)
-    changed = raw[:at] + bytes([byte]) + raw[at + 1:]
+    changed = raw[:at] + bytes([byte]) + raw[at + 1 :]
     if column == "seq":  # an INTEGER PRIMARY KEY takes only a new, unused number
         assume(changed.isdigit() and int(changed) != seq)
         changed_seq = int(changed)
@@ -110,8 +122,9 @@ def test_a_removed_entry_is_named_by_its_number(rig: Rig) -> None:
 
 
 def test_a_rewritten_chain_verifies_but_no_longer_has_the_head_an_export_recorded(rig: Rig) -> None:
-    """What the head is for: an attacker who rewrites every hash after their change passes local verification,
-    but the head recorded earlier (in an export or sync batch) is gone from the chain."""
+    """What the head is for: an attacker who rewrites every hash after their change passes local
+    verification, but the head recorded earlier (in an export or sync batch) is gone from the
+    chain."""
     from labrig.domain.audit import CONTENT, entry_hash
 
     _build_trail(rig.store, rig.published_id)
@@ -122,12 +135,16 @@ def test_a_rewritten_chain_verifies_but_no_longer_has_the_head_an_export_recorde
             conn.execute(statement)
         conn.execute("UPDATE audit_entries SET reason = 'routine' WHERE seq = 2")
         prev = conn.execute("SELECT entry_hash FROM audit_entries WHERE seq = 1").fetchone()[0]
-        for values in conn.execute(f"SELECT {', '.join(CONTENT)} FROM audit_entries WHERE seq >= 2 ORDER BY seq"
-                                   ).fetchall():
+        for values in conn.execute(
+            f"SELECT {', '.join(CONTENT)} FROM audit_entries WHERE seq >= 2 ORDER BY seq"
+        ).fetchall():
             prev_next = entry_hash(prev, dict(zip(CONTENT, values, strict=True)))
-            conn.execute("UPDATE audit_entries SET prev_hash = ?, entry_hash = ? WHERE seq = ?",
-                         (prev, prev_next, values[0]))
+            conn.execute(
+                "UPDATE audit_entries SET prev_hash = ?, entry_hash = ? WHERE seq = ?",
+                (prev, prev_next, values[0]),
+            )
             prev = prev_next
     report = AuditTrail(rig.store).verify()
     assert report.intact and report.head.seq == exported.seq
-    assert report.head.entry_hash != exported.entry_hash  # the comparison an export or sync check makes
+    # the comparison an export or sync check makes
+    assert report.head.entry_hash != exported.entry_hash

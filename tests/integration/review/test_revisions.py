@@ -1,4 +1,5 @@
-"""Revisions of real published results: beside the automatic result, with history, event and audit entry."""
+"""Revisions of real published results: beside the automatic result, with history, event
+and audit entry."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ def _automatic(rig: Rig, result_id: str) -> tuple[str, dict[str, Any]]:
 
 def _counts(rig: Rig) -> tuple[int, ...]:
     with rig.store.read() as session:
-        return tuple(session.scalar(select(func.count()).select_from(model)) or 0
-                     for model in (ResultRevision, OutboxEvent, AuditEntry, AnalysisResultRecord))
+        return tuple(
+            session.scalar(select(func.count()).select_from(model)) or 0
+            for model in (ResultRevision, OutboxEvent, AuditEntry, AnalysisResultRecord)
+        )
 
 
 def test_a_revision_is_stored_beside_the_result_which_stays_byte_identical(rig: Rig) -> None:
@@ -37,30 +40,56 @@ def test_a_revision_is_stored_beside_the_result_which_stays_byte_identical(rig: 
     assert sha256_hex(before) == digest
     auto_path = document["metrics"][0]["path_length"]
 
-    first = reviews.revise(rig.published_id, {"track:0.path_length": "123.5", "track:1.peak_speed": 7},
-                           "marker 0 was occluded for 10 frames")
-    second = reviews.revise(rig.published_id[:8], {"track:0.path_length": "120"}, "  re-measured by hand  ",
-                            base_id=first.id)
+    first = reviews.revise(
+        rig.published_id,
+        {"track:0.path_length": "123.5", "track:1.peak_speed": 7},
+        "marker 0 was occluded for 10 frames",
+    )
+    second = reviews.revise(
+        rig.published_id[:8],
+        {"track:0.path_length": "120"},
+        "  re-measured by hand  ",
+        base_id=first.id,
+    )
 
-    assert (first.number, first.base_id, second.number, second.base_id) == (1, rig.published_id, 2, first.id)
+    assert (first.number, first.base_id, second.number, second.base_id) == (
+        1,
+        rig.published_id,
+        2,
+        first.id,
+    )
     assert [(c.field, c.old, c.new) for c in first.changes] == [
-        ("track:0.path_length", auto_path, 123.5), ("track:1.peak_speed", document["metrics"][1]["peak_speed"], 7.0)]
-    assert [(c.old, c.new) for c in second.changes] == [(123.5, 120.0)]  # old = the effective value it replaced
+        ("track:0.path_length", auto_path, 123.5),
+        ("track:1.peak_speed", document["metrics"][1]["peak_speed"], 7.0),
+    ]
+    # old = the effective value it replaced
+    assert [(c.old, c.new) for c in second.changes] == [(123.5, 120.0)]
     assert second.reviewer == "alice" and second.reason == "re-measured by hand"
     assert reviews.automatic_document(rig.published_id) == before  # byte-identical
     shown = reviews.show(rig.published_id)
     assert shown.automatic_intact and shown.automatic_digest == digest
     fields = {f.field: f for f in shown.fields}
-    assert (fields["track:0.path_length"].automatic, fields["track:0.path_length"].effective) == (auto_path, 120.0)
-    assert fields["track:0.path_length"].revision == 2 and fields["track:1.peak_speed"].revision == 1
+    assert (fields["track:0.path_length"].automatic, fields["track:0.path_length"].effective) == (
+        auto_path,
+        120.0,
+    )
+    assert (
+        fields["track:0.path_length"].revision == 2 and fields["track:1.peak_speed"].revision == 1
+    )
     assert fields["track:2.extent"].effective == fields["track:2.extent"].automatic
     assert [r.id for r in shown.revisions] == [first.id, second.id]
     events = [e.payload for e in events_after(rig.store, 0) if e.name == "review.revised"]
-    assert events[-1] == {"revision_id": second.id, "result_id": rig.published_id, "reviewer": "alice",
-                          "reason": "re-measured by hand"}
+    assert events[-1] == {
+        "revision_id": second.id,
+        "result_id": rig.published_id,
+        "reviewer": "alice",
+        "reason": "re-measured by hand",
+    }
     audit = rig.services.governance.audit.entries(rig.published_id)
     assert [(e.action, e.actor, e.host, e.change["revision_id"]) for e in audit] == [
-        ("review.revise", "alice", "bench-1", first.id), ("review.revise", "alice", "bench-1", second.id)]
+        ("review.revise", "alice", "bench-1", first.id),
+        ("review.revise", "alice", "bench-1", second.id),
+    ]
     assert audit[1].change["revision_digest"] == second.digest
     with rig.store.read() as session:
         row = session.get(ResultRevision, second.id)
@@ -69,24 +98,40 @@ def test_a_revision_is_stored_beside_the_result_which_stays_byte_identical(rig: 
 
 
 BAD: list[tuple[str, Callable[[Rig], tuple[str, dict[str, Any], str, str | None]]]] = [
-    ("LABRIG_UNKNOWN_RESULT", lambda r: ("no-such-result", {"track:0.path_length": 1}, "why", None)),
-    ("LABRIG_RESULT_NOT_PUBLISHED", lambda r: (r.blocked_id, {"track:0.path_length": 1}, "why", None)),
+    (
+        "LABRIG_UNKNOWN_RESULT",
+        lambda r: ("no-such-result", {"track:0.path_length": 1}, "why", None),
+    ),
+    (
+        "LABRIG_RESULT_NOT_PUBLISHED",
+        lambda r: (r.blocked_id, {"track:0.path_length": 1}, "why", None),
+    ),
     ("LABRIG_REASON_REQUIRED", lambda r: (r.published_id, {"track:0.path_length": 1}, "   ", None)),
     ("LABRIG_UNKNOWN_FIELD", lambda r: (r.published_id, {"track:7.path_length": 1}, "why", None)),
     ("LABRIG_UNKNOWN_FIELD", lambda r: (r.published_id, {"track:0.reason": 1}, "why", None)),
     ("LABRIG_UNKNOWN_FIELD", lambda r: (r.published_id, {"track:0.track_id": 4}, "why", None)),
-    ("LABRIG_NOT_A_NUMBER", lambda r: (r.published_id, {"track:0.path_length": "12,5"}, "why", None)),
-    ("LABRIG_NOT_A_NUMBER", lambda r: (r.published_id, {"track:0.path_length": "inf"}, "why", None)),
+    (
+        "LABRIG_NOT_A_NUMBER",
+        lambda r: (r.published_id, {"track:0.path_length": "12,5"}, "why", None),
+    ),
+    (
+        "LABRIG_NOT_A_NUMBER",
+        lambda r: (r.published_id, {"track:0.path_length": "inf"}, "why", None),
+    ),
     ("LABRIG_NOT_A_NUMBER", lambda r: (r.published_id, {"track:0.path_length": True}, "why", None)),
     ("LABRIG_FIELD_SYNTAX", lambda r: (r.published_id, {"path_length": 1}, "why", None)),
     ("LABRIG_FIELD_SYNTAX", lambda r: (r.published_id, {}, "why", None)),
-    ("LABRIG_REVISION_CONFLICT", lambda r: (r.published_id, {"track:0.path_length": 1}, "why", "stale")),
+    (
+        "LABRIG_REVISION_CONFLICT",
+        lambda r: (r.published_id, {"track:0.path_length": 1}, "why", "stale"),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("code", "case"), BAD, ids=[f"{c}-{i}" for i, (c, _) in enumerate(BAD)])
 def test_bad_input_is_refused_with_a_code_and_nothing_stored_changes(
-        rig: Rig, code: str, case: Callable[[Rig], tuple[str, dict[str, Any], str, str | None]]) -> None:
+    rig: Rig, code: str, case: Callable[[Rig], tuple[str, dict[str, Any], str, str | None]]
+) -> None:
     before = _counts(rig)
     result_id, values, reason, base = case(rig)
     with pytest.raises(LabrigError) as info:
@@ -105,8 +150,9 @@ def test_a_value_equal_to_the_effective_one_changes_nothing(rig: Rig) -> None:
     assert info.value.code == "LABRIG_REVISION_NO_CHANGE" and _counts(rig) == before
 
 
-def test_the_revision_its_event_and_its_audit_entry_commit_together(rig: Rig, monkeypatch: pytest.MonkeyPatch
-                                                                     ) -> None:
+def test_the_revision_its_event_and_its_audit_entry_commit_together(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def failing_audit(*_args: Any, **_kwargs: Any) -> None:
         raise OSError("disk full while writing the audit entry")
 
@@ -117,7 +163,9 @@ def test_the_revision_its_event_and_its_audit_entry_commit_together(rig: Rig, mo
     assert _counts(rig) == before  # no revision and no review.revised without its audit entry
 
 
-def test_results_are_listed_with_their_revisions_and_a_reprocessed_one_says_it_is_superseded(rig: Rig) -> None:
+def test_results_are_listed_with_their_revisions_and_a_reprocessed_one_says_it_is_superseded(
+    rig: Rig,
+) -> None:
     from tests.support.results import reprocess_kinematics
 
     rig.services.governance.revisions.revise(rig.published_id, {"track:0.extent": 5}, "fixed")

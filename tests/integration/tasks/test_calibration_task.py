@@ -34,15 +34,18 @@ def _recordings(services: Services) -> tuple[CaptureChoice, CaptureChoice]:
 
 def _stored(store: Store) -> tuple[int, int]:
     with store.read() as session:
-        return (session.scalar(select(func.count()).select_from(CalibrationRecord)) or 0,
-                session.scalar(select(func.count()).select_from(OutboxEvent)) or 0)
+        return (
+            session.scalar(select(func.count()).select_from(CalibrationRecord)) or 0,
+            session.scalar(select(func.count()).select_from(OutboxEvent)) or 0,
+        )
 
 
 def test_a_calibration_reports_its_progress_to_the_end(services: Services) -> None:
     board, plane = _recordings(services)
     seen: list[tuple[float, str]] = []
-    outcome = services.calibration.calibrate(BOARD, board, plane, every=1,
-                                             task=TaskControl(lambda f, m: seen.append((f, m))))
+    outcome = services.calibration.calibrate(
+        BOARD, board, plane, every=1, task=TaskControl(lambda f, m: seen.append((f, m)))
+    )
     fractions = [f for f, _ in seen]
     assert outcome.result.valid and outcome.plane
     assert fractions == sorted(fractions) and fractions[-1] == 1.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 
 from labrig.calibration import CalibrationSummary, Validity
+from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.rows_model import RowsTableModel
 
 COLUMNS = ("Device", "Mode", "Age", "RMS (px)", "Verdict", "Scale")
@@ -21,10 +22,10 @@ VERDICT_WORDS = {
     Validity.NOT_VALID: "Not valid",
 }
 VERDICT_COLOURS = {
-    Validity.IN_USE: QColor("#c8ecc8"),
-    Validity.SUPERSEDED: QColor("#e2e2e2"),
-    Validity.EXPIRED: QColor("#ffe2a8"),
-    Validity.NOT_VALID: QColor("#f6c0c0"),
+    Validity.IN_USE: QColor(GREEN),
+    Validity.SUPERSEDED: QColor(GREY),
+    Validity.EXPIRED: QColor(AMBER),
+    Validity.NOT_VALID: QColor(RED),
 }
 
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
+from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.result_plots import ResultPlots
 from labrig.ui.common.widgets import message_label, title_over_body
 from labrig.ui.shell.queue_monitor import WORDS
@@ -47,7 +48,6 @@ METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("range_y", "Range y", "length"),
     ("reason", "Note", None),
 )
-GREEN, AMBER, RED, GREY = "#c8ecc8", "#ffe2a8", "#f6c0c0", "#e2e2e2"
 STATUS_BADGES = {
     ResultStatus.PUBLISHED: ("Published", GREEN),
     ResultStatus.DEGRADED: ("Published", GREEN),

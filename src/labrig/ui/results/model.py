@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 
 from labrig.results import AttemptSummary, ResultStatus
+from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.rows_model import RowsTableModel
 
 COLUMNS = ("Subject", "Attempt", "Result", "Protocol", "Recorded")
@@ -19,12 +20,11 @@ STATUS_WORDS = {
     ResultStatus.BLOCKED: "Blocked",
     ResultStatus.PENDING: "Pending",
 }
-# Light fills that keep black text readable in both the default and a dark palette's table.
 STATUS_COLOURS = {
-    ResultStatus.PUBLISHED: QColor("#c8ecc8"),
-    ResultStatus.DEGRADED: QColor("#ffe2a8"),
-    ResultStatus.BLOCKED: QColor("#f6c0c0"),
-    ResultStatus.PENDING: QColor("#e2e2e2"),
+    ResultStatus.PUBLISHED: QColor(GREEN),
+    ResultStatus.DEGRADED: QColor(AMBER),
+    ResultStatus.BLOCKED: QColor(RED),
+    ResultStatus.PENDING: QColor(GREY),
 }
 
 

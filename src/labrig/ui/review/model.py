@@ -10,11 +10,12 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 
 from labrig.review import ReviewListRow, local_time
+from labrig.ui.common.palette import AMBER
 from labrig.ui.common.rows_model import RowsTableModel
 
 COLUMNS = ("Subject", "Attempt", "Published", "Revisions", "Note")
 REVISIONS_COLUMN = COLUMNS.index("Revisions")
-REVISED = QColor("#ffe2a8")  # the colour of revised values on the Review and Results pages
+REVISED = QColor(AMBER)  # the colour of revised values on the Review and Results pages
 
 
 def note(row: ReviewListRow) -> str:

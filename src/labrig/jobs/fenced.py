@@ -355,12 +355,14 @@ class FencedWrites:
         first_outputs: dict[str, tuple[str, str]] = {}
         with_dependents: set[str] = set()
         sql = self.queue.sql
+        keys = sorted({k for o in outcomes if (k := o.claim.idempotency_key) is not None})
+        if sql.lock_keys is not None and keys:
+            tx.execute(sql.lock_keys, {"keys": keys})
         for found in tx.mappings(
             sql.finishing_jobs, {"ids": tx.dialect.id_list([o.claim.job_id for o in outcomes])}
         ):
-            read = dict(
-                found
-            )  # of its datetimes only the lease's is read here (the view converts the others)
+            # of its datetimes only the lease's is read here (the view converts the others)
+            read = dict(found)
             read["lease_expires_at"] = tx.dialect.from_db_datetime(read["lease_expires_at"])
             first_job, first_digest = read.pop("first_job_id"), read.pop("first_digest")
             if first_job is not None:
@@ -487,9 +489,8 @@ class FencedWrites:
             tx.executemany(sql.insert_incident, incidents)
         if updates:
             changed = tx.executemany(sql.complete_job, updates)
-            if changed != len(
-                updates
-            ):  # cannot happen under the write lock; never commit half of it
+            # cannot happen under the write lock; never commit half of it
+            if changed != len(updates):
                 raise LeaseLostError(
                     f"{len(updates) - changed} job(s) changed hands inside the transaction"
                 )

@@ -63,6 +63,18 @@ _LEASE = (
     ":v_mono, next_attempt_at = NULL, updated_at = :v_now, "
 )
 #: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
+#: SQLite: BEGIN IMMEDIATE already makes one writer per database. PostgreSQL: workers commit
+#: side by side, so two runs of one key could each find no first output and both insert one; a
+#: transaction-level advisory lock per key (class 7340002, apart from the audit chain's 7340001),
+#: taken in one order by every worker so that two batches never wait on each other, makes the
+#: second wait for the first's commit and then read its output
+_LOCK_KEYS: dict[str, str | None] = {
+    "sqlite": None,
+    "postgresql": (
+        "SELECT pg_advisory_xact_lock(7340002, h) FROM (SELECT DISTINCT hashtext(k) AS h "
+        "FROM unnest(CAST(%(keys)s AS text[])) AS k ORDER BY h) AS s"
+    ),
+}
 _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
 #: lease the first ``slots`` Ready jobs of the given stages in claim order
 #: (partial index ix_jobs_ready)
@@ -131,6 +143,9 @@ class QueueSQL:
     finishing_jobs: str
     #: Running → Succeeded[Degraded], fenced again in the WHERE clause (executemany over the batch)
     complete_job: str
+    #: one writer at a time per idempotency key, to the end of the transaction, taken before the
+    #: first outputs are read (None: write transactions already are one at a time)
+    lock_keys: str | None
     #: the database's clock, where it is the shared one (None: this workstation's clock)
     db_now: str | None
 
@@ -172,6 +187,7 @@ def queue_sql(dialect_name: str) -> QueueSQL:
             "NULL, lease_boot_id = NULL, lease_deadline_mono = NULL, lease_expires_at = NULL WHERE "
             "id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"
         ),
+        lock_keys=_LOCK_KEYS[dialect_name],
         db_now="SELECT now()" if dialect_name == "postgresql" else None,
     )
 

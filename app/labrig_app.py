@@ -17,17 +17,15 @@ def _run_module(argv: list[str]) -> int:
         print(f"labrig: -m runs only Labrig's own modules, not {module!r}", file=sys.stderr)
         return 2
     sys.argv = [module, *argv[3:]]
-    runpy.run_module(
-        module, run_name="__main__", alter_sys=True
-    )  # the module raises SystemExit itself
+    # the module raises SystemExit itself
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
     return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "-m":
-        sys.exit(
-            _run_module(sys.argv)
-        )  # a helper starts fast: the CLI and the core are not imported
+        # a helper starts fast: the CLI and the core are not imported
+        sys.exit(_run_module(sys.argv))
     from labrig.cli import main
 
     sys.exit(main())

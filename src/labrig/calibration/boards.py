@@ -51,9 +51,8 @@ class Board:
     rows: int
     square_mm: float
     marker_mm: float | None = None  # ChArUco only: side of the ArUco markers
-    dictionary: str | None = (
-        None  # ChArUco only: an OpenCV predefined dictionary name, e.g. DICT_4X4_50
-    )
+    # ChArUco only: an OpenCV predefined dictionary name, e.g. DICT_4X4_50
+    dictionary: str | None = None
     name: str | None = None  # the boards.json name it was loaded by, if any
 
     @property
@@ -243,9 +242,8 @@ class Detection:
     corners: npt.NDArray[np.float64]
 
 
-MIN_CHARUCO_CORNERS = (
-    6  # fewer interpolated corners pin a view's pose down too loosely to help a calibration
-)
+# fewer interpolated corners pin a view's pose down too loosely to help a calibration
+MIN_CHARUCO_CORNERS = 6
 _SUBPIX = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 1e-3)
 _CLASSIC = cv2.CALIB_CB_ADAPTIVE_THRESH | cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_FAST_CHECK
 _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_ACCURACY
@@ -269,9 +267,8 @@ def _chessboard(gray: npt.NDArray[np.uint8], board: Board) -> tuple[Any, Any] | 
         spacing = float(
             np.min(np.linalg.norm(np.diff(pts.reshape(grid[1], grid[0], 2), axis=1), axis=2))
         )
-        half = int(
-            np.clip(spacing * 0.4, 2, 11)
-        )  # a window wider than half a square drifts to the next corner
+        # a window wider than half a square drifts to the next corner
+        half = int(np.clip(spacing * 0.4, 2, 11))
         corners = cv2.cornerSubPix(gray, corners, (half, half), (-1, -1), _SUBPIX)
     else:
         # the sector-based detector copes with blur and noise that defeat the classic one; slower,

@@ -45,13 +45,10 @@ __all__ = [
 ]
 # /1, before corners and source were kept, is still read (calibration_views)
 SCHEMA = "labrig.calibration/2"
-COVERAGE_GRID = (
-    8,
-    6,
-)  # cells across and down; coverage is the fraction holding at least one detected corner
-CORNER_DECIMALS = (
-    3  # stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
-)
+# cells across and down; coverage is the fraction holding at least one detected corner
+COVERAGE_GRID = (8, 6)
+# stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
+CORNER_DECIMALS = 3
 VIDEO_SUFFIXES = frozenset({".avi", ".mp4", ".mkv", ".mov", ".m4v", ".webm"})
 FLAGS = cv2.CALIB_FIX_K3  # k1, k2, p1, p2: a free k3 chases noise on ordinary (non-fisheye) lenses
 _CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
@@ -98,9 +95,8 @@ class CalibrationThresholds:
     max_rms_px: float = 1.0  # overall RMS reprojection error
     min_views: int = 8  # views with the board: fewer are refused, and rejection never leaves fewer
     min_coverage: float = 0.4  # fraction of the COVERAGE_GRID cells holding a detected corner
-    max_view_error_factor: float = (
-        2.5  # a view is rejected above this many times the median view error ...
-    )
+    # a view is rejected above this many times the median view error ...
+    max_view_error_factor: float = 2.5
     view_error_floor_px: float = 0.5  # ... but never for an error below this
     min_pose_spread_deg: float = 10.0  # largest angle between two views' board normals
     max_focal_uncertainty: float = 0.01  # standard deviation of fx / fx
@@ -156,9 +152,8 @@ class CalibrationResult:
     used_detections: tuple[Detection, ...]  # the views the solve used, in the order of view_errors
     rejected_detections: tuple[Detection, ...]  # in the order of rejected
     reasons: tuple[Reason, ...] = ()  # why it is not valid; empty when valid
-    source: CaptureSource | None = (
-        None  # None: the views were files given by name, which Labrig does not keep
-    )
+    # None: the views were files given by name, which Labrig does not keep
+    source: CaptureSource | None = None
     detected: tuple[
         str, ...
     ] = ()  # the names of the views with the board, in the order they were read
@@ -320,13 +315,13 @@ def _solve(views: Sequence[Detection], board: Board, size: tuple[int, int]) -> _
     objs = [obj[d.ids].astype(np.float32) for d in views]
     imgs = [d.corners.astype(np.float32).reshape(-1, 1, 2) for d in views]
     threads = cv2.getNumThreads()
-    cv2.setNumThreads(
-        1
-    )  # OpenCV's parallel solve sums in varying order: the same views gave different last digits
+    # OpenCV's parallel solve sums in varying order: the same views gave different last digits
+    cv2.setNumThreads(1)
     try:
+        # no initial guess used
         rms, k, dist, rvecs, _, std, _, errors = cv2.calibrateCameraExtended(
             objs, imgs, size, np.eye(3), np.zeros(5), flags=FLAGS, criteria=_CRITERIA
-        )  # no initial guess used
+        )
     except cv2.error as exc:
         raise DegenerateViewsError(
             f"the views do not determine the camera (OpenCV: {getattr(exc, 'err', exc)}); "

@@ -83,9 +83,8 @@ class ViewError:
     rejected: bool
     limit_px: float | None
     ids: tuple[int, ...] = ()  # board corner ids, in the order of corners
-    corners: Array | None = field(
-        default=None, compare=False, repr=False
-    )  # N×2 image px; None in a v1 document
+    # N×2 image px; None in a v1 document
+    corners: Array | None = field(default=None, compare=False, repr=False)
     order: int | None = None  # its place among the views as they were read; None in a v1 document
 
     @classmethod
@@ -345,6 +344,5 @@ def read_video_frame(path: Path, index: int) -> Image:
     return np.asarray(frame, dtype=np.uint8)
 
 
-_INTRA_FOURCCS = frozenset(
-    {b"MJPG", b"JPEG"}
-)  # seeking lands exactly on the frame: no frame depends on another
+# seeking lands exactly on the frame: no frame depends on another
+_INTRA_FOURCCS = frozenset({b"MJPG", b"JPEG"})

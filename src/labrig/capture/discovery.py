@@ -46,9 +46,8 @@ class DiscoverySettings:
     """What to look for besides what is plugged in."""
 
     ip_cameras: list[str] = field(default_factory=list)  # stream URLs; may carry credentials
-    watch_folders: list[Path | str] = field(
-        default_factory=list
-    )  # folders another program writes into
+    # folders another program writes into
+    watch_folders: list[Path | str] = field(default_factory=list)
     camera_api: int | None = None  # OpenCV backend used to list cameras; None: this OS's default
 
 
@@ -274,9 +273,8 @@ def _read_strings(dev: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         langids = usb.util.get_langids(dev)
-        for key, index in (
-            wanted.items() if langids else ()
-        ):  # no languages: the device has no strings
+        # no languages: the device has no strings
+        for key, index in wanted.items() if langids else ():
             try:
                 out[key] = usb.util.get_string(dev, index, langids[0])
             except (usb.core.USBError, NotImplementedError, ValueError) as exc:

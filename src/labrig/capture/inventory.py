@@ -25,9 +25,8 @@ from labrig.capture.sources import Mode
 from labrig.errors import LabrigError
 
 SCHEMA = "labrig.inventory/1"
-FRAME_KINDS = frozenset(
-    {DeviceKind.UVC, DeviceKind.IP, DeviceKind.VIRTUAL}
-)  # these must list modes
+# these must list modes
+FRAME_KINDS = frozenset({DeviceKind.UVC, DeviceKind.IP, DeviceKind.VIRTUAL})
 _MATCH_KEYS = frozenset({"vid_pid", "name", "url_scheme"})
 _ENTRY_KEYS = frozenset({"id", "kind", "name", "match", "modes", "min_firmware", "notes"})
 _VID_PID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")

@@ -19,9 +19,8 @@ from labrig.fsutil import write_atomic
 
 SCHEMA = "labrig.manifest/1"
 MANIFEST_NAME = "manifest.json"
-SEGMENT_NAME = re.compile(
-    r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$"
-)  # recorded: .avi; imported: as it came
+# recorded: .avi; imported: as it came
+SEGMENT_NAME = re.compile(r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$")
 TIMESTAMPS_NAME = re.compile(r"^seg-\d{5}\.ts\.csv$")
 
 

@@ -167,9 +167,8 @@ def read_timestamps(path: Path) -> list[int]:
     return out
 
 
-FrameClock = Callable[
-    [], tuple[int, int]
-]  # what a recorder stamps each frame with: (monotonic ns, UTC ns)
+# what a recorder stamps each frame with: (monotonic ns, UTC ns)
+FrameClock = Callable[[], tuple[int, int]]
 
 
 def now_ns() -> tuple[int, int]:

@@ -33,9 +33,8 @@ from labrig.errors import LabrigError
 
 SceneName = Literal["markers", "board", "plane"]
 Array = npt.NDArray[np.float64]
-DEFAULT_MODE = Mode(
-    1280, 720, 30.0
-)  # the mode the demo, the self-test and the release check record in
+# the mode the demo, the self-test and the release check record in
+DEFAULT_MODE = Mode(1280, 720, 30.0)
 # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
 _SHIFT = 4
 
@@ -186,9 +185,8 @@ class BoardScene:
         s = square_mm
         gx, gy = np.meshgrid(np.arange(cols, dtype=np.float64), np.arange(rows, dtype=np.float64))
         self.object_corners = np.stack([gx.ravel() * s, gy.ravel() * s, np.zeros(gx.size)], axis=1)
-        sx, sy = np.meshgrid(
-            np.arange(-1, cols + 1) * s, np.arange(-1, rows + 1) * s
-        )  # square corners
+        # square corners
+        sx, sy = np.meshgrid(np.arange(-1, cols + 1) * s, np.arange(-1, rows + 1) * s)
         self._squares = np.stack([sx.ravel(), sy.ravel(), np.zeros(sx.size)], axis=1)
         w = cols + 2  # square corners per row
         self._black = [

@@ -21,9 +21,8 @@ def add_parser(commands: Any) -> None:
     verify = sub.add_parser(
         "verify", help="recompute the hash chain; exit 1 naming the first broken entry"
     )
-    verify.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS
-    )  # also before 'verify'
+    # also before 'verify'
+    verify.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     verify.set_defaults(run=run_verify)
 
 

@@ -57,9 +57,8 @@ class AuditEntryView:
         seq, *rest = row
         text = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in rest]
         fields: dict[str, Any] = dict(zip(COLUMNS[1:], text, strict=True))
-        with contextlib.suppress(
-            ValueError
-        ):  # else shown as stored; `labrig audit verify` says what is wrong
+        # else shown as stored; `labrig audit verify` says what is wrong
+        with contextlib.suppress(ValueError):
             fields["change"] = json.loads(fields["change"])
         return cls(seq=seq, **fields)
 

@@ -59,9 +59,8 @@ class EventRecord:
         }
 
 
-_PAYLOAD = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), allow_nan=False
-)  # made once, not per event
+# made once, not per event
+_PAYLOAD = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def payload_text(name: str, payload: Mapping[str, Any]) -> str:

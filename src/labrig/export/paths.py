@@ -66,9 +66,8 @@ def safe_component(text: object, fallback: str = "unnamed") -> str:
     ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
     name = _UNSAFE_CHARS.sub("_", ascii_text)
     name = re.sub(r"\.{2,}", ".", name)  # no "..", even inside a name
-    name = re.sub(r"_{2,}", "_", name).strip(
-        "._- "
-    )  # nothing hidden, nothing a shell takes for an option
+    # nothing hidden, nothing a shell takes for an option
+    name = re.sub(r"_{2,}", "_", name).strip("._- ")
     name = name[:MAX_COMPONENT].rstrip("._ ")
     if not name:
         return fallback

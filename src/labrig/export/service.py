@@ -197,9 +197,8 @@ class ExportService:
         writer.write(
             f"{folder}/provenance.json", docs.pretty_json(docs.provenance(result, exported))
         )
-        writer.write(
-            f"{folder}/automatic.json", result.automatic_text.encode()
-        )  # its SHA-256 is the digest
+        # its SHA-256 is the digest
+        writer.write(f"{folder}/automatic.json", result.automatic_text.encode())
         for revision in result.revisions:
             writer.write(
                 f"{folder}/revisions/revision-{revision.number:03d}.json", revision.text.encode()

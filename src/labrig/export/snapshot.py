@@ -45,9 +45,8 @@ class StoredFile:
 class CaptureFiles:
     capture_id: str
     info: dict[str, Any]  # device, origin, state, times, frame counts, manifest digest
-    files: tuple[
-        StoredFile, ...
-    ]  # the committed manifest first, then each segment and its timestamps
+    # the committed manifest first, then each segment and its timestamps
+    files: tuple[StoredFile, ...]
 
 
 @dataclass(frozen=True)
@@ -146,9 +145,8 @@ def capture_files(session: Session, capture_id: str, blobs: BlobStore) -> Captur
     """A committed capture's files in the media store,
     named as its committed manifest names them."""
     capture = session.get(Capture, capture_id)
-    assert (
-        capture is not None and capture.manifest_sha256 is not None
-    )  # an attempt holds committed captures only
+    # an attempt holds committed captures only
+    assert capture is not None and capture.manifest_sha256 is not None
     ext = {
         b.sha256: b.ext
         for b in session.scalars(select(Blob).where(Blob.sha256.in_(_digests(session, capture))))

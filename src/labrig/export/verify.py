@@ -71,9 +71,8 @@ def _read_sums(root: Path) -> tuple[bytes, list[tuple[str, str]]]:
         )
     raw = path.read_bytes()
     entries = []
-    lines = raw.decode("utf-8", "replace").split(
-        "\n"
-    )  # "\n" only, as sha256sum reads it (not str.splitlines)
+    # "\n" only, as sha256sum reads it (not str.splitlines)
+    lines = raw.decode("utf-8", "replace").split("\n")
     for line in lines[:-1] if lines[-1] == "" else lines:
         match = _SUM_LINE.match(line)
         if match is None:  # garbled: reported, and nothing is opened through it

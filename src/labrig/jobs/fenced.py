@@ -38,9 +38,8 @@ from labrig.store.models import Job, JobDependency, JobOutput
 S = JobState
 log = logging.getLogger(__name__)
 for _target in (S.SUCCEEDED, S.SUCCEEDED_DEGRADED):
-    check_transition(
-        S.RUNNING, _target
-    )  # the edges a raw completion takes, checked against seed 000's table once
+    # the edges a raw completion takes, checked against seed 000's table once
+    check_transition(S.RUNNING, _target)
 
 OutcomeKind = Literal["complete", "fail", "cancelled", "released", "lost"]
 
@@ -399,9 +398,8 @@ class FencedWrites:
                 continue
             key = row["idempotency_key"]
             assert key is not None
-            target = (
-                S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED
-            )  # checked at import
+            # checked at import
+            target = S.SUCCEEDED_DEGRADED if output.degraded_reasons else S.SUCCEEDED
             canonical, digest = output.canonical, output.digest
             first = first_outputs.get(key)
             if first is None:

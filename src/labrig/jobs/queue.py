@@ -36,9 +36,8 @@ SUCCESS = (S.SUCCEEDED.value, S.SUCCEEDED_DEGRADED.value)
 LEASE_HELD = (S.LEASED.value, S.RUNNING.value, S.CHECKPOINTED.value)
 READY = S.READY.value
 for _edge in ((S.CREATED, S.READY), (S.READY, S.LEASED), (S.LEASED, S.RUNNING)):
-    check_transition(
-        *_edge
-    )  # the edges the raw statements take, checked against seed 000's table once, here
+    # the edges the raw statements take, checked against seed 000's table once, here
+    check_transition(*_edge)
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
@@ -126,9 +125,8 @@ class JobQueue:
             )
             return
         self.end_failed(session, job, S.RETRY_WAITING, code, message)
-        now = self.shared_now(
-            self.store.raw_in(session)
-        )  # any workstation's worker compares it with the same clock
+        # any workstation's worker compares it with the same clock
+        now = self.shared_now(self.store.raw_in(session))
         job.next_attempt_at = now + timedelta(seconds=self.retry.delay(job.attempts))
 
     # -- producers -----------------------------------------------------------------------------
@@ -199,9 +197,8 @@ class JobQueue:
         inputs = list(spec.input_digests)
         now = self.clock.now()
         stored_now = tx.dialect.to_db_datetime(now)
-        job_id = (
-            random_id()
-        )  # random, not time-ordered: people type a job by its first 8 characters
+        # random, not time-ordered: people type a job by its first 8 characters
+        job_id = random_id()
         key = idempotency_key(
             spec.stage_id, inputs, stage.model_manifest_digest, cfg_digest, stage.schema_version
         )
@@ -473,9 +470,8 @@ class JobQueue:
                 "v_now": to_db(now),
             },
         )
-        rows.sort(
-            key=lambda r: (-r["priority"], str(r["created_at"]), r["id"])
-        )  # RETURNING's order is arbitrary
+        # RETURNING's order is arbitrary
+        rows.sort(key=lambda r: (-r["priority"], str(r["created_at"]), r["id"]))
         upstream = self._claimed_upstream(tx, [r["id"] for r in rows if r["has_upstream"]])
         return [
             Claim(

@@ -58,9 +58,8 @@ class JobView:
         return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}
 
 
-_COLUMNS = tuple(
-    f.name for f in fields(JobView)
-)  # every field of a JobView is a column of ``jobs``
+# every field of a JobView is a column of ``jobs``
+_COLUMNS = tuple(f.name for f in fields(JobView))
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,8 @@ class TrackKinematics:
     )
     peak_speed: float | None
     time_to_peak_speed: float | None  # from the track's first timestamp
-    reason: (
-        str | None
-    )  # why the result is degraded (shrunken window, too short for speeds); None when not
+    # why the result is degraded (shrunken window, too short for speeds); None when not
+    reason: str | None
 
     @property
     def speed(self) -> Array | None:
@@ -124,9 +123,8 @@ def kinematics(
     if len(times) > 1 and not np.all(np.diff(times) > 0):
         raise ValueError("timestamps must increase strictly: sort the samples and drop duplicates")
     window = DEFAULT_WINDOW[time_units] if window_s is None else window_s
-    smallest = (
-        polyorder + 2 if polyorder % 2 else polyorder + 3
-    )  # odd, and leaves the fit something to smooth
+    # odd, and leaves the fit something to smooth
+    smallest = polyorder + 2 if polyorder % 2 else polyorder + 3
     grid, resampled = _uniform(times, xy)
     if len(grid) < smallest:
         short = (

@@ -48,9 +48,8 @@ class Thresholds:
     blur_min: float = 0.0  # variance of the Laplacian (grey levels²)
     blur_relative: float = 0.5  # fraction of the median
     dark_mean: float = 15.0  # mean grey level (0–255) below which a frame counts as too dark
-    clipped_max: float = (
-        0.05  # fraction of pixels at 0–1 or 254–255 above which a frame counts as clipped
-    )
+    # fraction of pixels at 0–1 or 254–255 above which a frame counts as clipped
+    clipped_max: float = 0.05
     gap_factor: float = 1.5  # a timestamp interval above this many nominal intervals is a gap
 
 
@@ -70,9 +69,8 @@ class FileQC:
     """One media file: what its container header claims and what actually decoded."""
 
     name: str  # file name (no folder, so the result does not depend on where the data root lives)
-    header_frames: (
-        int | None
-    )  # frame count in the container header; None if it would not open or gives none
+    # frame count in the container header; None if it would not open or gives none
+    header_frames: int | None
     decoded_frames: int  # frames that decoded
     timestamp_rows: int | None  # rows in its timestamp sidecar; None without a sidecar
     undecodable: bool  # no frame decoded (missing, garbage or empty file)
@@ -214,9 +212,8 @@ def frame_measures(frame: npt.NDArray[np.uint8]) -> tuple[float, float, float]:
     """(variance of the Laplacian in grey levels², mean grey level 0–255, fraction of pixels
     clipped) of one frame."""
     grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    _, std = cv2.meanStdDev(
-        cv2.Laplacian(grey, cv2.CV_16S)
-    )  # 16-bit holds a 3×3 Laplacian of 8-bit exactly
+    # 16-bit holds a 3×3 Laplacian of 8-bit exactly
+    _, std = cv2.meanStdDev(cv2.Laplacian(grey, cv2.CV_16S))
     hist = cv2.calcHist([grey], [0], None, [256], [0, 256]).ravel().astype(np.float64)
     mean = float(hist @ np.arange(256)) / grey.size
     clipped = float(hist[:2].sum() + hist[254:].sum()) / grey.size

@@ -101,9 +101,8 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
         )
     if qc.count_mismatch or qc.header_mismatch:
         reasons += [p for p in qc.problems() if "frames" in p and "gap" not in p]
-    if (
-        len(ctx.input_digests) > 1
-    ):  # an attempt grouping several cameras: say plainly what was not analysed
+    # an attempt grouping several cameras: say plainly what was not analysed
+    if len(ctx.input_digests) > 1:
         reasons.append(
             f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed "
             f"the first ({media.capture_id}) only. The others are stored, not analysed: make one "
@@ -138,9 +137,8 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
         task=ctx,
     )
     needed = float(ctx.config["min_marker_fraction"])
-    if (
-        not tracks.tracks
-    ):  # with expected_markers unset, "all expected" would read as 100 % of nothing
+    # with expected_markers unset, "all expected" would read as 100 % of nothing
+    if not tracks.tracks:
         raise QualityBlockedError(
             [
                 f"no markers were found in any of the {tracks.frames_processed} frames. Check "

@@ -34,9 +34,8 @@ from labrig.tasks import UNTRACKED, Task
 Array = npt.NDArray[np.float64]
 Image = npt.NDArray[np.uint8]
 Detector = Callable[[Image], Array]
-Calibration = tuple[
-    Array, Array
-]  # camera matrix K (3×3, px) and distortion coefficients (OpenCV order)
+# camera matrix K (3×3, px) and distortion coefficients (OpenCV order)
+Calibration = tuple[Array, Array]
 _FAR = 1e9  # cost of a pairing outside the gate: never chosen over a real one, filtered afterwards
 _UNDISTORT = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 30, 1e-9)
 
@@ -136,9 +135,8 @@ class Track:
     """One marker's path: the frames it was seen in and its position there (px)."""
 
     track_id: int  # order of first appearance, from 0
-    frames: npt.NDArray[
-        np.int64
-    ]  # frame indices (0 = first frame given), increasing; gaps where it was not seen
+    # frame indices (0 = first frame given), increasing; gaps where it was not seen
+    frames: npt.NDArray[np.int64]
     xy: Array  # N×2 positions, px (undistorted image px when a calibration was given)
 
     def to_json(self) -> dict[str, Any]:

@@ -69,9 +69,8 @@ class OutboxCursor(Base):
 
     consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
-    names: Mapped[str] = mapped_column(
-        Text
-    )  # the event names it took then: "*" (all) or a sorted JSON list
+    # the event names it took then: "*" (all) or a sorted JSON list
+    names: Mapped[str] = mapped_column(Text)
 
 
 class InboxEntry(Base):
@@ -114,12 +113,10 @@ class Job(Base):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     stage_id: Mapped[str] = mapped_column(String(128))
-    attempt_id: Mapped[str | None] = mapped_column(
-        String(64)
-    )  # ix_jobs_attempt_id (partial: migration 0010)
-    state: Mapped[str] = mapped_column(
-        String(32)
-    )  # partial indexes per state looked up (migration 0010)
+    # ix_jobs_attempt_id (partial: migration 0010)
+    attempt_id: Mapped[str | None] = mapped_column(String(64))
+    # partial indexes per state looked up (migration 0010)
+    state: Mapped[str] = mapped_column(String(32))
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -155,9 +152,10 @@ class JobDependency(Base):
     __tablename__ = "job_dependencies"
 
     job_id: Mapped[str] = mapped_column(String(36), ForeignKey("jobs.id"), primary_key=True)
+    # also indexed
     depends_on_job_id: Mapped[str] = mapped_column(
         String(36), ForeignKey("jobs.id"), primary_key=True
-    )  # also indexed
+    )
 
 
 class JobOutput(Base):
@@ -252,9 +250,8 @@ class Capture(Base):
     manifest_sha256: Mapped[str | None] = mapped_column(String(64))
     provisional_dir: Mapped[str | None] = mapped_column(Text)
     report: Mapped[str | None] = mapped_column(Text)  # gap or salvage report, JSON
-    source_sha256: Mapped[str | None] = mapped_column(
-        String(64), index=True
-    )  # imported file's digest
+    # imported file's digest
+    source_sha256: Mapped[str | None] = mapped_column(String(64), index=True)
 
 
 class CaptureSegment(Base):
@@ -293,16 +290,14 @@ class CalibrationRecord(Base):
 
     __tablename__ = "calibrations"
 
-    id: Mapped[str] = mapped_column(
-        String(64), primary_key=True
-    )  # SHA-256 of its canonical document
+    # SHA-256 of its canonical document
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
     device_id: Mapped[str] = mapped_column(String(255), index=True)
     mode: Mapped[str] = mapped_column(String(64))  # e.g. 1280x720@30 BGR
     valid: Mapped[bool] = mapped_column(Boolean)
     rms_px: Mapped[float] = mapped_column(Float)
-    document: Mapped[str] = mapped_column(
-        Text
-    )  # labrig.calibration/2 JSON (/1 before corners were kept)
+    # labrig.calibration/2 JSON (/1 before corners were kept)
+    document: Mapped[str] = mapped_column(Text)
     plane_homography: Mapped[str | None] = mapped_column(Text)  # image px -> plane mm, JSON 3x3
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -336,12 +331,10 @@ class ReleaseRecord(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     version: Mapped[str] = mapped_column(String(64))
     manifest: Mapped[str] = mapped_column(Text)  # labrig.release/1 canonical JSON
-    digest: Mapped[str] = mapped_column(
-        String(64), index=True
-    )  # enters every analysis job's idempotency key
-    status: Mapped[str] = mapped_column(
-        String(16)
-    )  # registered, healthy, unhealthy, active, retired, rolled_back
+    # enters every analysis job's idempotency key
+    digest: Mapped[str] = mapped_column(String(64), index=True)
+    # registered, healthy, unhealthy, active, retired, rolled_back
+    status: Mapped[str] = mapped_column(String(16))
     health: Mapped[str | None] = mapped_column(Text)  # the last health check report, JSON
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -359,15 +352,13 @@ class ResultRevision(Base):
     result_id: Mapped[str] = mapped_column(
         String(36), ForeignKey("analysis_results.id"), index=True
     )
-    number: Mapped[int] = mapped_column(
-        Integer
-    )  # 1, 2, … per result: two revisions of one base cannot both land
+    # 1, 2, … per result: two revisions of one base cannot both land
+    number: Mapped[int] = mapped_column(Integer)
     base_id: Mapped[str] = mapped_column(String(36))  # the result (number 1) or the revision before
     reviewer: Mapped[str] = mapped_column(String(128))
     reason: Mapped[str] = mapped_column(Text)
-    document: Mapped[str] = mapped_column(
-        Text
-    )  # labrig.revision/1 canonical JSON: changes with old and new values
+    # labrig.revision/1 canonical JSON: changes with old and new values
+    document: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(64))  # SHA-256 of the document
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
@@ -401,9 +392,8 @@ class AuditEntry(Base):
     recorded_at: Mapped[str] = mapped_column(String(40))  # ISO-8601 UTC, microseconds
     actor: Mapped[str] = mapped_column(String(128))  # the login of who did it
     host: Mapped[str] = mapped_column(String(255))  # the workstation it was done on
-    action: Mapped[str] = mapped_column(
-        String(64)
-    )  # e.g. review.revise, roles.set, release.activate
+    # e.g. review.revise, roles.set, release.activate
+    action: Mapped[str] = mapped_column(String(64))
     object_type: Mapped[str] = mapped_column(String(32))  # result, user, release
     object_id: Mapped[str] = mapped_column(String(255))
     reason: Mapped[str] = mapped_column(Text)  # why, in the actor's words
@@ -445,17 +435,14 @@ class SyncObject(Base):
 
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))  # blob or manifest (the event's object_kind)
-    content: Mapped[str] = mapped_column(
-        String(32)
-    )  # media, timestamps, capture-manifest or result
+    # media, timestamps, capture-manifest or result
+    content: Mapped[str] = mapped_column(String(32))
     ext: Mapped[str] = mapped_column(String(16))  # file extension at the destination, e.g. .avi
     size: Mapped[int] = mapped_column(BigInteger)
-    ref_id: Mapped[str] = mapped_column(
-        String(64), index=True
-    )  # the capture or result it belongs to
-    body: Mapped[str | None] = mapped_column(
-        Text
-    )  # the object's text when it is not a media-store file
+    # the capture or result it belongs to
+    ref_id: Mapped[str] = mapped_column(String(64), index=True)
+    # the object's text when it is not a media-store file
+    body: Mapped[str | None] = mapped_column(Text)
     indexed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
@@ -500,15 +487,12 @@ class SyncBatch(Base):
     destination_id: Mapped[str] = mapped_column(String(36), index=True)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    chain_seq: Mapped[int] = mapped_column(
-        Integer
-    )  # audit chain head, read with the batch's object list
+    # audit chain head, read with the batch's object list
+    chain_seq: Mapped[int] = mapped_column(Integer)
     chain_hash: Mapped[str] = mapped_column(String(64))
     acknowledged: Mapped[int] = mapped_column(Integer, default=0)
     failed: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str | None] = mapped_column(
-        Text
-    )  # why the batch stopped early (destination unavailable)
-    batch_file: Mapped[str | None] = mapped_column(
-        Text
-    )  # its record at the destination, relative path
+    # why the batch stopped early (destination unavailable)
+    error: Mapped[str | None] = mapped_column(Text)
+    # its record at the destination, relative path
+    batch_file: Mapped[str | None] = mapped_column(Text)

@@ -149,18 +149,16 @@ class FolderDestination:
 
     def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
         target = self._path(relpath)
-        target.parent.mkdir(
-            exist_ok=True
-        )  # never its parents: a missing archive is not silently re-created
+        # never its parents: a missing archive is not silently re-created
+        target.parent.mkdir(exist_ok=True)
         temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
         try:
             self._copy(source, temp, size, task)
             os.replace(temp, target)
             fsync_dir(target.parent)
         except BaseException:
-            with contextlib.suppress(
-                OSError
-            ):  # the folder may be gone (unmounted): its temp file goes later
+            # the folder may be gone (unmounted): its temp file goes later
+            with contextlib.suppress(OSError):
                 temp.unlink()
             raise
         self._remove_stale_parts(target)

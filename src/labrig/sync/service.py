@@ -288,9 +288,8 @@ class SyncService:
         self, destination: Destination, obj: SyncObject, batch_id: str, task: Task
     ) -> None:
         relpath = object_path(obj)
-        if (
-            destination.digest(relpath) != obj.sha256
-        ):  # already there and whole (another workstation, a resume)
+        # already there and whole (another workstation, a resume)
+        if destination.digest(relpath) != obj.sha256:
             self._put(destination, obj, relpath, task)
             copied = destination.digest(relpath)
             if copied != obj.sha256:

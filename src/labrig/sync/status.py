@@ -24,12 +24,10 @@ class SyncStatus:
     pending: int  # … not (yet) acknowledged by it
     failing: int  # pending objects whose last copy failed (they are retried with backoff)
     not_indexed: int  # events whose objects are not indexed yet (the next batch indexes them first)
-    by_content: dict[
-        str, dict[str, int]
-    ]  # media, timestamps, capture-manifest, result → acknowledged, pending
-    last_error: (
-        dict[str, Any] | None
-    )  # the latest failure of a pending object, or the last batch's error
+    # media, timestamps, capture-manifest, result → acknowledged, pending
+    by_content: dict[str, dict[str, int]]
+    # the latest failure of a pending object, or the last batch's error
+    last_error: dict[str, Any] | None
     last_batch: dict[str, Any] | None
     next_retry_at: str | None
 

@@ -19,9 +19,8 @@ from labrig.store.dialects import postgresql, sqlite
 @dataclass(frozen=True)
 class AppendOnlyTable:
     label: str  # the words a refusal uses for its rows
-    keys: tuple[
-        tuple[str, ...], ...
-    ]  # its primary and unique keys: no insert may replace a row through them
+    # its primary and unique keys: no insert may replace a row through them
+    keys: tuple[tuple[str, ...], ...]
 
 
 #: tables whose rows are never changed, removed nor replaced

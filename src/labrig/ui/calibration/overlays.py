@@ -79,9 +79,8 @@ class CornerOverlay(_ImagePlot):
         else:
             rgb = np.ascontiguousarray(frame[..., ::-1] if frame.ndim == 3 else frame)
         self.image.setImage(rgb, levels=(0, 255))
-        self.image.setRect(
-            QRectF(-0.5, -0.5, rgb.shape[1], rgb.shape[0])
-        )  # pixel (0, 0)'s centre at (0, 0)
+        # pixel (0, 0)'s centre at (0, 0)
+        self.image.setRect(QRectF(-0.5, -0.5, rgb.shape[1], rgb.shape[0]))
         colour = REJECTED if rejected else USED
         self.corners.setData(pos=corners, pen=pg.mkPen(colour, width=2))
         if len(corners):
@@ -121,9 +120,8 @@ class CoverageMap(_ImagePlot):
         ``corners``: N×2 px."""
         self.counts = counts
         self.cells.setImage(cell_colours(counts), levels=(0, 255))
-        self.cells.setRect(
-            QRectF(0, 0, size[0], size[1])
-        )  # the grid is laid over 0..width, 0..height
+        # the grid is laid over 0..width, 0..height
+        self.cells.setRect(QRectF(0, 0, size[0], size[1]))
         rows, cols = counts.shape
         xs = [x for c in range(cols + 1) for x in (c * size[0] / cols,) * 2]
         ys = [y for _ in range(cols + 1) for y in (0.0, float(size[1]))]

@@ -52,9 +52,8 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
         self._calibration = calibration
         self._solves = BackgroundCalls(threads=1, parent=self)
         self._capture_reads, self._frame_reads = Latest(self._reads), Latest(self._reads)
-        self.form = CalibrateForm(
-            list(calibration.boards())
-        )  # in the file's order: the lab's own board first
+        # in the file's order: the lab's own board first
+        self.form = CalibrateForm(list(calibration.boards()))
         self.detail = CalibrationView()
         self._lay_out()
         self.form.button.clicked.connect(self._on_form_button_clicked)

@@ -87,9 +87,8 @@ def _short(name: str) -> str:
 class CalibrationView(QWidget):
     """The detail half of the Calibration page."""
 
-    viewPicked = Signal(
-        str
-    )  # a view whose frame is in a stored recording was picked: read it (GUI thread)
+    # a view whose frame is in a stored recording was picked: read it (GUI thread)
+    viewPicked = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,9 +128,8 @@ class CalibrationView(QWidget):
         self.view_list.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.view_list.setMinimumContentsLength(
-            16
-        )  # names are long: the list opens wide enough to read them
+        # names are long: the list opens wide enough to read them
+        self.view_list.setMinimumContentsLength(16)
         self.overlay = CornerOverlay()
         self.frame_caption = message_label("frameCaption")
         self._lay_out()
@@ -286,9 +284,8 @@ class CalibrationView(QWidget):
             item.addItem(line)
         step = max(1, -(-len(views) // MAX_TICKS))
         ticks = [_tick(v.name) for v in views]
-        if len(set(ticks)) < len(
-            ticks
-        ):  # e.g. frame numbers that restart in each segment: number the views instead
+        # e.g. frame numbers that restart in each segment: number the views instead
+        if len(set(ticks)) < len(ticks):
             ticks = [str(i + 1) for i in range(len(views))]
             item.setLabel("bottom", "view, in capture order (names in the calibration's document)")
         else:

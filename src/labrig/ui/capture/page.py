@@ -81,15 +81,12 @@ class CapturePage(QWidget):
         self._session: SessionInfo | None = None
         self._recorder: Recorder | None = None
         self._recording_id: str | None = None  # the device recorded, from Record until saved
-        self._board_recording = (
-            False  # the recording in progress is of the calibration board: no attempt
-        )
-        self._previewing: tuple[str, Mode | None] | None = (
-            None  # (device id, mode) shown now from the device
-        )
-        self._held: tuple[str, threading.Event] | None = (
-            None  # the last device the preview opened, closed when set
-        )
+        # the recording in progress is of the calibration board: no attempt
+        self._board_recording = False
+        # (device id, mode) shown now from the device
+        self._previewing: tuple[str, Mode | None] | None = None
+        # the last device the preview opened, closed when set
+        self._held: tuple[str, threading.Event] | None = None
         self._closing = False
         self._calls = BackgroundCalls(1, self)
         self.preview = PreviewStream(self)
@@ -180,9 +177,8 @@ class CapturePage(QWidget):
             phase is Phase.READY and choice is not None and choice.previewable
         )
         self.stop_button.setEnabled(phase is Phase.RECORDING)
-        self.board_check.setEnabled(
-            phase in (Phase.NO_SESSION, Phase.READY)
-        )  # fixed from Record until saved
+        # fixed from Record until saved
+        self.board_check.setEnabled(phase in (Phase.NO_SESSION, Phase.READY))
         if phase in (Phase.READY, Phase.RECORDING):
             self._info_timer.start()
         else:
@@ -325,9 +321,8 @@ class CapturePage(QWidget):
         )
         assert mode is not None
 
-        def start() -> (
-            Recorder
-        ):  # on the pool thread: the preview lets the device go, the recorder opens it
+        # on the pool thread: the preview lets the device go, the recorder opens it
+        def start() -> Recorder:
             if released is not None:
                 released.wait(RELEASE_TIMEOUT_S)
             return capture.start_recording(device_id, mode, session_id=session_id)

@@ -146,9 +146,8 @@ class _PreviewRun(QRunnable):
         self.feed, self.generation, self._hop, self._fit = feed, generation, hop, fit
         self.stop = threading.Event()
         self.finished = threading.Event()  # set once the feed is closed: the device is free again
-        self.shown = (
-            threading.Event()
-        )  # the GUI showed the last frame sent: the next may be converted
+        # the GUI showed the last frame sent: the next may be converted
+        self.shown = threading.Event()
         self.shown.set()
 
     def run(self) -> None:
@@ -201,9 +200,8 @@ class PreviewStream(QObject):
         super().__init__(parent)
         self._fit = _Fit()
         self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(
-            1
-        )  # one feed at a time: a device is closed before it is opened again
+        # one feed at a time: a device is closed before it is opened again
+        self._pool.setMaxThreadCount(1)
         self._hop = _PreviewSignals(self)
         queued = Qt.ConnectionType.QueuedConnection
         self._hop.converted.connect(self._on_run_converted, queued)
@@ -253,9 +251,8 @@ class PreviewStream(QObject):
         run = self._run
         if run is None or generation != run.generation:
             return
-        self.frameReady.emit(
-            image, number
-        )  # receivers paint it now (direct connections on this thread)
+        # receivers paint it now (direct connections on this thread)
+        self.frameReady.emit(image, number)
         run.shown.set()
 
     @Slot(int, str)

@@ -106,9 +106,8 @@ class PreviewView(QLabel):
         self._shown_at: deque[float] = deque(maxlen=240)
 
     def show_frame(self, image: QImage) -> None:
-        self.setPixmap(
-            QPixmap.fromImage(image)
-        )  # the only conversion left to the GUI thread: QPixmap lives here
+        # the only conversion left to the GUI thread: QPixmap lives here
+        self.setPixmap(QPixmap.fromImage(image))
         self.frames_shown += 1
         self._shown_at.append(time.monotonic())
 

@@ -174,9 +174,8 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
         selected = wanted or self.selected_key()
         before = self.model.find(selected) if selected else None
         selection = self.table.selectionModel()
-        selection.blockSignals(
-            True
-        )  # a re-read is not a new choice: the detail is read again only if it changed
+        # a re-read is not a new choice: the detail is read again only if it changed
+        selection.blockSignals(True)
         try:
             self.model.set_rows(rows)
             listed = selected is not None and self.select(selected)

@@ -35,9 +35,8 @@ class ResultPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.trajectory = _plot("trajectoryPlot", "Trajectories")
-        self.trajectory.getPlotItem().setAspectLocked(
-            True
-        )  # a circle drawn by a marker stays a circle
+        # a circle drawn by a marker stays a circle
+        self.trajectory.getPlotItem().setAspectLocked(True)
         # y grows downwards in image pixels and, for a board laid as the camera sees it, on the
         # plane too: the trajectories then look as they do in the video
         self.trajectory.getPlotItem().invertY(True)

@@ -193,9 +193,8 @@ class ResultView(QWidget):
         self.show_message("")
         self.placeholder.hide()
         self.body.show()
-        self.plots.setVisible(
-            bool(detail.tracks)
-        )  # a blocked result has nothing to plot: its provenance gets the room
+        # a blocked result has nothing to plot: its provenance gets the room
+        self.plots.setVisible(bool(detail.tracks))
         s = detail.summary
         self.title.setText(f"<h3>{s.subject_code} · {s.protocol} · attempt {s.number}</h3>")
         _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])

@@ -109,9 +109,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         dialog.setObjectName("exportDialog")
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        dialog.setOption(
-            QFileDialog.Option.DontUseNativeDialog, True
-        )  # the same dialog on every platform
+        # the same dialog on every platform
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.fileSelected.connect(self.export_to)
         dialog.open()  # window-modal, no nested event loop
@@ -187,6 +186,5 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             and shown is not None
             and shown.summary.result_id == event.payload.get("result_id")
         ):
-            self.request_detail(
-                shown.summary.attempt_id
-            )  # its revised values changed; the list did not
+            # its revised values changed; the list did not
+            self.request_detail(shown.summary.attempt_id)

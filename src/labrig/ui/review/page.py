@@ -87,9 +87,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._saves = BackgroundCalls(threads=1, parent=self)  # never queued behind a read
         self._user_reads = Latest(self._reads)
         self.shown: ReviewedResult | None = None  # the result on screen
-        self._base: str | None = (
-            None  # what the next revision is made on (see the module docstring)
-        )
+        # what the next revision is made on (see the module docstring)
+        self._base: str | None = None
         self.reviewer: ReviewerState | None = None
         self.list_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.user = message_label("reviewUser", "Reading who is signed in…")
@@ -248,9 +247,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         if not value:
             self._refuse_locally(self.form.value, "type the new value, in the result's units.")
             return
-        if (
-            not reason
-        ):  # the service refuses it too; saying it here spares a round trip and names the field
+        # the service refuses it too; saying it here spares a round trip and names the field
+        if not reason:
             self._refuse_locally(
                 self.form.reason,
                 "a revision needs a reason: say why the automatic value is "

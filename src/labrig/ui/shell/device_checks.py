@@ -29,9 +29,8 @@ from labrig.capture import (
 )
 from labrig.ui.shell.background import BackgroundCalls, say_error
 
-RELEASE_TIMEOUT_S = (
-    5.0  # a preview closes its device within one frame; a stalled driver within its read timeout
-)
+# a preview closes its device within one frame; a stalled driver within its read timeout
+RELEASE_TIMEOUT_S = 5.0
 CHECKING = "Labrig is opening the device and measuring the pictures it sends (about a second)."
 WAITING = "Waiting for its turn to be verified."
 IN_USE = "Being recorded; it is verified again once the recording ends."
@@ -78,9 +77,8 @@ class Choice:
 @dataclass(frozen=True)
 class _Found:
     report: DiscoveryReport
-    modes: dict[
-        str, tuple[Mode, ...]
-    ]  # per device: the inventory's modes, empty for frameless or unknown models
+    # per device: the inventory's modes, empty for frameless or unknown models
+    modes: dict[str, tuple[Mode, ...]]
 
 
 def _discover(capture: CaptureService) -> _Found:
@@ -179,9 +177,8 @@ class DeviceChecks(QObject):
             self._pending.remove(device_id)
         if key not in self._verdicts and key not in self._failures and key != self._checking:
             self._pending.insert(0, device_id)
-        self.deviceChecked.emit(
-            device_id
-        )  # before the check starts: a page previewing it lets go first
+        # before the check starts: a page previewing it lets go first
+        self.deviceChecked.emit(device_id)
         self.verify_next()
 
     def verify_next(self) -> None:

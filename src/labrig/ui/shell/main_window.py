@@ -60,9 +60,8 @@ class MainWindow(QMainWindow):
         self._services = services
         self._monitor = monitor
         self._calls = BackgroundCalls(1, self)
-        self._status_reads = Latest(
-            self._calls
-        )  # a burst of events (a sync batch) reads the status at most twice
+        # a burst of events (a sync batch) reads the status at most twice
+        self._status_reads = Latest(self._calls)
         self.page_keys = tuple(spec.key for spec in pages)
         self.page_titles = tuple(spec.title for spec in pages)
         self.setWindowTitle("Labrig")

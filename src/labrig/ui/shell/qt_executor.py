@@ -168,9 +168,8 @@ class QtJobExecutor(QObject):
         if not self._active or free <= 0:
             return
         try:
-            claims = self.queue.claim(
-                free, start=True
-            )  # Leased → Running in the claim: one commit fewer
+            # Leased → Running in the claim: one commit fewer
+            claims = self.queue.claim(free, start=True)
         except Exception:  # a busy or failing store must not end the GUI; the timer claims again
             log.exception("claiming jobs failed; trying again in %s ms", self._fallback.interval())
             return
@@ -227,9 +226,8 @@ class QtJobExecutor(QObject):
             self.signals.jobFailed.emit(job_id, LeaseLostError.code, LEASE_LOST_MESSAGE)
         else:
             view = outcome.view
-            if (
-                view.state in FAILED_STATES and view.error_code != WORKER_STOPPED
-            ):  # handed back is no failure
+            # handed back is no failure
+            if view.state in FAILED_STATES and view.error_code != WORKER_STOPPED:
                 self.signals.jobFailed.emit(
                     view.id, view.error_code or "", view.error_message or ""
                 )

@@ -13,9 +13,8 @@ HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal"})
 
 
 def refusal_box(error: LabrigError) -> QMessageBox:
-    text = (
-        error.message[:1].upper() + error.message[1:]
-    )  # CLI messages follow "labrig: CODE: ", a box starts them
+    # CLI messages follow "labrig: CODE: ", a box starts them
+    text = error.message[:1].upper() + error.message[1:]
     box = QMessageBox(
         QMessageBox.Icon.Warning, "Labrig cannot start", text if text.endswith(".") else text + "."
     )

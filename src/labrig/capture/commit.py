@@ -146,7 +146,17 @@ def commit_capture(
     staged = folder / "manifest.committed.json"
     write_atomic(staged, body)
     stored.append(_store_file(blobs, staged, manifest_sha, ".json", "manifest"))
-    result = _record(store, final, manifest_sha, rows, stored, state, report, origin, source_sha256)
+    result = _record(
+        store,
+        final,
+        manifest_sha,
+        rows=rows,
+        stored=stored,
+        state=state,
+        report=report,
+        origin=origin,
+        source_sha256=source_sha256,
+    )
     shutil.rmtree(folder, ignore_errors=True)
     return result
 
@@ -155,6 +165,7 @@ def _record(
     store: Store,
     manifest: ManifestV1,
     manifest_sha: str,
+    *,
     rows: list[tuple[SegmentV1, str]],
     stored: list[dict[str, Any]],
     state: str,

@@ -131,7 +131,16 @@ def kinematics(
             f"{len(times)} samples: speeds need at least {smallest} for a degree-{polyorder} fit"
         )
         return _measure(
-            units, time_units, len(times), polyorder, None, times, xy, None, None, short
+            units,
+            time_units,
+            samples=len(times),
+            polyorder=polyorder,
+            window=None,
+            t=times,
+            xy=xy,
+            velocity=None,
+            acceleration=None,
+            reason=short,
         )
     dt = float(grid[1] - grid[0])
     wanted = max(smallest, round(window / dt) | 1)
@@ -143,7 +152,16 @@ def kinematics(
     )
     fit = [savgol_filter(resampled, used, polyorder, deriv=d, delta=dt, axis=0) for d in (0, 1, 2)]
     return _measure(
-        units, time_units, len(times), polyorder, used, grid, fit[0], fit[1], fit[2], why
+        units,
+        time_units,
+        samples=len(times),
+        polyorder=polyorder,
+        window=used,
+        t=grid,
+        xy=fit[0],
+        velocity=fit[1],
+        acceleration=fit[2],
+        reason=why,
     )
 
 
@@ -159,6 +177,7 @@ def _uniform(times: Array, xy: Array) -> tuple[Array, Array]:
 def _measure(
     units: str,
     time_units: str,
+    *,
     samples: int,
     polyorder: int,
     window: int | None,

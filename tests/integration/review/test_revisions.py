@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
 
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
 from labrig.events.dispatcher import events_after
-from labrig.review import revisions as revisions_module
 from labrig.store.models import AnalysisResultRecord, AuditEntry, OutboxEvent, ResultRevision
 from tests.integration.review.conftest import Rig
 
@@ -150,15 +150,16 @@ def test_a_value_equal_to_the_effective_one_changes_nothing(rig: Rig) -> None:
     assert info.value.code == "LABRIG_REVISION_NO_CHANGE" and _counts(rig) == before
 
 
-def test_the_revision_its_event_and_its_audit_entry_commit_together(
-    rig: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def failing_audit(*_args: Any, **_kwargs: Any) -> None:
-        raise OSError("disk full while writing the audit entry")
-
+def test_the_revision_its_event_and_its_audit_entry_commit_together(rig: Rig) -> None:
+    # the database itself refuses the audit entry, as a full disk would refuse its page: the
+    # revision and its event were written first in the same transaction
+    with rig.store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TRIGGER test_audit_fails BEFORE INSERT ON audit_entries "
+            "BEGIN SELECT RAISE(ABORT, 'disk full while writing the audit entry'); END"
+        )
     before = _counts(rig)
-    monkeypatch.setattr(revisions_module, "record_audit", failing_audit)
-    with pytest.raises(OSError):
+    with pytest.raises(DBAPIError, match="disk full while writing the audit entry"):
         rig.services.governance.revisions.revise(rig.published_id, {"track:0.extent": 5}, "fixed")
     assert _counts(rig) == before  # no revision and no review.revised without its audit entry
 

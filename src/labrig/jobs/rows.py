@@ -31,7 +31,7 @@ from labrig.domain.events import spec_for
 from labrig.domain.ids import time_ordered_id
 from labrig.events import payload_text
 from labrig.store import RawTransaction, utcnow
-from labrig.store.dialects import RawDialect, raw_dialect
+from labrig.store.dialects import RawDialect, key_lock_sql, raw_dialect
 from labrig.store.models import Job, JobOutput, OutboxEvent, ReproducibilityIncident
 
 JOBS: Table = Job.__table__  # type: ignore[assignment]
@@ -63,18 +63,6 @@ _LEASE = (
     ":v_mono, next_attempt_at = NULL, updated_at = :v_now, "
 )
 #: the list parameter ``:ids`` (or ``:stage_ids``) as each database opens it
-#: SQLite: BEGIN IMMEDIATE already makes one writer per database. PostgreSQL: workers commit
-#: side by side, so two runs of one key could each find no first output and both insert one; a
-#: transaction-level advisory lock per key (class 7340002, apart from the audit chain's 7340001),
-#: taken in one order by every worker so that two batches never wait on each other, makes the
-#: second wait for the first's commit and then read its output
-_LOCK_KEYS: dict[str, str | None] = {
-    "sqlite": None,
-    "postgresql": (
-        "SELECT pg_advisory_xact_lock(7340002, h) FROM (SELECT DISTINCT hashtext(k) AS h "
-        "FROM unnest(CAST(%(keys)s AS text[])) AS k ORDER BY h) AS s"
-    ),
-}
 _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= ANY(:{})"}
 #: lease the first ``slots`` Ready jobs of the given stages in claim order
 #: (partial index ix_jobs_ready)
@@ -187,7 +175,7 @@ def queue_sql(dialect_name: str) -> QueueSQL:
             "NULL, lease_boot_id = NULL, lease_deadline_mono = NULL, lease_expires_at = NULL WHERE "
             "id = :b_id AND owner = :b_owner AND fencing_token = :b_token AND state = 'Running'"
         ),
-        lock_keys=_LOCK_KEYS[dialect_name],
+        lock_keys=key_lock_sql(dialect_name),
         db_now="SELECT now()" if dialect_name == "postgresql" else None,
     )
 

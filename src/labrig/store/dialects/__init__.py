@@ -143,6 +143,25 @@ def chain_lock_sql(dialect: str) -> str | None:
     return _for(_CHAIN_LOCK, dialect, "serialising the audit chain")  # type: ignore[no-any-return]
 
 
+#: a statement that makes committing outputs one writer at a time per idempotency key, given the
+#: sorted keys as ``keys`` (None: write transactions already are one at a time). PostgreSQL's
+#: workers commit side by side, so two runs of one key could each find no first output and both
+#: insert one; the lock (class 7340002, apart from the audit chain's 7340001), taken in one order
+#: by every worker so that two batches never wait on each other, makes the second wait for the
+#: first's commit and then read its output
+_KEY_LOCK: dict[str, str | None] = {
+    "sqlite": None,  # BEGIN IMMEDIATE: one writer per database
+    "postgresql": (
+        "SELECT pg_advisory_xact_lock(7340002, h) FROM (SELECT DISTINCT hashtext(k) AS h "
+        "FROM unnest(CAST(%(keys)s AS text[])) AS k ORDER BY h) AS s"
+    ),
+}
+
+
+def key_lock_sql(dialect: str) -> str | None:
+    return _for(_KEY_LOCK, dialect, "serialising output commits")  # type: ignore[no-any-return]
+
+
 #: whether each commit's new rows get sequence numbers above those of every commit before it:
 #: true where one transaction writes at a time, so a reader that saw sequence number N will
 #: never see a new row below N (on PostgreSQL two transactions may commit in the other order

@@ -165,17 +165,20 @@ def test_roles_from_the_command_line(store: Path, template: tuple[Path, Template
         == 0
     )
 
-    refused = labrig(
-        store,
-        "review",
-        "revise",
-        ids.published_id,
-        "--set",
-        "track:0.extent=1",
-        "--reason",
-        "x",
-        user="tom",
-    )
+    def revise_as_tom() -> subprocess.CompletedProcess[str]:
+        return labrig(
+            store,
+            "review",
+            "revise",
+            ids.published_id,
+            "--set",
+            "track:0.extent=1",
+            "--reason",
+            "x",
+            user="tom",
+        )
+
+    refused = revise_as_tom()
     assert refused.returncode == 2
     assert "LABRIG_ROLE_REQUIRED: revising a result needs the reviewer role" in refused.stderr
     assert "An admin (ada) can grant it: labrig users set-role tom reviewer" in refused.stderr
@@ -184,17 +187,7 @@ def test_roles_from_the_command_line(store: Path, template: tuple[Path, Template
     assert (
         labrig(store, "users", "set-role", "tom", "reviewer", "--reason", "trained").returncode == 0
     )
-    allowed = labrig(
-        store,
-        "review",
-        "revise",
-        ids.published_id,
-        "--set",
-        "track:0.extent=1",
-        "--reason",
-        "x",
-        user="tom",
-    )
+    allowed = revise_as_tom()
     assert allowed.returncode == 0, allowed.stderr
 
     roster = json.loads(labrig(store, "users", "--json").stdout)

@@ -82,6 +82,15 @@ def _open(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
     )
 
 
+def _open_exportable(qtbot: QtBot, services: Services, page: ResultsPage) -> None:
+    """Record and analyse an attempt, open its published result and wait until Export is offered."""
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id))
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+    qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+
+
 def _document(services: Services, attempt_id: str) -> dict[str, Any]:
     with services.store.read() as session:
         row = session.scalars(
@@ -247,11 +256,7 @@ def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason
 def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_verifies_it(
     qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
 ) -> None:
-    session_id = new_session(services)
-    attempt_id = analyse(services, session_id, record(services, session_id))
-    _show(qtbot, page)
-    _open(qtbot, page, attempt_id)
-    qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+    _open_exportable(qtbot, services, page)
     target = tmp_path / "exports"
     target.mkdir()
 
@@ -291,11 +296,7 @@ def test_a_blocked_result_cannot_be_exported(
 def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
     qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
 ) -> None:
-    session_id = new_session(services)
-    attempt_id = analyse(services, session_id, record(services, session_id))
-    _show(qtbot, page)
-    _open(qtbot, page, attempt_id)
-    qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+    _open_exportable(qtbot, services, page)
 
     done = tmp_path / "exports"
     page.export_to(str(done))

@@ -28,9 +28,10 @@ REGISTRY = StageRegistry(
 )
 
 
-def _rig(store: Store) -> tuple[JobQueue, FencedWrites]:
-    # short lease: renewals must flow from the relay
-    q = JobQueue(store, REGISTRY, Clock(), LeaseTerms(0.6))
+def _rig(store: Store, lease_s: float = 30.0) -> tuple[JobQueue, FencedWrites]:
+    # a production-length lease unless the test is about renewals: a child's start-up on a busy
+    # machine must not let the lease lapse under a run that is only meant to fail or succeed
+    q = JobQueue(store, REGISTRY, Clock(), LeaseTerms(lease_s))
     return q, FencedWrites(q)
 
 
@@ -67,7 +68,8 @@ def test_a_child_that_dies_is_a_transient_failure(store: Store) -> None:
 
 
 def test_cancel_reaches_the_child_and_the_lease_is_renewed_meanwhile(store: Store) -> None:
-    q, w = _rig(store)
+    # short lease: renewals must flow from the relay
+    q, w = _rig(store, lease_s=0.6)
     job = q.enqueue("iso.wait")
     [claim] = q.claim(1)
     runner = threading.Thread(target=run_claim, args=(w, REGISTRY, claim))

@@ -1,23 +1,32 @@
-"""Shared test set-up. Qt must be told to run offscreen before any QApplication exists."""
+"""Shared test set-up. Qt must be told to run offscreen before any QApplication exists, on one
+1280×800 screen: the size the window's layout is checked at (offscreen's own is 800×600)."""
 
 from __future__ import annotations
 
 import os
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+_SCREEN = Path(__file__).parent / "support" / "offscreen_screen.json"
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_SCREEN}"
 
-from labrig.store import Store, open_store
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+from labrig.store import Store, open_store  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _no_ambient_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test may touch the user's real data folder."""
+    """No test may touch the user's real data folder, nor the window settings kept in the user's
+    profile: each test's own (Qt's user scope in-process, the XDG folder for an app it starts)."""
     monkeypatch.setenv("LABRIG_STORE", str(tmp_path / "ambient-store"))
+    config = tmp_path / "user-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(config))
 
 
 @pytest.fixture

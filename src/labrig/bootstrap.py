@@ -92,8 +92,9 @@ def bootstrap(
     is what checking a release runs (the front ends pass the reference check of
     :mod:`labrig.scenarios`, which sits above this module; without one, checking a release is
     refused with ``LABRIG_HEALTH_CHECK_MISSING``); ``frame_clock`` gives each new recording the
-    clock its frames are stamped with (the wall clock unless a test gives a steady one). Nothing is
-    started: call :meth:`Services.start` to run background delivery.
+    clock its frames are stamped with (by default the virtual camera's own, the wall clock for
+    others; see :meth:`CaptureService.frame_clock`). Nothing is started: call
+    :meth:`Services.start` to run background delivery.
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)

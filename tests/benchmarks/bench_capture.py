@@ -37,9 +37,7 @@ from labrig.store import open_store  # noqa: E402
 from labrig.store.blobs import BlobStore  # noqa: E402
 
 MODE = Mode(1280, 720, 60.0)
-DEVICE = DeviceInfo(
-    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
-)
+DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera", "markers")
 
 
 def record(root: Path, seconds: float) -> dict[str, float]:

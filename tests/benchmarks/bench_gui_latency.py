@@ -110,7 +110,7 @@ def prerecord_attempts(services: Services, count: int, seconds: float) -> list[s
     """Attempts on 720p captures of the virtual camera, their analysis queued (it runs
     during the load)."""
     session_id = create_session(services.queue, "BENCH-PRE", "latency", "bench")
-    device = DeviceInfo(DEVICE_ID, DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers")
+    device = DeviceInfo(DEVICE_ID, DeviceKind.VIRTUAL, "Labrig virtual camera", "markers")
     attempts = []
     for _ in range(count):
         camera = VirtualCamera("markers", frames_limit=int(seconds * 30))

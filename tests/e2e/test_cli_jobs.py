@@ -95,9 +95,7 @@ def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(
     from labrig.store.models import AnalysisResultRecord
 
     services = bootstrap(tmp_path)
-    device = DeviceInfo(
-        "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
-    )
+    device = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera", "markers")
     recorder = Recorder(
         services.store, VirtualCamera("markers", frames_limit=30), device, Mode(640, 480, 30.0)
     )

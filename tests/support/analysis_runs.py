@@ -18,24 +18,23 @@ from labrig.calibration.camera import (
     View,
     calibrate,
     detect_views,
-    plane_homography,
 )
+from labrig.calibration.plane import plane_homography
 from labrig.calibration.stored import StoredCalibration, save_calibration
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import create_attempt, create_session
+from labrig.capture.sink import SteadyClock
 from labrig.capture.sources import Mode
-from labrig.capture.virtual import VirtualCamera
+from labrig.capture.virtual import VIRTUAL_CAMERA_NAME, VirtualCamera
+from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import CalibrationRecord
-from tests.support.steady_clock import SteadyClock
 
 MODE = Mode(1280, 720, 30.0)
-MARKERS = DeviceInfo(
-    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
-)
+MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, VIRTUAL_CAMERA_NAME, "markers")
 BOARD = "chessboard:9x6:25"
 
 
@@ -50,13 +49,20 @@ def record(
     seconds: float = 1.5,
     camera: VirtualCamera | None = None,
     mode: Mode = MODE,
+    purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
 ) -> str:
     """A committed capture of ``scene``, paced unless ``camera`` says otherwise, its frames stamped
     1/30 s apart (the scene's own time) on a steady clock: no drops or late stamps from a busy
-    machine (tests/support)."""
+    machine (tests/support). Recorded for ``purpose``."""
     camera = camera or VirtualCamera(scene, frames_limit=int(seconds * mode.fps))  # type: ignore[arg-type]
     recorder = Recorder(
-        services.store, camera, MARKERS, mode, session_id=session_id, clock=SteadyClock(mode.fps)
+        services.store,
+        camera,
+        MARKERS,
+        mode,
+        session_id=session_id,
+        clock=SteadyClock(mode.fps),
+        purpose=purpose,
     )
     recorder.start()
     recorder.wait(60)
@@ -137,7 +143,8 @@ def record_board(services: Services, mode: Mode, scene: str = "board", frames: i
     """A committed recording of the board moving through its poses (or, scene "plane",
     lying on the plane)."""
     camera = BoardPosesCamera(scene, paced=False, noise=1.0, frames_limit=frames)  # type: ignore[arg-type]
-    return record(services, None, camera=camera, mode=mode)
+    purpose = RecordingPurpose.PLANE if scene == "plane" else RecordingPurpose.BOARD
+    return record(services, None, camera=camera, mode=mode, purpose=purpose)
 
 
 def store_as_v1(store: Store, calibration_id: str) -> str:

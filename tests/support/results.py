@@ -18,16 +18,14 @@ from labrig.bootstrap import Services, bootstrap
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import PipelineStep, create_attempt, create_session
+from labrig.capture.sink import SteadyClock
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store.models import AnalysisResultRecord, Job
-from tests.support.steady_clock import SteadyClock
 
-DEVICE = DeviceInfo(
-    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
-)
+DEVICE = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera", "markers")
 MODE = Mode(640, 480, 30.0)
 
 
@@ -39,7 +37,7 @@ class TemplateResults:
 
 def _attempt(services: Services, session_id: str, *, blocked: bool = False) -> str:
     camera = VirtualCamera("markers", frames_limit=30)
-    # stamped 1/30 s apart, however busy the machine (tests/support/steady_clock.py)
+    # stamped 1/30 s apart, however busy the machine (labrig.capture.sink.SteadyClock)
     recorder = Recorder(
         services.store, camera, DEVICE, MODE, session_id=session_id, clock=SteadyClock(MODE.fps)
     )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
 from labrig.ui.app import Gui
@@ -52,3 +55,15 @@ def start_recording(qtbot: QtBot, page: CapturePage) -> None:
     qtbot.waitUntil(page.record_button.isEnabled, timeout=WAIT_MS)
     qtbot.mouseClick(page.record_button, LEFT)
     qtbot.waitUntil(lambda: page.phase is Phase.RECORDING, timeout=WAIT_MS)
+
+
+def choose(qtbot: QtBot, combo: QComboBox, data: Any) -> None:
+    """Pick the item of ``combo`` whose data is ``data`` with the keyboard, as a user stepping
+    through a closed combo box does (each step is an ``activated``)."""
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_Home)
+    for _ in range(combo.count()):
+        if combo.currentData() == data:
+            return
+        qtbot.keyClick(combo, Qt.Key.Key_Down)
+    assert combo.currentData() == data, f"{data!r} is not offered by {combo.objectName()}"

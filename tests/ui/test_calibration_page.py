@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
+from sqlalchemy import func, select
 
 from labrig.bootstrap import Services
 from labrig.calibration.board_captures import calibrate_from_capture, committed_captures
@@ -17,6 +18,9 @@ from labrig.calibration.camera import CalibrationThresholds, coverage_counts
 from labrig.calibration.views import Validity, ViewError, load_calibration_detail, load_view_frame
 from labrig.capture.media import load_capture
 from labrig.capture.sources import Mode
+from labrig.domain.recordings import RecordingPurpose
+from labrig.store.models import CalibrationRecord
+from labrig.ui.calibration.form import NO_PLANE
 from labrig.ui.calibration.model import VERDICT_COLUMN
 from labrig.ui.calibration.overlays import BLANK, EMPTY_CELL
 from labrig.ui.calibration.page import CalibrationPage
@@ -25,7 +29,9 @@ from labrig.ui.shell.bridge import EventBridge
 from tests.support.analysis_runs import (
     BOARD,
     MARKERS,
+    BoardPosesCamera,
     calibrate_markers_camera,
+    record,
     record_board,
     store_as_v1,
 )
@@ -135,14 +141,11 @@ def test_calibrating_from_a_board_recording_runs_off_the_gui_thread_and_shows_it
     _show(qtbot, page)
     assert page.model.rowCount() == 0
     form = page.form
-    # the plane list starts with "none"
-    assert form.capture.count() == 2 and form.plane.count() == 3
-    form.capture.setCurrentIndex(
-        next(i for i in range(2) if form.capture.itemData(i).capture_id == board)
-    )
-    form.plane.setCurrentIndex(
-        next(i for i in range(1, 3) if form.plane.itemData(i).capture_id == plane)
-    )
+    # board recordings as boards, plane recordings as planes (after "none"), each picked
+    assert form.capture.count() == 1 and form.plane.count() == 2
+    assert form.plane.itemText(0) == NO_PLANE
+    assert form.capture.currentData().capture_id == board
+    assert form.plane.currentData().capture_id == plane
     form.board.setCurrentText("virtual-9x6-25")
     form.every.setValue(1)
 
@@ -161,6 +164,29 @@ def test_calibrating_from_a_board_recording_runs_off_the_gui_thread_and_shows_it
         page.detail.bars is not None
         and len(page.detail.bars.opts["height"]) == detail.document["view_count"]
     )
+
+
+def test_a_moving_board_given_as_the_plane_view_is_refused_and_nothing_is_stored(
+    qtbot: QtBot, services: Services, page: CalibrationPage
+) -> None:
+    record_board(services, SMALL)
+    # recorded as the plane view, but the board was still being moved about
+    moving = BoardPosesCamera("board", paced=False, noise=1.0, frames_limit=4)
+    record(services, None, camera=moving, mode=SMALL, purpose=RecordingPurpose.PLANE)
+    _show(qtbot, page)
+    assert page.form.plane.currentData() is not None, "the plane recording is picked"
+    page.form.board.setCurrentText("virtual-9x6-25")
+    page.form.every.setValue(1)
+
+    qtbot.mouseClick(page.form.button, Qt.MouseButton.LeftButton)
+
+    qtbot.waitUntil(lambda: page.form.button.isEnabled(), timeout=WAIT_MS)
+    status = page.form.status.text()
+    assert status.startswith("Not calibrated: the board moved during the plane recording"), status
+    assert "keep it still, and record it again" in status
+    assert page.model.rowCount() == 0
+    with services.store.read() as db:
+        assert db.scalar(select(func.count()).select_from(CalibrationRecord)) == 0
 
 
 def test_a_calibration_that_cannot_run_says_why_and_stores_nothing(

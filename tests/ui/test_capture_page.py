@@ -13,14 +13,18 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 from sqlalchemy import func, select
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.calibration.board_captures import committed_captures
+from labrig.calibration.boards import detect, parse_board
+from labrig.capture import iter_frames, load_capture
 from labrig.capture.integrity import verify_store
 from labrig.capture.sources import Image
 from labrig.capture.virtual import VirtualCamera
+from labrig.domain.recordings import RecordingPurpose
 from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore
@@ -34,12 +38,15 @@ from labrig.store.models import (
 )
 from labrig.ui.app import Gui
 from labrig.ui.capture import preview as preview_module
-from labrig.ui.capture.page import CapturePage, Phase
+from labrig.ui.capture.page import INTERRUPTED_BY_CLOSING, CapturePage, Phase
 from labrig.ui.capture.preview import DEVICE_SILENT, to_qimage
+from tests.support.analysis_runs import BOARD as BOARD_SPEC
+from tests.support.analysis_runs import calibrate_markers_camera
 from tests.ui.capture_helpers import (
     LEFT,
     MARKERS,
     WAIT_MS,
+    choose,
     fill_session,
     pick_device,
     shown_capture_page,
@@ -184,10 +191,14 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     fill_session(qtbot, page, "S-015", "calibration", "ana")
     pick_device(qtbot, page.picker, MARKERS)
     wait_verified(qtbot, page.picker, MARKERS)
-    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
-    assert page.board_check.isChecked()
+    # the virtual camera's scene switch: the board held up; the recording becomes a board one
+    assert page.setup.scene.isVisibleTo(page)
+    choose(qtbot, page.setup.scene, "board")
+    assert page.setup.chosen_purpose() is RecordingPurpose.BOARD
+    assert services.capture.scenes.get(MARKERS) == "board"
+    assert "not analysed" in page.setup.calibration.text()
     start_recording(qtbot, page)
-    assert not page.board_check.isEnabled()  # what the recording is cannot change once it runs
+    assert not page.setup.purpose.isEnabled()  # what the recording is cannot change once it runs
     qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)  # a second of the camera
     qtbot.mouseClick(page.stop_button, LEFT)
     qtbot.waitUntil(
@@ -197,6 +208,11 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     assert page.session is not None
     [capture] = _committed_captures(services, page.session.id)
     _assert_digests_verified(services, capture)
+    assert capture.purpose == "board"
+    # what was recorded is the board: the frames hold its corners
+    media = load_capture(services.store, capture.manifest_sha256 or "")
+    frame = next(iter_frames(media.segments[0]))
+    assert detect(frame, parse_board(BOARD_SPEC)) is not None
     # nothing to analyse
     assert _attempts(services, page.session.id) == [] and services.queue.jobs() == []
     row = page.attempts.rows[0]
@@ -209,8 +225,9 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     # offered for calibration
     assert capture.id in [c.capture_id for c in committed_captures(services.store)]
 
-    # unticked: an attempt again
-    qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
+    # back to the markers: an attempt again, which is never offered as a board
+    choose(qtbot, page.setup.scene, "markers")
+    assert page.setup.chosen_purpose() is RecordingPurpose.ATTEMPT
     start_recording(qtbot, page)
     qtbot.waitUntil(lambda: _frames_written(page) >= 30, timeout=WAIT_MS)
     qtbot.mouseClick(page.stop_button, LEFT)
@@ -221,6 +238,101 @@ def test_a_board_recording_is_saved_for_calibration_without_an_attempt_or_analys
     assert page.attempts.rows[1].attempt_id is not None and page.message.text().startswith(
         "Attempt 1 saved"
     )
+    assert [c.capture_id for c in committed_captures(services.store)] == [capture.id]
+
+
+def test_before_record_the_page_says_whether_results_will_be_in_mm_or_pixels(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-020", "reach", "ana")
+    pick_device(qtbot, page.picker, MARKERS)
+    wait_verified(qtbot, page.picker, MARKERS)
+    qtbot.waitUntil(lambda: "results will be in pixels" in page.setup.calibration.text())
+    assert "Calibrate…" in page.setup.calibration.text()
+    shown: list[str] = []
+    page.navigateRequested.connect(shown.append)
+    page.setup.calibration.linkActivated.emit("calibration")
+    assert shown == ["calibration"] and ui.window.pages.currentWidget() is ui.window.pages.widget(
+        ui.window.page_keys.index("calibration")
+    )
+
+    choice = page.picker.choice()
+    assert choice is not None and choice.usable_mode is not None
+    mode = choice.usable_mode  # the mode the picked device records in
+    assert mode.label() in page.setup.calibration.text()
+    calibrate_markers_camera(services, mode, plane=False)
+    ui.window.show_page("capture")  # shown again: read again
+    qtbot.waitUntil(lambda: "without a plane view" in page.setup.calibration.text())
+    assert "results stay in pixels" in page.setup.calibration.text()
+    calibration = calibrate_markers_camera(services, mode)
+    ui.window.show_page("calibration")
+    ui.window.show_page("capture")
+    qtbot.waitUntil(lambda: "results in mm" in page.setup.calibration.text())
+    assert calibration.id[:8] in page.setup.calibration.text()
+
+
+def test_stop_pressed_while_the_recording_starts_stops_it_once_it_has_begun(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-021", "reach", "ana")
+    pick_device(qtbot, page.picker, MARKERS)
+    qtbot.waitUntil(page.record_button.isEnabled, timeout=WAIT_MS)
+
+    qtbot.mouseClick(page.record_button, LEFT)
+    # the device is checked once more before the recorder opens it: Stop is already there
+    assert page.phase is Phase.STARTING and page.stop_button.isEnabled()
+    qtbot.mouseClick(page.stop_button, LEFT)
+    assert page.phase is Phase.STARTING and not page.stop_button.isEnabled()
+    assert page.message.text().startswith("Stopping")
+
+    qtbot.waitUntil(
+        lambda: page.attempts.rowCount() == 1 and page.phase is Phase.READY, timeout=WAIT_MS
+    )
+    assert page.session is not None
+    [capture] = _committed_captures(services, page.session.id)
+    _assert_digests_verified(services, capture)
+    assert page.message.text().startswith("Attempt 1 saved")
+
+
+def test_the_buttons_stay_put_whatever_the_message_under_them_says(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-022", "reach", "ana")
+    pick_device(qtbot, page.picker, MARKERS)
+    wait_verified(qtbot, page.picker, MARKERS)
+
+    def where() -> tuple[int, int]:
+        record = page.record_button.mapTo(page, page.record_button.rect().topLeft())
+        return record.y(), page.setup.purpose.mapTo(page, page.setup.purpose.rect().topLeft()).y()
+
+    before = where()
+    page.message.setText("Recording did not start: " + "the device said no. " * 12)
+    qtbot.wait(0)  # let the layout run
+    page.layout().activate()
+    assert where() == before
+    page.message.setText("")
+    page.layout().activate()
+    assert where() == before
+
+
+def test_the_data_rate_has_a_figure_before_the_first_segment_closes(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-023", "reach", "ana")
+    pick_device(qtbot, page.picker, MARKERS)
+    start_recording(qtbot, page)
+    qtbot.waitUntil(lambda: _frames_written(page) >= 20, timeout=WAIT_MS)
+    status = page.recording_status
+    assert status is not None and status.segments == 0  # segments are 5 s long
+    qtbot.waitUntil(lambda: page.info.data_rate.text() != "0.00 MB/s", timeout=WAIT_MS)
+    assert page.info.data_rate.text().endswith(" MB/s") and "—" not in page.info.data_rate.text()
+    assert float(page.info.data_rate.text().split()[0]) > 0
+    qtbot.mouseClick(page.stop_button, LEFT)
+    qtbot.waitUntil(lambda: page.phase is Phase.READY, timeout=WAIT_MS)
 
 
 def test_an_empty_subject_code_is_refused_in_words_and_nothing_is_stored(
@@ -247,7 +359,7 @@ def test_an_empty_subject_code_is_refused_in_words_and_nothing_is_stored(
     )
 
 
-def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_threads(
+def test_closing_the_window_while_recording_asks_then_saves_the_attempt_marked_interrupted(
     qtbot: QtBot, services: Services, ui: Gui
 ) -> None:
     page = shown_capture_page(qtbot, ui)
@@ -258,13 +370,39 @@ def test_closing_the_window_while_recording_saves_the_attempt_and_joins_the_thre
     assert page.session is not None
     session_id = page.session.id
 
+    # asked first; keeping on recording leaves everything as it was
     ui.window.close()
+    box = _close_question(qtbot, ui)
+    assert "is recording" in box.text() and "Stop and save the recording" in box.text()
+    qtbot.mouseClick(box.findChild(QPushButton, "keepRecordingButton"), LEFT)
+    assert ui.window.isVisible() and page.phase is Phase.RECORDING and page.preview.running
+    assert _committed_captures(services, session_id)[0].state == "provisional"
+
+    ui.window.close()
+    qtbot.mouseClick(_close_question(qtbot, ui).findChild(QPushButton, "stopSaveCloseButton"), LEFT)
 
     # the page stopped where it was
+    assert not ui.window.isVisible()
     assert not page.preview.running and page.phase is Phase.RECORDING
     [capture] = _committed_captures(services, session_id)
     _assert_digests_verified(services, capture)
     assert _attempts(services, session_id) == [(1, capture.id)]
+    with services.store.read() as db:
+        [attempt] = db.scalars(select(Attempt).where(Attempt.session_id == session_id))
+        assert attempt.note == f"Interrupted: {INTERRUPTED_BY_CLOSING}."
+
+
+def _close_question(qtbot: QtBot, ui: Gui) -> QMessageBox:
+    """The question the window asks before closing during a recording, once it is shown."""
+
+    def shown() -> QMessageBox | None:
+        box = ui.window.findChild(QMessageBox, "closeWhileRecordingBox")
+        return box if box is not None and box.isVisible() else None
+
+    qtbot.waitUntil(lambda: shown() is not None, timeout=WAIT_MS)
+    box = shown()
+    assert box is not None
+    return box
 
 
 def test_a_camera_that_goes_silent_during_preview_is_reported_in_words(
@@ -321,7 +459,7 @@ def test_a_refused_camera_shows_why_and_cannot_be_recorded(
     assert "Check the cable or network" in page.picker.reason.text()  # and what to do about it
     assert (
         page.view.text()
-        == "Labrig virtual camera (markers) was refused; see the reason under the device list."
+        == "Labrig virtual camera was refused; see the reason under the device list."
     )
     assert not page.record_button.isEnabled() and page.view.frames_shown == 0
     assert not page.preview.running

@@ -23,7 +23,6 @@ from tests.ui.capture_helpers import (
 )
 
 pytestmark = pytest.mark.gui
-BOARD = "virtual:board"
 
 
 def _shown_devices_page(qtbot: QtBot, gui: Gui) -> DevicesPage:
@@ -41,26 +40,20 @@ def test_every_device_is_listed_with_its_verdict_and_the_reason(
     page = _shown_devices_page(qtbot, ui)
     picker = page.picker
 
-    # both virtual cameras are always present, and both get verified
-    for device_id in (MARKERS, BOARD):
-        wait_verified(qtbot, picker, device_id)
-    pick_device(qtbot, picker, BOARD)
+    # the virtual camera is always present, and gets verified
+    wait_verified(qtbot, picker, MARKERS)
+    pick_device(qtbot, picker, MARKERS)
 
-    assert picker.reason.text().startswith(
-        "Labrig virtual camera (board) (board) verified: 640×480 at"
-    )
+    # named once (it was "Labrig virtual camera (markers) (markers)")
+    assert picker.reason.text().startswith("Labrig virtual camera verified: 640×480 at")
     assert picker.mode_combo.currentText() == "640x480@30 BGR" and picker.mode_combo.count() == 4
     with services.store.read() as db:  # the verdicts shown are the ones stored
         rows = {r.device_id: r for r in db.scalars(select(DeviceRecord))}
-    assert (
-        rows[BOARD].verified
-        and rows[MARKERS].verified
-        and rows[BOARD].reason == picker.reason.text()
-    )
+    assert rows[MARKERS].verified and rows[MARKERS].reason == picker.reason.text()
 
     qtbot.mouseClick(picker.verify_button, LEFT)  # verify again: checked anew, same verdict
-    assert picker.status_of(BOARD) == "Checking…"
-    wait_verified(qtbot, picker, BOARD)
+    assert picker.status_of(MARKERS) == "Checking…"
+    wait_verified(qtbot, picker, MARKERS)
 
 
 def test_a_device_being_recorded_is_verified_only_after_its_recording_is_saved(

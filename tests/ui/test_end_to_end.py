@@ -1,7 +1,10 @@
-"""Issue 6, end to end by clicking: a technician opens a session on the virtual camera, calibrates
-from a recorded board, records two attempts; the analysis runs and the results are plotted; a
-reviewer revises a value, and both the automatic and the revised value are on screen. Services are
-called only to set the roles up and to check what was stored.
+"""Issues 6 and 15, end to end by clicking, from an empty store to a millimetre result: a
+technician opens a session on the virtual camera, holds the board up to it (the camera's scene
+switch) and records it, lays it on the measurement plane and records that, calibrates from the two
+on the Calibration screen, sees the Capture screen say results will be in mm, records two attempts;
+the analysis runs and the results, in mm, are plotted; a reviewer revises a value, and both the
+automatic and the revised value are on screen. Services are called only to set the roles up and to
+check what was stored.
 
 Roles are enforced (ada is admin): tom, a technician, does the capture; then rita, a reviewer, signs
 in to the same workstation (the access service's user provider stands for the operating-system
@@ -12,13 +15,13 @@ corners to cover 40 % of the image and the virtual board wanders slowly, so 270 
 10th frame, 27 views) is the shortest recording that validates (260 frames reach 39.6 %). Recordings
 are stopped once they hold their frames, not after a time: a loaded machine records fewer frames a
 second (the virtual camera hands every frame over late rather than skip it), and frame n always
-shows the scene at n / 30 s. The virtual board is a device of its own (``virtual:board``) and no
-plane recording can be made with it, so the calibration is bound to that device: the two attempts of
-``virtual:markers`` are analysed in pixels (published, degraded).
+shows the scene at n / 30 s. The board is recorded with the camera that records the attempts, so
+the calibration is bound to ``virtual:markers`` in the attempts' mode and they are analysed in mm.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -30,11 +33,14 @@ from sqlalchemy import select
 from labrig.access import AccessControl
 from labrig.bootstrap import Services, bootstrap
 from labrig.calibration.views import Validity
+from labrig.capture import SceneName
 from labrig.domain.idempotency import sha256_hex
+from labrig.domain.recordings import RecordingPurpose
 from labrig.results.views import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.app import Gui, build_main_window
+from labrig.ui.calibration.form import NO_PLANE
 from labrig.ui.calibration.page import CalibrationPage
 from labrig.ui.capture.page import CapturePage, Phase
 from labrig.ui.common.result_view import METRIC_COLUMNS
@@ -45,6 +51,7 @@ from tests.ui.analysis_helpers import click_row
 from tests.ui.capture_helpers import (
     LEFT,
     MARKERS,
+    choose,
     fill_session,
     pick_device,
     start_recording,
@@ -52,8 +59,8 @@ from tests.ui.capture_helpers import (
 )
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
-BOARD = "virtual:board"
 BOARD_FRAMES = 330  # 11 s of the camera
+PLANE_FRAMES = 45  # 1.5 s: five views of the still board, every 10th frame
 ATTEMPT_FRAMES = 45  # 1.5 s
 WAIT_MS = 30_000
 FIELD = "track:0.peak_speed"
@@ -107,16 +114,15 @@ def _page(gui: Gui, key: str) -> QWidget:
     return gui.window.pages.currentWidget()
 
 
-def _record(
-    qtbot: QtBot, page: CapturePage, device_id: str, frames: int, attempts: int, board: bool = False
-) -> None:
-    """Pick ``device_id``, record ``frames`` of it (``board``: as a board recording for calibration,
-    which is not analysed), stop, and wait for the row to be listed."""
-    pick_device(qtbot, page.picker, device_id)
-    wait_verified(qtbot, page.picker, device_id)
-    if page.board_check.isChecked() != board:
-        qtbot.mouseClick(page.board_check, LEFT, pos=page.board_check.rect().center())
-    assert page.board_check.isChecked() == board
+def _record(qtbot: QtBot, page: CapturePage, scene: SceneName, frames: int, rows: int) -> None:
+    """Switch the virtual camera to ``scene`` (which picks the recording's purpose: the board
+    scenes are board and plane recordings, not analysed), record ``frames`` of it, stop, and wait
+    for the row to be listed."""
+    pick_device(qtbot, page.picker, MARKERS)
+    wait_verified(qtbot, page.picker, MARKERS)
+    choose(qtbot, page.setup.scene, scene)
+    purpose = {"markers": "attempt", "board": "board", "plane": "plane"}[scene]
+    assert page.setup.chosen_purpose() is RecordingPurpose(purpose)
     start_recording(qtbot, page)
 
     def recorded() -> bool:
@@ -126,17 +132,20 @@ def _record(
     qtbot.waitUntil(recorded, timeout=WAIT_MS + frames * 100)  # allows for 10 frames a second
     qtbot.mouseClick(page.stop_button, LEFT)
     qtbot.waitUntil(
-        lambda: page.attempts.rowCount() == attempts and page.phase is Phase.READY, timeout=WAIT_MS
+        lambda: page.attempts.rowCount() == rows and page.phase is Phase.READY, timeout=WAIT_MS
     )
 
 
-def _calibrate(qtbot: QtBot, gui: Gui) -> None:
+def _calibrate(qtbot: QtBot, gui: Gui) -> CalibrationPage:
+    """Calibrate from the board and plane recordings the form picks by itself."""
     page = _page(gui, "calibration")
     assert isinstance(page, CalibrationPage)
     qtbot.waitUntil(
-        lambda: page.form.capture.count() == 1 and page.form.button.isEnabled(), timeout=WAIT_MS
+        lambda: page.form.capture.count() == 1 and page.form.plane.count() == 2, timeout=WAIT_MS
     )
-    assert BOARD in page.form.capture.currentText()
+    board, plane = page.form.capture.currentData(), page.form.plane.currentData()
+    assert board is not None and board.purpose == "board" and board.frames >= BOARD_FRAMES
+    assert plane is not None and plane.purpose == "plane", "the plane recording is picked"
     # the defaults
     assert page.form.board.currentText() == "virtual-9x6-25" and page.form.every.value() == 10
     qtbot.mouseClick(page.form.button, LEFT)
@@ -145,16 +154,21 @@ def _calibrate(qtbot: QtBot, gui: Gui) -> None:
     assert detail is not None and detail.summary.validity is Validity.IN_USE, (
         page.form.status.text()
     )
-    assert f"Bound to {BOARD}" in page.detail.binding.text()
+    assert detail.summary.has_plane, page.form.status.text()
+    assert "outputs in mm" in page.form.status.text()
+    assert f"Bound to {MARKERS}" in page.detail.binding.text()
+    return page
 
 
 def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
-    """Wait for the attempt's result to be published (in pixels: degraded), click its
-    row, see its curves."""
+    """Wait for the attempt's result to be published, click its row, see its curves."""
 
     def published() -> bool:
         summary = page.model.find(attempt_id)
-        return summary is not None and summary.status is ResultStatus.DEGRADED
+        return summary is not None and summary.status in (
+            ResultStatus.PUBLISHED,
+            ResultStatus.DEGRADED,
+        )
 
     qtbot.waitUntil(published, timeout=WAIT_MS)
     click_row(qtbot, page.table, page.model.row_of(attempt_id) or 0)
@@ -196,19 +210,31 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     gui.window.show()
     qtbot.waitExposed(gui.window)
 
-    # the technician: a session, the board recorded and calibrated, then two attempts of the markers
+    # the technician: a session; the board held up and recorded, then laid on the plane
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage)
     fill_session(qtbot, capture, "E2E-1", "reach", "tom")
-    _record(qtbot, capture, BOARD, BOARD_FRAMES, attempts=1, board=True)
-    assert capture.attempts.rows[0].attempt_id is None  # the board is not analysed
-    _calibrate(qtbot, gui)
+    _record(qtbot, capture, "board", BOARD_FRAMES, rows=1)
+    _record(qtbot, capture, "plane", PLANE_FRAMES, rows=2)
+    assert [row.attempt_id for row in capture.attempts.rows] == [None, None], "not analysed"
+    choose(qtbot, capture.setup.scene, "markers")
+    qtbot.waitUntil(lambda: "results will be in pixels" in capture.setup.calibration.text())
+    capture.setup.calibration.linkActivated.emit("calibration")  # "Calibrate…"
+    assert gui.window.pages.currentWidget() is _calibrate(qtbot, gui)
+
+    # back on Capture, before Record: results will be in mm; then two attempts of the markers
     capture = _page(gui, "capture")
     assert isinstance(capture, CapturePage) and capture.session is not None
-    _record(qtbot, capture, MARKERS, ATTEMPT_FRAMES, attempts=2)
-    _record(qtbot, capture, MARKERS, ATTEMPT_FRAMES, attempts=3)
-    first, second = (row.attempt_id for row in capture.attempts.rows[1:])
+    qtbot.waitUntil(lambda: "results in mm" in capture.setup.calibration.text(), timeout=WAIT_MS)
+    _record(qtbot, capture, "markers", ATTEMPT_FRAMES, rows=3)
+    _record(qtbot, capture, "markers", ATTEMPT_FRAMES, rows=4)
+    first, second = (row.attempt_id for row in capture.attempts.rows[2:])
     assert first is not None and second is not None
+    calibration = _page(gui, "calibration")
+    assert isinstance(calibration, CalibrationPage)
+    qtbot.waitUntil(lambda: not calibration.busy, timeout=WAIT_MS)
+    assert calibration.form.capture.count() == 1, "attempts are never offered as boards"
+    assert calibration.form.plane.itemText(0) == NO_PLANE and calibration.form.plane.count() == 2
 
     # the analysis runs; both results are published and plotted
     gui.executor.start()
@@ -217,6 +243,11 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     for attempt_id in (first, second):
         _plotted(qtbot, results, attempt_id)
     result_id, automatic_document = _automatic_document(services, second)
+    for attempt_id in (first, second):
+        document = json.loads(_automatic_document(services, attempt_id)[1])
+        assert document["units"] == {"length": "mm", "time": "s"}, document["reasons"]
+        # degraded only for frames a loaded machine dropped, never for the calibration
+        assert all("frames were dropped" in reason for reason in document["reasons"])
 
     # the reviewer signs in and revises one value of the second attempt's result
     signed_in.user = "rita"

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QStackedWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QStackedWidget
 from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
 from labrig.domain.storage import human_bytes
 from labrig.store import migrate
-from labrig.ui.app import Gui
+from labrig.ui.app import Gui, build_main_window
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.screens import PAGES
 from labrig.ui.shell.main_window import MainWindow
+from labrig.ui.shell.window_state import opening_size
 
 TITLES = [
     "Capture",
@@ -132,3 +133,46 @@ def test_the_status_bar_says_whether_sync_is_configured_and_what_is_pending(
     )
     assert sync.text().endswith("· 0 archived")
     assert str(archive) in sync.toolTip()
+
+
+def test_the_opening_size_is_at_least_1280_by_800_where_the_screen_allows() -> None:
+    assert opening_size(QSize(1280, 800)) == QSize(1280, 800)
+    assert opening_size(QSize(1920, 1080)) == QSize(1536, 864)  # four fifths of a large screen
+    assert opening_size(QSize(1024, 700)) == QSize(1024, 700)  # never beyond a small one
+    assert opening_size(QSize(1366, 768)) == QSize(1280, 768)
+
+
+def test_the_window_remembers_its_size_and_splitters_between_runs(
+    qtbot: QtBot, services: Services
+) -> None:
+    first = build_main_window(services)
+    qtbot.addWidget(first.window)
+    # nothing kept yet: the opening size, on the tests' 1280×800 screen
+    assert first.window.size() == QSize(1280, 800)
+    first.window.show()
+    qtbot.waitExposed(first.window)
+    first.window.resize(1000, 700)
+    first.window.show_page("calibration")
+    [splitter] = [
+        s for s in first.window.findChildren(QSplitter) if s.objectName() == "calibrationSplitter"
+    ]
+    qtbot.waitUntil(lambda: sum(splitter.sizes()) > 0)
+    splitter.setSizes([300, sum(splitter.sizes()) - 300])
+    kept = splitter.sizes()
+    first.window.close()
+    first.executor.shutdown(5000)
+    first.bridge.detach(services)
+
+    again = build_main_window(services)
+    qtbot.addWidget(again.window)
+    again.window.show()
+    qtbot.waitExposed(again.window)
+    assert again.window.size() == QSize(1000, 700)
+    again.window.show_page("calibration")
+    [splitter] = [
+        s for s in again.window.findChildren(QSplitter) if s.objectName() == "calibrationSplitter"
+    ]
+    qtbot.waitUntil(lambda: splitter.sizes() == kept)
+    again.window.close()
+    again.executor.shutdown(5000)
+    again.bridge.detach(services)

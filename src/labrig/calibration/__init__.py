@@ -2,9 +2,10 @@
 metric scale from a board on the measurement plane, stored calibrations bound to a device and mode,
 what the Calibration screen reads about them, and calibrating from a stored recording. Qt-free.
 
-Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve, plane scale),
-``stored`` (saving, finding the current one), ``views`` (the screen's reads), ``board_captures``
-(calibrating from committed recordings), ``service`` (what the Calibration screen asks).
+Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve), ``plane`` (the
+still board on the plane, the mm scale), ``stored`` (saving, finding the current one), ``views``
+(the screen's reads), ``board_captures`` (calibrating from committed recordings), ``service`` (what
+the Calibration screen asks).
 """
 
 from labrig.calibration.board_captures import (
@@ -27,11 +28,17 @@ from labrig.calibration.camera import (
     calibrate_views,
     detect_views,
     load_views,
+)
+from labrig.calibration.plane import (
+    PlaneMovingError,
+    PlaneTooShortError,
     pixels_to_mm,
     plane_homography,
+    still_plane_view,
 )
 from labrig.calibration.service import CalibrationService
 from labrig.calibration.stored import (
+    Readiness,
     StoredCalibration,
     current_calibration,
     load_calibration,
@@ -61,6 +68,9 @@ __all__ = [
     "CaptureChoice",
     "CaptureSource",
     "Detection",
+    "PlaneMovingError",
+    "PlaneTooShortError",
+    "Readiness",
     "StoredCalibration",
     "Validity",
     "View",
@@ -83,4 +93,5 @@ __all__ = [
     "pixels_to_mm",
     "plane_homography",
     "save_calibration",
+    "still_plane_view",
 ]

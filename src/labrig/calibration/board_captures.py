@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, exists, or_, select
 
 from labrig.calibration.boards import parse_board
 from labrig.calibration.camera import (
@@ -26,13 +26,14 @@ from labrig.calibration.camera import (
     calibrate_views,
     detect_views,
     load_views,
-    plane_homography,
 )
+from labrig.calibration.plane import plane_homography, still_plane_view
 from labrig.calibration.stored import StoredCalibration, save_calibration
 from labrig.capture import Mode, load_capture
+from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError, UsageError
 from labrig.store import Store
-from labrig.store.models import Capture, CaptureSession
+from labrig.store.models import AttemptCapture, Capture, CaptureSession
 from labrig.tasks import UNTRACKED, Share, Task
 
 CAPTURE_LIMIT = 200  # newest committed captures offered
@@ -45,7 +46,9 @@ class PlaneCaptureMismatchError(LabrigError):
 
 @dataclass(frozen=True)
 class CaptureChoice:
-    """A committed capture that may hold the board."""
+    """A committed capture recorded to hold the board: moved through its poses
+    (``purpose`` "board") or lying on the plane ("plane"); None for one from before recordings had
+    a purpose that is in no attempt."""
 
     capture_id: str
     manifest_sha256: str
@@ -54,6 +57,7 @@ class CaptureChoice:
     frames: int
     started_at: datetime
     subject_code: str | None  # of its session; board recordings usually have none
+    purpose: str | None = None  # RecordingPurpose.BOARD or .PLANE; None: recorded before purposes
 
     def describe(self) -> str:
         where = f", session {self.subject_code}" if self.subject_code else ""
@@ -61,6 +65,10 @@ class CaptureChoice:
             f"{self.started_at.astimezone():%Y-%m-%d %H:%M} · {self.device_id} · {self.mode} · "
             f"{self.frames} frames{where} ({self.capture_id[:8]})"
         )
+
+    def offered_as(self, purpose: RecordingPurpose) -> bool:
+        """Whether to offer it as a board recording or as a plane recording."""
+        return self.purpose is None or self.purpose == purpose.value
 
 
 @dataclass(frozen=True)
@@ -71,12 +79,20 @@ class CalibrationOutcome:
 
 
 def committed_captures(store: Store, limit: int = CAPTURE_LIMIT) -> list[CaptureChoice]:
-    """The newest committed (or salvaged) captures, newest first."""
+    """The newest committed (or salvaged) board and plane recordings, newest first, with those
+    from before recordings had a purpose that are in no attempt. Attempts are never offered."""
+    board_kind = or_(
+        Capture.purpose.in_([RecordingPurpose.BOARD.value, RecordingPurpose.PLANE.value]),
+        and_(
+            Capture.purpose.is_(None),
+            ~exists().where(AttemptCapture.capture_id == Capture.id),
+        ),
+    )
     with store.read() as session:
         rows = session.execute(
             select(Capture, CaptureSession.subject_code)
             .outerjoin(CaptureSession, CaptureSession.id == Capture.session_id)
-            .where(Capture.state.in_(USABLE), Capture.manifest_sha256.is_not(None))
+            .where(Capture.state.in_(USABLE), Capture.manifest_sha256.is_not(None), board_kind)
             .order_by(Capture.started_at.desc())
             .limit(limit)
         ).all()
@@ -89,6 +105,7 @@ def committed_captures(store: Store, limit: int = CAPTURE_LIMIT) -> list[Capture
                 c.frame_count,
                 c.started_at,
                 subject,
+                c.purpose,
             )
             for c, subject in rows
         ]
@@ -146,7 +163,7 @@ def calibrate_from_capture(
                 f"the {board.describe()} was not found in the plane recording: lay it flat "
                 "on the measurement plane, fully in view, and record it again"
             ) from None
-        homography = plane_homography(result, detections[0], board)
+        homography = plane_homography(result, still_plane_view(detections), board)
     task.check_cancelled()  # the last point before the store changes
     stored = save_calibration(store, result, capture.device_id, capture.mode, homography, now)
     return CalibrationOutcome(stored, result, homography is not None)

@@ -5,9 +5,8 @@ and metric scale.
 in each; :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is
 far above the others and solves again, then judges the result against
 :class:`CalibrationThresholds`. The result keeps every view's detected corners, so where they fell
-(:func:`coverage_counts`) can be shown afterwards. :func:`plane_homography` turns one board pose
-into a map from image pixels to millimetres on the board's plane. Documented in
-``docs/calibration.md``.
+(:func:`coverage_counts`) can be shown afterwards. The metric scale from a board lying on the
+measurement plane is in :mod:`labrig.calibration.plane`. Documented in ``docs/calibration.md``.
 
 Qt-free, no database, deterministic for the same inputs; every function may run on any thread. The
 solve sets OpenCV's thread count to 1 for its few milliseconds (process-wide: other OpenCV calls
@@ -295,7 +294,8 @@ def detect_views(
     if size is None or not detections:
         raise BoardNotFoundError(
             f"the {board.describe()} was not found in any of the {len(skipped)} views; check "
-            "--board matches the printed board, that it is fully in view, sharp and well lit"
+            "that the board chosen matches the printed board, and that it is fully in view, "
+            "sharp and well lit"
         )
     return detections, skipped, size
 
@@ -398,7 +398,7 @@ def _reasons(
             s.rms > t.max_rms_px,
             "LABRIG_RMS_TOO_HIGH",
             f"RMS reprojection error {s.rms:.3f} px is above {t.max_rms_px:g} px: check focus, "
-            "motion blur, and that the board is flat and matches --board",
+            "motion blur, and that the board is flat and matches the board chosen",
         ),
         (
             coverage < t.min_coverage,
@@ -495,32 +495,6 @@ def calibrate_views(
     result = calibrate(detections, size, board, thresholds, skipped, source)
     task.progress(1.0, "solved")
     return result
-
-
-def _undistort(points: Array, result: CalibrationResult) -> Array:
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 1, 2)
-    k = result.camera_matrix
-    return np.asarray(cv2.undistortPoints(pts, k, result.dist, P=k), dtype=np.float64).reshape(
-        -1, 2
-    )
-
-
-def plane_homography(result: CalibrationResult, detection: Detection, board: Board) -> Array:
-    """3×3 map from undistorted image px to mm on the board's plane, from one view of the
-    board lying on it."""
-    plane = board.object_points()[detection.ids][:, :2]
-    h, _ = cv2.findHomography(_undistort(detection.corners, result), plane, 0)
-    if h is None:
-        raise DegenerateViewsError(
-            f"{detection.name}: the board's corners do not define a plane (collinear?)"
-        )
-    return np.asarray(h, dtype=np.float64)
-
-
-def pixels_to_mm(points: Array, result: CalibrationResult, h: Array) -> Array:
-    """Image points (N×2 px, as captured: distorted) → N×2 mm on the plane of ``h``."""
-    plane = cv2.perspectiveTransform(_undistort(points, result).reshape(-1, 1, 2), h)
-    return np.asarray(plane, dtype=np.float64).reshape(-1, 2)
 
 
 @dataclass(frozen=True)

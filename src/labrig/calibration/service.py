@@ -13,6 +13,7 @@ from labrig.calibration.board_captures import (
     committed_captures,
 )
 from labrig.calibration.boards import Board, load_boards
+from labrig.calibration.stored import Readiness, readiness
 from labrig.calibration.views import (
     CalibrationDetail,
     CalibrationSummary,
@@ -63,3 +64,7 @@ class CalibrationService:
         """Solve from every ``every``-th frame of ``capture`` (scaled by ``plane`` when given) and
         store it; progress goes to ``task``, and a cancel of it stores nothing."""
         return calibrate_from_capture(self.store, board_spec, capture, plane, every, task=task)
+
+    def readiness(self, device_id: str, mode: str) -> Readiness:
+        """Whether recordings of ``device_id`` in ``mode`` (a label) would give mm or px now."""
+        return readiness(self.store, device_id, mode)

@@ -127,3 +127,46 @@ def load_calibration(store: Store, calibration_id: str) -> StoredCalibration:
         if row is None:
             raise UnknownCalibrationError(f"no calibration {calibration_id[:12]}… in this store")
         return StoredCalibration.of(row)
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What a recording by ``device_id`` in ``mode`` would be analysed with, said before Record:
+    the current calibration (None: no valid, unexpired one) and so the unit of its results."""
+
+    device_id: str
+    mode: str
+    calibration: StoredCalibration | None
+
+    @property
+    def metric(self) -> bool:
+        """Results in millimetres: a valid calibration with a plane view."""
+        return self.calibration is not None and self.calibration.plane_homography is not None
+
+    @property
+    def units(self) -> str:
+        return "mm" if self.metric else "px"
+
+    def sentence(self, device_name: str) -> str:
+        """One sentence for the technician about to record."""
+        c = self.calibration
+        if c is None:
+            return (
+                f"Not calibrated: {device_name} in {self.mode} has no valid calibration, so "
+                "results will be in pixels."
+            )
+        until = f", valid until {c.valid_until:%Y-%m-%d}" if c.valid_until else ""
+        if c.plane_homography is None:
+            return (
+                f"Calibrated without a plane view (calibration {c.id[:8]}, RMS {c.rms_px:.2f} px"
+                f"{until}): the lens is corrected but results stay in pixels."
+            )
+        return (
+            f"Calibrated: results in mm on the measurement plane (calibration {c.id[:8]}, RMS "
+            f"{c.rms_px:.2f} px{until})."
+        )
+
+
+def readiness(store: Store, device_id: str, mode: str, now: datetime | None = None) -> Readiness:
+    """What recordings of ``device_id`` in ``mode`` (a mode label) would be analysed with now."""
+    return Readiness(device_id, mode, current_calibration(store, device_id, mode, now))

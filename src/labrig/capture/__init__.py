@@ -29,7 +29,14 @@ from labrig.capture.sessions import PipelineStep, create_attempt, create_session
 from labrig.capture.sink import FrameClock, now_ns, read_timestamps
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification
-from labrig.capture.virtual import DEFAULT_MODE, MARKERS_DEVICE_ID, VirtualCamera
+from labrig.capture.virtual import (
+    DEFAULT_MODE,
+    MARKERS_DEVICE_ID,
+    SCENE_LABELS,
+    SceneName,
+    SceneSwitch,
+    VirtualCamera,
+)
 from labrig.capture.watch import WatchFolderIngestor
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "DEFAULT_MODE",
     "FRAME_KINDS",
     "MARKERS_DEVICE_ID",
+    "SCENE_LABELS",
     "CaptureMedia",
     "CaptureMissingError",
     "CaptureService",
@@ -54,6 +62,8 @@ __all__ = [
     "RecorderState",
     "RecorderStatus",
     "RecoveryReport",
+    "SceneName",
+    "SceneSwitch",
     "Verification",
     "VirtualCamera",
     "WatchFolderIngestor",

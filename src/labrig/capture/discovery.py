@@ -30,11 +30,10 @@ import usb.util
 from cv2_enumerate_cameras import enumerate_cameras
 
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
-from labrig.capture.virtual import device_id, device_name
+from labrig.capture.virtual import MARKERS_DEVICE_ID, VIRTUAL_ADDRESS, VIRTUAL_CAMERA_NAME
 
 log = logging.getLogger(__name__)
 
-VIRTUAL_SCENES = ("markers", "board")
 IP_SCHEMES = frozenset({"http", "https", "rtsp"})
 _USB_CLASS_HUB = 0x09
 _PERMISSION_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
@@ -339,14 +338,14 @@ def discover_watch_folders(
 
 
 def discover_virtual() -> list[DeviceInfo]:
-    """The built-in synthetic cameras, one per scene; always present."""
+    """The built-in synthetic camera; always present. Its scene (markers, or the calibration
+    board) is switched while it runs: :class:`~labrig.capture.virtual.SceneSwitch`."""
     return [
         DeviceInfo(
-            device_id=device_id(scene),
+            device_id=MARKERS_DEVICE_ID,
             kind=DeviceKind.VIRTUAL,
-            name=device_name(scene),
-            address=scene,
-            descriptors={"scene": scene},
+            name=VIRTUAL_CAMERA_NAME,
+            address=VIRTUAL_ADDRESS,
+            descriptors={"scenes": "markers, board, plane"},
         )
-        for scene in VIRTUAL_SCENES
     ]

@@ -27,6 +27,7 @@ from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.sink import FrameClock, SegmentSink, now_ns
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.domain.events import EventName
+from labrig.domain.recordings import RecordingPurpose
 from labrig.domain.storage import PressureLevel
 from labrig.errors import LabrigError
 from labrig.events import record_event
@@ -54,7 +55,7 @@ class RecorderStatus:
     dropped: int  # gap drops + queue-overflow drops
     elapsed_s: float
     fps: float  # frames written per second since the start
-    mb_per_s: float  # closed-segment bytes per second since the start
+    mb_per_s: float  # bytes on disk per second since the start (closed segments + the open one)
     segments: int  # closed segments
     stop_reason: str = ""  # why recording ended, when it was not asked to
 
@@ -82,8 +83,10 @@ class Recorder:
         queue_seconds: float = 2.0,
         monitor: StorageMonitor | None = None,
         clock: FrameClock = now_ns,
+        purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
     ) -> None:
         self.store, self.source, self.device, self.mode = store, source, device, mode
+        self.purpose = purpose
         self.clock = clock  # stamps each frame as the grab thread takes it
         self.verification, self.session_id = verification or {}, session_id
         self.capture_id = str(uuid.uuid4())
@@ -102,6 +105,9 @@ class Recorder:
             0,
         )
         self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
+        # the open segment's size on disk, read by the writer thread a few times a second
+        self._open_bytes = 0
+        self._size_every = max(1, round(mode.fps / 4))
         self._error: LabrigError | None = None
         self._threads: list[threading.Thread] = []
         # the newest frame grabbed, for a preview: one reference kept, waiters woken per frame
@@ -163,6 +169,7 @@ class Recorder:
                     frame_count=0,
                     dropped_frames=0,
                     provisional_dir=str(self.folder),
+                    purpose=self.purpose.value,
                 )
             )
             record_event(
@@ -243,7 +250,7 @@ class Recorder:
             dropped=self.dropped,
             elapsed_s=elapsed,
             fps=self._frames / elapsed if elapsed else 0.0,
-            mb_per_s=self._bytes / 1e6 / elapsed if elapsed else 0.0,
+            mb_per_s=(self._bytes + self._open_bytes) / 1e6 / elapsed if elapsed else 0.0,
             segments=self._segments,
             stop_reason=self._stop_reason,
         )
@@ -283,6 +290,8 @@ class Recorder:
             try:
                 self._sink.append(*item)
                 self._frames += 1
+                if self._frames % self._size_every == 0:
+                    self._open_bytes = self._sink.open_bytes()
             except LabrigError as exc:
                 self._error = exc
                 self._end(exc.message)
@@ -298,7 +307,7 @@ class Recorder:
 
     def _on_sink_segment_closed(self, segment: SegmentV1, next_open: str | None) -> None:
         self._segments += 1
-        self._bytes += segment.bytes
+        self._bytes, self._open_bytes = self._bytes + segment.bytes, 0
         self._manifest = replace(
             self._manifest.with_segment(segment, next_open), dropped_frames=self.dropped
         )

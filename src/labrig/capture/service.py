@@ -12,15 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from labrig.access import AccessControl
-from labrig.capture.devices import DeviceInfo
+from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
 from labrig.capture.recorder import Recorder
 from labrig.capture.recovery import RecoveryReport, recover
-from labrig.capture.sink import FrameClock, now_ns
+from labrig.capture.sink import FrameClock, SteadyClock, now_ns
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
+from labrig.capture.virtual import SceneSwitch
 from labrig.domain.events import EventName
+from labrig.domain.recordings import RecordingPurpose
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.events import record_event
@@ -56,19 +58,22 @@ class CaptureService:
         *,
         settings: DiscoverySettings | None = None,
         inventory: Inventory | None = None,
-        open_source: Callable[[DeviceInfo], FrameSource] = default_open_source,
+        open_source: Callable[[DeviceInfo], FrameSource] | None = None,
         usb_backend: Any = None,
         access: AccessControl | None = None,
         frame_clock: Callable[[Mode], FrameClock] | None = None,
     ) -> None:
         self.store, self.monitor = store, monitor
-        # the clock a new recording in a mode stamps its frames with: the wall clock unless a test
-        # gives its own
-        self.frame_clock: Callable[[Mode], FrameClock] = frame_clock or (lambda _mode: now_ns)
+        self._frame_clock = frame_clock
         self.access = access or AccessControl(store)
         self.settings = settings or DiscoverySettings()
         self._inventory = inventory
-        self.open_source, self.usb_backend = open_source, usb_backend
+        # what each virtual camera shows (markers, or the board held up or laid on the plane)
+        self.scenes = SceneSwitch()
+        self.open_source: Callable[[DeviceInfo], FrameSource] = open_source or (
+            lambda device: default_open_source(device, self.scenes)
+        )
+        self.usb_backend = usb_backend
 
     @property
     def inventory(self) -> Inventory:
@@ -123,8 +128,10 @@ class CaptureService:
         planned_seconds: float = 600.0,
         session_id: str | None = None,
         segment_seconds: float = 5.0,
+        purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
     ) -> Recorder:
-        """Verify the device in ``mode``, check the disk can hold it, then start recording.
+        """Verify the device in ``mode``, check the disk can hold it, then start recording (for
+        ``purpose``, stored on its capture).
 
         Needs the technician role once roles are enforced
         (:class:`~labrig.domain.roles.RoleRequiredError`).
@@ -143,13 +150,24 @@ class CaptureService:
             device,
             mode,
             verification=verification,
-            clock=self.frame_clock(mode),
+            clock=self.frame_clock(device, mode),
             session_id=session_id,
             segment_seconds=segment_seconds,
             monitor=self.monitor,
+            purpose=purpose,
         )
         recorder.start()
         return recorder
+
+    def frame_clock(self, device: DeviceInfo, mode: Mode) -> FrameClock:
+        """The clock a new recording of ``device`` in ``mode`` stamps its frames with: the one given
+        to this service (a test's), else the virtual camera's own (frame n, n periods after the
+        first: the scene's time), else the wall clock as each frame arrives."""
+        if self._frame_clock is not None:
+            return self._frame_clock(mode)
+        if device.kind is DeviceKind.VIRTUAL:
+            return SteadyClock(mode.fps)
+        return now_ns
 
     def recover(self) -> RecoveryReport:
         return recover(self.store)

@@ -72,8 +72,10 @@ def create_attempt(
     session_id: str,
     capture_ids: Sequence[str],
     pipeline: Sequence[PipelineStep] = (),
+    note: str | None = None,
 ) -> str:
-    """Group committed captures into an attempt, record it and enqueue its analysis, atomically."""
+    """Group committed captures into an attempt, record it and enqueue its analysis, atomically.
+    ``note``: why it is not a normal attempt (its recording was interrupted), kept on it."""
     if not capture_ids:
         raise CaptureNotUsableError("an attempt needs at least one committed capture")
     with queue.store.write() as db:
@@ -91,7 +93,15 @@ def create_attempt(
             db.scalar(select(func.max(Attempt.number)).where(Attempt.session_id == session_id)) or 0
         ) + 1
         attempt_id = str(uuid.uuid4())
-        db.add(Attempt(id=attempt_id, session_id=session_id, number=number, created_at=utcnow()))
+        db.add(
+            Attempt(
+                id=attempt_id,
+                session_id=session_id,
+                number=number,
+                created_at=utcnow(),
+                note=note,
+            )
+        )
         db.flush()
         for position, cid in enumerate(capture_ids):
             db.add(AttemptCapture(attempt_id=attempt_id, capture_id=cid, position=position))

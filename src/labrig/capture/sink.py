@@ -9,6 +9,7 @@ segment closes it is fsynced and hashed (SHA-256) before the next one opens.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +116,16 @@ class SegmentSink:
         if self._frames >= self.frames_per_segment:
             self._close_current(roll=True)
 
+    def open_bytes(self) -> int:
+        """Bytes of the open segment on disk so far (what the encoder has flushed); 0 when none
+        is open."""
+        if self._writer is None:
+            return 0
+        try:
+            return (self.folder / segment_name(self._index)).stat().st_size
+        except OSError:
+            return 0
+
     def close(self) -> None:
         """Close the open segment (if it has frames) and report it; nothing is open afterwards."""
         if self._writer is not None:
@@ -174,3 +185,32 @@ FrameClock = Callable[[], tuple[int, int]]
 def now_ns() -> tuple[int, int]:
     """(monotonic ns, UTC ns) of one instant, taken together: the clock frames are stamped with."""
     return time.monotonic_ns(), time.time_ns()
+
+
+class SteadyClock:
+    """A camera's own clock: the k-th frame is stamped ``k / fps`` after the first, whenever the
+    recorder happens to receive it.
+
+    The recorder stamps each frame when its grab thread gets it, and counts a gap of more than 1.5
+    frame periods between two arrivals as frames the device dropped. The virtual camera never skips
+    a frame (frame n is the scene at n / fps; a reader that falls behind gets every frame, late), so
+    on the wall clock a busy machine, which now and then keeps the grab thread off the CPU, would
+    give its recordings "dropped" frames and timestamps that are not the scene's time. Recordings of
+    the virtual camera are stamped with this clock instead, as a real camera's driver stamps frames
+    with the sensor's own clock (:meth:`CaptureService.frame_clock`).
+    """
+
+    def __init__(self, fps: float) -> None:
+        self._period_ns = round(1e9 / fps)
+        self._lock = threading.Lock()
+        self._first: tuple[int, int] | None = None
+        self._taken = 0
+
+    def __call__(self) -> tuple[int, int]:
+        with self._lock:
+            if self._first is None:
+                self._first = now_ns()
+            mono, utc = self._first
+            offset = self._taken * self._period_ns
+            self._taken += 1
+        return mono + offset, utc + offset

@@ -24,11 +24,10 @@ from typing import Any
 import cv2
 
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
-from labrig.capture.discovery import VIRTUAL_SCENES
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, Inventory
 from labrig.capture.opencv_source import OpenCVSource
 from labrig.capture.sources import FrameSource, Mode
-from labrig.capture.virtual import VirtualCamera
+from labrig.capture.virtual import VIRTUAL_ADDRESS, SceneSwitch, VirtualCamera
 from labrig.errors import LabrigError
 
 OpenSource = Callable[[DeviceInfo], FrameSource]
@@ -98,10 +97,12 @@ class Verification:
         }
 
 
-def default_open_source(device: DeviceInfo) -> FrameSource:
-    """The frame source for a camera device: the virtual camera, or OpenCV by index or by URL."""
-    if device.kind == DeviceKind.VIRTUAL and device.address in VIRTUAL_SCENES:
-        return VirtualCamera("markers" if device.address == "markers" else "board")
+def default_open_source(device: DeviceInfo, scenes: SceneSwitch | None = None) -> FrameSource:
+    """The frame source for a camera device: the virtual camera (showing the scene ``scenes``
+    has for it, markers without), or OpenCV by index or by URL."""
+    if device.kind == DeviceKind.VIRTUAL and device.address == VIRTUAL_ADDRESS:
+        follow = scenes.follow(device.device_id) if scenes is not None else None
+        return VirtualCamera(scene_of=follow)
     if device.kind == DeviceKind.UVC:
         return OpenCVSource(int(device.address), device.descriptors.get("api"))
     if device.kind == DeviceKind.IP:
@@ -369,6 +370,10 @@ def _refuse(
 
 
 def _who(device: DeviceInfo) -> str:
+    """The device's name, with what tells it apart from another of the same name (its USB ids,
+    index or URL); the built-in virtual camera is one of a kind."""
+    if device.kind == DeviceKind.VIRTUAL:
+        return device.name
     ident = device.vid_pid or (
         redact_url(device.address) if device.kind == DeviceKind.IP else device.address
     )

@@ -1,23 +1,29 @@
 """The built-in virtual camera: a synthetic scene rendered with OpenCV from a known camera model.
 
-With it the app runs with no hardware, and tests get ground truth. Two scenes:
+With it the app runs with no hardware, and tests get ground truth. One camera (device
+``virtual:markers``, shown as ``"Labrig virtual camera"``) shows one of three scenes, switched as a
+technician holds a board up to a real camera (:class:`SceneSwitch`):
 
 * ``"markers"``: a flat measurement plane 1000 mm in front of the camera, slightly tilted, with
   three bright circular markers (8 mm radius) moving on known paths in plane coordinates (mm): a
-  circle, a line travelled back and forth, a Lissajous figure. The device shows as ``"Labrig virtual
-  camera (markers)"``.
-* ``"board"``: a chessboard (default 9×6 inner corners, 25 mm squares, white margin) whose pose
-  changes smoothly, covering tilts and image regions, so frames of it calibrate a camera. Shows as
-  ``"Labrig virtual camera (board)"``.
+  circle, a line travelled back and forth, a Lissajous figure.
+* ``"board"``: a chessboard (default 9×6 inner corners, 25 mm squares, white margin) held up and
+  moved smoothly, covering tilts and image regions, so frames of it calibrate a camera.
+* ``"plane"``: the same chessboard lying still on the markers' measurement plane: the view that
+  gives the plane's scale (mm).
+
+Because the scenes share the camera, a calibration made from its board is bound to the camera and
+mode that record the attempts.
 
 Points are projected with ``cv2.projectPoints``, so the lens distortion in the images is real. Frame
 ``n`` shows the scene at t = n / fps: the image and :meth:`VirtualCamera.truth` are pure functions
-of the frame index; only the pacing of ``read`` depends on the clock.
+of the frame index and the scene shown; only the pacing of ``read`` depends on the clock.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -32,6 +38,12 @@ from labrig.capture.sources import Image, Mode
 from labrig.errors import LabrigError
 
 SceneName = Literal["markers", "board", "plane"]
+SCENES: tuple[SceneName, ...] = ("markers", "board", "plane")
+SCENE_LABELS: dict[SceneName, str] = {
+    "markers": "Markers moving on the plane",
+    "board": "Calibration board held up and moved",
+    "plane": "Calibration board lying still on the plane",
+}
 Array = npt.NDArray[np.float64]
 # the mode the demo, the self-test and the release check record in
 DEFAULT_MODE = Mode(1280, 720, 30.0)
@@ -45,17 +57,41 @@ class UnsupportedModeError(LabrigError):
     code = "LABRIG_MODE_UNSUPPORTED"
 
 
-def device_name(scene: str) -> str:
-    """The name the virtual camera shows in device lists."""
-    return f"Labrig virtual camera ({scene})"
+VIRTUAL_CAMERA_NAME = "Labrig virtual camera"  # the name it shows in device lists
+VIRTUAL_ADDRESS = "markers"  # its address; kept from when each scene was a camera of its own
+MARKERS_DEVICE_ID = f"virtual:{VIRTUAL_ADDRESS}"  # the camera the demo records with
 
 
-def device_id(scene: str) -> str:
-    """The device id of the virtual camera showing ``scene``."""
-    return f"virtual:{scene}"
+class SceneSwitch:
+    """Which scene each virtual camera shows now, by device id (``"markers"`` until switched).
+
+    Every source opened on a camera (the preview, the recorder) reads the switch at each frame, so
+    flipping it is seen at once, as a board held up to a real camera is. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scenes: dict[str, SceneName] = {}
+
+    def get(self, device_id: str) -> SceneName:
+        with self._lock:
+            return self._scenes.get(device_id, "markers")
+
+    def set(self, device_id: str, scene: SceneName) -> None:
+        if scene not in SCENES:
+            raise UnsupportedSceneError(
+                f"the virtual camera has no scene {scene!r}: pick one of {', '.join(SCENES)}"
+            )
+        with self._lock:
+            self._scenes[device_id] = scene
+
+    def follow(self, device_id: str) -> Callable[[], SceneName]:
+        """A reader of ``device_id``'s scene, for :class:`VirtualCamera`'s ``scene_of``."""
+        return lambda: self.get(device_id)
 
 
-MARKERS_DEVICE_ID = device_id("markers")  # the camera the demo records its attempts with
+class UnsupportedSceneError(LabrigError):
+    code = "LABRIG_SCENE_UNKNOWN"
 
 
 @dataclass(frozen=True)
@@ -277,10 +313,12 @@ class VirtualCamera:
     second; a reader that falls behind gets every frame, late, never a burst); unpaced, it returns
     as fast as it renders. ``frames_limit``: the stream ends after that many frames. ``fail_after``:
     the device stops answering after that many frames (a pulled cable). ``seed`` picks the
-    sensor-noise pattern (``noise`` is its sigma in grey levels; 0 turns it off).
+    sensor-noise pattern (``noise`` is its sigma in grey levels; 0 turns it off). ``scene_of``:
+    read before each frame, it switches the scene shown (a :meth:`SceneSwitch.follow`); without it
+    the camera shows ``scene`` throughout.
 
     Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread); ``render``
-    and ``truth`` are pure and may be called from any thread.
+    and ``truth`` may be called from any thread.
     """
 
     def __init__(
@@ -294,10 +332,12 @@ class VirtualCamera:
         noise: float = 2.0,
         frames_limit: int | None = None,
         fail_after: int | None = None,
+        scene_of: Callable[[], SceneName] | None = None,
     ) -> None:
-        if scene not in ("markers", "board", "plane"):
+        if scene not in SCENES:
             raise ValueError(f"unknown virtual scene {scene!r}: 'markers', 'board' or 'plane'")
         self.scene_name, self.paced, self.seed, self.noise = scene, paced, seed, noise
+        self._scene_of = scene_of
         self.frames_limit, self.fail_after, self._board = frames_limit, fail_after, board
         self._base_model, self._index, self._opened = model or CameraModel(), 0, False
         self._due: float | None = None
@@ -305,7 +345,7 @@ class VirtualCamera:
 
     @property
     def name(self) -> str:
-        return device_name(self.scene_name)
+        return VIRTUAL_CAMERA_NAME
 
     @property
     def model(self) -> CameraModel:
@@ -318,20 +358,36 @@ class VirtualCamera:
         return self._index
 
     def _configure(self, mode: Mode) -> None:
-        model = self._base_model.scaled(mode.width, mode.height)
-        self._scene: MarkersScene | BoardScene
-        if self.scene_name == "markers":
-            self._scene = MarkersScene(model)
-        else:
-            self._scene = (PlaneBoardScene if self.scene_name == "plane" else BoardScene)(
-                model, *self._board
-            )
-        self._background = np.empty((mode.height, mode.width, 3), np.uint8)
-        self._background[:] = self._scene.background
-        self._noise = (
-            _noise_bank(self._background.shape, self.noise, self.seed) if self.noise > 0 else []
-        )
         self._mode = mode
+        self._shown: tuple[MarkersScene | BoardScene, Image] = self._build_scene(self.scene_name)
+        shape = (mode.height, mode.width, 3)
+        self._noise = _noise_bank(shape, self.noise, self.seed) if self.noise > 0 else []
+
+    def _build_scene(self, name: SceneName) -> tuple[MarkersScene | BoardScene, Image]:
+        """The scene ``name`` at the current mode's size, and its background image."""
+        mode = self._mode
+        model = self._base_model.scaled(mode.width, mode.height)
+        scene: MarkersScene | BoardScene
+        if name == "markers":
+            scene = MarkersScene(model)
+        else:
+            scene = (PlaneBoardScene if name == "plane" else BoardScene)(model, *self._board)
+        background = np.empty((mode.height, mode.width, 3), np.uint8)
+        background[:] = scene.background
+        return scene, background
+
+    def _current(self) -> tuple[MarkersScene | BoardScene, Image]:
+        """The scene shown now and its background, switched first when ``scene_of`` names
+        another."""
+        wanted = self._scene_of() if self._scene_of is not None else self.scene_name
+        if wanted != self.scene_name:
+            # one assignment: a render on another thread sees the old scene or the new, whole
+            self._shown, self.scene_name = self._build_scene(wanted), wanted
+        return self._shown
+
+    @property
+    def _scene(self) -> MarkersScene | BoardScene:
+        return self._current()[0]
 
     def open(self, mode: Mode | None = None) -> Mode:
         mode = mode or DEFAULT_MODE
@@ -352,8 +408,9 @@ class VirtualCamera:
 
     def render(self, frame_index: int) -> Image:
         """Frame ``frame_index`` of the current mode, without touching the stream position."""
-        img = self._background.copy()
-        self._scene.render(frame_index / self._mode.fps, img)
+        scene, background = self._current()
+        img = background.copy()
+        scene.render(frame_index / self._mode.fps, img)
         if self._noise:
             add, sub = self._noise[frame_index % len(self._noise)]
             cv2.add(img, add, dst=img)

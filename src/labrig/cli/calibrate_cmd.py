@@ -30,7 +30,9 @@ from labrig.calibration import (
     parse_board,
     plane_homography,
     save_calibration,
+    still_plane_view,
 )
+from labrig.calibration.camera import VIDEO_SUFFIXES
 from labrig.capture import ANY_FORMAT, Mode, parse_mode
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json
@@ -196,7 +198,10 @@ def _store(args: argparse.Namespace, result: CalibrationResult, board: Board) ->
                 f"the board was not found in {args.plane}; lay it flat on the measurement "
                 "plane, fully in view, and capture it again"
             )
-        homography = plane_homography(result, detections[0], board)
+        # a video of the plane must show the board lying still; an image is one moment anyway
+        video = Path(args.plane).suffix.lower() in VIDEO_SUFFIXES
+        view = still_plane_view(detections, str(args.plane)) if video else detections[0]
+        homography = plane_homography(result, view, board)
     with store_for(args) as store:
         mode = _mode_label(store, args.device, args.mode)
         save_calibration(store, result, args.device, mode, homography)

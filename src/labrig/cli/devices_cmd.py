@@ -11,9 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from labrig.bootstrap import Services
-from labrig.capture import DiscoverySettings, parse_mode, status_json
+from labrig.capture import DeviceKind, DiscoverySettings, parse_mode, status_json
+from labrig.capture.virtual import SCENES
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
+from labrig.domain.recordings import RecordingPurpose
+from labrig.errors import UsageError
 
 
 def add_parser(commands: Any) -> None:
@@ -37,6 +40,20 @@ def add_parser(commands: Any) -> None:
     record.add_argument("--seconds", type=float, required=True, help="how long to record")
     record.add_argument("--mode", default="1280x720@30", metavar="WxH@FPS")
     record.add_argument("--session", metavar="ID", help="session the capture belongs to")
+    record.add_argument(
+        "--purpose",
+        choices=[p.value for p in RecordingPurpose],
+        default=RecordingPurpose.ATTEMPT.value,
+        help="what the recording is for: attempt (default), board (the calibration board moved "
+        "through its poses) or plane (the board lying still on the measurement plane); the "
+        "Calibration screen offers board and plane recordings",
+    )
+    record.add_argument(
+        "--scene",
+        choices=list(SCENES),
+        help="what the virtual camera shows: markers (default), board (held up and moved) or "
+        "plane (lying still on the measurement plane)",
+    )
     record.add_argument("--segment-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
     record.add_argument("--json", action="store_true")
     record.set_defaults(run=run_record)
@@ -100,12 +117,20 @@ def run_devices(args: argparse.Namespace) -> int:
 def run_record(args: argparse.Namespace) -> int:
     mode = parse_mode(args.mode)
     with _services(args) as services:
+        if args.scene is not None:
+            if services.capture.find(args.device).kind is not DeviceKind.VIRTUAL:
+                raise UsageError(
+                    "--scene switches what the virtual camera shows; a real camera shows what is "
+                    "in front of it: leave --scene out"
+                )
+            services.capture.scenes.set(args.device, args.scene)
         recorder = services.capture.start_recording(
             args.device,
             mode,
             planned_seconds=args.seconds,
             session_id=args.session,
             segment_seconds=args.segment_seconds,
+            purpose=RecordingPurpose(args.purpose),
         )
         interrupted = []
         signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))  # Ctrl-C: stop and commit

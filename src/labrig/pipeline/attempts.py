@@ -15,12 +15,18 @@ from dataclasses import dataclass, replace
 
 from labrig.calibration import current_calibration
 from labrig.capture import Mode, PipelineStep, Recorder, create_attempt
+from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.store import Store
 from labrig.store.models import Attempt, Capture
 
-BOARD_NOTE = "Board recording for calibration: not analysed; pick it on the Calibration screen."
+BOARD_NOTES = {
+    RecordingPurpose.BOARD: "Board recording for calibration: not analysed; pick it on the "
+    "Calibration screen as the board recording.",
+    RecordingPurpose.PLANE: "Plane recording for calibration: not analysed; pick it on the "
+    "Calibration screen as the plane recording.",
+}
 
 
 @dataclass(frozen=True)
@@ -54,20 +60,25 @@ def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
     ]
 
 
-def save_attempt(queue: JobQueue, session_id: str, capture_ids: Sequence[str]) -> str:
+def save_attempt(
+    queue: JobQueue, session_id: str, capture_ids: Sequence[str], note: str | None = None
+) -> str:
     """Make committed captures an attempt of the session and request the default pipeline
     on the first of them, atomically (``attempt.created`` and its jobs in one transaction);
-    the attempt's id."""
+    the attempt's id. ``note``: why it is not a normal attempt, kept on it."""
     pipeline = attempt_pipeline(queue.store, capture_ids[0]) if capture_ids else []
-    return create_attempt(queue, session_id, capture_ids, pipeline)
+    return create_attempt(queue, session_id, capture_ids, pipeline, note)
 
 
 def stop_and_save(
-    queue: JobQueue, recorder: Recorder, session_id: str, *, board: bool = False
+    queue: JobQueue, recorder: Recorder, session_id: str, *, interrupted: str = ""
 ) -> SavedRecording:
-    """Stop and commit the recording, then make it an attempt of the session (or, ``board``, keep
-    it as a recording of the calibration board, which is not analysed but offered on the
-    Calibration screen).
+    """Stop and commit the recording, then make it an attempt of the session, or, when it was
+    recorded as a board or plane recording (``recorder.purpose``), keep it as such: not analysed
+    but offered on the Calibration screen.
+
+    ``interrupted``: why the recording was cut short by something other than Stop (the window was
+    closed); the attempt is marked with it.
 
     A commit failure raises (the capture stays provisional; start-up recovery salvages it). A
     committed recording whose attempt is refused is still returned, with ``attempt_id`` None and the
@@ -75,6 +86,7 @@ def stop_and_save(
     """
     result = recorder.stop()
     why = recorder.status().stop_reason
+    mark = f"Interrupted: {interrupted}." if interrupted else None
     saved = SavedRecording(
         attempt_id=None,
         number=None,
@@ -84,10 +96,10 @@ def stop_and_save(
         manifest_sha256=result.manifest_sha256,
         note=why or "",
     )
-    if board:
-        return replace(saved, note=BOARD_NOTE + (f" {why}" if why else ""))
+    if recorder.purpose in BOARD_NOTES:
+        return replace(saved, note=BOARD_NOTES[recorder.purpose] + (f" {why}" if why else ""))
     try:
-        attempt_id = save_attempt(queue, session_id, [result.capture_id])
+        attempt_id = save_attempt(queue, session_id, [result.capture_id], mark)
     except LabrigError as exc:
         return replace(
             saved,
@@ -96,4 +108,4 @@ def stop_and_save(
     with queue.store.read() as db:
         attempt = db.get(Attempt, attempt_id)
         number = attempt.number if attempt is not None else None
-    return replace(saved, attempt_id=attempt_id, number=number)
+    return replace(saved, attempt_id=attempt_id, number=number, note=mark or saved.note)

@@ -22,6 +22,7 @@ from labrig.calibration import (
     parse_board,
     plane_homography,
     save_calibration,
+    still_plane_view,
 )
 from labrig.capture import (
     DEFAULT_MODE,
@@ -29,10 +30,12 @@ from labrig.capture import (
     DeviceInfo,
     DeviceRefusedError,
     Recorder,
+    SceneName,
     VirtualCamera,
     create_session,
     load_capture,
 )
+from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_attempt
 from labrig.store.models import AnalysisResultRecord
@@ -41,6 +44,11 @@ if TYPE_CHECKING:  # bootstrap builds the services this module drives
     from labrig.bootstrap import Services
 
 Say = Callable[[str], None]
+SCENE_PURPOSE: dict[SceneName, RecordingPurpose] = {
+    "markers": RecordingPurpose.ATTEMPT,
+    "board": RecordingPurpose.BOARD,
+    "plane": RecordingPurpose.PLANE,
+}
 
 
 @dataclass(frozen=True)
@@ -51,9 +59,15 @@ class DemoSummary:
 
 
 def record_virtual(
-    services: Services, device: DeviceInfo, scene: str, seconds: float, session_id: str | None
+    services: Services,
+    device: DeviceInfo,
+    scene: SceneName,
+    seconds: float,
+    session_id: str | None,
 ) -> str:
-    camera = VirtualCamera(scene, frames_limit=int(seconds * DEFAULT_MODE.fps))  # type: ignore[arg-type]
+    """Record ``seconds`` of the virtual camera showing ``scene`` (the board scenes as board and
+    plane recordings); the committed manifest's SHA-256."""
+    camera = VirtualCamera(scene, frames_limit=int(seconds * DEFAULT_MODE.fps))
     recorder = Recorder(
         services.store,
         camera,
@@ -61,7 +75,8 @@ def record_virtual(
         DEFAULT_MODE,
         session_id=session_id,
         segment_seconds=2.0,
-        clock=services.capture.frame_clock(DEFAULT_MODE),
+        clock=services.capture.frame_clock(device, DEFAULT_MODE),
+        purpose=SCENE_PURPOSE[scene],
     )
     recorder.start()
     recorder.wait(seconds + 30)
@@ -80,13 +95,13 @@ def _calibrate(services: Services, device: DeviceInfo, say: Say) -> tuple[str, f
     )
     say("Recording the board lying on the measurement plane (1 s)…")
     plane = load_capture(services.store, record_virtual(services, device, "plane", 1.0, None))
-    detections, _, _ = detect_views(load_views(list(plane.segments), every=30), board)
+    detections, _, _ = detect_views(load_views(list(plane.segments), every=10), board)
     stored = save_calibration(
         services.store,
         result,
         device.device_id,
         DEFAULT_MODE.label(),
-        plane_homography(result, detections[0], board) if detections else None,
+        plane_homography(result, still_plane_view(detections), board),
     )
     verdict = (
         "valid" if stored.valid else "NOT valid: " + "; ".join(r.message for r in result.reasons)

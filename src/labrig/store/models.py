@@ -252,6 +252,8 @@ class Capture(Base):
     report: Mapped[str | None] = mapped_column(Text)  # gap or salvage report, JSON
     # imported file's digest
     source_sha256: Mapped[str | None] = mapped_column(String(64), index=True)
+    # a RecordingPurpose (attempt, board, plane); None before migration 0012 and for imports
+    purpose: Mapped[str | None] = mapped_column(String(16))
 
 
 class CaptureSegment(Base):
@@ -275,6 +277,8 @@ class Attempt(Base):
     session_id: Mapped[str] = mapped_column(String(36), ForeignKey("sessions.id"), index=True)
     number: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # why it is not a normal attempt (its recording was interrupted); None for most
+    note: Mapped[str | None] = mapped_column(Text)
 
 
 class AttemptCapture(Base):

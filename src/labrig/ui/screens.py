@@ -24,7 +24,11 @@ PAGES: tuple[PageSpec, ...] = (
         "capture",
         "Capture",
         lambda context: CapturePage(
-            context.services.capture, context.services.queue, context.monitor, context.devices
+            context.services.capture,
+            context.services.queue,
+            context.monitor,
+            context.devices,
+            context.services.calibration,
         ),
     ),
     PageSpec(

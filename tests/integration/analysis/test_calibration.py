@@ -37,9 +37,8 @@ from labrig.calibration.camera import (
     frames_from_video,
     load_images,
     load_views,
-    pixels_to_mm,
-    plane_homography,
 )
+from labrig.calibration.plane import pixels_to_mm, plane_homography
 from labrig.capture.virtual import CameraModel, VirtualCamera
 from labrig.errors import UsageError
 

@@ -15,11 +15,13 @@ import pytest
 from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
+from labrig.calibration import plane_homography
 from labrig.calibration.boards import parse_board
-from labrig.calibration.camera import View, calibrate_views, detect_views, plane_homography
+from labrig.calibration.camera import View, calibrate_views, detect_views
 from labrig.calibration.stored import save_calibration
 from labrig.capture.recorder import Recorder
 from labrig.capture.sessions import PipelineStep, create_attempt, create_session
+from labrig.capture.sink import SteadyClock
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.domain.jobs import JobState
@@ -30,7 +32,6 @@ from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.integration.recording.conftest import VIRTUAL
-from tests.support.steady_clock import SteadyClock
 
 MODE = Mode(1280, 720, 30.0)
 
@@ -40,7 +41,7 @@ def _record(
 ) -> str:
     # paced, and stamped 1/30 s apart as the scene's own time is, on a steady clock: a busy machine
     # that keeps the grab thread waiting neither drops frames nor stretches time here
-    # (tests/support/steady_clock.py)
+    # (labrig.capture.sink.SteadyClock)
     camera = VirtualCamera(scene, frames_limit=int(seconds * 30))  # type: ignore[arg-type]
     recorder = Recorder(
         services.store, camera, VIRTUAL, MODE, session_id=session_id, clock=SteadyClock(MODE.fps)

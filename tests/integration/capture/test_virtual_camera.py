@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 from labrig.capture.sources import FrameSource, Mode
-from labrig.capture.virtual import CameraModel, SceneName, UnsupportedModeError, VirtualCamera
+from labrig.capture.virtual import (
+    MARKERS_DEVICE_ID,
+    VIRTUAL_CAMERA_NAME,
+    CameraModel,
+    SceneName,
+    SceneSwitch,
+    UnsupportedModeError,
+    UnsupportedSceneError,
+    VirtualCamera,
+)
 
 SUBPIX = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 40, 0.001)
 
@@ -164,3 +173,31 @@ def test_unpaced_rendering_is_fast_enough_for_60_fps() -> None:
         fps = count / (time.perf_counter() - start)
         print(f"virtual camera {scene} 1280x720 unpaced: {fps:.0f} frames/s")
         assert fps >= 60
+
+
+def test_the_scene_switch_shows_the_board_on_the_camera_that_records_the_markers() -> None:
+    # one camera: flipping its switch is holding the board up to it, then laying it on the plane
+    switch = SceneSwitch()
+    cam = VirtualCamera(paced=False, noise=0.0, scene_of=switch.follow(MARKERS_DEVICE_ID))
+    cam.open(Mode(1280, 720, 30.0))
+    assert cam.name == VIRTUAL_CAMERA_NAME
+    first = cam.read()
+    assert first is not None and cam.truth(0)["scene"] == "markers"
+    assert board_corners(cam, 1) is None
+
+    switch.set(MARKERS_DEVICE_ID, "board")
+    frame = cam.read()
+    assert frame is not None and cam.scene_name == "board" and cam.frame_index == 2
+    truth = cam.truth(1)
+    found = board_corners(cam, 1)
+    assert truth["scene"] == "board" and found is not None
+    assert np.abs(found.reshape(-1, 2) - truth["corners_px"]).max() < 0.5  # the true corners
+
+    switch.set(MARKERS_DEVICE_ID, "plane")
+    assert [cam.truth(i)["scene"] for i in (5, 50)] == ["plane", "plane"]
+    assert np.array_equal(cam.truth(5)["rvec"], cam.truth(50)["rvec"]), "it lies still"
+    assert switch.get("virtual:other") == "markers"  # each camera has its own switch
+    with pytest.raises(UnsupportedSceneError) as refused:
+        switch.set(MARKERS_DEVICE_ID, "mirror")  # type: ignore[arg-type]
+    assert refused.value.code == "LABRIG_SCENE_UNKNOWN" and "pick one of" in refused.value.message
+    assert switch.get(MARKERS_DEVICE_ID) == "plane"  # unchanged by the refusal

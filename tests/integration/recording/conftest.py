@@ -10,9 +10,7 @@ from labrig.capture.sink import SegmentSink, SinkError
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual import VirtualCamera
 
-VIRTUAL = DeviceInfo(
-    "virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera (markers)", "markers"
-)
+VIRTUAL = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, "Labrig virtual camera", "markers")
 SMALL = Mode(640, 480, 30.0)
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from labrig.capture.commit import count_frames
 from labrig.capture.recorder import Recorder, RecorderState, provisional_root
+from labrig.capture.sink import SteadyClock
 from labrig.capture.virtual import VirtualCamera
 from labrig.events.dispatcher import events_after
 from labrig.fsutil import sha256_file
@@ -23,7 +24,6 @@ from tests.integration.recording.conftest import (
     StallingCamera,
     wait_for_frames,
 )
-from tests.support.steady_clock import SteadyClock
 
 
 def _segments(store: Store, capture_id: str) -> list[CaptureSegment]:

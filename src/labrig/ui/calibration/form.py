@@ -21,12 +21,15 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.calibration import CaptureChoice
+from labrig.domain.recordings import RecordingPurpose
 from labrig.ui.common.task_bar import TaskBar
 
 NO_PLANE = "none: outputs stay in pixels"
 NO_CAPTURES = (
-    "No committed recordings yet: record the board moving through its poses on the Capture page; "
-    "it appears here once saved."
+    "No board recordings yet. On the Capture screen, choose \u201cThis recording is: the "
+    "calibration board, moved through its poses\u201d (the virtual camera: show the board held "
+    "up), record about 10 s, and it appears here once saved. Then record the board lying still "
+    "on the measurement plane for about 2 s, for results in mm."
 )
 BOARD_TIP = (
     "A board named in resources/boards.json, or a spec: chessboard:COLSxROWS:SQUARE_MM (inner "
@@ -82,21 +85,45 @@ class CalibrateForm(QGroupBox):
         self._update()
 
     def set_captures(self, captures: Sequence[CaptureChoice]) -> None:
-        """Offer ``captures``, keeping the current choices when they are still offered."""
-        for combo, first in ((self.capture, None), (self.plane, NO_PLANE)):
-            keep = combo.currentData()
-            combo.clear()
-            if first is not None:
-                combo.addItem(first, None)
-            for choice in captures:
-                combo.addItem(choice.describe(), choice)
-            if keep is not None:
-                combo.setCurrentIndex(max(combo.findText(keep.describe()), 0))
-        if not captures:
+        """Offer the board recordings as boards and the plane recordings as planes (newest first),
+        keeping the current choices when they are still offered. Otherwise the newest board
+        recording is picked, and the newest plane recording of the same camera and mode."""
+        boards = [c for c in captures if c.offered_as(RecordingPurpose.BOARD)]
+        planes = [c for c in captures if c.offered_as(RecordingPurpose.PLANE)]
+        self._fill(self.capture, None, boards)
+        board = self.capture.currentData()
+        kept_plane = self._fill(self.plane, NO_PLANE, planes)
+        if board is not None and not kept_plane:
+            matching = next(
+                (
+                    c
+                    for c in planes
+                    if c.purpose == RecordingPurpose.PLANE.value
+                    and (c.device_id, c.mode) == (board.device_id, board.mode)
+                ),
+                None,
+            )
+            if matching is not None:
+                self.plane.setCurrentIndex(self.plane.findText(matching.describe()))
+        if not boards:
             self.status.setText(NO_CAPTURES)
         elif self.status.text() == NO_CAPTURES:
             self.status.clear()
         self._update()
+
+    @staticmethod
+    def _fill(combo: QComboBox, first: str | None, choices: Sequence[CaptureChoice]) -> bool:
+        """Offer ``choices`` (after ``first``, standing for none); True when the choice made
+        before is still offered and kept."""
+        keep = combo.currentData()
+        combo.clear()
+        if first is not None:
+            combo.addItem(first, None)
+        for choice in choices:
+            combo.addItem(choice.describe(), choice)
+        at = combo.findText(keep.describe()) if keep is not None else -1
+        combo.setCurrentIndex(max(at, 0))
+        return at >= 0
 
     def set_running(self, running: bool) -> None:
         self._running = running

@@ -62,6 +62,7 @@ class CalibrationPage(ListDetailPage[CalibrationSummary, CalibrationDetail]):
     def _lay_out(self) -> None:
         left = self.list_column(self.form)
         split = QSplitter(Qt.Orientation.Horizontal)
+        split.setObjectName("calibrationSplitter")  # positions kept between runs by name
         split.addWidget(left)
         split.addWidget(self.detail)
         split.setStretchFactor(1, 2)

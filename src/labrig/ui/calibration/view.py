@@ -38,7 +38,7 @@ MAX_TICKS = 15  # more view numbers than this crowd the axis: label every n-th b
 VERDICTS = {
     Validity.IN_USE: (
         "VALID",
-        "in use: analysis of this device and mode is in millimetres through it",
+        "in use: analysis of this device and mode is in millimetres through it",  # with a plane
         "#1d7a1d",
     ),
     Validity.SUPERSEDED: (
@@ -57,6 +57,10 @@ VERDICTS = {
         "#c03030",
     ),
 }
+IN_USE_WITHOUT_PLANE = (
+    "in use: analysis of this device and mode corrects the lens through it, but stays in pixels "
+    "(no plane view: calibrate again with a plane recording for millimetres)"
+)
 NO_CORNERS_NOTE = (
     "This calibration was made before Labrig kept where the corners fell, so neither the coverage "
     "map nor a view's corners can be drawn (the share of grid cells holding a corner was kept): "
@@ -200,6 +204,8 @@ class CalibrationView(QWidget):
         )
         self.binding.setText(self._binding_words(detail))
         word, meaning, colour = VERDICTS[s.validity]
+        if s.validity is Validity.IN_USE and not s.has_plane:
+            meaning = IN_USE_WITHOUT_PLANE
         self.verdict.setText(f"<b style='color:{colour}'>{word}</b> — {meaning}")
         self.reasons.setText("\n".join(f"• {code}: {message}" for code, message in detail.reasons))
         self.reasons.setVisible(bool(detail.reasons))

@@ -1,15 +1,19 @@
 """The Capture page: the technician's flow from a new session to recorded attempts under analysis.
 
 New session (subject code, protocol, operator) → pick a verified device and its
-mode → live preview → Record / Stop, with elapsed time, frame rate, MB/s and
-dropped frames in an info bar → the attempt appears below with the progress of
-its analysis.
+mode → live preview, what the recording is for (an attempt, or the calibration
+board moving or lying on the plane), what a virtual camera shows, and whether the
+device and mode are calibrated (results in mm or px) → Record / Stop, with
+elapsed time, frame rate, MB/s and dropped frames in an info bar → the attempt
+appears below with the progress of its analysis. Stop works from the moment
+Record is pressed: a stop during start-up stops the recording once it has begun.
 
 Threading contract: GUI thread only. Blocking calls (start a recording, stop and
 commit it) run through :class:`~labrig.ui.shell.background.BackgroundCalls`; frames
 are converted on the preview thread; the analysis progress comes from the
 :class:`~labrig.ui.shell.queue_monitor.QueueMonitor` (bridge events and executor
-progress). The info-bar timer reads only the recorder's in-memory counters.
+progress). The info-bar timer reads only the recorder's in-memory counters. The
+calibration line is read on a pool thread of its own, newest request wins.
 """
 
 from __future__ import annotations
@@ -19,26 +23,40 @@ import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
-from PySide6.QtCore import QTimer, Slot
-from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtGui import QImage, QShowEvent
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from labrig.capture import CaptureService, Mode, Recorder, RecorderStatus, create_session
+from labrig.calibration import CalibrationService, Readiness
+from labrig.capture import (
+    CaptureService,
+    DeviceKind,
+    Mode,
+    Recorder,
+    RecorderStatus,
+    SceneName,
+    create_session,
+)
+from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save
 from labrig.ui.capture.attempts_model import AttemptTableModel
 from labrig.ui.capture.preview import PreviewStream, RecorderFeed, SourceFeed
-from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm
+from labrig.ui.capture.setup import RecordingSetup
+from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, clock
 from labrig.ui.common.device_picker import DevicePicker
-from labrig.ui.common.widgets import message_label, named_button
+from labrig.ui.common.widgets import fixed_lines, message_label, named_button
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
+from labrig.ui.shell.latest import Latest
 from labrig.ui.shell.queue_monitor import QueueMonitor
 
 log = logging.getLogger(__name__)
 
 INFO_INTERVAL_MS = 250
+# the note an attempt gets when the window was closed while it was recording
+INTERRUPTED_BY_CLOSING = "the window was closed during the recording, which was stopped and saved"
 
 
 @dataclass(frozen=True)
@@ -64,8 +82,11 @@ class Phase(StrEnum):
 
 class CapturePage(QWidget):
     """Sessions (in ``queue``'s store), devices (from the window's ``checks``), preview and
-    recording through ``capture``; analysis progress from ``monitor``. A
+    recording through ``capture``; analysis progress from ``monitor``; whether the picked device
+    and mode are calibrated from ``calibration``. A
     :class:`~labrig.ui.shell.device_checks.DeviceUser` of ``checks``."""
+
+    navigateRequested = Signal(str)  # a page key: the calibration line's link
 
     def __init__(
         self,
@@ -73,22 +94,26 @@ class CapturePage(QWidget):
         queue: JobQueue,
         monitor: QueueMonitor,
         checks: DeviceChecks,
+        calibration: CalibrationService,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._capture, self._queue, self._monitor, self._checks = capture, queue, monitor, checks
+        self._calibration = calibration
         self._phase = Phase.NO_SESSION
+        self._stop_requested = False  # Stop was pressed while the recording was starting
         self._session: SessionInfo | None = None
         self._recorder: Recorder | None = None
         self._recording_id: str | None = None  # the device recorded, from Record until saved
-        # the recording in progress is of the calibration board: no attempt
-        self._board_recording = False
+        # what the recording in progress is for, fixed from Record until saved
+        self._purpose = RecordingPurpose.ATTEMPT
         # (device id, mode) shown now from the device
         self._previewing: tuple[str, Mode | None] | None = None
         # the last device the preview opened, closed when set
         self._held: tuple[str, threading.Event] | None = None
         self._closing = False
         self._calls = BackgroundCalls(1, self)
+        self._readiness_reads = Latest(BackgroundCalls(1, self))
         self.preview = PreviewStream(self)
         self.attempts = AttemptTableModel(self)
         self._info_timer = QTimer(self)
@@ -100,6 +125,9 @@ class CapturePage(QWidget):
         self.preview.frameReady.connect(self._on_preview_frame_ready)
         self.preview.previewEnded.connect(self._on_preview_preview_ended)
         self.picker.choiceChanged.connect(self._on_picker_choice_changed)
+        self.setup.sceneChosen.connect(self._on_setup_scene_chosen)
+        self.setup.purposeChanged.connect(self._on_setup_purpose_changed)
+        self.setup.calibrateRequested.connect(lambda: self.navigateRequested.emit("calibration"))
         self._info_timer.timeout.connect(self._on_info_timer_timeout)
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         monitor.jobProgressed.connect(self._on_monitor_job_progressed)
@@ -114,13 +142,9 @@ class CapturePage(QWidget):
         self.info = InfoBar()
         self.record_button = named_button("recordButton", "● Record")
         self.stop_button = named_button("stopButton", "■ Stop")
-        self.board_check = QCheckBox("Board recording for calibration (not analysed)")
-        self.board_check.setObjectName("boardRecordingCheck")
-        self.board_check.setToolTip(
-            "Record the calibration board: the recording is saved and offered on the "
-            "Calibration screen, but it is not an attempt and nothing is analysed."
-        )
-        self.message = message_label("captureMessage")
+        self.setup = RecordingSetup()
+        # three lines whatever it says: the buttons above it never move
+        self.message = fixed_lines(message_label("captureMessage"), 3)
         self.attempt_table = AttemptTable(self.attempts)
         left = QVBoxLayout()
         left.addWidget(self.form)
@@ -128,10 +152,10 @@ class CapturePage(QWidget):
         recording = QVBoxLayout()
         recording.addWidget(self.view, 1)
         recording.addWidget(self.info)
+        recording.addWidget(self.setup)
         buttons = QHBoxLayout()
         buttons.addWidget(self.record_button)
         buttons.addWidget(self.stop_button)
-        buttons.addWidget(self.board_check)
         buttons.addStretch(1)
         recording.addLayout(buttons)
         recording.addWidget(self.message)
@@ -176,9 +200,11 @@ class CapturePage(QWidget):
         self.record_button.setEnabled(
             phase is Phase.READY and choice is not None and choice.previewable
         )
-        self.stop_button.setEnabled(phase is Phase.RECORDING)
-        # fixed from Record until saved
-        self.board_check.setEnabled(phase in (Phase.NO_SESSION, Phase.READY))
+        # from the moment Record is pressed: a stop during start-up stops it once it has begun
+        self.stop_button.setEnabled(
+            phase is Phase.RECORDING or (phase is Phase.STARTING and not self._stop_requested)
+        )
+        self.setup.set_recording(phase not in (Phase.NO_SESSION, Phase.READY))
         if phase in (Phase.READY, Phase.RECORDING):
             self._info_timer.start()
         else:
@@ -225,6 +251,48 @@ class CapturePage(QWidget):
             self.message.setText("")  # it spoke of the device picked before
             self._sync_preview()
             self._set_phase(Phase.READY)  # Record follows the picked device's verdict
+        self._show_setup()
+
+    def _show_setup(self) -> None:
+        """The scene switch for a virtual camera, and the calibration of the device and mode
+        picked (read off the GUI thread)."""
+        choice = self.picker.choice()
+        virtual = choice is not None and choice.device.kind is DeviceKind.VIRTUAL
+        device_id = choice.device.device_id if choice is not None else ""
+        self.setup.show_scene(self._capture.scenes.get(device_id) if virtual else None)
+        mode = choice.usable_mode if choice is not None else None
+        if choice is None or mode is None:
+            self.setup.show_readiness(None, "")
+            return
+        name, label, calibration = choice.device.name, mode.label(), self._calibration
+        self.setup.show_readiness(None, name)
+        self._readiness_reads.request(
+            lambda: calibration.readiness(device_id, label),
+            lambda readiness: self._on_readiness_read(readiness, name),
+            lambda error: self.setup.calibration.setText(
+                f"Could not read the calibration: {say_error(error)}"
+            ),
+        )
+
+    def _on_readiness_read(self, readiness: Readiness, name: str) -> None:
+        choice = self.picker.choice()
+        if choice is not None and choice.device.device_id == readiness.device_id:
+            self.setup.show_readiness(readiness, name)
+
+    @Slot(str)
+    def _on_setup_scene_chosen(self, scene: SceneName) -> None:
+        choice = self.picker.choice()
+        if choice is not None and choice.device.kind is DeviceKind.VIRTUAL:
+            self._capture.scenes.set(choice.device.device_id, scene)
+
+    @Slot()
+    def _on_setup_purpose_changed(self) -> None:
+        self._show_setup()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Back from the Calibration screen: the device may be calibrated now."""
+        super().showEvent(event)
+        self._show_setup()
 
     def _sync_preview(self) -> None:
         """Preview the picked device when it is verified; show why not otherwise."""
@@ -304,7 +372,8 @@ class CapturePage(QWidget):
         ):
             return
         self._recording_id = choice.device.device_id
-        self._board_recording = self.board_check.isChecked()
+        self._purpose = self.setup.chosen_purpose()
+        self._stop_requested = False
         self._set_phase(Phase.STARTING)
         self.message.setText(f"Checking {choice.device.name} once more, then recording…")
         released = (
@@ -313,11 +382,12 @@ class CapturePage(QWidget):
             else None
         )
         self._stop_preview()
-        capture, device_id, mode, session_id = (
+        capture, device_id, mode, session_id, purpose = (
             self._capture,
             choice.device.device_id,
             choice.usable_mode,
             self._session.id,
+            self._purpose,
         )
         assert mode is not None
 
@@ -325,7 +395,7 @@ class CapturePage(QWidget):
         def start() -> Recorder:
             if released is not None:
                 released.wait(RELEASE_TIMEOUT_S)
-            return capture.start_recording(device_id, mode, session_id=session_id)
+            return capture.start_recording(device_id, mode, session_id=session_id, purpose=purpose)
 
         self._calls.submit(start, self._on_recording_started, self._on_recording_refused)
 
@@ -338,6 +408,8 @@ class CapturePage(QWidget):
         self.message.setText(f"Recording {recorder.device.name} in {recorder.mode.label()}.")
         self._set_phase(Phase.RECORDING)
         self._on_info_timer_timeout()
+        if self._stop_requested:  # Stop was pressed while it started
+            self._save_recording("")
 
     def _on_recording_refused(self, error: Exception) -> None:
         self.message.setText(f"Recording did not start: {say_error(error)}")
@@ -345,6 +417,11 @@ class CapturePage(QWidget):
 
     @Slot()
     def _on_stop_button_clicked(self) -> None:
+        if self._phase is Phase.STARTING:
+            self._stop_requested = True
+            self.message.setText("Stopping: the recording is starting and stops once it has begun…")
+            self._set_phase(Phase.STARTING)
+            return
         self._save_recording("")
 
     def _save_recording(self, ended_by_itself: str) -> None:
@@ -356,9 +433,9 @@ class CapturePage(QWidget):
         self.preview.stop()
         why = f"Recording ended by itself: {ended_by_itself}. " if ended_by_itself else ""
         self.message.setText(f"{why}Saving the recording and checking its SHA-256…")
-        queue, board = self._queue, self._board_recording
+        queue = self._queue
         self._calls.submit(
-            lambda: stop_and_save(queue, recorder, session.id, board=board),
+            lambda: stop_and_save(queue, recorder, session.id),
             self._on_attempt_saved,
             self._on_save_failed,
         )
@@ -372,7 +449,9 @@ class CapturePage(QWidget):
             f"Attempt {row.number} saved"
             if row.number is not None
             else "Board recording saved"
-            if self._board_recording
+            if self._purpose is RecordingPurpose.BOARD
+            else "Plane recording saved"
+            if self._purpose is RecordingPurpose.PLANE
             else "Recording saved"
         )
         done = (
@@ -391,12 +470,13 @@ class CapturePage(QWidget):
 
     def _recording_ended(self) -> None:
         """Back to previewing; the device may be verified again by whoever waited for it."""
-        self._recorder, self._recording_id = None, None
+        self._recorder, self._recording_id, self._stop_requested = None, None, False
         if self._closing:
             return
         self.info.show_stopped()
         self._set_phase(Phase.READY)
         self._sync_preview()
+        self._show_setup()
         self._checks.verify_next()
 
     @Slot()
@@ -422,8 +502,19 @@ class CapturePage(QWidget):
 
     # -- quitting ------------------------------------------------------------------------------
 
+    def recording_in_progress(self) -> str | None:
+        """What is being recorded, in a few words, while a recording starts or runs; else None."""
+        if self._phase not in (Phase.STARTING, Phase.RECORDING):
+            return None
+        device = self._checks.device(self._recording_id or "")
+        name = device.name if device is not None else self._recording_id
+        status = self.recording_status
+        length = f" ({clock(status.elapsed_s)} so far)" if status is not None else ""
+        return f"{name} is recording{length}"
+
     def shut_down(self, timeout_ms: int) -> None:
-        """Stop and save a recording in progress, and join the preview and worker threads."""
+        """Stop and save a recording in progress, marked as interrupted, and join the preview and
+        worker threads."""
         self._closing = True
         self._info_timer.stop()
         self._calls.wait(timeout_ms)  # a start or save in flight reports now
@@ -437,7 +528,9 @@ class CapturePage(QWidget):
             self._recorder = None
             try:
                 self.attempts.add(
-                    stop_and_save(self._queue, recorder, session.id, board=self._board_recording)
+                    stop_and_save(
+                        self._queue, recorder, session.id, interrupted=INTERRUPTED_BY_CLOSING
+                    )
                 )
             except LabrigError:  # it stays provisional: start-up recovery salvages it
                 log.exception("saving the recording in progress failed while quitting")

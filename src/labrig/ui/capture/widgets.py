@@ -139,7 +139,7 @@ class InfoBar(QWidget):
             "frameRate", "Frames written per second since recording started"
         )
         self.data_rate = self._info(
-            "dataRate", "Megabytes per second written to disk, counted per closed segment"
+            "dataRate", "Megabytes per second written to disk since recording started"
         )
         self.dropped = self._info("dropped", "Frames the camera skipped or the disk could not take")
         self.preview_rate = self._info("previewRate", "Pictures per second shown in the preview")
@@ -163,10 +163,7 @@ class InfoBar(QWidget):
     def show_recording(self, status: RecorderStatus) -> None:
         self.elapsed.setText(f"● REC {clock(status.elapsed_s)}")
         self.frame_rate.setText(f"{status.fps:.1f} fps")
-        # counted per closed segment: until the first one closes there is no honest figure yet
-        self.data_rate.setText(
-            f"{status.mb_per_s:.2f} MB/s" if status.segments else f"{NOTHING} MB/s"
-        )
+        self.data_rate.setText(f"{status.mb_per_s:.2f} MB/s")
         self.dropped.setText(f"{status.dropped} dropped")
 
     def show_stopped(self) -> None:

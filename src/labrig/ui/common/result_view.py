@@ -154,6 +154,7 @@ class ResultView(QWidget):
         tabs.addTab(self.metrics, "Metrics")
         tabs.addTab(self.provenance, "Provenance")
         split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("resultPlotsSplitter")  # positions kept between runs by name
         split.addWidget(self.plots)
         split.addWidget(tabs)
         split.setStretchFactor(0, 3)

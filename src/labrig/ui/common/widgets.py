@@ -25,6 +25,17 @@ def message_label(
     return label
 
 
+def fixed_lines(label: QLabel, lines: int) -> QLabel:
+    """``label`` word-wrapped and as tall as ``lines`` lines whatever it says, so what is laid out
+    below it never moves when its text changes length; the whole text is in its tooltip too."""
+    label.setWordWrap(True)
+    margins = label.contentsMargins()
+    height = lines * label.fontMetrics().lineSpacing() + margins.top() + margins.bottom() + 6
+    label.setFixedHeight(height)
+    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+    return label
+
+
 def named_button(
     name: str, text: str, slot: Callable[[], None] | None = None, tip: str = ""
 ) -> QPushButton:

@@ -84,6 +84,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         detail_column.addLayout(export_row)
         detail_column.addWidget(self.export_progress)
         split = QSplitter(Qt.Orientation.Horizontal)
+        split.setObjectName("resultsSplitter")  # positions kept between runs by name
         split.addWidget(self.list_column())
         split.addWidget(right)
         split.setStretchFactor(1, 3)

@@ -113,6 +113,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         history.addWidget(self.history, 1)
         row.addLayout(history, 3)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("reviewValuesSplitter")  # positions kept between runs by name
         split.addWidget(self.values)
         split.addWidget(lower)
         split.setStretchFactor(0, 3)  # the values get the room; the form and history need less
@@ -123,6 +124,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         detail.addWidget(self.heading)
         detail.addWidget(split, 1)
         sides = QSplitter(Qt.Orientation.Horizontal)
+        sides.setObjectName("reviewSplitter")
         sides.addWidget(self.list_column())
         sides.addWidget(self.detail)
         sides.setStretchFactor(1, 3)

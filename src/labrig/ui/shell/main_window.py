@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -30,11 +30,12 @@ from labrig.events import EventRecord
 from labrig.releases import ReleaseView
 from labrig.storage import Reading
 from labrig.sync import SyncStatus, sync_status
+from labrig.ui.shell import window_state
 from labrig.ui.shell.background import BackgroundCalls
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.device_checks import DeviceChecks
 from labrig.ui.shell.latest import Latest
-from labrig.ui.shell.pages import PageContext, PageSpec, ShutsDown
+from labrig.ui.shell.pages import Navigates, PageContext, PageSpec, Records, ShutsDown
 from labrig.ui.shell.queue_monitor import QueueMonitor, queue_summary
 
 NOTHING_YET = "—"
@@ -45,7 +46,8 @@ PAGE_SHUTDOWN_MS = 10_000
 
 class MainWindow(QMainWindow):
     """Labrig's top-level window, showing ``pages`` (the app's are
-    :data:`~labrig.ui.screens.PAGES`)."""
+    :data:`~labrig.ui.screens.PAGES`). Its size, place and splitters are kept in ``settings``
+    (:func:`~labrig.ui.shell.window_state.window_settings` unless given)."""
 
     def __init__(
         self,
@@ -54,8 +56,11 @@ class MainWindow(QMainWindow):
         monitor: QueueMonitor,
         pages: Sequence[PageSpec],
         parent: QWidget | None = None,
+        settings: QSettings | None = None,
     ) -> None:
         super().__init__(parent)
+        self._settings = settings or window_state.window_settings()
+        self._close_confirmed = False  # closing during a recording was confirmed
         self._context = PageContext(services, bridge, monitor, DeviceChecks(services.capture, self))
         self._services = services
         self._monitor = monitor
@@ -73,6 +78,7 @@ class MainWindow(QMainWindow):
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         self._on_monitor_snapshot_changed()
         self.refresh_status()
+        window_state.restore(self, self._settings)
 
     def _build_pages(self, pages: Sequence[PageSpec]) -> None:
         self.navigation = QListWidget()
@@ -83,6 +89,8 @@ class MainWindow(QMainWindow):
             self.navigation.addItem(spec.title)
             page = spec.factory(self._context)
             page.setObjectName(f"page_{spec.key}")
+            if isinstance(page, Navigates):
+                page.navigateRequested.connect(self.show_page)
             self.pages.addWidget(page)
         # wide enough for the longest title, no wider: the page gets the room
         self.navigation.setFixedWidth(self.navigation.sizeHintForColumn(0) + 24)
@@ -241,9 +249,50 @@ class MainWindow(QMainWindow):
                 page.shut_down(timeout_ms)
         self._context.devices.shut_down(timeout_ms)
 
+    def recording_in_progress(self) -> str | None:
+        """What a page is recording, in a few words, or None."""
+        for index in range(self.pages.count()):
+            page = self.pages.widget(index)
+            if isinstance(page, Records) and (busy := page.recording_in_progress()):
+                return busy
+        return None
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        busy = self.recording_in_progress()
+        if busy and not self._close_confirmed:
+            event.ignore()  # asked first; the answer closes the window or leaves it recording
+            self._ask_before_closing(busy)
+            return
+        window_state.save(self, self._settings)
         self.shut_down()
         super().closeEvent(event)
+
+    def _ask_before_closing(self, busy: str) -> None:
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Close Labrig during a recording?",
+            f"{busy}. Stop and save the recording, then close Labrig?",
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        box.setObjectName("closeWhileRecordingBox")
+        box.setInformativeText(
+            "The recording is saved, and its attempt is marked as interrupted. Keep recording to "
+            "go on; stop it on the Capture screen."
+        )
+        close = box.addButton("Stop, save and close", QMessageBox.ButtonRole.AcceptRole)
+        close.setObjectName("stopSaveCloseButton")
+        keep = box.addButton("Keep recording", QMessageBox.ButtonRole.RejectRole)
+        keep.setObjectName("keepRecordingButton")
+        box.setDefaultButton(keep)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        close.clicked.connect(self._on_close_confirmed)
+        box.open()  # window-modal, not a nested event loop: the recording goes on meanwhile
+
+    @Slot()
+    def _on_close_confirmed(self) -> None:
+        self._close_confirmed = True
+        self.close()
 
     def show_page(self, key: str) -> None:
         """Switch to the page registered under ``key``."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QWidget
 
 from labrig.bootstrap import Services
@@ -37,6 +38,23 @@ class ShutsDown(Protocol):
     """A page with threads or a recording of its own: the window calls this when it closes."""
 
     def shut_down(self, timeout_ms: int) -> None: ...
+
+
+@runtime_checkable
+class Records(Protocol):
+    """A page that records: the window asks before it closes during a recording."""
+
+    def recording_in_progress(self) -> str | None:
+        """What is being recorded, in a few words, or None."""
+        ...
+
+
+@runtime_checkable
+class Navigates(Protocol):
+    """A page with links to other pages: ``navigateRequested`` carries the key of the page to
+    show."""
+
+    navigateRequested: SignalInstance
 
 
 @dataclass(frozen=True)

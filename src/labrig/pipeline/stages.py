@@ -243,11 +243,14 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
             "bright markers per frame, linked into tracks; undistorted with the calibration",
             schema_version=2,
         ),
+        # version 2: the peak speed is searched where the velocity is a centred fit, never in the
+        # edge half-windows (pipeline/kinematics.py): peaks change, so old outputs keep their keys
         stage(
             "kinematics",
             _kinematics,
             KINEMATICS_DEFAULTS,
             KINEMATICS_SCHEMA,
             "positions in mm and s through the calibration plane; Savitzky-Golay speeds",
+            schema_version=2,
         ),
     )

@@ -165,13 +165,17 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.pipeline.kinematics import kinematics, to_plane_mm
+    from labrig.pipeline.kinematics import TimeUnits, Units, kinematics, to_plane_mm
 
     media = load_capture(store, ctx.input_digests[0])
     [tracking] = list(ctx.upstream.values())
     calibration = _calibration(store, ctx.config)
     metric = calibration is not None and calibration.plane_homography is not None
+    # seconds whenever the frames' times are known, calibrated or not; frames only without any
+    timed = media.timed
     times = media.times_s()
+    length: Units = "mm" if metric else "px"
+    time: TimeUnits = "s" if timed else "frames"
     results = []
     for item in tracking["tracks"]["tracks"]:
         frames = np.asarray(item["frames"], dtype=np.int64)
@@ -179,19 +183,14 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
         if metric:
             assert calibration is not None and calibration.plane_homography is not None
             xy = to_plane_mm(xy, calibration.plane_homography)
+        if timed:
             t = times[frames] if len(times) > int(frames.max()) else frames / media.fps
         else:
             t = frames.astype(np.float64)
-        k = kinematics(
-            xy,
-            t,
-            "mm" if metric else "px",
-            "s" if metric else "frames",
-            window_s=ctx.config["window_s"] if metric else None,
-        )
+        k = kinematics(xy, t, length, time, window_s=ctx.config["window_s"] if timed else None)
         results.append({"track_id": item["track_id"], **k.to_json()})
         ctx.check_cancelled()
-    units = {"length": "mm" if metric else "px", "time": "s" if metric else "frames"}
+    units = {"length": length, "time": time}
     return _output(
         {"capture_id": media.capture_id, "units": units, "tracks": results},
         [] if metric else [NO_CALIBRATION],
@@ -244,7 +243,8 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
             schema_version=2,
         ),
         # version 2: the peak speed is searched where the velocity is a centred fit, never in the
-        # edge half-windows (pipeline/kinematics.py): peaks change, so old outputs keep their keys
+        # edge half-windows (pipeline/kinematics.py), and uncalibrated results are in px and s
+        # when the frames' times are known: outputs change, so old outputs keep their keys
         stage(
             "kinematics",
             _kinematics,

@@ -2,8 +2,8 @@
 result's own units.
 
 Axis labels always carry the units the result was computed in: mm and s through a valid
-calibration, px and frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or
-a silent "×0.001".
+calibration, px and s without one, frames only for a recording without timestamps. Auto SI
+prefixes are off, so "mm" never turns into "kmm" or a silent "×0.001".
 
 Threading contract: GUI thread only.
 """

@@ -114,6 +114,7 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
 # tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig`
 # start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
+    from labrig.pipeline.marker_colours import with_colours
     from labrig.pipeline.tracking import detect_markers, track
 
     media = load_capture(store, ctx.input_digests[0])
@@ -136,6 +137,8 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
         total_frames=media.frame_count,
         task=ctx,
     )
+    # the plots draw each track in its marker's colour: read from a few colour frames
+    tracks = with_colours(media.frames(), tracks, undistort)
     needed = float(ctx.config["min_marker_fraction"])
     # with expected_markers unset, "all expected" would read as 100 % of nothing
     if not tracks.tracks:
@@ -188,7 +191,9 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
         else:
             t = frames.astype(np.float64)
         k = kinematics(xy, t, length, time, window_s=ctx.config["window_s"] if timed else None)
-        results.append({"track_id": item["track_id"], **k.to_json()})
+        results.append(
+            {"track_id": item["track_id"], "colour_rgb": item.get("colour_rgb"), **k.to_json()}
+        )
         ctx.check_cancelled()
     units = {"length": length, "time": time}
     return _output(
@@ -233,14 +238,14 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
         ),
         # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames
         # to grey), which moves positions by a few hundredths of a pixel: a new key, so no false
-        # reproducibility incident
+        # reproducibility incident. Version 3: each track carries its marker's colour
         stage(
             "tracking.markers",
             _tracking,
             TRACKING_DEFAULTS,
             TRACKING_SCHEMA,
             "bright markers per frame, linked into tracks; undistorted with the calibration",
-            schema_version=2,
+            schema_version=3,
         ),
         # version 2: the peak speed is searched where the velocity is a centred fit, never in the
         # edge half-windows (pipeline/kinematics.py), and uncalibrated results are in px and s

@@ -22,9 +22,15 @@ from labrig.bootstrap import Services, bootstrap
 from labrig.capture.virtual import MARKERS
 from labrig.pipeline.kinematics import to_plane_mm
 from labrig.store import Store
-from labrig.store.models import AnalysisResultRecord, Job, JobOutput
+from labrig.store.models import AnalysisResultRecord
 from tests.integration.analysis.test_kinematics import true_speed
-from tests.support.analysis_runs import analyse, calibrate_markers_camera, new_session, record
+from tests.support.analysis_runs import (
+    analyse,
+    calibrate_markers_camera,
+    new_session,
+    record,
+    stage_output,
+)
 
 SECONDS = 3.0  # an attempt of `labrig demo`
 FPS = 30.0
@@ -33,18 +39,6 @@ FPS = 30.0
 @pytest.fixture
 def services(store: Store) -> Services:
     return bootstrap(store=store)
-
-
-def _stage_output(services: Services, attempt_id: str, stage_id: str) -> dict[str, object]:
-    with services.store.read() as session:
-        key = session.scalar(
-            select(Job.idempotency_key).where(
-                Job.attempt_id == attempt_id, Job.stage_id == stage_id
-            )
-        )
-        body = session.scalar(select(JobOutput.body).where(JobOutput.idempotency_key == key))
-    assert body is not None, f"{stage_id} committed no output"
-    return json.loads(body)  # type: ignore[no-any-return]
 
 
 def _result(services: Services, attempt_id: str) -> dict[str, object]:
@@ -82,15 +76,18 @@ def test_each_tracks_peak_speed_is_within_one_percent_of_the_truth(services: Ser
     peaks = {m["track_id"]: m for m in result["metrics"]}  # type: ignore[attr-defined]
     windows = {
         k["track_id"]: k["window_samples"]
-        for k in _stage_output(services, attempt_id, "kinematics")["tracks"]  # type: ignore[attr-defined]
+        for k in stage_output(services, attempt_id, "kinematics")["tracks"]  # type: ignore[attr-defined]
     }
-    tracks = _stage_output(services, attempt_id, "tracking.markers")["tracks"]
+    tracks = stage_output(services, attempt_id, "tracking.markers")["tracks"]
     named = set()
     for item in tracks["tracks"]:  # type: ignore[index]
         t = np.asarray(item["frames"], dtype=np.float64) / FPS  # the steady clock's stamps
         mm = to_plane_mm(item["xy"], calibration.plane_homography)
         name = _marker(mm[0])
         named.add(name)
+        # undistorted positions are distorted back to read the colour: the right marker's
+        bgr = next(c for n, c, _ in MARKERS if n == name)
+        assert np.abs(np.subtract(item["colour_rgb"], bgr[::-1])).max() <= 12, name
         truth = float(true_speed(name, np.linspace(0.0, t[-1], 4001)).max())
         ours = peaks[item["track_id"]]["peak_speed"]
         peer = _peer_peak(t, mm)

@@ -8,8 +8,10 @@ import dataclasses
 import hashlib
 import json
 from datetime import datetime
+from typing import Any
 
 import numpy as np
+from sqlalchemy import select
 
 from labrig.bootstrap import Services
 from labrig.calibration.boards import parse_board
@@ -31,7 +33,7 @@ from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
-from labrig.store.models import CalibrationRecord
+from labrig.store.models import CalibrationRecord, Job, JobOutput
 
 MODE = Mode(1280, 720, 30.0)
 MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, VIRTUAL_CAMERA_NAME, "markers")
@@ -89,6 +91,19 @@ def analyse(services: Services, session_id: str, capture_id: str) -> str:
     attempt_id = request_analysis(services, session_id, capture_id)
     run_analysis(services)
     return attempt_id
+
+
+def stage_output(services: Services, attempt_id: str, stage_id: str) -> dict[str, Any]:
+    """The committed output of the attempt's ``stage_id`` job, as the stage wrote it."""
+    with services.store.read() as session:
+        key = session.scalar(
+            select(Job.idempotency_key).where(
+                Job.attempt_id == attempt_id, Job.stage_id == stage_id
+            )
+        )
+        body = session.scalar(select(JobOutput.body).where(JobOutput.idempotency_key == key))
+    assert body is not None, f"{stage_id} committed no output"
+    return json.loads(body)  # type: ignore[no-any-return]
 
 
 def board_views(mode: Mode, every: int = 30) -> list[View]:

@@ -50,9 +50,7 @@ def test_jobs_run_on_the_pool_and_the_queue_page_shows_them_succeeded(
     assert sorted(v.id for v in finished) == sorted(j.id for j in jobs)
     assert {v.state for v in finished} == {S.SUCCEEDED}
     page = queue_page(ui)
-    qtbot.waitUntil(
-        lambda: all(state_shown(page, j.id) == "Succeeded" for j in jobs), timeout=WAIT_MS
-    )
+    qtbot.waitUntil(lambda: all(state_shown(page, j.id) == "Done" for j in jobs), timeout=WAIT_MS)
     assert ui.executor.running_jobs == frozenset()
     status = ui.window.findChild(QLabel, "queueStatus")
     qtbot.waitUntil(

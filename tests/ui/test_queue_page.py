@@ -10,7 +10,9 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
 from labrig.ui.app import Gui
+from labrig.ui.queue.model import COLUMNS
 from labrig.ui.queue.page import QueuePage
+from tests.support.analysis_runs import new_session, record, request_analysis, run_analysis
 from tests.ui.jobs_helpers import (
     LONG,
     SELFTEST,
@@ -94,12 +96,12 @@ def test_reprocess_creates_a_new_job_that_supersedes_the_selected_one(
     assert new is not None and new.id != old.id
     assert new.supersedes_job_id == old.id and new.state is S.READY
     assert services.queue.get(old.id).state is S.SUPERSEDED
-    assert state_shown(page, old.id) == "Superseded"
+    assert state_shown(page, old.id) == "Replaced by a reprocess"
     assert page.action_status.text() == f"Reprocessing job {old.id[:8]} as new job {new.id[:8]}."
     with qtbot.waitSignal(ui.executor.signals.jobFinished, timeout=WAIT_MS) as finished:
         ui.executor.start()
     assert finished.args[0].id == new.id and finished.args[0].state is S.SUCCEEDED
-    qtbot.waitUntil(lambda: state_shown(page, new.id) == "Succeeded", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: state_shown(page, new.id) == "Done", timeout=WAIT_MS)
     assert services.queue.get(old.id).state is S.SUPERSEDED
 
 
@@ -140,3 +142,45 @@ def test_a_refused_action_is_explained_on_the_page(
 
     assert page.action_status.text().startswith("LABRIG_TERMINAL_STATE:")
     assert state_shown(page, job.id) == "Cancelled"
+
+
+def test_an_empty_queue_says_when_jobs_appear(qtbot: QtBot, ui: Gui) -> None:
+    page = shown_queue_page(qtbot, ui)
+    assert page.model.rowCount() == 0
+    assert page.empty_note.isVisible()
+    assert "Jobs appear here when an attempt is recorded" in page.empty_note.text()
+
+
+def test_rows_name_the_subject_and_attempt_in_words_a_technician_reads(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    page = shown_queue_page(qtbot, ui)
+    services.start()
+    session_id = new_session(services, "DEMO-001")
+    for _ in range(2):  # the second attempt's jobs are the ones looked at
+        attempt_id = request_analysis(
+            services, session_id, record(services, session_id, seconds=1.0)
+        )
+    kinematics = next(
+        j
+        for j in services.queue.jobs()
+        if j.attempt_id == attempt_id and j.stage_id == "kinematics"
+    )
+    qtbot.waitUntil(lambda: page.model.row_of(kinematics.id) is not None, timeout=WAIT_MS)
+    assert not page.empty_note.isVisible()
+    assert _cell(page, kinematics.id, "Attempt") == "DEMO-001 · attempt 2"
+    # no calibration: kinematics ends degraded, said in words, with the internal name as a tip
+    run_analysis(services)
+    qtbot.waitUntil(lambda: state_shown(page, kinematics.id) == "Done, degraded", timeout=WAIT_MS)
+    row = page.model.row_of(kinematics.id)
+    assert row is not None
+    state = page.model.index(row, COLUMNS.index("State"))
+    assert state.data(Qt.ItemDataRole.ToolTipRole) == "SucceededDegraded"
+    # the queue's tries of the job, never read as the subject's recording attempts
+    assert "Attempts" not in COLUMNS and _cell(page, kinematics.id, "Tries") == "1 of 3"
+
+
+def _cell(page: QueuePage, job_id: str, column: str) -> str:
+    row = page.model.row_of(job_id)
+    assert row is not None
+    return str(page.model.index(row, COLUMNS.index(column)).data())

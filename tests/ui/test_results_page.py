@@ -139,13 +139,17 @@ def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
         x, y = item.getData()
         assert list(x) == pytest.approx([p[0] for p in series["xy"]])
         assert list(y) == pytest.approx([p[1] for p in series["xy"]])
-    assert _labels(page) == ["x (px)", "y (px, downwards)", "time (frames)", "speed (px/frame)"]
+        # drawn in its marker's colour as the video shows it; white, yellow and cyan would vanish
+        # on the white plot, so each has a dark outline
+        assert item.opts["pen"].color().getRgb()[:3] == tuple(series["colour_rgb"])
+        assert item.opts["shadowPen"] is not None
+    assert _labels(page) == ["x (px)", "y (px, downwards)", "time (s)", "speed (px/s)"]
     _assert_metrics_match(page, document)
     badge = page.detail.badges["degradedBadge"]
     assert badge.isVisible() and badge.text() == "DEGRADED"
     assert page.detail.degraded_reasons.isVisible()
     assert "no valid calibration" in page.detail.degraded_reasons.text()
-    assert page.detail.badges["unitsBadge"].text() == "px · frames"
+    assert page.detail.badges["unitsBadge"].text() == "px · s"
     assert not page.detail.blocked_panel.isVisible()
     status = page.model.index(page.model.row_of(attempt_id) or 0, STATUS_COLUMN).data()
     assert status == "Published, degraded"

@@ -25,7 +25,7 @@ from labrig.capture.media import (
 from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.service import CaptureService, parse_mode
-from labrig.capture.sessions import PipelineStep, create_attempt, create_session
+from labrig.capture.sessions import PipelineStep, attempt_names, create_attempt, create_session
 from labrig.capture.sink import FrameClock, now_ns, read_timestamps
 from labrig.capture.sources import FrameSource, Image, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification
@@ -67,6 +67,7 @@ __all__ = [
     "Verification",
     "VirtualCamera",
     "WatchFolderIngestor",
+    "attempt_names",
     "create_attempt",
     "create_session",
     "discover_virtual",

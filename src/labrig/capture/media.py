@@ -49,6 +49,13 @@ class CaptureMedia:
         for path in self.segments:
             yield from iter_luma(path)
 
+    @property
+    def timed(self) -> bool:
+        """Whether the frames' times are known: every segment has recorded timestamps, or the
+        mode states a frame rate (an imported file's header). False only when neither is there,
+        and :meth:`times_s` would assume 30 fps."""
+        return all(p is not None for p in self.timestamps) or bool(self.mode.get("fps"))
+
     def times_s(self) -> npt.NDArray[np.float64]:
         """Seconds since the first frame, from the recorded monotonic timestamps
         (frame/fps without them)."""

@@ -18,7 +18,7 @@ from labrig.domain.events import EventName
 from labrig.errors import LabrigError
 from labrig.events import record_event
 from labrig.jobs import JobQueue
-from labrig.store import utcnow
+from labrig.store import Store, utcnow
 from labrig.store.models import Attempt, AttemptCapture, Capture, CaptureSession
 
 FIELD = re.compile(r"^[\w][\w .\-]{0,127}$")
@@ -123,3 +123,17 @@ def create_attempt(
             )
             previous = [job.id]
     return attempt_id
+
+
+def attempt_names(store: Store, attempt_ids: Sequence[str]) -> dict[str, str]:
+    """How a technician names each attempt: its session's subject and its number in the session,
+    e.g. "DEMO-001 · attempt 2"; ids not found are left out."""
+    if not attempt_ids:
+        return {}
+    with store.read() as session:
+        rows = session.execute(
+            select(Attempt.id, CaptureSession.subject_code, Attempt.number)
+            .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+            .where(Attempt.id.in_(set(attempt_ids)))
+        ).all()
+    return {attempt_id: f"{subject} · attempt {number}" for attempt_id, subject, number in rows}

@@ -114,6 +114,7 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
 # tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig`
 # start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
+    from labrig.pipeline.marker_colours import with_colours
     from labrig.pipeline.tracking import detect_markers, track
 
     media = load_capture(store, ctx.input_digests[0])
@@ -136,6 +137,8 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
         total_frames=media.frame_count,
         task=ctx,
     )
+    # the plots draw each track in its marker's colour: read from a few colour frames
+    tracks = with_colours(media.frames(), tracks, undistort)
     needed = float(ctx.config["min_marker_fraction"])
     # with expected_markers unset, "all expected" would read as 100 % of nothing
     if not tracks.tracks:
@@ -165,13 +168,17 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.pipeline.kinematics import kinematics, to_plane_mm
+    from labrig.pipeline.kinematics import TimeUnits, Units, kinematics, to_plane_mm
 
     media = load_capture(store, ctx.input_digests[0])
     [tracking] = list(ctx.upstream.values())
     calibration = _calibration(store, ctx.config)
     metric = calibration is not None and calibration.plane_homography is not None
+    # seconds whenever the frames' times are known, calibrated or not; frames only without any
+    timed = media.timed
     times = media.times_s()
+    length: Units = "mm" if metric else "px"
+    time: TimeUnits = "s" if timed else "frames"
     results = []
     for item in tracking["tracks"]["tracks"]:
         frames = np.asarray(item["frames"], dtype=np.int64)
@@ -179,19 +186,16 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
         if metric:
             assert calibration is not None and calibration.plane_homography is not None
             xy = to_plane_mm(xy, calibration.plane_homography)
+        if timed:
             t = times[frames] if len(times) > int(frames.max()) else frames / media.fps
         else:
             t = frames.astype(np.float64)
-        k = kinematics(
-            xy,
-            t,
-            "mm" if metric else "px",
-            "s" if metric else "frames",
-            window_s=ctx.config["window_s"] if metric else None,
+        k = kinematics(xy, t, length, time, window_s=ctx.config["window_s"] if timed else None)
+        results.append(
+            {"track_id": item["track_id"], "colour_rgb": item.get("colour_rgb"), **k.to_json()}
         )
-        results.append({"track_id": item["track_id"], **k.to_json()})
         ctx.check_cancelled()
-    units = {"length": "mm" if metric else "px", "time": "s" if metric else "frames"}
+    units = {"length": length, "time": time}
     return _output(
         {"capture_id": media.capture_id, "units": units, "tracks": results},
         [] if metric else [NO_CALIBRATION],
@@ -234,20 +238,24 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
         ),
         # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames
         # to grey), which moves positions by a few hundredths of a pixel: a new key, so no false
-        # reproducibility incident
+        # reproducibility incident. Version 3: each track carries its marker's colour
         stage(
             "tracking.markers",
             _tracking,
             TRACKING_DEFAULTS,
             TRACKING_SCHEMA,
             "bright markers per frame, linked into tracks; undistorted with the calibration",
-            schema_version=2,
+            schema_version=3,
         ),
+        # version 2: the peak speed is searched where the velocity is a centred fit, never in the
+        # edge half-windows (pipeline/kinematics.py), and uncalibrated results are in px and s
+        # when the frames' times are known: outputs change, so old outputs keep their keys
         stage(
             "kinematics",
             _kinematics,
             KINEMATICS_DEFAULTS,
             KINEMATICS_SCHEMA,
             "positions in mm and s through the calibration plane; Savitzky-Golay speeds",
+            schema_version=2,
         ),
     )

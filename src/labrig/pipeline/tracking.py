@@ -138,12 +138,15 @@ class Track:
     # frame indices (0 = first frame given), increasing; gaps where it was not seen
     frames: npt.NDArray[np.int64]
     xy: Array  # N×2 positions, px (undistorted image px when a calibration was given)
+    # the marker's colour in the video (RGB 0-255), from pipeline/marker_colours; None: not read
+    colour_rgb: tuple[int, int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "track_id": self.track_id,
             "frames": self.frames.tolist(),
             "xy": np.round(self.xy, 4).tolist(),
+            "colour_rgb": None if self.colour_rgb is None else list(self.colour_rgb),
         }
 
 

@@ -119,7 +119,7 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
             for t in kin.get("tracks", [])
         ],
         "series": [
-            {k: t.get(k) for k in ("track_id", "t", "xy", "velocity")}
+            {k: t.get(k) for k in ("track_id", "t", "xy", "velocity", "colour_rgb")}
             for t in kin.get("tracks", [])
         ],
         "qc": {

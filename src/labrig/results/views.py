@@ -107,6 +107,8 @@ class TrackSeries:
     x: Array
     y: Array
     speed: Array | None  # None when the track was too short for speeds
+    # the marker's colour in the video (RGB 0-255); None in results published before it was read
+    colour_rgb: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -282,4 +284,6 @@ def _series(raw: Mapping[str, Any]) -> TrackSeries:
     if velocity:
         v = np.asarray(velocity, dtype=np.float64).reshape(-1, 2)
         speed = np.hypot(v[:, 0], v[:, 1])
-    return TrackSeries(int(raw["track_id"]), t, xy[:, 0], xy[:, 1], speed)
+    colour = raw.get("colour_rgb")
+    rgb = (int(colour[0]), int(colour[1]), int(colour[2])) if colour else None
+    return TrackSeries(int(raw["track_id"]), t, xy[:, 0], xy[:, 1], speed, rgb)

@@ -4,11 +4,13 @@ are composed, once, over the core services."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication
 
 from labrig.bootstrap import Services
+from labrig.capture import attempt_names
 from labrig.ui.screens import PAGES
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.main_window import MainWindow
@@ -42,7 +44,12 @@ def build_main_window(services: Services, workers: int = 2) -> Gui:
     bridge.attach(services)
     executor = QtJobExecutor(services.queue, workers)
     executor.attach(bridge)
-    monitor = QueueMonitor(services.queue, bridge, executor.signals)
+    monitor = QueueMonitor(
+        services.queue,
+        bridge,
+        executor.signals,
+        attempt_names=partial(attempt_names, services.store),
+    )
     return Gui(MainWindow(services, bridge, monitor, PAGES), bridge, executor, monitor)
 
 

@@ -1,9 +1,10 @@
 """The default pipeline end to end: record → attempt → media.qc → tracking → kinematics →
 published result.
 
-Calibration truly gates metric output: without one the result is in pixels and frames and says it is
-degraded; with one (intrinsics from board views, scale from the board lying on the plane) it is in
-millimetres and seconds and matches the virtual camera's ground truth.
+Calibration truly gates metric output: without one the result is in pixels (and seconds, from the
+recorded timestamps) and says it is degraded; with one (intrinsics from board views, scale from the
+board lying on the plane) it is in millimetres and seconds and matches the virtual camera's ground
+truth.
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def test_without_calibration_the_result_is_in_pixels_and_says_so(services: Servi
     session_id = create_session(services.queue, "S-1", "reach", "ana")
     result = _analyse(services, session_id, _record(services, session_id))
     assert result["status"] == "published" and result["degraded"] is True
-    assert result["units"] == {"length": "px", "time": "frames"}
+    # the frame times are recorded: seconds, though the lengths stay pixels
+    assert result["units"] == {"length": "px", "time": "s"}
+    # a 2 s recording: times in seconds, not frame numbers up to 59
+    assert all(0 < m["time_to_peak_speed"] < 2.0 for m in result["metrics"])  # type: ignore[attr-defined, union-attr]
     assert any("no valid calibration" in r for r in result["reasons"])  # type: ignore[union-attr]
     assert len(result["metrics"]) == 3  # type: ignore[arg-type]
     names = [e.name for e in events_after(services.store, 0)]

@@ -58,7 +58,7 @@ def test_an_attempt_is_pending_until_its_result_is_published_and_then_reads_in_f
     assert any("no valid calibration" in r for r in done.reasons)
     detail = load_result(services.store, attempt_id)
     assert detail is not None and detail.document == _stored_document(services, done.result_id)
-    assert detail.units == ("px", "frames") and not detail.previous and detail.advice == []
+    assert detail.units == ("px", "s") and not detail.previous and detail.advice == []
     series = detail.document["series"]
     assert len(detail.tracks) == len(series) == len(detail.metrics) == 3
     for track, raw in zip(detail.tracks, series, strict=True):

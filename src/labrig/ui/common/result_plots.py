@@ -2,8 +2,13 @@
 result's own units.
 
 Axis labels always carry the units the result was computed in: mm and s through a valid
-calibration, px and frames without one. Auto SI prefixes are off, so "mm" never turns into "kmm" or
-a silent "×0.001".
+calibration, px and s without one, frames only for a recording without timestamps. Auto SI
+prefixes are off, so "mm" never turns into "kmm" or a silent "×0.001".
+
+Each track is drawn in its marker's colour as the video shows it (``colour_rgb``, read by the
+tracker); a colour that would vanish on the white plot (contrast below 3:1, as WCAG measures it:
+white, yellow, cyan markers) gets a dark outline under it. Results published before colours were
+read fall back to evenly spaced hues.
 
 Threading contract: GUI thread only.
 """
@@ -11,11 +16,41 @@ Threading contract: GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from labrig.results import TrackSeries
+
+BACKGROUND = (255, 255, 255)
+OUTLINE = (51, 51, 51)  # the titles' grey
+MIN_CONTRAST = 3.0  # WCAG's least contrast for graphics against their background
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours (1 to 21)."""
+
+    def luminance(rgb: tuple[int, int, int]) -> float:
+        c = [v / 255 for v in rgb]
+        lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def track_pens(track: TrackSeries, n: int, count: int) -> tuple[Any, Any]:
+    """The pen of track ``n`` of ``count``, and the outline drawn under it (None when its colour
+    stands out on the background by itself)."""
+    if track.colour_rgb is None:
+        return pg.mkPen(pg.intColor(n, hues=max(count, 3)), width=2), None
+    outline = (
+        pg.mkPen(OUTLINE, width=4)
+        if contrast(track.colour_rgb, BACKGROUND) < MIN_CONTRAST
+        else None
+    )
+    return pg.mkPen(track.colour_rgb, width=2), outline
 
 
 def _plot(name: str, title: str) -> pg.PlotWidget:
@@ -67,8 +102,8 @@ class ResultPlots(QWidget):
         per = "frame" if time == "frames" else time
         speed.setLabel("left", f"speed ({length}/{per})")
         for n, track in enumerate(tracks):
-            pen = pg.mkPen(pg.intColor(n, hues=max(len(tracks), 3)), width=2)
+            pen, outline = track_pens(track, n, len(tracks))
             name = f"track {track.track_id}"
-            traj.plot(track.x, track.y, pen=pen, name=name)
+            traj.plot(track.x, track.y, pen=pen, shadowPen=outline, name=name)
             if track.speed is not None:
-                speed.plot(track.t, track.speed, pen=pen, name=name)
+                speed.plot(track.t, track.speed, pen=pen, shadowPen=outline, name=name)

@@ -248,7 +248,7 @@ class ResultView(QWidget):
                 GREEN if metric else AMBER,
                 "calibrated: millimetres on the measurement plane, seconds"
                 if metric
-                else "no valid calibration: pixels and frame numbers",
+                else _units_words(length, time),
             )
         calibration = (doc.get("provenance") or {}).get("calibration_id")
         _set_badge(
@@ -361,3 +361,10 @@ class ResultView(QWidget):
         for key, value in rows:
             QTreeWidgetItem(top, [key, value or "—"])
         return top
+
+
+def _units_words(length: str, time: str) -> str:
+    """The units badge's tooltip for a result not in mm and s."""
+    where = "no valid calibration: pixels" if length == "px" else f"lengths in {length}"
+    when = "seconds" if time == "s" else "frame numbers (the recording has no timestamps)"
+    return f"{where}, {when}"

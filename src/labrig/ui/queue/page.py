@@ -44,6 +44,12 @@ REPROCESS_TIP = (
 )
 
 
+EMPTY_TEXT = (
+    "No jobs yet. Jobs appear here when an attempt is recorded: its analysis (media check, "
+    "marker tracking, kinematics) is queued as one job per stage."
+)
+
+
 class QueuePage(QWidget):
     """The job table plus Retry, Cancel and Reprocess for the selected job, through ``queue``."""
 
@@ -63,6 +69,9 @@ class QueuePage(QWidget):
         self.reprocess_button = named_button(
             "reprocessButton", "Reprocess", self._on_reprocess_button_clicked, REPROCESS_TIP
         )
+        self.empty_note = QLabel(EMPTY_TEXT)
+        self.empty_note.setObjectName("emptyNote")
+        self.empty_note.setWordWrap(True)
         self.action_status = QLabel("")
         self.action_status.setObjectName("actionStatus")
         self.action_status.setWordWrap(True)
@@ -88,6 +97,7 @@ class QueuePage(QWidget):
     def _lay_out(self) -> None:
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Queue</h2>"))
+        layout.addWidget(self.empty_note)
         layout.addWidget(self.table, 1)
         buttons = QHBoxLayout()
         for button in (self.retry_button, self.cancel_button, self.reprocess_button):
@@ -112,7 +122,8 @@ class QueuePage(QWidget):
     @Slot()
     def _on_monitor_snapshot_changed(self) -> None:
         keep = self.selected_job()
-        self.model.set_jobs(self._monitor.jobs)
+        self.model.set_jobs(self._monitor.jobs, self._monitor.attempt_names)
+        self.empty_note.setVisible(not self._monitor.jobs)
         if keep is not None:
             self.select_job(keep.id)
         self._update_buttons()

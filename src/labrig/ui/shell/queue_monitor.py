@@ -7,7 +7,7 @@ or when an operator acts; live progress comes from the executor's signals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
@@ -56,11 +56,20 @@ class QueueMonitor(QObject):
     jobProgressed = Signal(str, float, str)
 
     def __init__(
-        self, queue: JobQueue, bridge: EventBridge, jobs: JobSignals, parent: QObject | None = None
+        self,
+        queue: JobQueue,
+        bridge: EventBridge,
+        jobs: JobSignals,
+        parent: QObject | None = None,
+        attempt_names: Callable[[Sequence[str]], Mapping[str, str]] | None = None,
     ) -> None:
+        """``attempt_names``: attempt id → how a technician names it ("DEMO-001 · attempt 2"),
+        read with each snapshot (``capture.attempt_names`` over the store)."""
         super().__init__(parent)
         self._queue = queue
+        self._attempt_names = attempt_names
         self.jobs: list[JobView] = []
+        self.attempt_names: Mapping[str, str] = {}
         self.counts: dict[JobState, int] = {}
         self._states: dict[str, JobState] = {}
         # zero-delay single shot: coalesces a burst of requests into one read (not a poll)
@@ -86,6 +95,10 @@ class QueueMonitor(QObject):
         self._coalesce.stop()
         self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
         self.counts = self._queue.counts()
+        if self._attempt_names is not None:
+            self.attempt_names = self._attempt_names(
+                sorted({j.attempt_id for j in self.jobs if j.attempt_id})
+            )
         self._states = {job.id: job.state for job in self.jobs}
         self.snapshotChanged.emit()
 

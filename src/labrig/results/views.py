@@ -109,6 +109,14 @@ class TrackSeries:
     speed: Array | None  # None when the track was too short for speeds
 
 
+def units_words(units: Mapping[str, Any] | None) -> str:
+    """A result document's ``units`` as a person reads them: ``"mm, s"`` (length, then time), or
+    ``"none (no kinematics ran)"``."""
+    if not units:
+        return "none (no kinematics ran)"
+    return ", ".join(str(units[k]) for k in ("length", "time") if k in units)
+
+
 @dataclass(frozen=True)
 class ResultDetail:
     """One attempt's result: the stored document when there is one, and its jobs as they are now."""

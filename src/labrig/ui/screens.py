@@ -52,7 +52,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         "releases",
         "Releases",
-        lambda context: ReleasesPage(context.services.releases, context.bridge),
+        lambda context: ReleasesPage(
+            context.services.releases, context.services.governance.access, context.bridge
+        ),
     ),
     PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
 )

@@ -8,6 +8,7 @@ and one entry here.
 
 from __future__ import annotations
 
+from labrig.ui.audit.page import AuditPage
 from labrig.ui.calibration.page import CalibrationPage
 from labrig.ui.capture.page import CapturePage
 from labrig.ui.devices.page import DevicesPage
@@ -55,6 +56,11 @@ PAGES: tuple[PageSpec, ...] = (
         lambda context: ReleasesPage(
             context.services.releases, context.services.governance.access, context.bridge
         ),
+    ),
+    PageSpec(
+        "audit",
+        "Audit trail",
+        lambda context: AuditPage(context.services.governance.audit, context.bridge),
     ),
     PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
 )

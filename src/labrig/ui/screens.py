@@ -19,6 +19,7 @@ from labrig.ui.review.page import ReviewPage
 from labrig.ui.settings.page import SettingsPage
 from labrig.ui.shell.pages import PageSpec
 from labrig.ui.storage.page import StoragePage
+from labrig.ui.users.page import UsersPage
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec(
@@ -61,6 +62,9 @@ PAGES: tuple[PageSpec, ...] = (
         "audit",
         "Audit trail",
         lambda context: AuditPage(context.services.governance.audit, context.bridge),
+    ),
+    PageSpec(
+        "users", "Users and roles", lambda context: UsersPage(context.services.governance.access)
     ),
     PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
 )

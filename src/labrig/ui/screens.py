@@ -66,5 +66,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         "users", "Users and roles", lambda context: UsersPage(context.services.governance.access)
     ),
-    PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
+    PageSpec(
+        "settings",
+        "Settings",
+        lambda context: SettingsPage(context.services.store, context.services.sync),
+    ),
 )

@@ -23,6 +23,7 @@ ACTION_WORDS = {
 }
 #: the object types the services write, as the filter offers them
 OBJECT_TYPES = ("result", "user", "release", "sync_destination")
+ID_WIDTH = 16  # longer object ids (uuids) are shortened in the list; the detail has them whole
 
 
 def local_second(iso: str) -> str:
@@ -33,8 +34,10 @@ def local_second(iso: str) -> str:
         return iso
 
 
-def object_words(entry: AuditEntryView) -> str:
-    return f"{entry.object_type} {entry.object_id}"
+def object_words(entry: AuditEntryView, *, short: bool = False) -> str:
+    """``user tom``; ``short``: a long id (a uuid) cut to its first 8 characters, as listed."""
+    long = short and len(entry.object_id) > ID_WIDTH
+    return f"{entry.object_type} {entry.object_id[:8] + '…' if long else entry.object_id}"
 
 
 def detail_text(entry: AuditEntryView) -> str:
@@ -67,7 +70,7 @@ class AuditListModel(RowsTableModel[AuditEntryView]):
             local_second(row.recorded_at),
             row.actor,
             ACTION_WORDS.get(row.action, row.action),
-            object_words(row),
+            object_words(row, short=True),
             row.reason,
         )
 

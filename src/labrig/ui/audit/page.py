@@ -42,6 +42,7 @@ INTRO = (
     "Labrig."
 )
 ANY_TYPE = "any object"
+DETAIL_WIDTH = 220  # px per share of the list (3) and the detail (2) at first
 REFRESHING = frozenset(
     {EventName.REVIEW_REVISED, EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK}
 )
@@ -143,6 +144,8 @@ class AuditPage(ListDetailPage[AuditEntryView, AuditEntryView]):
         sides.addWidget(self.detail)
         sides.setStretchFactor(0, 3)
         sides.setStretchFactor(1, 2)
+        sides.setSizes([3 * DETAIL_WIDTH, 2 * DETAIL_WIDTH])
+        self.table.setWordWrap(False)  # one line an entry; the detail has the whole reason
         verify = QHBoxLayout()
         verify.addWidget(self.verify_button, 0, Qt.AlignmentFlag.AlignTop)
         verify.addWidget(self.verdict, 1)

@@ -58,7 +58,7 @@ EMPTY = (
 )
 NO_ACTIVE = (
     "No release is active. Analysis still runs this build's built-in stages and results are still "
-    'published, but each is marked "Release: none active" on the Results screen and in its '
+    'published, but each is marked "No active release" on the Results screen and in its '
     "provenance: it was not made under a health-checked, activated release. Activate a release so "
     "that new results carry it; results made before keep the mark until they are reprocessed."
 )

@@ -26,6 +26,8 @@ TITLES = [
     "Devices",
     "Storage",
     "Releases",
+    "Audit trail",
+    "Users and roles",
     "Settings",
 ]
 
@@ -122,7 +124,7 @@ def test_the_status_bar_says_whether_sync_is_configured_and_what_is_pending(
 ) -> None:
     sync = ui.window.findChild(QLabel, "syncStatus")
     qtbot.waitUntil(lambda: sync.text() == "Sync: not configured", timeout=5000)
-    assert "labrig sync configure" in sync.toolTip()
+    assert "on the Settings screen" in sync.toolTip()
 
     archive = tmp_path / "archive"
     archive.mkdir()

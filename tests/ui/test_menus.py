@@ -50,6 +50,7 @@ def test_every_menu_action_works_once(qtbot: QtBot, ui: Gui, services: Services)
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
 
 
-def test_each_page_has_a_numbered_shortcut(ui: Gui) -> None:
+def test_the_first_nine_pages_have_a_numbered_shortcut_and_every_page_a_go_entry(ui: Gui) -> None:
     shortcuts = [a.shortcut().toString() for a in _actions(ui) if a.objectName().startswith("go_")]
-    assert shortcuts == [f"Ctrl+{i + 1}" for i in range(len(ui.window.page_keys))]
+    count = len(ui.window.page_keys)
+    assert shortcuts == [f"Ctrl+{i + 1}" if i < 9 else "" for i in range(count)]

@@ -9,7 +9,8 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.events.dispatcher import events_after
 from labrig.ui.app import Gui
-from labrig.ui.releases.page import ReleasesPage
+from labrig.ui.common.roles_policy import NO_ADMIN_POLICY
+from labrig.ui.releases.page import EMPTY, NO_ACTIVE, ReleasesPage
 
 LEFT = Qt.MouseButton.LeftButton
 WAIT_MS = 30_000
@@ -46,6 +47,7 @@ def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
     qtbot.mouseClick(page.check_button, LEFT)
     qtbot.waitUntil(lambda: page.table.item(0, 2).text() == "passed", timeout=WAIT_MS)
     assert "passed" in page.message.text() and "OK" in page.report.text()
+    assert "units: mm, s" in page.message.text()  # words, not a dictionary
 
     qtbot.waitUntil(page.activate_button.isEnabled, timeout=WAIT_MS)
     qtbot.mouseClick(page.activate_button, LEFT)
@@ -73,3 +75,33 @@ def test_a_release_is_registered_checked_activated_and_rolled_back_by_clicking(
     qtbot.waitUntil(
         lambda: ui.window.release_status.text() == "Release: none active", timeout=WAIT_MS
     )
+
+
+def test_an_empty_catalog_says_what_a_release_is_and_a_read_keeps_the_last_message(
+    qtbot: QtBot, ui: Gui
+) -> None:
+    page = _page(qtbot, ui)
+    qtbot.waitUntil(lambda: page.list_status.text() == EMPTY, timeout=WAIT_MS)
+    assert "Reading" not in page.message.text() and page.table.rowCount() == 0
+    assert not page.no_active.isHidden() and page.no_active.text() == NO_ACTIVE
+
+    qtbot.mouseClick(page.register_button, LEFT)
+    qtbot.waitUntil(lambda: "registered" in page.message.text(), timeout=WAIT_MS)
+    page.refresh()  # as when the page is shown again, or the bridge brings a deployment event
+    _idle(qtbot, page)
+    assert "registered" in page.message.text()
+    assert page.list_status.text() == "1 release, newest first."
+    assert not page.no_active.isHidden()  # registered is not active
+
+
+def test_the_no_admin_policy_is_stated_until_an_admin_is_assigned(
+    qtbot: QtBot, ui: Gui, services: Services
+) -> None:
+    page = _page(qtbot, ui)
+    qtbot.waitUntil(lambda: not page.policy.isHidden(), timeout=WAIT_MS)
+    assert page.policy.text() == NO_ADMIN_POLICY
+
+    ui.window.show_page("settings")
+    services.governance.access.set_role("ada", "admin", "the lab's admin")
+    ui.window.show_page("releases")
+    qtbot.waitUntil(page.policy.isHidden, timeout=WAIT_MS)

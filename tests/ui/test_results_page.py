@@ -164,6 +164,32 @@ def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
     assert shown["Inputs"].child(0).text(1) == document["provenance"]["inputs"][0]
 
 
+def test_a_result_made_with_no_active_release_says_so_on_a_badge_and_in_its_provenance(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    assert services.releases.list() == []
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id, seconds=0.5))
+    assert _document(services, attempt_id)["provenance"]["release"] is None
+    _show(qtbot, page)
+
+    _open(qtbot, page, attempt_id)
+
+    badge = page.detail.badges["releaseBadge"]
+    assert badge.isVisible() and badge.text() == "No active release"
+    assert "cannot be traced to a health-checked, activated release" in badge.toolTip()
+    tree = page.detail.provenance
+    [release] = [
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).text(0) == "Release"
+    ]
+    assert (release.child(0).text(0), release.child(0).text(1)) == (
+        "release",
+        "none active — this result was not made under an activated release",
+    )
+
+
 def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
     qtbot: QtBot, services: Services, page: ResultsPage
 ) -> None:

@@ -23,6 +23,7 @@ from labrig.domain.idempotency import sha256_hex
 from labrig.store import Store, open_store
 from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
 from labrig.ui.common.result_view import METRIC_COLUMNS
+from labrig.ui.common.roles_policy import NO_ADMIN_POLICY
 from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
@@ -163,7 +164,7 @@ def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic
 ) -> None:
     page, services = bench.review_page("rita")
     automatic_document = services.governance.revisions.automatic_document(rig.published_id)
-    assert "not enforced" in page.user.text() and "rita" in page.user.text()
+    assert "rita" in page.user.text() and not page.policy.isHidden()  # no admin yet
     # the blocked one cannot be revised
     assert page.list_status.text() == "1 published result, newest first."
     _open_result(qtbot, page, rig.published_id)
@@ -207,6 +208,20 @@ def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic
     assert [e.action for e in services.governance.audit.entries(rig.published_id)] == [
         "review.revise"
     ]
+
+
+def test_the_no_admin_policy_is_stated_until_an_admin_is_assigned(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    page, _ = bench.review_page("rita")
+    assert not page.policy.isHidden() and page.policy.text() == NO_ADMIN_POLICY
+    assert page.reviewer is not None and page.reviewer.refusal is None  # anyone may revise
+
+    _staff(rig.store)
+    page.hide()
+    page.show()  # shown again: who is signed in, and the roster, are read again
+    qtbot.waitUntil(page.policy.isHidden, timeout=WAIT_MS)
+    assert page.user.text() == "Signed in as rita (reviewer role)."
 
 
 def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(

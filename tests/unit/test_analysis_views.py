@@ -17,6 +17,7 @@ from labrig.results.views import (
     ResultStatus,
     StageState,
     refreshes_results,
+    units_words,
 )
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -98,3 +99,9 @@ def test_advice_is_given_for_blocked_results_only_and_falls_back_to_general_word
     ]
     assert _detail(ResultStatus.BLOCKED, odd).advice == [GENERAL_ADVICE]
     assert _detail(ResultStatus.DEGRADED, markers).advice == []
+
+
+def test_units_read_as_words_not_as_a_dictionary() -> None:
+    assert units_words({"length": "mm", "time": "s"}) == "mm, s"
+    assert units_words({"length": "px", "time": "frames"}) == "px, frames"
+    assert units_words(None) == "none (no kinematics ran)"

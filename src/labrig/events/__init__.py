@@ -5,7 +5,14 @@ Modules: ``outbox`` (recording events), ``dispatcher`` (delivery and listeners),
 ``audit`` (the trail).
 """
 
-from labrig.events.audit import AuditTrail, chain_head, record_audit
+from labrig.events.audit import (
+    AuditDatesError,
+    AuditEntryView,
+    AuditQuery,
+    AuditTrail,
+    chain_head,
+    record_audit,
+)
 from labrig.events.dispatcher import (
     Dispatcher,
     DispatcherThread,
@@ -17,6 +24,9 @@ from labrig.events.dispatcher import (
 from labrig.events.outbox import EventRecord, payload_text, record_event
 
 __all__ = [
+    "AuditDatesError",
+    "AuditEntryView",
+    "AuditQuery",
     "AuditTrail",
     "Dispatcher",
     "DispatcherThread",

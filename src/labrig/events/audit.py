@@ -12,6 +12,7 @@ import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -28,6 +29,7 @@ from labrig.domain.audit import (
     verify_chain,
 )
 from labrig.domain.idempotency import canonical_json
+from labrig.errors import LabrigError
 from labrig.store import Store, utcnow
 from labrig.store.dialects import chain_lock_sql, fetch_stored_text
 from labrig.store.models import AuditEntry
@@ -64,6 +66,53 @@ class AuditEntryView:
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self))
+
+
+class AuditDatesError(LabrigError):
+    code = "LABRIG_AUDIT_DATES"
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    """Which entries to show: each given criterion must hold (none given: every entry).
+
+    ``object_id`` matches any entry whose object id contains it (ids are long; people paste part of
+    one); ``actor`` is a login, matched whole and without regard to case; the dates are the
+    workstation's local calendar days, both included.
+    """
+
+    object_type: str | None = None
+    object_id: str | None = None
+    actor: str | None = None
+    since: date | None = None
+    until: date | None = None
+
+    def __post_init__(self) -> None:
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise AuditDatesError(
+                f"the first day ({self.since}) is after the last day ({self.until}); "
+                "swap the two dates, or widen the range"
+            )
+
+    def matches(self, entry: AuditEntryView) -> bool:
+        part = (self.object_id or "").strip().lower()
+        who = (self.actor or "").strip().lower()
+        day = local_day(entry.recorded_at)
+        return (
+            (not self.object_type or entry.object_type == self.object_type)
+            and (not part or part in entry.object_id.lower())
+            and (not who or entry.actor.lower() == who)
+            and (self.since is None or (day is not None and day >= self.since))
+            and (self.until is None or (day is not None and day <= self.until))
+        )
+
+
+def local_day(recorded_at: str) -> date | None:
+    """The workstation's calendar day of a stored UTC time (None if it no longer parses)."""
+    try:
+        return datetime.fromisoformat(recorded_at).astimezone().date()
+    except ValueError:
+        return None
 
 
 def _stored_rows(session: Session, sql: str) -> list[tuple[Any, ...]]:
@@ -137,6 +186,16 @@ class AuditTrail:
             rows = _stored_rows(session, f"{_SELECT} ORDER BY seq")
         views = [AuditEntryView.of(r) for r in rows]
         return [v for v in views if v.object_id == object_id] if object_id else views
+
+    def find(self, query: AuditQuery) -> list[AuditEntryView]:
+        """The entries ``query`` matches, newest first (what the Audit screen lists)."""
+        return [v for v in reversed(self.entries()) if query.matches(v)]
+
+    def entry(self, seq: int) -> AuditEntryView | None:
+        """Entry number ``seq`` as stored, or None when there is no such entry."""
+        with self.store.read() as session:
+            rows = _stored_rows(session, f"{_SELECT} WHERE seq = {int(seq)}")
+        return AuditEntryView.of(rows[0]) if rows else None
 
     def head(self) -> ChainHead:
         with self.store.read() as session:

@@ -14,6 +14,7 @@ from labrig.results.views import (
     list_attempts,
     load_result,
     refreshes_results,
+    units_words,
 )
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "load_result",
     "publish_when_done",
     "refreshes_results",
+    "units_words",
 ]

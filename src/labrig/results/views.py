@@ -111,6 +111,14 @@ class TrackSeries:
     colour_rgb: tuple[int, int, int] | None = None
 
 
+def units_words(units: Mapping[str, Any] | None) -> str:
+    """A result document's ``units`` as a person reads them: ``"mm, s"`` (length, then time), or
+    ``"none (no kinematics ran)"``."""
+    if not units:
+        return "none (no kinematics ran)"
+    return ", ".join(str(units[k]) for k in ("length", "time") if k in units)
+
+
 @dataclass(frozen=True)
 class ResultDetail:
     """One attempt's result: the stored document when there is one, and its jobs as they are now."""

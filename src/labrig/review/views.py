@@ -45,12 +45,8 @@ class ReviewerState:
     refusal: str | None  # the access service's own message when revising is not allowed
 
     def describe(self) -> str:
+        # while roles are not enforced the window says so on a banner of its own
         role = f"{self.role} role" if self.role else "no role"
-        if not self.enforced:
-            return (
-                f"Signed in as {self.user} ({role}). Roles are not enforced on this workstation "
-                "yet (no admin), so everyone may revise results."
-            )
         return f"Signed in as {self.user} ({role})."
 
 

@@ -34,6 +34,7 @@ from labrig.capture import DEFAULT_MODE, Mode, VirtualCamera, create_session, im
 from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_attempt
 from labrig.releases import Check, HealthReport
+from labrig.results import units_words
 from labrig.store.models import AnalysisResultRecord, Capture
 
 TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
@@ -140,7 +141,8 @@ def _judge(services: Services, k: Any, truth_camera: VirtualCamera, frames: int)
     return HealthReport(
         passed,
         tuple(checks),
-        f"result {document['status']}, units {document['units']}" + (f"; {why}" if why else ""),
+        f"result {document['status']}, units: {units_words(document['units'])}"
+        + (f"; {why}" if why else ""),
     )
 
 

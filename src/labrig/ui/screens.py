@@ -8,6 +8,7 @@ and one entry here.
 
 from __future__ import annotations
 
+from labrig.ui.audit.page import AuditPage
 from labrig.ui.calibration.page import CalibrationPage
 from labrig.ui.capture.page import CapturePage
 from labrig.ui.devices.page import DevicesPage
@@ -18,6 +19,7 @@ from labrig.ui.review.page import ReviewPage
 from labrig.ui.settings.page import SettingsPage
 from labrig.ui.shell.pages import PageSpec
 from labrig.ui.storage.page import StoragePage
+from labrig.ui.users.page import UsersPage
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec(
@@ -56,7 +58,21 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         "releases",
         "Releases",
-        lambda context: ReleasesPage(context.services.releases, context.bridge),
+        lambda context: ReleasesPage(
+            context.services.releases, context.services.governance.access, context.bridge
+        ),
     ),
-    PageSpec("settings", "Settings", lambda context: SettingsPage(context.services.store)),
+    PageSpec(
+        "audit",
+        "Audit trail",
+        lambda context: AuditPage(context.services.governance.audit, context.bridge),
+    ),
+    PageSpec(
+        "users", "Users and roles", lambda context: UsersPage(context.services.governance.access)
+    ),
+    PageSpec(
+        "settings",
+        "Settings",
+        lambda context: SettingsPage(context.services.store, context.services.sync),
+    ),
 )

@@ -48,6 +48,12 @@ METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("range_y", "Range y", "length"),
     ("reason", "Note", None),
 )
+NO_RELEASE = "none active — this result was not made under an activated release"
+NO_RELEASE_TIP = (
+    "No release was active when this result was made: this build's built-in stages ran, so the "
+    "result cannot be traced to a health-checked, activated release. An admin activates one on "
+    "the Releases screen; reprocess the attempt to make the result under it."
+)
 STATUS_BADGES = {
     ResultStatus.PUBLISHED: ("Published", GREEN),
     ResultStatus.DEGRADED: ("Published", GREEN),
@@ -107,6 +113,7 @@ class ResultView(QWidget):
                 "degradedBadge",
                 "unitsBadge",
                 "calibrationBadge",
+                "releaseBadge",
                 "qcBadge",
                 "revisedBadge",
             )
@@ -257,6 +264,13 @@ class ResultView(QWidget):
             GREEN if calibration else AMBER,
             calibration or "",
         )
+        release = (doc.get("provenance") or {}).get("release")
+        _set_badge(
+            self.badges["releaseBadge"],
+            f"Release {release['version']}" if release else "No active release",
+            GREEN if release else AMBER,
+            release["digest"] if release else NO_RELEASE_TIP,
+        )
         qc = doc.get("qc") or {}
         if qc.get("decoded_frames") is not None:
             decoded, expected, gaps = (
@@ -347,7 +361,7 @@ class ResultView(QWidget):
                 ("manifest digest", release["digest"]),
             ]
             if release
-            else [("release", "none active: the built-in stages ran")],
+            else [("release", NO_RELEASE)],
         )
         jobs = self._branch("Jobs", [])
         for job in prov.get("jobs", []):

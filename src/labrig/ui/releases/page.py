@@ -4,9 +4,11 @@ activate, roll back.
 Threading contract: GUI thread only. Every service call (listing, registering,
 the health check, which runs the whole pipeline on reference data, activating,
 rolling back) runs on a pool thread through
-:class:`~labrig.ui.shell.background.BackgroundCalls`; the page re-reads the list when
-a call ends and when the bridge reports a deployment event. Role checks are the
-service's: a refusal is shown in its own words.
+:class:`~labrig.ui.shell.background.BackgroundCalls`. The list (with whether roles are enforced)
+is read, newest wins, when the page is shown, when an action ends and when the bridge reports a
+deployment event; its status line under the table says what was read, so the message about the
+last action is never overwritten by a read. Role checks are the service's: a refusal is shown in
+its own words.
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from labrig.access import AccessControl
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
 from labrig.releases import HealthReport, ReleaseService, ReleaseView
-from labrig.ui.common.widgets import named_button
+from labrig.ui.common.list_detail import rows_word
+from labrig.ui.common.roles_policy import RolesPolicyBanner
+from labrig.ui.common.widgets import message_label, named_button
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.latest import Latest
 
 T = TypeVar("T")
 COLUMNS = ("Version", "Status", "Health", "Digest", "Activated", "Note")
@@ -43,6 +49,18 @@ INTRO = (
     "made them. A release must pass its health check (the pipeline on reference recordings with "
     "known truth) before it can be activated. Activating and rolling back need the admin role and "
     "are kept in the audit trail."
+)
+READING = "Reading the releases…"
+EMPTY = (
+    "No release is registered yet. Registering records this build's analysis pipeline as a "
+    'release, so that results can say which checked pipeline made them: press "Register this '
+    "build's pipeline\", run its health check, then activate it (admin)."
+)
+NO_ACTIVE = (
+    "No release is active. Analysis still runs this build's built-in stages and results are still "
+    'published, but each is marked "No active release" on the Results screen and in its '
+    "provenance: it was not made under a health-checked, activated release. Activate a release so "
+    "that new results carry it; results made before keep the mark until they are reprocessed."
 )
 
 
@@ -56,18 +74,26 @@ class ReleasesPage(QWidget):
     """The release table, a reason field, and one button per action on the selected release."""
 
     def __init__(
-        self, releases: ReleaseService, bridge: EventBridge, parent: QWidget | None = None
+        self,
+        releases: ReleaseService,
+        access: AccessControl,
+        bridge: EventBridge,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self._releases = releases
-        self._calls = BackgroundCalls(1, self)
+        self._releases, self._access = releases, access
+        self._calls = BackgroundCalls(1, self)  # the actions, one at a time
+        self._reads = BackgroundCalls(1, self)  # the list, never queued behind a health check
+        self._list_reads = Latest(self._reads)
         self._rows: list[ReleaseView] = []
-        self._stale = True
+        self._select_after: str | None = None
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Releases</h2>"))
         intro = QLabel(INTRO)
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        self.policy = RolesPolicyBanner()
+        layout.addWidget(self.policy)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("releaseTable")
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -79,6 +105,11 @@ class ReleasesPage(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.itemSelectionChanged.connect(lambda: self._sync_buttons())
         layout.addWidget(self.table, 1)
+        self.list_status = message_label("releaseListStatus", READING)
+        layout.addWidget(self.list_status)
+        self.no_active = message_label("noActiveRelease", NO_ACTIVE)
+        self.no_active.hide()
+        layout.addWidget(self.no_active)
         self.reason = QLineEdit()
         self.reason.setObjectName("reason")
         self.reason.setPlaceholderText("Reason (required to roll back; kept in the audit trail)")
@@ -117,7 +148,7 @@ class ReleasesPage(QWidget):
 
     @property
     def busy(self) -> bool:
-        return self._calls.busy
+        return self._calls.busy or self._list_reads.busy
 
     @property
     def releases(self) -> list[ReleaseView]:
@@ -125,12 +156,33 @@ class ReleasesPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._stale:
-            self.refresh()
+        self.refresh()  # also when current: roles may have changed on another screen or the CLI
 
-    def refresh(self) -> None:
-        self._stale = False
-        self._run("Reading the releases…", self._releases.list, self._show_list)
+    def refresh(self, select_id: str | None = None) -> None:
+        """Read the list and the roster again (off the GUI thread); then select ``select_id``."""
+        self._select_after = select_id or self._select_after
+        if not self._rows:
+            self.list_status.setText(READING)
+        self._list_reads.request(self._read, self._on_read, self._on_read_failed)
+
+    def _read(self) -> tuple[list[ReleaseView], bool]:
+        """Runs on a pool thread."""
+        return self._releases.list(), self._access.roster().enforced
+
+    def _on_read(self, read: tuple[list[ReleaseView], bool]) -> None:
+        releases, enforced = read
+        self.policy.show_policy(enforced)
+        self._show_list(releases)
+        wanted, self._select_after = self._select_after, None
+        if wanted is not None:
+            self.select(wanted)
+        self.list_status.setText(
+            f"{rows_word(len(releases), 'release')}, newest first." if releases else EMPTY
+        )
+        self.no_active.setHidden(any(r.status == "active" for r in releases))
+
+    def _on_read_failed(self, error: Exception) -> None:
+        self.list_status.setText(f"The releases could not be read: {say_error(error)}")
 
     def _show_list(self, releases: list[ReleaseView]) -> None:
         selected = self.selected()
@@ -231,12 +283,7 @@ class ReleasesPage(QWidget):
         self._after_change(restored.id if restored is not None else None)
 
     def _after_change(self, select_id: str | None) -> None:
-        def show(releases: list[ReleaseView]) -> None:
-            self._show_list(releases)
-            if select_id is not None:
-                self.select(select_id)
-
-        self._calls.submit(self._releases.list, show, self._failed)
+        self.refresh(select_id)
 
     def _run(self, doing: str, call: Callable[[], T], done: Callable[[T], None]) -> None:
         if self._calls.busy:
@@ -272,11 +319,10 @@ class ReleasesPage(QWidget):
 
     @Slot(object)
     def _on_bridge_event_recorded(self, event: EventRecord) -> None:
-        if event.name in (EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK):
-            if self.isVisible():
-                self._after_change(None)
-            else:
-                self._stale = True
+        deployment = event.name in (EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK)
+        if deployment and self.isVisible():  # a hidden page reads when next shown
+            self.refresh()
 
     def shut_down(self, timeout_ms: int) -> None:
         self._calls.wait(timeout_ms)
+        self._reads.wait(timeout_ms)

@@ -39,6 +39,7 @@ from labrig.review import (
 )
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.result_view import format_value
+from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import (
@@ -92,6 +93,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.reviewer: ReviewerState | None = None
         self.list_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.user = message_label("reviewUser", "Reading who is signed in…")
+        self.policy = RolesPolicyBanner()
         self.heading = ResultHeading()
         self.values = ValuesTable()
         self.history = HistoryTable()
@@ -133,6 +135,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         layout.addWidget(QLabel("<h2>Review</h2>"))
         layout.addWidget(message_label("reviewIntro", INTRO))
         layout.addWidget(self.user)
+        layout.addWidget(self.policy)
         layout.addWidget(sides, 1)
 
     # -- reading -------------------------------------------------------------------------------
@@ -193,6 +196,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     def _on_reviewer_read(self, state: ReviewerState) -> None:
         self.reviewer = state
         self.user.setText(state.describe())
+        self.policy.show_policy(state.enforced)
         self.form.set_refusal(state.refusal)
 
     def show_detail(self, detail: ReviewedResult) -> None:

@@ -203,7 +203,8 @@ class MainWindow(QMainWindow):
         if sync.destination is None:
             self.sync_status.setText("Sync: not configured")
             self.sync_status.setToolTip(
-                "An admin sets the archive folder: labrig sync configure --to DIR --reason …"
+                "Nothing is copied to an archive yet. An admin sets the archive folder on the "
+                "Settings screen (Go ▸ Settings)."
             )
             return
         failing = f" ({sync.failing} failing)" if sync.failing else ""

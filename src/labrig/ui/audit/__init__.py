@@ -1,0 +1,1 @@
+"""The Audit screen: the hash-chained audit trail, filtered, and verifying the chain."""

@@ -1,0 +1,1 @@
+"""The Users and roles screen: the roster, and an admin assigning or removing roles."""

@@ -23,7 +23,7 @@ from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.results.model import STATUS_COLUMN
-from labrig.ui.results.page import ResultsPage
+from labrig.ui.results.page import EVERYTHING, ResultsPage
 from labrig.ui.shell.bridge import EventBridge
 from tests.support.analysis_runs import (
     analyse,
@@ -34,6 +34,7 @@ from tests.support.analysis_runs import (
     run_analysis,
 )
 from tests.ui.analysis_helpers import WAIT_MS, click_row
+from tests.ui.capture_helpers import choose
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 
@@ -308,6 +309,39 @@ def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_
     )
     assert check.returncode == 0, check.stdout + check.stderr
     assert page.export_button.isEnabled()
+
+
+def test_every_published_result_is_exported_with_its_recordings_from_the_last_folder(
+    qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
+) -> None:
+    first_session = new_session(services, "S-2")
+    analyse(services, first_session, record(services, first_session))
+    _open_exportable(qtbot, services, page)
+    # the dialog does not open in the program's folder
+    assert page.export_start_folder() != str(Path.cwd())
+    target = tmp_path / "exports"
+    target.mkdir()
+    choose(qtbot, page.export_scope, EVERYTHING)
+    page.export_media.setChecked(True)
+
+    page.export_to(str(target))
+    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
+
+    assert page.export_message.text().startswith("Exported 2 result(s)")
+    [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert len(manifest["results"]) == 2 and manifest["media"] is True
+    media = sorted((bundle / "media").iterdir())
+    assert len(media) == 2 and all(any(folder.glob("*.avi")) for folder in media)
+    check = subprocess.run(
+        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    # the next export starts where this one went
+    assert page.export_start_folder() == str(target)
 
 
 def test_a_blocked_result_cannot_be_exported(

@@ -12,7 +12,7 @@ from labrig.events.dispatcher import events_after
 from labrig.storage import DiskUsage, StorageMonitor
 from labrig.ui.app import Gui
 from labrig.ui.shell.bridge import EventBridge
-from labrig.ui.storage.page import FORECAST_MODES, StoragePage
+from labrig.ui.storage.page import StoragePage
 
 WAIT_MS = 5_000
 
@@ -29,9 +29,14 @@ def test_the_page_shows_the_real_volume_and_a_forecast_per_mode(
     assert " of " in page.free.text() and "% used" in page.free.text()
     assert page.media.text().endswith(" files")
     assert page.folder.text() == str(services.store.media_dir)
+    # by size and rate only: recordings are stored as MJPEG whatever the camera sends
     assert [page.forecast.item(r, 0).text() for r in range(page.forecast.rowCount())] == [
-        m.label() for m in FORECAST_MODES
+        "640x480 at 30 fps",
+        "1280x720 at 30 fps",
+        "1280x720 at 60 fps",
+        "1920x1080 at 30 fps",
     ]
+    assert "stored as MJPEG" in page.forecast.horizontalHeaderItem(0).text()
     assert all(page.forecast.item(r, 1).text() != "—" for r in range(page.forecast.rowCount()))
 
 

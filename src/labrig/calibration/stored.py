@@ -137,6 +137,8 @@ class Readiness:
     device_id: str
     mode: str
     calibration: StoredCalibration | None
+    # other modes of the device with a valid calibration and a plane view (results in mm)
+    metric_modes: tuple[str, ...] = ()
 
     @property
     def metric(self) -> bool:
@@ -168,5 +170,22 @@ class Readiness:
 
 
 def readiness(store: Store, device_id: str, mode: str, now: datetime | None = None) -> Readiness:
-    """What recordings of ``device_id`` in ``mode`` (a mode label) would be analysed with now."""
-    return Readiness(device_id, mode, current_calibration(store, device_id, mode, now))
+    """What recordings of ``device_id`` in ``mode`` (a mode label) would be analysed with now, and
+    in which other modes the device would give millimetres."""
+    now = now or utcnow()
+    with store.read() as session:
+        others = session.scalars(
+            select(CalibrationRecord.mode)
+            .where(
+                CalibrationRecord.device_id == device_id,
+                CalibrationRecord.mode != mode,
+                CalibrationRecord.valid.is_(True),
+                CalibrationRecord.valid_until > now,
+                CalibrationRecord.plane_homography.is_not(None),
+            )
+            .order_by(CalibrationRecord.created_at.desc())
+        ).all()
+    metric_modes = tuple(dict.fromkeys(others))
+    return Readiness(
+        device_id, mode, current_calibration(store, device_id, mode, now), metric_modes
+    )

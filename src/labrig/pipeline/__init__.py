@@ -3,10 +3,24 @@ control, marker tracking and kinematics as pure computations, the stages that wr
 queue, and saving an attempt with the default pipeline requested. Qt-free.
 
 Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered
-stages and their settings), ``attempts`` (saving an attempt, the default pipeline).
+stages and their settings), ``attempts`` (saving an attempt, recorded or imported, the default
+pipeline).
 """
 
-from labrig.pipeline.attempts import SavedRecording, attempt_pipeline, save_attempt, stop_and_save
+from labrig.pipeline.attempts import (
+    SavedRecording,
+    attempt_pipeline,
+    import_attempt,
+    save_attempt,
+    stop_and_save,
+)
 from labrig.pipeline.stages import analysis_stages
 
-__all__ = ["SavedRecording", "analysis_stages", "attempt_pipeline", "save_attempt", "stop_and_save"]
+__all__ = [
+    "SavedRecording",
+    "analysis_stages",
+    "attempt_pipeline",
+    "import_attempt",
+    "save_attempt",
+    "stop_and_save",
+]

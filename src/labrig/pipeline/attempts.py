@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from labrig.calibration import current_calibration
-from labrig.capture import Mode, PipelineStep, Recorder, create_attempt
+from labrig.capture import Mode, PipelineStep, Recorder, create_attempt, import_media
 from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.store import Store
 from labrig.store.models import Attempt, Capture
+from labrig.tasks import UNTRACKED, Task
 
 BOARD_NOTES = {
     RecordingPurpose.BOARD: "Board recording for calibration: not analysed; pick it on the "
@@ -109,3 +111,25 @@ def stop_and_save(
         attempt = db.get(Attempt, attempt_id)
         number = attempt.number if attempt is not None else None
     return replace(saved, attempt_id=attempt_id, number=number, note=mark or saved.note)
+
+
+def import_attempt(
+    queue: JobQueue, path: Path, session_id: str, task: Task = UNTRACKED
+) -> SavedRecording:
+    """Copy a video file into the store as a committed capture (refused when it is not media, is
+    truncated or was imported before: nothing is stored then) and make it an attempt of the
+    session, with its analysis requested."""
+    result = import_media(queue.store, path, session_id=session_id, task=task)
+    attempt_id = save_attempt(queue, session_id, [result.capture_id])
+    with queue.store.read() as db:
+        attempt = db.get(Attempt, attempt_id)
+        number = attempt.number if attempt is not None else None
+    return SavedRecording(
+        attempt_id=attempt_id,
+        number=number,
+        capture_id=result.capture_id,
+        frames=result.frame_count,
+        dropped=result.dropped_frames,
+        manifest_sha256=result.manifest_sha256,
+        note=f"Imported from {path.name}.",
+    )

@@ -22,19 +22,18 @@ import logging
 import threading
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QImage, QShowEvent
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from labrig.calibration import CalibrationService, Readiness
+from labrig.calibration import CalibrationService
 from labrig.capture import (
     CaptureService,
-    DeviceKind,
     Mode,
     Recorder,
     RecorderStatus,
-    SceneName,
     create_session,
 )
 from labrig.domain.recordings import RecordingPurpose
@@ -42,6 +41,7 @@ from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save
 from labrig.ui.capture.attempts_model import AttemptTableModel
+from labrig.ui.capture.importing import VideoImport
 from labrig.ui.capture.preview import PreviewStream, RecorderFeed, SourceFeed
 from labrig.ui.capture.setup import RecordingSetup
 from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, clock
@@ -49,7 +49,6 @@ from labrig.ui.common.device_picker import DevicePicker
 from labrig.ui.common.widgets import fixed_lines, message_label, named_button
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.device_checks import RELEASE_TIMEOUT_S, DeviceChecks
-from labrig.ui.shell.latest import Latest
 from labrig.ui.shell.queue_monitor import QueueMonitor
 
 log = logging.getLogger(__name__)
@@ -113,7 +112,6 @@ class CapturePage(QWidget):
         self._held: tuple[str, threading.Event] | None = None
         self._closing = False
         self._calls = BackgroundCalls(1, self)
-        self._readiness_reads = Latest(BackgroundCalls(1, self))
         self.preview = PreviewStream(self)
         self.attempts = AttemptTableModel(self)
         self._info_timer = QTimer(self)
@@ -125,9 +123,8 @@ class CapturePage(QWidget):
         self.preview.frameReady.connect(self._on_preview_frame_ready)
         self.preview.previewEnded.connect(self._on_preview_preview_ended)
         self.picker.choiceChanged.connect(self._on_picker_choice_changed)
-        self.setup.sceneChosen.connect(self._on_setup_scene_chosen)
-        self.setup.purposeChanged.connect(self._on_setup_purpose_changed)
         self.setup.calibrateRequested.connect(lambda: self.navigateRequested.emit("calibration"))
+        self.setup.modeRequested.connect(self.picker.choose_mode)
         self._info_timer.timeout.connect(self._on_info_timer_timeout)
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         monitor.jobProgressed.connect(self._on_monitor_job_progressed)
@@ -142,10 +139,13 @@ class CapturePage(QWidget):
         self.info = InfoBar()
         self.record_button = named_button("recordButton", "● Record")
         self.stop_button = named_button("stopButton", "■ Stop")
-        self.setup = RecordingSetup()
+        self.setup = RecordingSetup(self._capture, self._calibration)
         # three lines whatever it says: the buttons above it never move
         self.message = fixed_lines(message_label("captureMessage"), 3)
         self.attempt_table = AttemptTable(self.attempts)
+        self.importer = VideoImport(self._queue, self._capture.access, self)
+        self.importer.imported.connect(self._on_importer_imported)
+        self.importer.picked.connect(self.import_videos)
         left = QVBoxLayout()
         left.addWidget(self.form)
         left.addWidget(self._box("2. Device", self.picker), 1)
@@ -254,40 +254,7 @@ class CapturePage(QWidget):
         self._show_setup()
 
     def _show_setup(self) -> None:
-        """The scene switch for a virtual camera, and the calibration of the device and mode
-        picked (read off the GUI thread)."""
-        choice = self.picker.choice()
-        virtual = choice is not None and choice.device.kind is DeviceKind.VIRTUAL
-        device_id = choice.device.device_id if choice is not None else ""
-        self.setup.show_scene(self._capture.scenes.get(device_id) if virtual else None)
-        mode = choice.usable_mode if choice is not None else None
-        if choice is None or mode is None:
-            self.setup.show_readiness(None, "")
-            return
-        name, label, calibration = choice.device.name, mode.label(), self._calibration
-        self.setup.show_readiness(None, name)
-        self._readiness_reads.request(
-            lambda: calibration.readiness(device_id, label),
-            lambda readiness: self._on_readiness_read(readiness, name),
-            lambda error: self.setup.calibration.setText(
-                f"Could not read the calibration: {say_error(error)}"
-            ),
-        )
-
-    def _on_readiness_read(self, readiness: Readiness, name: str) -> None:
-        choice = self.picker.choice()
-        if choice is not None and choice.device.device_id == readiness.device_id:
-            self.setup.show_readiness(readiness, name)
-
-    @Slot(str)
-    def _on_setup_scene_chosen(self, scene: SceneName) -> None:
-        choice = self.picker.choice()
-        if choice is not None and choice.device.kind is DeviceKind.VIRTUAL:
-            self._capture.scenes.set(choice.device.device_id, scene)
-
-    @Slot()
-    def _on_setup_purpose_changed(self) -> None:
-        self._show_setup()
+        self.setup.follow(self.picker.choice())
 
     def showEvent(self, event: QShowEvent) -> None:
         """Back from the Calibration screen: the device may be calibrated now."""
@@ -489,6 +456,33 @@ class CapturePage(QWidget):
         self.info.show_recording(status)
         if status.stop_reason:  # the device or the disk ended it: save what was recorded
             self._save_recording(status.stop_reason)
+
+    # -- importing -----------------------------------------------------------------------------
+
+    def open_import_dialog(self) -> None:
+        """File ▸ Import video…: pick video files to make attempts of the open session."""
+        if self._session is None or self._phase is not Phase.READY:
+            self.message.setText(
+                "Start a session first (1. Session): an imported video becomes an attempt of it."
+                if self._session is None
+                else "Wait for the recording to be saved, then import."
+            )
+            return
+        self.importer.open_dialog(self)
+
+    def import_videos(self, paths: list[Path]) -> None:
+        """Import ``paths`` as attempts of the open session, off the GUI thread."""
+        if self._session is not None and self._phase is Phase.READY and paths:
+            self.message.setText(f"Importing {len(paths)} video(s)…")
+            self.importer.start(paths, self._session.id)
+
+    @Slot(list, str)
+    def _on_importer_imported(self, saved: list[SavedRecording], said: str) -> None:
+        for row in saved:
+            self.attempts.add(row)
+        self.attempts.set_jobs(self._monitor.jobs)
+        self._monitor.refresh()
+        self.message.setText(said)
 
     # -- analysis progress ---------------------------------------------------------------------
 

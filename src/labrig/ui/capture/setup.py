@@ -1,9 +1,11 @@
 """What the next recording is, set before Record: what it is for, what the virtual camera shows,
 and whether the device and mode are calibrated (so whether results will be in mm or px).
 
-The widget only shows and collects; the page reads the calibration off the GUI thread and decides.
-Every line keeps its height whatever it says, so the buttons below never move under the mouse.
-Threading contract: GUI thread only.
+:meth:`RecordingSetup.follow` shows it for the device and mode the page has picked: the scene switch
+for a virtual camera (flipping it changes what the camera shows at once, for the preview and the
+recording alike), and the calibration, read off the GUI thread, newest request winning. Every line
+keeps its height whatever it says, so the buttons below never move under the mouse. Threading
+contract: GUI thread only.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from html import escape
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
-from labrig.calibration import Readiness
-from labrig.capture import SCENE_LABELS, SceneName
+from labrig.calibration import CalibrationService, Readiness
+from labrig.capture import SCENE_LABELS, CaptureService, DeviceKind, SceneName
 from labrig.domain.recordings import PURPOSE_LABELS, RecordingPurpose
 from labrig.ui.common.palette import AMBER, GREEN, GREY
 from labrig.ui.common.widgets import fixed_lines
+from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.device_checks import Choice
+from labrig.ui.shell.latest import Latest
 
 # the purpose that goes with each scene, picked when the scene is switched (the technician may
 # change it afterwards)
@@ -33,15 +38,23 @@ NOT_ANALYSED = (
 
 
 class RecordingSetup(QWidget):
-    """The purpose, the virtual camera's scene (shown only for a virtual camera) and the
-    calibration line, with a link to the Calibration screen."""
+    """The purpose, the virtual camera's scene (shown only for a virtual camera, switched through
+    ``capture``) and the calibration line (read from ``calibration``), with a link to the
+    Calibration screen."""
 
-    sceneChosen = Signal(str)  # a SceneName
-    purposeChanged = Signal()
     calibrateRequested = Signal()
+    modeRequested = Signal(str)  # the label of a mode in which the device is calibrated
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        capture: CaptureService,
+        calibration: CalibrationService,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
+        self._capture, self._calibration = capture, calibration
+        self._reads = Latest(BackgroundCalls(1, self))
+        self._choice: Choice | None = None
         self.purpose = QComboBox()
         self.purpose.setObjectName("recordingPurpose")
         for value, label in PURPOSE_LABELS.items():
@@ -70,11 +83,37 @@ class RecordingSetup(QWidget):
         form.addRow(self.calibration)
         self.show_scene(None)
         self.scene.activated.connect(self._on_scene_activated)
-        self.purpose.currentIndexChanged.connect(self.purposeChanged)
+        self.purpose.currentIndexChanged.connect(lambda _index: self.follow(self._choice))
         self.calibration.linkActivated.connect(self._on_calibration_link_activated)
 
     def chosen_purpose(self) -> RecordingPurpose:
         return RecordingPurpose(self.purpose.currentData())
+
+    def follow(self, choice: Choice | None) -> None:
+        """Show the set-up for ``choice`` (the picked device and mode): its scene switch when it
+        is a virtual camera, and its calibration, read anew."""
+        self._choice = choice
+        virtual = choice is not None and choice.device.kind is DeviceKind.VIRTUAL
+        device_id = choice.device.device_id if choice is not None else ""
+        self.show_scene(self._capture.scenes.get(device_id) if virtual else None)
+        mode = choice.usable_mode if choice is not None else None
+        if choice is None or mode is None:
+            self.show_readiness(None, "")
+            return
+        name, label, calibration = choice.device.name, mode.label(), self._calibration
+        self.show_readiness(None, name)
+        self._reads.request(
+            lambda: calibration.readiness(device_id, label),
+            lambda readiness: self._on_read(readiness, name),
+            lambda error: self._say(AMBER, f"Could not read the calibration: {say_error(error)}"),
+        )
+
+    def _on_read(self, readiness: Readiness, name: str) -> None:
+        choice = self._choice
+        mode = choice.usable_mode if choice is not None else None
+        shown = (choice.device.device_id, mode.label()) if choice and mode else None
+        if shown == (readiness.device_id, readiness.mode):  # not overtaken by another pick
+            self.show_readiness(readiness, name)
 
     def show_scene(self, scene: SceneName | None) -> None:
         """The virtual camera's scene, or None to hide the switch (a real camera)."""
@@ -99,6 +138,13 @@ class RecordingSetup(QWidget):
         sentence = escape(readiness.sentence(device_name))
         if readiness.metric:
             self._say(GREEN, sentence)
+        elif readiness.metric_modes:
+            other = readiness.metric_modes[0]
+            self._say(
+                AMBER,
+                f'{sentence} It gives mm in {escape(other)}: <a href="mode:{escape(other)}">use '
+                'that mode</a> or <a href="calibration">calibrate this one…</a>',
+            )
         else:
             self._say(AMBER, f'{sentence} <a href="calibration">Calibrate…</a>')
 
@@ -112,9 +158,15 @@ class RecordingSetup(QWidget):
     @Slot(int)
     def _on_scene_activated(self, index: int) -> None:
         scene: SceneName = self.scene.itemData(index)
-        self.sceneChosen.emit(scene)  # first: the purpose's change re-reads the camera's scene
+        choice = self._choice
+        if choice is not None and choice.device.kind is DeviceKind.VIRTUAL:
+            # first: the purpose's change shows the camera's scene again
+            self._capture.scenes.set(choice.device.device_id, scene)
         self.purpose.setCurrentIndex(self.purpose.findData(SCENE_PURPOSE[scene]))
 
     @Slot(str)
-    def _on_calibration_link_activated(self, _link: str) -> None:
-        self.calibrateRequested.emit()
+    def _on_calibration_link_activated(self, link: str) -> None:
+        if link.startswith("mode:"):
+            self.modeRequested.emit(link.removeprefix("mode:"))
+        else:
+            self.calibrateRequested.emit()

@@ -139,7 +139,9 @@ class InfoBar(QWidget):
             "frameRate", "Frames written per second since recording started"
         )
         self.data_rate = self._info(
-            "dataRate", "Megabytes per second written to disk since recording started"
+            "dataRate",
+            "Megabytes per second written to disk since recording started; the first figure "
+            "comes once the encoder has written its first block (a few hundred kilobytes)",
         )
         self.dropped = self._info("dropped", "Frames the camera skipped or the disk could not take")
         self.preview_rate = self._info("previewRate", "Pictures per second shown in the preview")
@@ -163,7 +165,10 @@ class InfoBar(QWidget):
     def show_recording(self, status: RecorderStatus) -> None:
         self.elapsed.setText(f"● REC {clock(status.elapsed_s)}")
         self.frame_rate.setText(f"{status.fps:.1f} fps")
-        self.data_rate.setText(f"{status.mb_per_s:.2f} MB/s")
+        # on disk so far: the encoder writes in blocks, so the first figure follows its first block
+        self.data_rate.setText(
+            f"{status.mb_per_s:.2f} MB/s" if status.mb_per_s > 0 else "MB/s: measuring"
+        )
         self.dropped.setText(f"{status.dropped} dropped")
 
     def show_stopped(self) -> None:

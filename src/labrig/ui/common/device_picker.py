@@ -117,6 +117,16 @@ class DevicePicker(QWidget):
         if (device := self._selected_device()) is not None:
             self.checks.reverify(device.device_id)
 
+    def choose_mode(self, label: str) -> bool:
+        """Pick the selected device's mode labelled ``label``, as if chosen in the list; False
+        when the device does not offer it."""
+        index = self.mode_combo.findText(label)
+        if index < 0 or self._selected_device() is None:
+            return False
+        self.mode_combo.setCurrentIndex(index)
+        self._on_mode_combo_activated(index)
+        return True
+
     @Slot(int)
     def _on_mode_combo_activated(self, index: int) -> None:
         device = self._selected_device()

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -34,8 +36,11 @@ from labrig.ui.common.task_bar import TaskBar
 from labrig.ui.results.model import AttemptResultsModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.window_state import ui_settings
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
+EXPORT_FOLDER_KEY = "export/folder"  # the folder the last export went to, kept per user
+SHOWN, EVERYTHING = "shown", "everything"  # what to export
 Read = tuple[str, Shown]  # the attempt asked for, and what was read of it
 
 
@@ -62,10 +67,21 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_button = QPushButton("Export…")
         self.export_button.setObjectName("exportButton")
         self.export_button.setToolTip(
-            "Write this result (CSV, JSON, plots, provenance, SHA256SUMS) into a folder"
+            "Write the results (CSV, C3D, TRC, NWB, JSON, plots, provenance, SHA256SUMS) into a "
+            "folder"
         )
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._choose_export_folder)
+        self.export_scope = QComboBox()
+        self.export_scope.setObjectName("exportScope")
+        self.export_scope.addItem("this result", SHOWN)
+        self.export_scope.addItem("every published result", EVERYTHING)
+        self.export_media = QCheckBox("with the recordings")
+        self.export_media.setObjectName("exportMedia")
+        self.export_media.setToolTip(
+            "Also copy each result's committed recordings (media segments, timestamps and the "
+            "manifest), each checked against its SHA-256"
+        )
         self.export_message = QLabel("")
         self.export_message.setObjectName("exportMessage")
         self.export_message.setWordWrap(True)
@@ -80,6 +96,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         detail_column.addWidget(self.detail, 1)
         export_row = QHBoxLayout()
         export_row.addWidget(self.export_button)
+        export_row.addWidget(self.export_scope)
+        export_row.addWidget(self.export_media)
         export_row.addWidget(self.export_message, 1)
         detail_column.addLayout(export_row)
         detail_column.addWidget(self.export_progress)
@@ -105,8 +123,19 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
 
     # -- export ----------------------------------------------------------------------------------
 
+    @staticmethod
+    def export_start_folder() -> str:
+        """Where the folder dialog opens: the last export's folder, else the user's documents."""
+        kept = ui_settings().value(EXPORT_FOLDER_KEY)
+        if isinstance(kept, str) and Path(kept).is_dir():
+            return kept
+        documents = QStandardPaths.writableLocation(
+            QStandardPaths.StandardLocation.DocumentsLocation
+        )
+        return documents if documents and Path(documents).is_dir() else str(Path.home())
+
     def _choose_export_folder(self) -> None:
-        dialog = QFileDialog(self, "Export the result into a folder")
+        dialog = QFileDialog(self, "Export into a folder", self.export_start_folder())
         dialog.setObjectName("exportDialog")
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
@@ -117,16 +146,26 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         dialog.open()  # window-modal, no nested event loop
 
     def export_to(self, folder: str) -> None:
-        """Export the shown result into ``folder`` off the GUI thread (the reviewer role is the
-        service's check)."""
+        """Export the shown result, or every published one, with or without the recordings, into
+        ``folder`` off the GUI thread (the reviewer role is the service's check)."""
         result_id = self._exportable
         if result_id is None or self.export_progress.running:
             return
+        ui_settings().setValue(EXPORT_FOLDER_KEY, folder)
+        everything = self.export_scope.currentData() == EVERYTHING
+        media = self.export_media.isChecked()
         self.export_button.setEnabled(False)
         self.export_message.setText("")
         task = self.export_progress.begin(f"Exporting into {folder}")
+        export = self._export
         self._exporting.submit(
-            lambda: self._export.export([result_id], Path(folder), task=task),
+            lambda: export.export(
+                [] if everything else [result_id],
+                Path(folder),
+                everything=everything,
+                media=media,
+                task=task,
+            ),
             self._exported,
             self._export_failed,
         )
@@ -135,7 +174,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_progress.end()
         self.export_button.setEnabled(self._exportable is not None)
         self.export_message.setText(
-            f"Exported {report.files} files to {report.bundle}. To check it later: "
+            f"Exported {len(report.results)} result(s) in {report.files} files to "
+            f"{report.bundle}. "
+            "To check it later: "
             f'cd "{report.bundle}" && sha256sum -c --strict SHA256SUMS'
         )
 

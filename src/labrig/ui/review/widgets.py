@@ -235,12 +235,11 @@ class ReviseForm(QGroupBox):
         self.current.setObjectName("reviseCurrent")
         self.value = QLineEdit()
         self.value.setObjectName("reviseValue")
-        self.value.setPlaceholderText("New value, in the result's units (e.g. 812.5)")
+        self.value.setPlaceholderText("in the result's units, e.g. 812.5")
         self.reason = QLineEdit()
         self.reason.setObjectName("reviseReason")
-        self.reason.setPlaceholderText(
-            "Why (required; kept with the revision and in the audit trail)"
-        )
+        self.reason.setPlaceholderText("required: why the value is wrong")
+        self.reason.setToolTip("Kept with the revision and in the audit trail")
         self.button = QPushButton("Save revision")
         self.button.setObjectName("saveRevision")
         self.status = QLabel("")

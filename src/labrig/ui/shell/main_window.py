@@ -35,7 +35,14 @@ from labrig.ui.shell.background import BackgroundCalls
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.device_checks import DeviceChecks
 from labrig.ui.shell.latest import Latest
-from labrig.ui.shell.pages import Navigates, PageContext, PageSpec, Records, ShutsDown
+from labrig.ui.shell.pages import (
+    ImportsVideo,
+    Navigates,
+    PageContext,
+    PageSpec,
+    Records,
+    ShutsDown,
+)
 from labrig.ui.shell.queue_monitor import QueueMonitor, queue_summary
 
 NOTHING_YET = "—"
@@ -47,7 +54,7 @@ PAGE_SHUTDOWN_MS = 10_000
 class MainWindow(QMainWindow):
     """Labrig's top-level window, showing ``pages`` (the app's are
     :data:`~labrig.ui.screens.PAGES`). Its size, place and splitters are kept in ``settings``
-    (:func:`~labrig.ui.shell.window_state.window_settings` unless given)."""
+    (:func:`~labrig.ui.shell.window_state.ui_settings` unless given)."""
 
     def __init__(
         self,
@@ -59,7 +66,7 @@ class MainWindow(QMainWindow):
         settings: QSettings | None = None,
     ) -> None:
         super().__init__(parent)
-        self._settings = settings or window_state.window_settings()
+        self._settings = settings or window_state.ui_settings()
         self._close_confirmed = False  # closing during a recording was confirmed
         self._context = PageContext(services, bridge, monitor, DeviceChecks(services.capture, self))
         self._services = services
@@ -124,6 +131,9 @@ class MainWindow(QMainWindow):
             "&New session…",
             QKeySequence.StandardKey.New,
             lambda: self.show_page("capture"),
+        )
+        self.import_action = self._action(
+            file_menu, "importVideo", "&Import video…", None, self._import_video
         )
         file_menu.addSeparator()
         self.quit_action = self._action(
@@ -216,6 +226,15 @@ class MainWindow(QMainWindow):
             f"Archive: {sync.destination.get('location')}"
             + (f"\nLast error ({error.get('at')}): {error.get('error')}" if error else "")
         )
+
+    def _import_video(self) -> None:
+        """Show the page that imports videos and open its file dialog."""
+        for index, key in enumerate(self.page_keys):
+            page = self.pages.widget(index)
+            if isinstance(page, ImportsVideo):
+                self.show_page(key)
+                page.open_import_dialog()
+                return
 
     def _copy_data_folder(self) -> None:
         QGuiApplication.clipboard().setText(str(self._services.store.root))

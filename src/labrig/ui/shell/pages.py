@@ -50,6 +50,13 @@ class Records(Protocol):
 
 
 @runtime_checkable
+class ImportsVideo(Protocol):
+    """The page File ▸ Import video… opens its dialog on."""
+
+    def open_import_dialog(self) -> None: ...
+
+
+@runtime_checkable
 class Navigates(Protocol):
     """A page with links to other pages: ``navigateRequested`` carries the key of the page to
     show."""

@@ -17,7 +17,7 @@ OPENING_SIZE = QSize(1280, 800)  # the layout is checked at this size (docs/scre
 SHARE_OF_SCREEN = 0.8
 
 
-def window_settings() -> QSettings:
+def ui_settings() -> QSettings:
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Labrig", "window")
 
 

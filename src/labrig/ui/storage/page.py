@@ -32,9 +32,10 @@ from labrig.storage import StorageMonitor
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 
-#: the recording modes the forecast is given for: what labs record most
+#: the recording modes the forecast is given for: what labs record most. Recordings are stored as
+#: MJPEG whatever the camera sends (BGR, MJPG, YUYV), so only the size and rate count.
 FORECAST_MODES = tuple(
-    Mode(w, h, fps, "MJPG")
+    Mode(w, h, fps)
     for w, h, fps in ((640, 480, 30.0), (1280, 720, 30.0), (1280, 720, 60.0), (1920, 1080, 30.0))
 )
 LEVEL_ADVICE = {
@@ -124,12 +125,15 @@ class StoragePage(QWidget):
         )
         self.forecast = QTableWidget(len(FORECAST_MODES), 2)
         self.forecast.setObjectName("forecast")
-        self.forecast.setHorizontalHeaderLabels(["Mode", "Recording time left"])
+        self.forecast.setHorizontalHeaderLabels(
+            ["Mode (any camera format: recordings are stored as MJPEG)", "Recording time left"]
+        )
         self.forecast.verticalHeader().setVisible(False)
         self.forecast.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.forecast.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         for row, mode in enumerate(FORECAST_MODES):
-            self.forecast.setItem(row, 0, QTableWidgetItem(mode.label()))
+            size = f"{mode.width}x{mode.height} at {mode.fps:g} fps"
+            self.forecast.setItem(row, 0, QTableWidgetItem(size))
             self.forecast.setItem(row, 1, QTableWidgetItem("—"))
         layout.addWidget(self.forecast)
         self.measure_button = QPushButton("Measure now")

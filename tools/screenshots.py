@@ -30,6 +30,7 @@ from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from labrig.bootstrap import bootstrap  # noqa: E402
+from labrig.capture import DEFAULT_MODE  # noqa: E402
 from labrig.scenarios import run_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
@@ -98,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             page.form.button.click()
             wait_until(lambda p=page: p.picker.row_of("virtual:markers") is not None)  # type: ignore[misc]
             page.picker.table.selectRow(page.picker.row_of("virtual:markers"))  # type: ignore[arg-type]
+            # the mode the demo calibrated, as the Capture screen's "use that mode" link picks it
+            wait_until(lambda p=page: p.picker.choose_mode(DEFAULT_MODE.label()))  # type: ignore[misc]
+            wait_until(lambda p=page: "results in mm" in p.setup.calibration.text())  # type: ignore[misc]
             wait_until(lambda p=page: p.record_button.isEnabled() and p.preview.running)  # type: ignore[misc]
             page.record_button.click()
             wait_until(lambda p=page: p.phase is Phase.RECORDING)  # type: ignore[misc]

@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.jobs.executor import ThreadExecutor
+from labrig.pipeline import save_attempt
 from labrig.results.views import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
@@ -381,3 +382,18 @@ def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
     assert "cancelled at your request" in page.export_message.text()
     assert not page.export_progress.shown and page.export_button.isEnabled()
     assert not cancelled.exists() or list(cancelled.iterdir()) == []
+
+
+def test_an_interrupted_attempt_says_so_in_the_list_and_on_its_result(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    session_id = new_session(services)
+    note = "Interrupted: the window was closed during the recording, which was stopped and saved."
+    attempt_id = save_attempt(services.queue, session_id, [record(services, session_id)], note)
+    run_analysis(services)
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+
+    row = page.model.row_of(attempt_id)
+    assert row is not None and page.model.index(row, 1).data() == "1 (interrupted)"
+    assert page.detail.attempt_note.isVisibleTo(page) and page.detail.attempt_note.text() == note

@@ -86,6 +86,7 @@ class AttemptSummary:
     status: ResultStatus
     reasons: tuple[str, ...]  # why degraded or blocked; empty otherwise
     result_id: str | None  # the newest result document, if any (while pending: the previous one)
+    note: str | None = None  # why the attempt is not a normal one (its recording was interrupted)
 
 
 @dataclass(frozen=True)
@@ -267,6 +268,7 @@ def _summary(
         status=status,
         reasons=tuple(reasons),
         result_id=record.id if record is not None else None,
+        note=attempt.note,
     )
 
 

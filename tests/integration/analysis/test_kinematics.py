@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from labrig.capture.virtual import MARKERS
+from labrig.capture.virtual_scenes import MARKERS
 from labrig.domain.idempotency import canonical_json
 from labrig.pipeline.kinematics import kinematics, to_plane_mm
 from labrig.pipeline.tracking import track

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from labrig.bootstrap import Services, bootstrap
-from labrig.capture.virtual import MARKERS
+from labrig.capture.virtual_scenes import MARKERS
 from labrig.store import Store
 from tests.support.analysis_runs import analyse, new_session, record, stage_output
 

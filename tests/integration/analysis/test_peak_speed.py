@@ -19,7 +19,7 @@ from scipy.interpolate import make_smoothing_spline
 from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
-from labrig.capture.virtual import MARKERS
+from labrig.capture.virtual_scenes import MARKERS
 from labrig.pipeline.kinematics import to_plane_mm
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord

@@ -22,7 +22,8 @@ from labrig.capture.manifest import SegmentV1
 from labrig.capture.media import iter_frames, iter_luma
 from labrig.capture.sink import SegmentSink
 from labrig.capture.sources import Image, Mode
-from labrig.capture.virtual import CameraModel, MarkersScene, VirtualCamera
+from labrig.capture.virtual import VirtualCamera
+from labrig.capture.virtual_scenes import CameraModel, MarkersScene
 from labrig.pipeline.kinematics import to_plane_mm
 from labrig.pipeline.media_qc import media_qc
 from labrig.pipeline.tracking import Tracks, detect_markers, track

@@ -128,6 +128,7 @@ class ResultView(QWidget):
         self.what_to_do = message_label("whatToDo")
         self.pending = message_label("pendingStages")
         self.previous_note = message_label("previousNote")
+        self.attempt_note = message_label("attemptNote")  # e.g. its recording was interrupted
         self.plots = ResultPlots()
         self.metrics = self._build_metrics()
         self.provenance = QTreeWidget()
@@ -170,7 +171,13 @@ class ResultView(QWidget):
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
         body.addLayout(badges)
-        for widget in (self.degraded_reasons, self.blocked_panel, self.pending, self.previous_note):
+        for widget in (
+            self.attempt_note,
+            self.degraded_reasons,
+            self.blocked_panel,
+            self.pending,
+            self.previous_note,
+        ):
             body.addWidget(widget)
         body.addWidget(split, 1)
         self.placeholder = title_over_body(self, self.title, self.body)
@@ -185,6 +192,7 @@ class ResultView(QWidget):
             self.blocked_panel,
             self.pending,
             self.previous_note,
+            self.attempt_note,
         ):
             widget.hide()
         self.plots.clear()
@@ -205,6 +213,10 @@ class ResultView(QWidget):
         self.plots.setVisible(bool(detail.tracks))
         s = detail.summary
         self.title.setText(f"<h3>{s.subject_code} · {s.protocol} · attempt {s.number}</h3>")
+        self.title.setToolTip(s.note or "")
+        if s.note:
+            self.attempt_note.setText(s.note)
+            self.attempt_note.show()
         _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])
         self._show_reasons(detail)
         self._show_quality(detail)

@@ -38,7 +38,7 @@ class AttemptResultsModel(RowsTableModel[AttemptSummary]):
     def cells(self, row: AttemptSummary) -> tuple[str, ...]:
         return (
             row.subject_code,
-            str(row.number),
+            f"{row.number} (interrupted)" if row.note else str(row.number),
             STATUS_WORDS[row.status],
             row.protocol,
             f"{row.created_at.astimezone():%Y-%m-%d %H:%M}",

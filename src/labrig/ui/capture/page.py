@@ -31,7 +31,6 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from labrig.calibration import CalibrationService
 from labrig.capture import (
     CaptureService,
-    Mode,
     Recorder,
     RecorderStatus,
     create_session,
@@ -41,8 +40,8 @@ from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save
 from labrig.ui.capture.attempts_model import AttemptTableModel
+from labrig.ui.capture.device_preview import DevicePreview, why_no_picture
 from labrig.ui.capture.importing import VideoImport
-from labrig.ui.capture.preview import PreviewStream, RecorderFeed, SourceFeed
 from labrig.ui.capture.setup import RecordingSetup
 from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, clock
 from labrig.ui.common.device_picker import DevicePicker
@@ -106,13 +105,9 @@ class CapturePage(QWidget):
         self._recording_id: str | None = None  # the device recorded, from Record until saved
         # what the recording in progress is for, fixed from Record until saved
         self._purpose = RecordingPurpose.ATTEMPT
-        # (device id, mode) shown now from the device
-        self._previewing: tuple[str, Mode | None] | None = None
-        # the last device the preview opened, closed when set
-        self._held: tuple[str, threading.Event] | None = None
         self._closing = False
         self._calls = BackgroundCalls(1, self)
-        self.preview = PreviewStream(self)
+        self.preview = DevicePreview(self)
         self.attempts = AttemptTableModel(self)
         self._info_timer = QTimer(self)
         self._info_timer.setInterval(INFO_INTERVAL_MS)
@@ -235,7 +230,7 @@ class CapturePage(QWidget):
         self._sync_preview()
 
     def _end_session(self) -> None:
-        self._stop_preview()
+        self.preview.stop()
         self._session = None
         self.attempts.clear()
         self.message.setText("")
@@ -266,48 +261,22 @@ class CapturePage(QWidget):
         if self._phase is not Phase.READY or self._closing:
             return
         choice = self.picker.choice()
-        want = (
-            (choice.device.device_id, choice.usable_mode)
-            if choice is not None and choice.previewable
-            else None
-        )
-        if want is not None and want == self._previewing:
+        mode = choice.usable_mode if choice is not None and choice.previewable else None
+        if choice is None or mode is None:
+            self.preview.stop()
+            self.view.show_text(why_no_picture(choice))
             return
-        self._stop_preview()
-        if choice is None or want is None:
-            self.view.show_text(self._why_no_preview())
-            return
-        mode = choice.usable_mode
-        assert mode is not None
-        open_source, device = self._capture.open_source, choice.device
-        feed = SourceFeed(lambda: open_source(device), mode)
-        self._previewing = want
-        self._held = (choice.device.device_id, self.preview.start(feed))
-
-    def _why_no_preview(self) -> str:
-        choice = self.picker.choice()
-        if choice is None:
-            return "Pick a camera in the device list."
-        if choice.verdict is None:
-            return f"Verifying {choice.device.name}…"
-        if not choice.verdict.ok:
-            return f"{choice.device.name} was refused; see the reason under the device list."
-        return f"{choice.device.name} gives no picture stream to preview or record."
-
-    def _stop_preview(self) -> None:
-        self.preview.stop()
-        self._previewing = None
+        self.preview.show_device(choice.device, mode, self._capture.open_source)
 
     def release_device(self, device_id: str) -> threading.Event | None:
         """``device_id`` is about to be verified: stop previewing it; the event is set
         once it is closed."""
-        if self._held is None or self._held[0] != device_id:
-            return None
-        if self._previewing is not None and self._previewing[0] == device_id:
-            self._stop_preview()
+        was_shown = self.preview.running
+        released = self.preview.let_go(device_id)
+        if released is not None and was_shown and not self.preview.running:
             device = self._checks.device(device_id)
             self.view.show_text(f"Verifying {device.name if device else device_id}…")
-        return self._held[1]
+        return released
 
     def recording_device(self, device_id: str) -> bool:
         """True while this page records ``device_id`` (or is about to, or is saving it)."""
@@ -321,7 +290,6 @@ class CapturePage(QWidget):
 
     @Slot(str)
     def _on_preview_preview_ended(self, reason: str) -> None:
-        self._previewing = None
         if reason and self._phase is Phase.READY:
             self.view.show_text("No picture.")
             self.message.setText(reason)
@@ -343,12 +311,8 @@ class CapturePage(QWidget):
         self._stop_requested = False
         self._set_phase(Phase.STARTING)
         self.message.setText(f"Checking {choice.device.name} once more, then recording…")
-        released = (
-            self._held[1]
-            if self._held is not None and self._held[0] == choice.device.device_id
-            else None
-        )
-        self._stop_preview()
+        released = self.preview.let_go(choice.device.device_id)
+        self.preview.stop()
         capture, device_id, mode, session_id, purpose = (
             self._capture,
             choice.device.device_id,
@@ -370,8 +334,7 @@ class CapturePage(QWidget):
         self._recorder = recorder
         if self._closing:
             return  # shut_down saves it
-        self._held = None  # the recorder holds the device now; the preview only looks at its frames
-        self.preview.start(RecorderFeed(recorder))
+        self.preview.show_recorder(recorder)
         self.message.setText(f"Recording {recorder.device.name} in {recorder.mode.label()}.")
         self._set_phase(Phase.RECORDING)
         self._on_info_timer_timeout()

@@ -26,7 +26,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from labrig.bootstrap import bootstrap  # noqa: E402
@@ -65,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    services = bootstrap(Path(tempfile.mkdtemp(prefix="labrig-shots-")) / "store")
+    scratch = Path(tempfile.mkdtemp(prefix="labrig-shots-"))
+    # the window as it first opens: no size or splitter kept from the user's own runs
+    QSettings.setPath(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(scratch / "config")
+    )
+    services = bootstrap(scratch / "store")
     print(
         f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does "
         "(about a minute)…"

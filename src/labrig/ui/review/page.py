@@ -53,7 +53,7 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.latest import Latest
 
-LIST_WIDTH = 450  # px: subject, attempt, time, revisions and note fit without scrolling
+LIST_WIDTH = 420  # px: subject, attempt, time, revisions and note fit without scrolling
 INTRO = (
     "A revision corrects a published result's value with a reason. It is stored beside the "
     "automatic result, which never changes: both stay visible here and on the Results page, with "

@@ -197,6 +197,10 @@ class HistoryTable(QTableWidget):
         super().__init__(parent)
         _configure(self, HISTORY_COLUMNS, "historyTable")
         self.setWordWrap(True)
+        # what changed and why share the width and wrap, so neither runs off the table
+        header = self.horizontalHeader()
+        for column in (HISTORY_COLUMNS.index("Changed"), HISTORY_COLUMNS.index("Reason")):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
 
     def show_history(
         self, history: Sequence[RevisionView], units: Mapping[str, str] | None

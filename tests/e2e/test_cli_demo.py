@@ -8,6 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from labrig.capture.virtual_scenes import MARKERS
+from tests.integration.analysis.test_kinematics import true_speed
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -36,15 +42,17 @@ def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     [published] = summary["results"]
     assert published["status"] == "published", published["reasons"]
-    # calibrated, so in mm and not degraded; the one reason a busy machine may add is the truth
-    # about its recording: a grab thread kept off the CPU for over 1.5 frame periods counts dropped
-    # frames
-    assert all("frames were dropped during recording" in r for r in published["reasons"]), (
-        published["reasons"]
-    )
-    assert published["degraded"] is bool(published["reasons"])
+    # calibrated, so in mm and not degraded: the virtual camera stamps its frames with its own
+    # clock, so however busy this machine, nothing looks dropped and the times are the scene's
+    assert published["reasons"] == [] and published["degraded"] is False
     assert published["units"] == {"length": "mm", "time": "s"}
     assert len(published["metrics"]) == 3
+    # each track's peak speed within 1 % of its marker's true peak over the 2 s recorded (the
+    # markers' peaks are far apart, so in order they pair up), the steady circle's included
+    span = np.linspace(0.0, 2.0, 4001)
+    truth = sorted(float(true_speed(name, span).max()) for name, _, _ in MARKERS)
+    ours = sorted(m["peak_speed"] for m in published["metrics"])
+    assert ours == pytest.approx(truth, rel=0.01), (ours, truth)
     assert published["provenance"]["calibration_id"] == summary["calibration_id"]
     events = subprocess.run(
         [sys.executable, "-m", "labrig", "--store", str(tmp_path), "events", "--json"],

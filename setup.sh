@@ -48,11 +48,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+# setuptools cautions, on every editable install of a package-dir mapping like ours, that a folder
+# named like the package in the working directory would win imports; there is none here (the code
+# is under src/), and the caution reads like a failure, so it is silenced for these installs only
+pip() { PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip -q --disable-pip-version-check "$@"; }
+pip install --upgrade pip
 if [ "$mode" = app ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e .
+  pip install -e .
   exec .venv/bin/labrig "$@"
 fi
 # bundle: PyInstaller, for the test that builds and runs the frozen bundle
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,bundle]'
+pip install -e '.[dev,bundle]'
 exec env QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest "$@"

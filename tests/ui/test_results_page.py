@@ -285,6 +285,17 @@ def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason
     )
 
 
+def _assert_sha256sum_verifies(bundle: Path) -> None:
+    """``sha256sum -c`` (coreutils, not Labrig) checks every file of the bundle."""
+    check = subprocess.run(
+        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_verifies_it(
     qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
 ) -> None:
@@ -302,13 +313,7 @@ def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_
 
     [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
     assert str(bundle) in page.export_message.text()
-    check = subprocess.run(
-        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
-        cwd=bundle,
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_sha256sum_verifies(bundle)
     assert page.export_button.isEnabled()
 
 
@@ -334,13 +339,7 @@ def test_every_published_result_is_exported_with_its_recordings_from_the_last_fo
     assert len(manifest["results"]) == 2 and manifest["media"] is True
     media = sorted((bundle / "media").iterdir())
     assert len(media) == 2 and all(any(folder.glob("*.avi")) for folder in media)
-    check = subprocess.run(
-        ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"],
-        cwd=bundle,
-        capture_output=True,
-        text=True,
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_sha256sum_verifies(bundle)
     # the next export starts where this one went
     assert page.export_start_folder() == str(target)
 

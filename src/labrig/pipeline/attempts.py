@@ -16,6 +16,7 @@ from pathlib import Path
 
 from labrig.calibration import current_calibration
 from labrig.capture import Mode, PipelineStep, Recorder, create_attempt, import_media
+from labrig.capture.commit import CommitResult
 from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
@@ -43,6 +44,26 @@ class SavedRecording:
     dropped: int
     manifest_sha256: str
     note: str = ""  # what the technician should know (why recording ended early, why no analysis)
+
+    @classmethod
+    def committed(cls, result: CommitResult, note: str = "") -> SavedRecording:
+        """A committed capture, not (yet) an attempt."""
+        return cls(
+            attempt_id=None,
+            number=None,
+            capture_id=result.capture_id,
+            frames=result.frame_count,
+            dropped=result.dropped_frames,
+            manifest_sha256=result.manifest_sha256,
+            note=note,
+        )
+
+    def as_attempt(self, queue: JobQueue, attempt_id: str, note: str) -> SavedRecording:
+        """This recording as the attempt ``attempt_id``, with its number in the session."""
+        with queue.store.read() as db:
+            attempt = db.get(Attempt, attempt_id)
+            number = attempt.number if attempt is not None else None
+        return replace(self, attempt_id=attempt_id, number=number, note=note)
 
 
 def attempt_pipeline(store: Store, capture_id: str) -> list[PipelineStep]:
@@ -89,15 +110,7 @@ def stop_and_save(
     result = recorder.stop()
     why = recorder.status().stop_reason
     mark = f"Interrupted: {interrupted}." if interrupted else None
-    saved = SavedRecording(
-        attempt_id=None,
-        number=None,
-        capture_id=result.capture_id,
-        frames=result.frame_count,
-        dropped=result.dropped_frames,
-        manifest_sha256=result.manifest_sha256,
-        note=why or "",
-    )
+    saved = SavedRecording.committed(result, why or "")
     if recorder.purpose in BOARD_NOTES:
         return replace(saved, note=BOARD_NOTES[recorder.purpose] + (f" {why}" if why else ""))
     try:
@@ -107,10 +120,7 @@ def stop_and_save(
             saved,
             note=f"The recording is saved, but its analysis could not be requested: {exc.message}",
         )
-    with queue.store.read() as db:
-        attempt = db.get(Attempt, attempt_id)
-        number = attempt.number if attempt is not None else None
-    return replace(saved, attempt_id=attempt_id, number=number, note=mark or saved.note)
+    return saved.as_attempt(queue, attempt_id, mark or saved.note)
 
 
 def import_attempt(
@@ -121,15 +131,6 @@ def import_attempt(
     session, with its analysis requested."""
     result = import_media(queue.store, path, session_id=session_id, task=task)
     attempt_id = save_attempt(queue, session_id, [result.capture_id])
-    with queue.store.read() as db:
-        attempt = db.get(Attempt, attempt_id)
-        number = attempt.number if attempt is not None else None
-    return SavedRecording(
-        attempt_id=attempt_id,
-        number=number,
-        capture_id=result.capture_id,
-        frames=result.frame_count,
-        dropped=result.dropped_frames,
-        manifest_sha256=result.manifest_sha256,
-        note=f"Imported from {path.name}.",
+    return SavedRecording.committed(result).as_attempt(
+        queue, attempt_id, f"Imported from {path.name}."
     )

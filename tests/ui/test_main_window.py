@@ -178,3 +178,21 @@ def test_the_window_remembers_its_size_and_splitters_between_runs(
     again.window.close()
     again.executor.shutdown(5000)
     again.bridge.detach(services)
+
+
+def test_a_maximised_window_opens_maximised_again(qtbot: QtBot, services: Services) -> None:
+    first = build_main_window(services)
+    qtbot.addWidget(first.window)
+    first.window.showMaximized()
+    qtbot.waitUntil(first.window.isMaximized)
+    first.window.close()
+    first.executor.shutdown(5000)
+    first.bridge.detach(services)
+
+    again = build_main_window(services)
+    qtbot.addWidget(again.window)
+    again.window.show()
+    qtbot.waitUntil(again.window.isMaximized)
+    again.window.close()
+    again.executor.shutdown(5000)
+    again.bridge.detach(services)

@@ -233,6 +233,8 @@ def test_no_board_anywhere_is_refused(tmp_path: Path) -> None:
         err.value.code == "LABRIG_BOARD_NOT_FOUND"
         and "not found in any of the 1 views" in err.value.message
     )
+    # read in the window as on the command line: no command-line option named
+    assert "--" not in err.value.message and "the board chosen" in err.value.message
 
 
 def test_three_views_are_too_few(board_pngs: list[Path]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -104,6 +104,8 @@ def _does(text: str) -> QLabel:
 
 class SettingsPage(QWidget):
     """The store's facts, then the archive sync destination and the admin's form for it."""
+
+    statusChanged = Signal()  # a setting the status bar shows was changed
 
     def __init__(self, store: Store, sync: SyncService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -219,6 +221,7 @@ class SettingsPage(QWidget):
             f"{config.destination_id[:8]}…)."
         )
         self.refresh()
+        self.statusChanged.emit()  # the status bar's sync line reads it again
 
     def _on_refused(self, error: Exception) -> None:
         self.save_button.setEnabled(True)

@@ -36,6 +36,7 @@ from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.device_checks import DeviceChecks
 from labrig.ui.shell.latest import Latest
 from labrig.ui.shell.pages import (
+    ChangesStatus,
     ImportsVideo,
     Navigates,
     PageContext,
@@ -98,6 +99,8 @@ class MainWindow(QMainWindow):
             page.setObjectName(f"page_{spec.key}")
             if isinstance(page, Navigates):
                 page.navigateRequested.connect(self.show_page)
+            if isinstance(page, ChangesStatus):
+                page.statusChanged.connect(self.refresh_status)
             self.pages.addWidget(page)
         # wide enough for the longest title, no wider: the page gets the room
         self.navigation.setFixedWidth(self.navigation.sizeHintForColumn(0) + 24)

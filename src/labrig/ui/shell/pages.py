@@ -57,6 +57,14 @@ class ImportsVideo(Protocol):
 
 
 @runtime_checkable
+class ChangesStatus(Protocol):
+    """A page that changes what the status bar shows (the sync destination): the window reads the
+    status again when ``statusChanged`` is emitted."""
+
+    statusChanged: SignalInstance
+
+
+@runtime_checkable
 class Navigates(Protocol):
     """A page with links to other pages: ``navigateRequested`` carries the key of the page to
     show."""

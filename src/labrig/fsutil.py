@@ -8,11 +8,50 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
+
+from labrig.errors import LabrigError
 
 CHUNK = 1 << 20
+
+
+class NotARegularFileError(LabrigError):
+    """Something other than a file (a folder, a FIFO, a device) stands where a file belongs."""
+
+    code = "LABRIG_NOT_A_REGULAR_FILE"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, only when it is a regular file.
+
+    Opened without blocking first, so a FIFO put where a file belongs is refused at once instead of
+    waiting for a writer for ever, and a folder or a device is refused too
+    (:class:`NotARegularFileError`); a missing file raises ``FileNotFoundError`` as ``open`` does.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (IsADirectoryError, PermissionError) as exc:
+        if not Path(path).is_dir():
+            raise
+        raise _not_regular(path, "folder") from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "folder" if stat.S_ISDIR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "device"
+        raise _not_regular(path, kind)
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _not_regular(path: Path, kind: str) -> NotARegularFileError:
+    return NotARegularFileError(
+        f"{path} is a {kind}, not a file: something replaced the file Labrig keeps there. Remove "
+        "it and restore the file from a backup or the archive; nothing was changed"
+    )
 
 
 def fsync_file(path: Path) -> None:
@@ -47,10 +86,11 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def sha256_file(path: Path) -> tuple[str, int]:
-    """The SHA-256 hex digest and size of a file, read in 1 MiB chunks."""
+    """The SHA-256 hex digest and size of a file, read in 1 MiB chunks; refused
+    (:class:`NotARegularFileError`) when something else stands at ``path``."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         while chunk := fh.read(CHUNK):
             digest.update(chunk)
             size += len(chunk)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from labrig.fsutil import NotARegularFileError, open_regular
 from labrig.store import BlobStore, Store
 from labrig.store.models import Blob, Capture, CaptureSegment
 from labrig.tasks import UNTRACKED, Task
@@ -55,9 +56,12 @@ def _check_manifest(
     assert capture.manifest_sha256 is not None
     path = blobs.path(capture.manifest_sha256, ".json")
     try:
-        manifest = json.loads(path.read_bytes())
+        with open_regular(path) as fh:
+            manifest = json.loads(fh.read())
     except (OSError, ValueError) as exc:
         return [Problem(capture.id, f"manifest {path} unreadable ({exc})")]
+    except NotARegularFileError as exc:
+        return [Problem(capture.id, exc.message)]
     listed = [s["sha256"] for s in manifest.get("segments", [])]
     if listed != segment_digests:
         return [

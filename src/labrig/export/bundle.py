@@ -19,7 +19,7 @@ from pathlib import Path
 
 from labrig.errors import LabrigError
 from labrig.export.paths import UnsafeTargetError, check_bundle_path, inside
-from labrig.fsutil import CHUNK, fsync_dir
+from labrig.fsutil import CHUNK, fsync_dir, open_regular
 from labrig.store import BlobMismatchError
 
 SUMS_NAME = "SHA256SUMS"
@@ -87,7 +87,7 @@ class BundleWriter:
         target = self._target(relpath)
         digest, size = hashlib.sha256(), 0
         try:
-            src = open(source, "rb")  # noqa: SIM115 - closed below, with the target
+            src = open_regular(source)  # closed below, with the target
         except FileNotFoundError as exc:
             raise BlobMissingError(
                 f"{source} is missing from the media store; run 'labrig verify', restore it "

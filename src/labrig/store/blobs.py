@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labrig.errors import LabrigError
-from labrig.fsutil import fsync_dir, sha256_file
+from labrig.fsutil import NotARegularFileError, fsync_dir, sha256_file
 
 
 class BlobMismatchError(LabrigError):
@@ -49,5 +49,8 @@ class BlobStore:
         target = self.path(sha256, ext)
         if not target.exists():
             return f"missing: {target}"
-        actual, _ = sha256_file(target)
+        try:
+            actual, _ = sha256_file(target)
+        except NotARegularFileError as exc:
+            return f"not a file: {exc.message}"
         return None if actual == sha256 else f"digest mismatch: {target} hashes to {actual}"

@@ -39,6 +39,7 @@ from labrig.domain.events import EventName
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError
 from labrig.events import Dispatcher, Outcome, chain_head, record_audit, record_event, retry_delay
+from labrig.fsutil import open_regular
 from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
 from labrig.store.models import SyncAck, SyncBatch, SyncDestination, SyncFailure, SyncObject
 from labrig.sync.destination import (
@@ -305,7 +306,7 @@ class SyncService:
         if obj.body is not None:
             source = io.BytesIO(obj.body.encode())
         else:
-            source = open(BlobStore(self.store.media_dir).path(obj.sha256, obj.ext), "rb")  # noqa: SIM115
+            source = open_regular(BlobStore(self.store.media_dir).path(obj.sha256, obj.ext))
         with source:
             reader = _HashingReader(source)
             destination.put(relpath, reader, obj.size, task)

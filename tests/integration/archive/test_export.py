@@ -176,16 +176,9 @@ def test_a_failed_export_leaves_no_bundle_behind(lab: Lab, tmp_path: Path, damag
     assert list(target.iterdir()) == []  # not even the partial folder
 
 
-def test_an_interrupted_export_is_only_a_hidden_partial_folder(lab: Lab, tmp_path: Path) -> None:
-    """Killed half-way (here: stuck reading a media file that is a FIFO, then SIGKILL), an export
-    leaves only ``.labrig-export-….partial``, never a folder named like a finished bundle."""
-    [media] = [p for p in (lab.root / "media").rglob("*.avi")]
-    media.unlink()
-    # opening it for reading blocks: the export stops after the result files, mid-media
-    os.mkfifo(media)
-    target = tmp_path / "out"
+def _export_child(lab: Lab, target: Path) -> subprocess.Popen[bytes]:
     lab.store.close()
-    child = subprocess.Popen(
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -202,16 +195,42 @@ def test_an_interrupted_export_is_only_a_hidden_partial_folder(lab: Lab, tmp_pat
         stderr=subprocess.PIPE,
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
+
+
+def test_an_interrupted_export_is_only_a_hidden_partial_folder(lab: Lab, tmp_path: Path) -> None:
+    """Killed half-way (here: while copying a media file made 4 GB long, sparse, so copying and
+    hashing it takes seconds), an export leaves only ``.labrig-export-….partial``, never a folder
+    named like a finished bundle."""
+    [media] = [p for p in (lab.root / "media").rglob("*.avi")]
+    with open(media, "r+b") as fh:
+        fh.truncate(4 << 30)
+    target = tmp_path / "out"
+    child = _export_child(lab, target)
     try:
         deadline = time.monotonic() + 60
         while not list(target.glob(".labrig-export-*.partial/media/*/manifest.json")):
             assert time.monotonic() < deadline and child.poll() is None, (
                 "the export did not reach the media"
             )
-            time.sleep(0.05)
+            time.sleep(0.01)
     finally:
         child.kill()
         child.communicate(timeout=30)
     [left] = list(target.iterdir())
     assert left.name.startswith(".labrig-export-") and left.name.endswith(".partial")
     assert (left / "results").is_dir() and not (left / "SHA256SUMS").exists()
+
+
+def test_a_media_file_replaced_by_a_fifo_is_refused_at_once_and_nothing_is_exported(
+    lab: Lab, tmp_path: Path
+) -> None:
+    [media] = [p for p in (lab.root / "media").rglob("*.avi")]
+    media.unlink()
+    os.mkfifo(media)  # opened the ordinary way, a read would wait for a writer for ever
+    target = tmp_path / "out"
+    child = _export_child(lab, target)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 2 and b"LABRIG_NOT_A_REGULAR_FILE" in stderr
+    assert b"Traceback" not in stderr
+    # no folder named like a finished bundle
+    assert not [p for p in target.glob("*") if not p.name.startswith(".")]

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,7 +27,13 @@ from labrig.sync.destination import (
     DestinationUnavailableError,
     Readable,
 )
-from labrig.sync.service import DestinationFactory, SyncNotConfiguredError, SyncService, object_path
+from labrig.sync.service import (
+    BatchReport,
+    DestinationFactory,
+    SyncNotConfiguredError,
+    SyncService,
+    object_path,
+)
 from labrig.tasks import UNTRACKED, Task
 from tests.integration.archive.conftest import Lab
 
@@ -413,3 +420,23 @@ def test_a_destination_config_round_trips() -> None:
         "id", "archive", "folder", "/srv/share", "ada", "2030-01-01T00:00:00+00:00"
     )
     assert DestinationConfig(**config.to_json()) == config
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_media_file_replaced_by_a_fifo_fails_its_object_at_once(lab: Lab, dest: Path) -> None:
+    [media] = list((lab.root / "media").rglob("*.avi"))
+    media.unlink()
+    os.mkfifo(media)  # opened the ordinary way, a read would wait for a writer for ever
+    configure(lab, dest)
+    reports: list[BatchReport] = []
+    # on a thread of its own: a sync that waits on the FIFO fails this test instead of hanging it
+    worker = threading.Thread(
+        target=lambda: reports.append(lab.services.sync.run_once()), daemon=True
+    )
+    worker.start()
+    worker.join(60)
+    assert reports, "the sync waited on the FIFO"
+    [report] = reports
+    [error] = report.failed.values()
+    assert "is a FIFO, not a file" in error and "restore the file" in error
+    assert len(report.acknowledged) == sum(CONTENTS.values()) - 1  # the rest is archived

@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 
 from labrig.errors import DatabaseCorruptError, ForeignDatabaseError
+from labrig.fsutil import open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 15_000
@@ -40,9 +41,9 @@ def inspect_file(path: Path) -> FileFacts:
     Opened read-only (``mode=ro``) and before any pragma, so a foreign or
     corrupt file is refused byte-for-byte unchanged.
     """
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return FileFacts(False, frozenset(), None)
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # a folder or a FIFO named like the database: refused
         header = fh.read(len(SQLITE_HEADER))
     if header != SQLITE_HEADER:
         raise DatabaseCorruptError(

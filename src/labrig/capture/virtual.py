@@ -27,6 +27,7 @@ import numpy as np
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual_scenes import (
     SCENE_LABELS,
+    SCENE_PURPOSE,
     SCENES,
     BoardScene,
     CameraModel,
@@ -41,6 +42,7 @@ __all__ = [
     "MARKERS_DEVICE_ID",
     "SCENES",
     "SCENE_LABELS",
+    "SCENE_PURPOSE",
     "VIRTUAL_ADDRESS",
     "VIRTUAL_CAMERA_NAME",
     "CameraModel",

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labrig.capture.sources import Image
+from labrig.domain.recordings import RecordingPurpose
 
 Array = npt.NDArray[np.float64]
 SceneName = Literal["markers", "board", "plane"]
@@ -32,6 +33,12 @@ SCENE_LABELS: dict[SceneName, str] = {
     "markers": "Markers moving on the plane",
     "board": "Calibration board held up and moved",
     "plane": "Calibration board lying still on the plane",
+}
+# what a recording of each scene is for: the board scenes are board and plane recordings
+SCENE_PURPOSE: dict[SceneName, RecordingPurpose] = {
+    "markers": RecordingPurpose.ATTEMPT,
+    "board": RecordingPurpose.BOARD,
+    "plane": RecordingPurpose.PLANE,
 }
 # fixed-point bits for the fill functions: sub-pixel edges, so centroids and corners are exact
 _SHIFT = 4

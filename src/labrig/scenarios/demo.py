@@ -27,6 +27,7 @@ from labrig.calibration import (
 from labrig.capture import (
     DEFAULT_MODE,
     MARKERS_DEVICE_ID,
+    SCENE_PURPOSE,
     DeviceInfo,
     DeviceRefusedError,
     Recorder,
@@ -35,7 +36,6 @@ from labrig.capture import (
     create_session,
     load_capture,
 )
-from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_attempt
 from labrig.store.models import AnalysisResultRecord
@@ -44,11 +44,6 @@ if TYPE_CHECKING:  # bootstrap builds the services this module drives
     from labrig.bootstrap import Services
 
 Say = Callable[[str], None]
-SCENE_PURPOSE: dict[SceneName, RecordingPurpose] = {
-    "markers": RecordingPurpose.ATTEMPT,
-    "board": RecordingPurpose.BOARD,
-    "plane": RecordingPurpose.PLANE,
-}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
 from labrig.calibration import CalibrationService, Readiness
-from labrig.capture import SCENE_LABELS, CaptureService, DeviceKind, SceneName
+from labrig.capture import SCENE_LABELS, SCENE_PURPOSE, CaptureService, DeviceKind, SceneName
 from labrig.domain.recordings import PURPOSE_LABELS, RecordingPurpose
 from labrig.ui.common.palette import AMBER, GREEN, GREY
 from labrig.ui.common.widgets import fixed_lines
@@ -24,13 +24,6 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.device_checks import Choice
 from labrig.ui.shell.latest import Latest
 
-# the purpose that goes with each scene, picked when the scene is switched (the technician may
-# change it afterwards)
-SCENE_PURPOSE: dict[SceneName, RecordingPurpose] = {
-    "markers": RecordingPurpose.ATTEMPT,
-    "board": RecordingPurpose.BOARD,
-    "plane": RecordingPurpose.PLANE,
-}
 NOT_ANALYSED = (
     "Board recordings are not analysed: once saved, calibrate from them on the "
     '<a href="calibration">Calibration</a> screen.'

@@ -558,3 +558,20 @@ def test_file_import_video_makes_attempts_of_the_session_and_refuses_what_is_not
     page.import_videos([video])
     qtbot.waitUntil(lambda: "trial.avi was not imported" in page.message.text(), timeout=WAIT_MS)
     assert len(_committed_captures(services, page.session.id)) == 1
+
+
+def test_closing_the_window_during_an_import_waits_for_it_to_end(
+    qtbot: QtBot, services: Services, ui: Gui, tmp_path: Path
+) -> None:
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "S-025", "reach", "ana")
+    page.import_videos([_video_of_markers(tmp_path / "trial.avi", frames=60)])
+
+    ui.window.close()
+
+    # joined before the window went: the attempt is whole, and its row was delivered
+    assert page.session is not None
+    [capture] = _committed_captures(services, page.session.id)
+    assert capture.state == "committed"
+    assert _attempts(services, page.session.id) == [(1, capture.id)]
+    assert [row.capture_id for row in page.attempts.rows] == [capture.id]

@@ -145,10 +145,6 @@ class Readiness:
         """Results in millimetres: a valid calibration with a plane view."""
         return self.calibration is not None and self.calibration.plane_homography is not None
 
-    @property
-    def units(self) -> str:
-        return "mm" if self.metric else "px"
-
     def sentence(self, device_name: str) -> str:
         """One sentence for the technician about to record."""
         c = self.calibration

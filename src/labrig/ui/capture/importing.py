@@ -39,10 +39,6 @@ class VideoImport(QObject):
         self._queue, self._access = queue, access
         self._calls = BackgroundCalls(1, self)
 
-    @property
-    def busy(self) -> bool:
-        return self._calls.busy
-
     def open_dialog(self, parent: QWidget) -> QFileDialog:
         dialog = QFileDialog(parent, "Import videos as attempts", self._folder())
         dialog.setObjectName("importDialog")
@@ -78,6 +74,7 @@ class VideoImport(QObject):
         self._calls.submit(run, self._on_done, self._on_failed)
 
     def wait(self, timeout_ms: int) -> bool:
+        """Wait for an import in flight and deliver its outcome; False if it did not end in time."""
         return self._calls.wait(timeout_ms)
 
     def _on_done(self, done: list[Outcome]) -> None:

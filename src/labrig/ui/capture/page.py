@@ -475,6 +475,8 @@ class CapturePage(QWidget):
         self._closing = True
         self._info_timer.stop()
         self._calls.wait(timeout_ms)  # a start or save in flight reports now
+        if not self.importer.wait(timeout_ms):  # an import in flight ends before the store closes
+            log.warning("an import did not end within %d ms", timeout_ms)
         self.preview.stop()
         recorder, session = self._recorder, self._session
         if (

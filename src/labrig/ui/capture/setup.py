@@ -98,7 +98,9 @@ class RecordingSetup(QWidget):
         self._reads.request(
             lambda: calibration.readiness(device_id, label),
             lambda readiness: self._on_read(readiness, name),
-            lambda error: self._say(AMBER, f"Could not read the calibration: {say_error(error)}"),
+            lambda error: self._say(
+                AMBER, escape(f"Could not read the calibration: {say_error(error)}")
+            ),
         )
 
     def _on_read(self, readiness: Readiness, name: str) -> None:

@@ -144,55 +144,60 @@ def test_the_opening_size_is_at_least_1280_by_800_where_the_screen_allows() -> N
     assert opening_size(QSize(1366, 768)) == QSize(1280, 768)
 
 
+def _built(qtbot: QtBot, services: Services) -> Gui:
+    """A window built the app's way, as a new run of Labrig builds it."""
+    gui = build_main_window(services)
+    qtbot.addWidget(gui.window)
+    return gui
+
+
+def _closed(gui: Gui, services: Services) -> None:
+    """Closed as a user closes it (which keeps its size and splitters), then taken apart."""
+    gui.window.close()
+    gui.executor.shutdown(5000)
+    gui.bridge.detach(services)
+
+
+def _calibration_splitter(window: MainWindow) -> QSplitter:
+    [splitter] = [
+        s for s in window.findChildren(QSplitter) if s.objectName() == "calibrationSplitter"
+    ]
+    return splitter
+
+
 def test_the_window_remembers_its_size_and_splitters_between_runs(
     qtbot: QtBot, services: Services
 ) -> None:
-    first = build_main_window(services)
-    qtbot.addWidget(first.window)
+    first = _built(qtbot, services)
     # nothing kept yet: the opening size, on the tests' 1280×800 screen
     assert first.window.size() == QSize(1280, 800)
     first.window.show()
     qtbot.waitExposed(first.window)
     first.window.resize(1000, 700)
     first.window.show_page("calibration")
-    [splitter] = [
-        s for s in first.window.findChildren(QSplitter) if s.objectName() == "calibrationSplitter"
-    ]
+    splitter = _calibration_splitter(first.window)
     qtbot.waitUntil(lambda: sum(splitter.sizes()) > 0)
     splitter.setSizes([300, sum(splitter.sizes()) - 300])
     kept = splitter.sizes()
-    first.window.close()
-    first.executor.shutdown(5000)
-    first.bridge.detach(services)
+    _closed(first, services)
 
-    again = build_main_window(services)
-    qtbot.addWidget(again.window)
+    again = _built(qtbot, services)
     again.window.show()
     qtbot.waitExposed(again.window)
     assert again.window.size() == QSize(1000, 700)
     again.window.show_page("calibration")
-    [splitter] = [
-        s for s in again.window.findChildren(QSplitter) if s.objectName() == "calibrationSplitter"
-    ]
+    splitter = _calibration_splitter(again.window)
     qtbot.waitUntil(lambda: splitter.sizes() == kept)
-    again.window.close()
-    again.executor.shutdown(5000)
-    again.bridge.detach(services)
+    _closed(again, services)
 
 
 def test_a_maximised_window_opens_maximised_again(qtbot: QtBot, services: Services) -> None:
-    first = build_main_window(services)
-    qtbot.addWidget(first.window)
+    first = _built(qtbot, services)
     first.window.showMaximized()
     qtbot.waitUntil(first.window.isMaximized)
-    first.window.close()
-    first.executor.shutdown(5000)
-    first.bridge.detach(services)
+    _closed(first, services)
 
-    again = build_main_window(services)
-    qtbot.addWidget(again.window)
+    again = _built(qtbot, services)
     again.window.show()
     qtbot.waitUntil(again.window.isMaximized)
-    again.window.close()
-    again.executor.shutdown(5000)
-    again.bridge.detach(services)
+    _closed(again, services)

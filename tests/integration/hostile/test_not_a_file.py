@@ -1,5 +1,4 @@
-"""Hostile input, from the command line as a user meets it (issue 16, first case families): things
-that are not files standing where the data folder keeps files.
+"""Things that are not files standing where the data folder keeps files (issue 16).
 
 Each case builds its store with the real commands (an imported video), then puts a FIFO or a folder
 where a media blob or the database file belongs, and runs the commands that read it. Every command
@@ -12,56 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-ENDS_WITHIN_S = 60  # a hang is a failure, not a wait
+from tests.support.cli import assert_typed, labrig, store_with_a_capture
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
-
-
-def labrig(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "labrig", "--store", str(store), *args],
-        capture_output=True,
-        text=True,
-        timeout=ENDS_WITHIN_S,
-        cwd=REPO,
-        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
-    )
-
-
-def _typed(result: subprocess.CompletedProcess[str]) -> None:
-    """Ended with words a user can act on: no Python traceback anywhere in its output."""
-    assert "Traceback" not in result.stderr + result.stdout, result.stderr
-
-
-def _store_with_a_capture(tmp_path: Path) -> tuple[Path, Path]:
-    """A store holding one imported video; the store and its media blob."""
-    video = tmp_path / "trial.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 25.0, (96, 64))
-    rng = np.random.default_rng(0)
-    for _ in range(12):
-        writer.write(rng.integers(0, 255, (64, 96, 3), dtype=np.uint8))
-    writer.release()
-    store = tmp_path / "store"
-    imported = labrig(store, "import", str(video))
-    assert imported.returncode == 0, imported.stdout + imported.stderr
-    [blob] = list((store / "media").rglob("*.avi"))
-    return store, blob
 
 
 @pytest.mark.parametrize("replacement", ["fifo", "folder"])
 def test_a_blob_replaced_by_something_that_is_not_a_file_is_reported_not_waited_on(
     tmp_path: Path, replacement: str
 ) -> None:
-    store, blob = _store_with_a_capture(tmp_path)
+    store, blob = store_with_a_capture(tmp_path)
     blob.unlink()
     if replacement == "fifo":
         os.mkfifo(blob)
@@ -70,7 +33,7 @@ def test_a_blob_replaced_by_something_that_is_not_a_file_is_reported_not_waited_
 
     verified = labrig(store, "verify", "--json")
 
-    _typed(verified)
+    assert_typed(verified)
     report = json.loads(verified.stdout)
     assert verified.returncode == 1 and report["ok"] is False
     [problem] = [p for p in report["problems"] if blob.name[:64] in json.dumps(p)]
@@ -90,7 +53,7 @@ def test_a_folder_named_like_the_database_is_refused_by_every_command_and_nothin
 
     for command in (["captures"], ["verify", "--json"], ["events"], ["jobs"]):
         refused = labrig(store, *command)
-        _typed(refused)
+        assert_typed(refused)
         assert refused.returncode == 2, (command, refused.stdout, refused.stderr)
         assert "LABRIG_NOT_A_REGULAR_FILE" in refused.stderr and "is a folder" in refused.stderr
 

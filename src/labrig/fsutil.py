@@ -47,10 +47,27 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def require_regular(path: Path) -> None:
+    """Refuse (:class:`NotARegularFileError`) a folder, FIFO or device at ``path``; nothing for a
+    regular file or for nothing there at all. For paths handed to a library that opens them itself
+    (OpenCV), which would wait on a FIFO for ever."""
+    try:
+        with open_regular(path):
+            pass
+    except FileNotFoundError:
+        return
+
+
+def shown(path: Path | str) -> str:
+    """``path`` as text a message can always print: bytes of a name that are not UTF-8 (Python
+    gives them as lone surrogates, which no terminal encoding accepts) shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _not_regular(path: Path, kind: str) -> NotARegularFileError:
     return NotARegularFileError(
-        f"{path} is a {kind}, not a file: something replaced the file Labrig keeps there. Remove "
-        "it and restore the file from a backup or the archive; nothing was changed"
+        f"{shown(path)} is a {kind}, not a file: something replaced the file Labrig keeps there. "
+        "Remove it and restore the file from a backup or the archive; nothing was changed"
     )
 
 

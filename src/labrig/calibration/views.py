@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from labrig.calibration.camera import COVERAGE_GRID, CaptureSource, Counts, coverage_counts
 from labrig.calibration.stored import UnknownCalibrationError
-from labrig.capture import load_capture
+from labrig.capture import load_capture, open_video
 from labrig.errors import LabrigError
 from labrig.store import Store, utcnow
 from labrig.store.models import CalibrationRecord
@@ -321,7 +321,7 @@ def read_video_frame(path: Path, index: int) -> Image:
     """Frame ``index`` (0-based) of a video file, BGR, as
     :func:`~labrig.calibration.camera.frames_from_video` decoded it: MJPG (every frame a key frame)
     by seeking, other codecs by reading up to it."""
-    cap = cv2.VideoCapture(str(path))
+    cap = open_video(path)
     try:
         fourcc = (
             int(cap.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").upper()

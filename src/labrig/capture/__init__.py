@@ -18,9 +18,11 @@ from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
 from labrig.capture.media import (
     CaptureMedia,
     CaptureMissingError,
+    FileNameNotUtf8Error,
     iter_frames,
     iter_luma,
     load_capture,
+    open_video,
 )
 from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
 from labrig.capture.recovery import RecoveryReport, recover
@@ -55,6 +57,7 @@ __all__ = [
     "DeviceRefusedError",
     "DiscoveryReport",
     "DiscoverySettings",
+    "FileNameNotUtf8Error",
     "FrameClock",
     "FrameSource",
     "Image",
@@ -79,6 +82,7 @@ __all__ = [
     "load_capture",
     "load_inventory",
     "now_ns",
+    "open_video",
     "parse_mode",
     "read_timestamps",
     "recover",

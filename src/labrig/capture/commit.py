@@ -17,9 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import cv2
-
 from labrig.capture.manifest import ManifestV1, SegmentV1, read_manifest
+from labrig.capture.media import open_video
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
@@ -54,7 +53,7 @@ CHECK_FRAMES = 64  # frames decoded between a task's progress and cancel checks
 def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
     """Frames that decode from ``path`` (0 for a file OpenCV cannot open). Progress goes to ``task``
     when ``expected`` (the header's count) is known; a cancel stops it."""
-    reader = cv2.VideoCapture(str(path))
+    reader = open_video(path)
     frames = 0
     try:
         while reader.isOpened() and reader.grab():

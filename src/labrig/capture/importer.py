@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from labrig.capture.commit import CommitResult, commit_capture, count_frames
 from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
+from labrig.capture.media import open_video
 from labrig.capture.recorder import provisional_root
 from labrig.errors import LabrigError
 from labrig.fsutil import CHUNK, fsync_dir
@@ -71,7 +72,7 @@ def probe_media(path: Path, task: Task = UNTRACKED) -> MediaFacts:
         raise ImportRefusedError(
             f"{path.name} is not a video Labrig imports ({', '.join(MEDIA_EXTENSIONS)})"
         )
-    reader = cv2.VideoCapture(str(path))
+    reader = open_video(path)
     try:
         opened = reader.isOpened()
         header = int(reader.get(cv2.CAP_PROP_FRAME_COUNT)) if opened else 0

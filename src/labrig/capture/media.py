@@ -16,12 +16,37 @@ from sqlalchemy import select
 
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
+from labrig.fsutil import require_regular, shown
 from labrig.store import BlobStore, Store
 from labrig.store.models import Capture, CaptureSegment
 
 
 class CaptureMissingError(LabrigError):
     code = "LABRIG_CAPTURE_MISSING"
+
+
+class FileNameNotUtf8Error(LabrigError):
+    """A media file whose name OpenCV cannot be given (bytes that are not UTF-8)."""
+
+    code = "LABRIG_FILE_NAME_NOT_UTF8"
+
+
+def open_video(path: Path) -> cv2.VideoCapture:
+    """An OpenCV reader on the media file ``path`` (not opened when nothing decodable is there).
+
+    Every media file Labrig decodes is opened here. Refused first, with a typed error, what OpenCV
+    would not survive: a name whose bytes are not UTF-8 (OpenCV's Python binding crashes the
+    process on one, signal 11) and a FIFO, folder or device (a FIFO would be waited on for ever)."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise FileNameNotUtf8Error(
+            f"{shown(path)} has a name that is not valid UTF-8, which the video decoder cannot "
+            "open; rename the file (or import it with 'labrig import', which copies it under a "
+            "name of its own) and try again. Nothing was changed"
+        ) from None
+    require_regular(path)
+    return cv2.VideoCapture(str(path))
 
 
 @dataclass(frozen=True)
@@ -107,7 +132,7 @@ def load_capture(store: Store, manifest_sha256: str) -> CaptureMedia:
 def iter_frames(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
     """Every frame of one media file (BGR, uint8) in order;
     nothing for a file that will not open."""
-    cap = cv2.VideoCapture(str(path))
+    cap = open_video(path)
     try:
         while cap.isOpened():
             ok, frame = cap.read()
@@ -138,7 +163,7 @@ def iter_luma(path: Path) -> Iterator[npt.NDArray[np.uint8]]:
 def _jpeg_luma(path: Path) -> Iterator[npt.NDArray[np.uint8] | None]:
     """Grey frames decoded from the file's JPEG packets; a None, then nothing, where
     that stops working."""
-    cap = cv2.VideoCapture(str(path))
+    cap = open_video(path)
     try:
         if not cap.isOpened():
             return
@@ -181,7 +206,7 @@ def _jpeg_to_grey(
 
 def _converted_luma(path: Path, skip: int) -> Iterator[npt.NDArray[np.uint8]]:
     """The frames after the first ``skip``, decoded to BGR and converted to grey."""
-    cap = cv2.VideoCapture(str(path))
+    cap = open_video(path)
     try:
         if not all(cap.grab() for _ in range(skip)):
             return

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from labrig.capture import iter_frames, read_timestamps
+from labrig.capture import iter_frames, open_video, read_timestamps
 from labrig.errors import LabrigError
 from labrig.tasks import UNTRACKED, Task
 
@@ -221,7 +221,7 @@ def frame_measures(frame: npt.NDArray[np.uint8]) -> tuple[float, float, float]:
 
 
 def _header_frames(path: Path) -> int | None:
-    cap = cv2.VideoCapture(str(path))
+    cap = open_video(path)
     try:
         count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) if cap.isOpened() else 0
         return count if count > 0 else None

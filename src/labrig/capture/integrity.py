@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from labrig.fsutil import NotARegularFileError, open_regular
+from labrig.capture.manifest import ManifestError, read_committed_manifest
+from labrig.fsutil import NotARegularFileError, shown
 from labrig.store import BlobStore, Store
 from labrig.store.models import Blob, Capture, CaptureSegment
 from labrig.tasks import UNTRACKED, Task
@@ -56,17 +56,17 @@ def _check_manifest(
     assert capture.manifest_sha256 is not None
     path = blobs.path(capture.manifest_sha256, ".json")
     try:
-        with open_regular(path) as fh:
-            manifest = json.loads(fh.read())
-    except (OSError, ValueError) as exc:
-        return [Problem(capture.id, f"manifest {path} unreadable ({exc})")]
-    except NotARegularFileError as exc:
+        manifest = read_committed_manifest(path, capture.manifest_sha256)
+    except FileNotFoundError:
+        return [Problem(capture.id, f"its committed manifest is missing: {shown(path)}")]
+    except OSError as exc:
+        return [Problem(capture.id, f"its committed manifest {shown(path)} is unreadable ({exc})")]
+    except (ManifestError, NotARegularFileError) as exc:
         return [Problem(capture.id, exc.message)]
-    listed = [s["sha256"] for s in manifest.get("segments", [])]
-    if listed != segment_digests:
+    if [s.sha256 for s in manifest.segments] != segment_digests:
         return [
             Problem(capture.id, "the committed manifest and the catalog list different segments")
         ]
-    if manifest.get("capture_id") != capture.id:
+    if manifest.capture_id != capture.id:
         return [Problem(capture.id, "the committed manifest names another capture")]
     return []

@@ -3,7 +3,6 @@ decoding of recorded media files into frames, for calibration, analysis and revi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
 
+from labrig.capture.manifest import read_committed_manifest
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.fsutil import require_regular, shown
@@ -93,32 +93,36 @@ class CaptureMedia:
 
 
 def load_capture(store: Store, manifest_sha256: str) -> CaptureMedia:
-    """The committed capture whose manifest has this digest; refused when it is not in the store."""
+    """The committed capture whose manifest has this digest; refused when it is not in the store
+    (:class:`CaptureMissingError`) or its manifest is damaged (:class:`ManifestError`)."""
     blobs = BlobStore(store.media_dir)
     path = blobs.path(manifest_sha256, ".json")
     try:
-        manifest = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        manifest = read_committed_manifest(path, manifest_sha256)
+    except FileNotFoundError as exc:
         raise CaptureMissingError(
-            f"the capture manifest {manifest_sha256[:12]}… is not in the media store "
-            f"({exc}); run 'labrig verify'"
+            f"the capture manifest {manifest_sha256[:12]}… is not in the media store; run "
+            "'labrig verify'"
         ) from exc
     with store.read() as session:
-        capture = session.get(Capture, manifest["capture_id"])
+        capture = session.get(Capture, manifest.capture_id)
         segments = list(
             session.scalars(
                 select(CaptureSegment)
-                .where(CaptureSegment.capture_id == manifest["capture_id"])
+                .where(CaptureSegment.capture_id == manifest.capture_id)
                 .order_by(CaptureSegment.position)
             )
         )
-    if capture is None:
-        raise CaptureMissingError(f"capture {manifest['capture_id']} is not in the catalog")
-    ext = {s["sha256"]: Path(s["name"]).suffix for s in manifest["segments"]}
+    if capture is None or capture.manifest_sha256 != manifest_sha256:
+        raise CaptureMissingError(
+            f"capture {manifest.capture_id} of manifest {manifest_sha256[:12]}… is not in the "
+            "catalog; run 'labrig verify'"
+        )
+    ext = {s.sha256: Path(s.name).suffix for s in manifest.segments}
     return CaptureMedia(
         capture.id,
         capture.device_id,
-        manifest["mode"],
+        manifest.mode,
         capture.frame_count,
         capture.dropped_frames,
         tuple(blobs.path(s.media_sha256, ext.get(s.media_sha256, ".avi")) for s in segments),

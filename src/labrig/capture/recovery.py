@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from labrig.capture.commit import commit_capture, count_frames
+from labrig.capture.commit import commit_capture, count_frames, media_ext
 from labrig.capture.manifest import (
     ManifestError,
     ManifestV1,
@@ -27,11 +27,25 @@ from labrig.capture.manifest import (
 from labrig.capture.recorder import provisional_root
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
-from labrig.fsutil import FolderLock, fsync_dir, fsync_file, sha256_file
-from labrig.store import Store, utcnow
+from labrig.fsutil import (
+    FolderLock,
+    NotARegularFileError,
+    fsync_dir,
+    fsync_file,
+    sha256_file,
+    shown,
+)
+from labrig.store import BlobStore, Store, utcnow
 from labrig.store.models import Capture
 
 DONE_STATES = ("committed", "salvaged")
+
+
+class SegmentsMissingError(LabrigError):
+    """A provisional manifest lists closed segments that are nowhere: not in its folder, not in
+    the media store."""
+
+    code = "LABRIG_SEGMENTS_MISSING"
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,29 @@ def recover(store: Store) -> RecoveryReport:
     return report
 
 
+def _recover_one(store: Store, folder: Path) -> Recovered | None:
+    """One folder resolved; whatever it holds, the others are still recovered: a folder that
+    fails in a way not foreseen is quarantined with the reason, or left in place if even that
+    fails (a full disk), and reported either way."""
+    lock = FolderLock(folder)
+    try:
+        if not lock.acquire():
+            return None  # still being recorded by a live process
+    except OSError as exc:
+        return Recovered(folder.name, "left", 0, f"its folder cannot be locked ({exc})")
+    try:
+        return _resolve_folder(store, folder)
+    except (LabrigError, OSError) as exc:
+        reason = exc.message if isinstance(exc, LabrigError) else f"{exc.strerror or exc}"
+        try:
+            _quarantine(store, folder, folder.name, reason)
+        except OSError as again:
+            return Recovered(folder.name, "left", 0, f"{reason}; left in place ({again})")
+        return Recovered(folder.name, "quarantined", 0, reason)
+    finally:
+        lock.release()
+
+
 def _abandon_orphans(store: Store) -> list[Recovered]:
     """Provisional rows whose folder is gone (removed by hand): marked abandoned, explicitly."""
     found = []
@@ -85,16 +122,6 @@ def _abandon_orphans(store: Store) -> list[Recovered]:
     return found
 
 
-def _recover_one(store: Store, folder: Path) -> Recovered | None:
-    lock = FolderLock(folder)
-    if not lock.acquire():
-        return None  # still being recorded by a live process
-    try:
-        return _resolve_folder(store, folder)
-    finally:
-        lock.release()
-
-
 def _resolve_folder(store: Store, folder: Path) -> Recovered:
     with store.read() as session:
         row = session.get(Capture, folder.name)
@@ -106,7 +133,8 @@ def _resolve_folder(store: Store, folder: Path) -> Recovered:
         )
     try:
         manifest = read_manifest(folder)
-    except ManifestError as exc:
+        _refuse_another_capture(store, folder, manifest)
+    except (ManifestError, NotARegularFileError) as exc:
         _quarantine(store, folder, folder.name, exc.message)
         return Recovered(folder.name, "quarantined", 0, exc.message)
     manifest, moved = _resolve_segments(store, folder, manifest)
@@ -130,6 +158,16 @@ def _resolve_folder(store: Store, folder: Path) -> Recovered:
     return Recovered(manifest.capture_id, "salvaged", result.frame_count, detail)
 
 
+def _refuse_another_capture(store: Store, folder: Path, manifest: ManifestV1) -> None:
+    """A manifest that names a capture other than its folder's (copied from another folder, or
+    edited) would commit over that capture: refused."""
+    if manifest.capture_id != folder.name:
+        raise ManifestError(
+            f"the manifest in {shown(folder)} names capture {manifest.capture_id}, not this "
+            "folder's; it was copied or edited, so nothing in it is committed"
+        )
+
+
 def _was_open(manifest: ManifestV1) -> bool:
     return manifest.stopped_utc is None
 
@@ -140,6 +178,7 @@ def _resolve_segments(
     """Keep the closed segments that still verify and the decodable part of the open one."""
     kept: list[SegmentV1] = []
     moved: list[str] = []
+    missing: list[str] = []
     for seg in manifest.segments:
         path = folder / seg.name
         if (
@@ -150,8 +189,10 @@ def _resolve_segments(
             kept.append(seg)
         elif path.exists():
             moved.append(_quarantine_file(store, manifest.capture_id, path))
-        else:
+        elif _in_store(store, seg):
             kept.append(seg)  # already moved into the media store by an interrupted commit
+        else:
+            missing.append(seg.name)
     if manifest.open_segment and (folder / manifest.open_segment).exists():
         salvaged = _salvage_open(folder, manifest.open_segment)
         if salvaged is None:
@@ -160,7 +201,17 @@ def _resolve_segments(
             )
         else:
             kept.append(salvaged)
+    if missing:
+        raise SegmentsMissingError(
+            f"{shown(folder)} lacks {', '.join(missing)}, which its manifest lists as closed, and "
+            "the media store does not hold them either; the folder is quarantined as it is"
+        )
     return replace(manifest, segments=tuple(kept), open_segment=None), moved
+
+
+def _in_store(store: Store, seg: SegmentV1) -> bool:
+    stored = BlobStore(store.media_dir).path(seg.sha256, media_ext(seg))
+    return stored.is_file() and sha256_file(stored)[0] == seg.sha256
 
 
 def _salvage_open(folder: Path, name: str) -> SegmentV1 | None:
@@ -204,7 +255,7 @@ def _quarantine(store: Store, folder: Path, capture_id: str, reason: str) -> Non
     fsync_dir(target.parent)
     with store.write() as session:
         row = session.get(Capture, capture_id)
-        if row is not None:
+        if row is not None and row.state not in DONE_STATES:
             row.state, row.provisional_dir = "quarantined", None
             row.report = json.dumps(
                 {"quarantined": str(target), "reason": reason, "at": utcnow().isoformat()}

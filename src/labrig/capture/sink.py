@@ -20,7 +20,7 @@ import cv2
 from labrig.capture.manifest import SegmentV1
 from labrig.capture.sources import Image, Mode
 from labrig.errors import LabrigError
-from labrig.fsutil import fsync_file, sha256_file
+from labrig.fsutil import fsync_file, open_regular, sha256_file
 
 FOURCC = cv2.VideoWriter.fourcc(*"MJPG")
 SegmentClosed = Callable[[SegmentV1, str | None], None]
@@ -164,18 +164,22 @@ class SegmentSink:
 
 
 def read_timestamps(path: Path) -> list[int]:
-    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed
-    writer) or damaged ends the list: every value returned is whole. Raises ``OSError`` when
-    the file cannot be read."""
+    """The ``mono_ns`` column of a sidecar this sink wrote. A row cut short (a killed writer),
+    damaged or too long to be a row ends the list: every value returned is whole. Raises
+    ``OSError`` when the file cannot be read, :class:`~labrig.fsutil.NotARegularFileError` when
+    something else stands there."""
     out: list[int] = []
-    with open(path, encoding="ascii", errors="replace") as fh:
-        next(fh, None)  # the header
-        for line in fh:
-            parts = line.rstrip("\n").split(",")
-            if len(parts) != 3 or not all(part.isdigit() for part in parts):
+    with open_regular(path) as fh:
+        fh.readline(MAX_ROW_BYTES)  # the header
+        while line := fh.readline(MAX_ROW_BYTES):
+            parts = line.rstrip(b"\r\n").split(b",")
+            if not line.endswith(b"\n") or len(parts) != 3 or not all(p.isdigit() for p in parts):
                 break
             out.append(int(parts[1]))
     return out
+
+
+MAX_ROW_BYTES = 128  # "index,mono_ns,utc_ns" is under 50
 
 
 # what a recorder stamps each frame with: (monotonic ns, UTC ns)

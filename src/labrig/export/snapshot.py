@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from labrig.capture.manifest import read_committed_manifest
 from labrig.errors import LabrigError
 from labrig.review import ResultNotPublishedError, ReviewedResult, find_result, reviewed_in
 from labrig.store import BlobStore
@@ -208,10 +209,7 @@ def _manifest_names(blobs: BlobStore, manifest_sha256: str) -> dict[int, tuple[s
     read (the export then fails on that blob with a clear error when it copies it, or uses
     fallback names)."""
     try:
-        data = json.loads(blobs.path(manifest_sha256, ".json").read_bytes())
-        return {
-            n: (str(s.get("name") or ""), str(s.get("timestamps") or ""))
-            for n, s in enumerate(data.get("segments") or [])
-        }
-    except (OSError, ValueError, AttributeError):
+        manifest = read_committed_manifest(blobs.path(manifest_sha256, ".json"), manifest_sha256)
+    except (OSError, LabrigError):
         return {}
+    return {n: (s.name, s.timestamps) for n, s in enumerate(manifest.segments)}

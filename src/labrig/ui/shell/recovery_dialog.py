@@ -21,6 +21,8 @@ WHAT_IT_MEANS = {
     "quarantined": "unreadable: moved to the quarantine folder, nothing deleted",
     "abandoned": "its files were gone before Labrig started",
     "tidied": "already saved before the interruption",
+    "left": "could not be resolved now (the message says why): left where it was, tried again at "
+    "the next start",
 }
 
 

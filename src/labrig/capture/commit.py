@@ -17,6 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
 from labrig.capture.manifest import ManifestV1, SegmentV1, read_manifest
 from labrig.capture.media import open_video
 from labrig.domain.events import EventName
@@ -25,12 +28,20 @@ from labrig.errors import LabrigError
 from labrig.events import record_event
 from labrig.fsutil import fsync_file, sha256_file, write_atomic
 from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
-from labrig.store.models import Blob, Capture, CaptureSegment
+from labrig.store.models import Blob, Capture, CaptureSegment, ImportedSource
 from labrig.tasks import UNTRACKED, Task
 
 
 class FrameCountMismatchError(LabrigError):
     code = "LABRIG_CAPTURE_FRAME_MISMATCH"
+
+
+class AlreadyImportedError(LabrigError):
+    code = "LABRIG_ALREADY_IMPORTED"
+
+
+def already_imported(shown_as: str, capture_id: str) -> str:
+    return f"{shown_as} was already imported as capture {capture_id}; nothing changed"
 
 
 @dataclass(frozen=True)
@@ -145,17 +156,23 @@ def commit_capture(
     staged = folder / "manifest.committed.json"
     write_atomic(staged, body)
     stored.append(_store_file(blobs, staged, manifest_sha, ".json", "manifest"))
-    result = _record(
-        store,
-        final,
-        manifest_sha,
-        rows=rows,
-        stored=stored,
-        state=state,
-        report=report,
-        origin=origin,
-        source_sha256=source_sha256,
-    )
+    try:
+        result = _record(
+            store,
+            final,
+            manifest_sha,
+            rows=rows,
+            stored=stored,
+            state=state,
+            report=report,
+            origin=origin,
+            source_sha256=source_sha256,
+        )
+    except AlreadyImportedError:
+        # the same file's other import committed first. Its segments are these bytes, stored once;
+        # this manifest names a capture id of its own, which no row can reference: withdrawn
+        blobs.withdraw(manifest_sha, ".json")
+        raise
     shutil.rmtree(folder, ignore_errors=True)
     return result
 
@@ -182,6 +199,8 @@ def _record(
             capture = _new_capture_row(manifest, origin)
             session.add(capture)
         capture.source_sha256 = source_sha256
+        if source_sha256 is not None:
+            _claim_source(session, source_sha256, manifest)
         capture.state, capture.committed_at, capture.frame_count = state, utcnow(), frames
         capture.dropped_frames, capture.manifest_sha256 = manifest.dropped_frames, manifest_sha
         capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
@@ -213,6 +232,24 @@ def _record(
     return CommitResult(
         manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows)
     )
+
+
+def _claim_source(session: Session, source_sha256: str, manifest: ManifestV1) -> None:
+    """Record the imported file's digest, once: a second import of it, even one that passed the
+    earlier check at the same moment, is refused here by the catalog's primary key."""
+    shown_as = str(manifest.device.get("name") or "this file")
+    earlier = session.get(ImportedSource, source_sha256)
+    if earlier is not None:
+        raise AlreadyImportedError(already_imported(shown_as, earlier.capture_id))
+    session.add(ImportedSource(source_sha256=source_sha256, capture_id=manifest.capture_id))
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:
+        winner = session.get(ImportedSource, source_sha256, populate_existing=True)
+        raise AlreadyImportedError(
+            already_imported(shown_as, winner.capture_id if winner else "(being committed)")
+        ) from None
 
 
 def _new_capture_row(manifest: ManifestV1, origin: str) -> Capture:

@@ -29,6 +29,7 @@ from labrig.capture.importer import (
     import_media,
 )
 from labrig.errors import LabrigError
+from labrig.fsutil import shown
 from labrig.store import Store
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ class WatchFolderIngestor:
         try:
             result = import_media(self.store, path, origin="watch_folder")
             self.results.append(
-                Ingested(str(path), result.capture_id, None, f"{result.frame_count} frames")
+                Ingested(shown(path), result.capture_id, None, f"{result.frame_count} frames")
             )
         except MediaTruncatedError:
             if retry_if_incomplete:
@@ -199,11 +200,11 @@ class WatchFolderIngestor:
                 return
             self._refuse(path, MediaTruncatedError.code, "the file ended incomplete")
         except AlreadyImportedError as exc:
-            self.results.append(Ingested(str(path), None, exc.code, exc.message))
+            self.results.append(Ingested(shown(path), None, exc.code, exc.message))
         except LabrigError as exc:
             self._refuse(path, exc.code, exc.message)
         self._forget(path)
 
     def _refuse(self, path: Path, code: str, message: str) -> None:
-        log.warning("watch folder %s: %s refused: %s", self.folder, path.name, message)
-        self.results.append(Ingested(str(path), None, code, message))
+        log.warning("watch folder %s: %s refused: %s", self.folder, shown(path.name), message)
+        self.results.append(Ingested(shown(path), None, code, message))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -73,7 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_any_name() -> None:
+    """Let output carry any file name: a name whose bytes are not UTF-8 reaches Python as lone
+    surrogates, which printing refuses (UnicodeEncodeError, mid-command); shown as ``\\xNN``."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _print_any_name()
     args = build_parser().parse_args(argv)
     if args.db:  # every store this process (and its children) opens uses it
         os.environ[DB_ENV_VAR] = args.db

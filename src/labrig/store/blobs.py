@@ -44,6 +44,13 @@ class BlobStore:
         fsync_dir(source.parent)
         return target
 
+    def withdraw(self, sha256: str, ext: str) -> None:
+        """Remove a blob this process put moments ago and that no row can reference: the
+        manifest of a commit refused at its last step (it names a capture id of its own). The one
+        exception to "never deleted"; nothing else may call it."""
+        self.path(sha256, ext).unlink(missing_ok=True)
+        fsync_dir(self.path(sha256, ext).parent)
+
     def verify(self, sha256: str, ext: str) -> str | None:
         """None when the blob is present and whole, else what is wrong with it."""
         target = self.path(sha256, ext)

@@ -256,6 +256,16 @@ class Capture(Base):
     purpose: Mapped[str | None] = mapped_column(String(16))
 
 
+class ImportedSource(Base):
+    """Each imported file's digest, once: the catalog's own guard that two imports of the same file
+    started at the same moment commit it once (the loser is refused, LABRIG_ALREADY_IMPORTED)."""
+
+    __tablename__ = "imported_sources"
+
+    source_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    capture_id: Mapped[str] = mapped_column(String(36), ForeignKey("captures.id"))
+
+
 class CaptureSegment(Base):
     __tablename__ = "capture_segments"
 

@@ -2,9 +2,11 @@
 
 Before anything is opened, three refusals, each a typed error with its code and no change to
 the data folder: Qt cannot start here (checked in a child process, because a missing platform
-plugin aborts the process that loads it), the data folder is not writable, or another window
-has it open (:mod:`labrig.instance_lock`). Where a screen can show it, a refusal is also shown
-in a message box, since a window started from a menu has no terminal.
+plugin aborts the process that loads it), the store would be refused (an unwritable folder, a
+damaged, foreign or newer catalog; checked before the lock file is created, so a
+refused folder is left as it was), or another window has it open (:mod:`labrig.instance_lock`).
+Where a screen can show it, a refusal is also shown in a message box, since a window started
+from a menu has no terminal.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from labrig.cli.common import workstation_services
 from labrig.errors import QtUnavailableError, StoreError
 from labrig.health import Status, check_qt
 from labrig.instance_lock import InstanceLock
-from labrig.store import DB_ENV_VAR, paths
+from labrig.store import DB_ENV_VAR, check_openable, paths
 
 
 def launch(store_root: str | None) -> int:
@@ -29,7 +31,7 @@ def launch(store_root: str | None) -> int:
     # on a shared PostgreSQL catalog every workstation opens its own window on the shared folder
     lock = InstanceLock(root, shared_catalog=bool(os.environ.get(DB_ENV_VAR)))
     try:
-        paths.ensure_writable(root)  # before the lock file is created in it
+        check_openable(root)  # before the lock file is created in it
         lock.acquire()  # before the store opens: opening the window recovers interrupted recordings
         services = workstation_services(root)
     except StoreError as exc:

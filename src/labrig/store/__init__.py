@@ -11,6 +11,7 @@ from labrig.store.database import (
     EVENTS_IN_TRANSACTION,
     RawTransaction,
     Store,
+    check_openable,
     open_store,
 )
 from labrig.store.types import utcnow
@@ -22,6 +23,7 @@ __all__ = [
     "BlobStore",
     "RawTransaction",
     "Store",
+    "check_openable",
     "open_store",
     "utcnow",
 ]

@@ -225,40 +225,20 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
     ``db`` (else ``$LABRIG_DB``) is a ``postgresql+psycopg://`` URL for a catalog and
     queue shared by several workstations; the media stay in ``root``, a shared folder.
     Without it the catalog is SQLite in ``root``, which is refused on a network
-    filesystem. Refuses, with a typed error and without modifying anything, an
-    unwritable root, a corrupt or foreign database, or a schema newer than this build.
+    filesystem. Refuses, with a typed error and without modifying anything, what
+    :func:`check_openable` refuses.
     """
-    resolved = paths.resolve_root(root)
-    paths.ensure_writable(resolved)
-    url = db or os.environ.get(DB_ENV_VAR) or None
-    if url is not None:
-        if not pg_dialect.is_postgresql_url(url):
-            raise UnsupportedDatabaseError(
-                "--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, "
-                f"not '{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data "
-                "folder"
-            )
-        engine = pg_dialect.create_postgresql_engine(url)
-        where = pg_dialect.redacted(url)
+    resolved, url = _locate(root, db)
+    if url is None:
+        db_path = _check_sqlite_catalog(resolved)
+        engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
+    else:
+        engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
         try:
-            facts = pg_dialect.inspect_database(engine, url)
+            _check_postgresql_catalog(engine, url)
         except BaseException:
             engine.dispose()
             raise
-        revision = facts.revision
-    else:
-        paths.refuse_network_filesystem(resolved)
-        db_path = resolved / paths.DB_FILENAME
-        revision = sqlite_dialect.inspect_file(db_path).revision
-        where = str(db_path)
-    try:
-        migrate.refuse_unknown_revision(revision, where)
-    except BaseException:
-        if url is not None:
-            engine.dispose()
-        raise
-    if url is None:
-        engine = sqlite_dialect.create_sqlite_engine(db_path)
     try:
         migrate.upgrade(engine)
         store = _make_store(resolved, engine)
@@ -273,6 +253,54 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
         raise
     store.media_dir.mkdir(exist_ok=True)
     return store
+
+
+def check_openable(root: str | Path | None = None, db: str | None = None) -> None:
+    """Raise the typed refusal :func:`open_store` would raise, creating nothing in the data folder.
+
+    The refusals: an unwritable root, an SQLite catalog on a network filesystem, a ``db`` that is
+    not a PostgreSQL URL or cannot be reached, a corrupt or foreign database, or a schema newer than
+    this build. For the window, which must refuse before it creates its lock file.
+    """
+    resolved, url = _locate(root, db)
+    if url is None:
+        _check_sqlite_catalog(resolved)
+        return
+    engine = pg_dialect.create_postgresql_engine(url)
+    try:
+        _check_postgresql_catalog(engine, url)
+    finally:
+        engine.dispose()
+
+
+def _locate(root: str | Path | None, db: str | None) -> tuple[Path, str | None]:
+    """The data root, proven writable, and the PostgreSQL URL of its catalog (None: SQLite)."""
+    resolved = paths.resolve_root(root)
+    paths.ensure_writable(resolved)
+    url = db or os.environ.get(DB_ENV_VAR) or None
+    if url is not None and not pg_dialect.is_postgresql_url(url):
+        raise UnsupportedDatabaseError(
+            "--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, "
+            f"not '{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data "
+            "folder"
+        )
+    return resolved, url
+
+
+def _check_sqlite_catalog(root: Path) -> Path:
+    """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path."""
+    paths.refuse_network_filesystem(root)
+    db_path = root / paths.DB_FILENAME
+    with sqlite_dialect.as_found_if_refused(db_path):
+        facts = sqlite_dialect.inspect_file(db_path)
+        migrate.refuse_unknown_revision(facts.revision, str(db_path))
+    return db_path
+
+
+def _check_postgresql_catalog(engine: Engine, url: str) -> None:
+    """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says."""
+    facts = pg_dialect.inspect_database(engine, url)
+    migrate.refuse_unknown_revision(facts.revision, pg_dialect.redacted(url))
 
 
 def _make_store(root: Path, engine: Engine) -> Store:

@@ -10,7 +10,8 @@ may write, plain ``BEGIN`` for read-only ones.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,10 +19,12 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 
-from labrig.errors import DatabaseCorruptError, ForeignDatabaseError
+from labrig.errors import DatabaseCorruptError, ForeignDatabaseError, LabrigError
 from labrig.fsutil import open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+#: header bytes 18 and 19 (the file format's write and read versions): 2 in WAL mode
+_WAL_FORMAT = b"\x02\x02"
 BUSY_TIMEOUT_MS = 15_000
 READ_ONLY_OPTION = "labrig_read_only"
 
@@ -38,32 +41,25 @@ class FileFacts:
 def inspect_file(path: Path) -> FileFacts:
     """Look at ``path`` without modifying it; raise a typed error if it is not ours.
 
-    Opened read-only (``mode=ro``) and before any pragma, so a foreign or
-    corrupt file is refused byte-for-byte unchanged.
+    Opened read-only (``mode=ro``) and before any pragma, so a foreign or corrupt file is refused
+    byte-for-byte unchanged. A read-only connection to a WAL database creates its ``-wal`` and
+    ``-shm`` files; when no ``-wal`` is there, no connection has the database open and no log waits
+    to be applied, so the file is read as immutable, which creates nothing. Wrap the look in
+    :func:`as_found_if_refused` for the case where the log must be read.
     """
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return FileFacts(False, frozenset(), None)
     with open_regular(path) as fh:  # a folder or a FIFO named like the database: refused
-        header = fh.read(len(SQLITE_HEADER))
-    if header != SQLITE_HEADER:
+        header = fh.read(len(SQLITE_HEADER) + 4)
+    if header[: len(SQLITE_HEADER)] != SQLITE_HEADER:
         raise DatabaseCorruptError(
             f"{path} is not an SQLite database (its header is wrong). Restore it from a backup, or "
             "start Labrig with --store pointing at an empty folder; the file was not touched"
         )
+    immutable = header[18:20] == _WAL_FORMAT and not _companion(path, "-wal").exists()
+    uri = f"{path.as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
-            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("quick_check failed")
-            tables = frozenset(
-                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            )
-            revision = None
-            if "alembic_version" in tables:
-                row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-                revision = row[0] if row else None
-        finally:
-            conn.close()
+        tables, revision = _read_tables(uri)
     except sqlite3.DatabaseError as exc:
         raise DatabaseCorruptError(
             f"{path} is damaged ({exc}). Restore it from a backup or move it aside; "
@@ -76,6 +72,48 @@ def inspect_file(path: Path) -> FileFacts:
             "empty one; the file was not touched"
         )
     return FileFacts(True, tables, revision)
+
+
+def _read_tables(uri: str) -> tuple[frozenset[str], str | None]:
+    """The tables of the database at ``uri`` and its Alembic revision, after a quick check."""
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            raise sqlite3.DatabaseError("quick_check failed")
+        tables = frozenset(
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        )
+        revision = None
+        if "alembic_version" in tables:
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            revision = row[0] if row else None
+        return tables, revision
+    finally:
+        conn.close()
+
+
+@contextmanager
+def as_found_if_refused(path: Path) -> Iterator[None]:
+    """On a refusal (a :class:`LabrigError`) inside, remove the ``-wal`` and ``-shm`` files of
+    ``path`` that were not there before, so a refused database leaves its folder as it was.
+
+    Only those: one that was there before may be another program's, with the database open. Nothing
+    is removed when a new ``-wal`` holds anything (a reader creates it empty; a writer has come).
+    """
+    companions = [_companion(path, suffix) for suffix in ("-wal", "-shm")]
+    before = {c for c in companions if c.exists()}
+    try:
+        yield
+    except LabrigError:
+        created = [c for c in companions if c not in before and c.exists()]
+        if not any(c.name.endswith("-wal") and c.stat().st_size for c in created):
+            for companion in created:
+                companion.unlink(missing_ok=True)
+        raise
+
+
+def _companion(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
 
 
 def create_sqlite_engine(path: Path, **kwargs: Any) -> Engine:

@@ -1,0 +1,141 @@
+"""A data folder whose catalog is refused is left as it was found (issue 16).
+
+Each case builds its store with the real commands (an imported video), then damages, truncates,
+replaces or removes the catalog and runs the commands a user would: the listing, verify, the event
+log, a recording and the window. Each must be refused with its ``LABRIG_*`` code, in time, and the
+folder's files (names and bytes) must be exactly what they were: no ``labrig.db-wal`` nor
+``-shm`` left by a look at a WAL database, no ``labrig.lock`` left by the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from labrig.errors import DatabaseCorruptError
+from labrig.store import open_store, paths
+from tests.support.cli import assert_typed, labrig, store_with_a_capture
+
+WINDOW: tuple[str, ...] = ()  # ``labrig`` with no command opens the window
+COMMANDS = [
+    ("captures",),
+    ("verify", "--json"),
+    ("events",),
+    ("record", "--device", "virtual:markers", "--seconds", "1"),
+    WINDOW,
+]
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store holding an imported video, built once; each test works on a copy."""
+    store, _ = store_with_a_capture(tmp_path_factory.mktemp("captured"))
+    db = store / paths.DB_FILENAME
+    assert db.read_bytes()[18:20] == b"\x02\x02", "the catalog should be in WAL mode"
+    assert not _companion(db, "-wal").exists(), "the import should have checkpointed its log"
+    return store
+
+
+def _copy(captured: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(captured, tmp_path / "store", symlinks=True))
+
+
+def _companion(db: Path, suffix: str) -> Path:
+    return db.with_name(db.name + suffix)
+
+
+def listing(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` with its bytes' digest (a folder as ``folder``)."""
+    return {
+        str(p.relative_to(root)): "folder"
+        if p.is_dir()
+        else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _flip_the_middle(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    for i in range(len(data) // 3, 2 * len(data) // 3):  # pages past the header page
+        data[i] ^= 0xFF
+    db.write_bytes(bytes(data))
+
+
+def _break_the_header(db: Path) -> None:
+    with db.open("r+b") as fh:
+        fh.write(b"not SQLite at all")
+
+
+def _truncate_to_half(db: Path) -> None:
+    os.truncate(db, db.stat().st_size // 2)
+
+
+def _from_a_newer_labrig(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0999_from_the_future'")
+    conn.close()
+
+
+def _of_another_program(db: Path) -> None:
+    db.unlink()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode = WAL")
+    with conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    conn.close()
+
+
+REFUSED: dict[str, tuple[Callable[[Path], None], str]] = {
+    "damaged-pages": (_flip_the_middle, "LABRIG_DB_CORRUPT"),
+    "damaged-header": (_break_the_header, "LABRIG_DB_CORRUPT"),
+    "truncated-to-half": (_truncate_to_half, "LABRIG_DB_CORRUPT"),
+    "newer-schema": (_from_a_newer_labrig, "LABRIG_SCHEMA_TOO_NEW"),
+    "another-programs": (_of_another_program, "LABRIG_DB_FOREIGN"),
+}
+
+
+def _assert_every_command_refused(store: Path, code: str) -> None:
+    before = listing(store)
+    for command in COMMANDS:
+        refused = labrig(store, *command)
+        assert_typed(refused)
+        said = command or "the window"
+        assert refused.returncode == 2, (said, refused.stdout, refused.stderr)
+        assert f"labrig: {code}: " in refused.stderr, (said, refused.stderr)
+        assert listing(store) == before, said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_refused_catalog_leaves_the_data_folder_as_it_was(
+    captured: Path, tmp_path: Path, case: str
+) -> None:
+    store = _copy(captured, tmp_path)
+    damage, code = REFUSED[case]
+    damage(store / paths.DB_FILENAME)
+    assert not _companion(store / paths.DB_FILENAME, "-wal").exists()
+
+    _assert_every_command_refused(store, code)
+
+
+def test_a_refused_look_through_a_leftover_log_removes_only_the_index_it_created(
+    captured: Path, tmp_path: Path
+) -> None:
+    """A ``-wal`` left without its ``-shm`` (copied apart, or a crash) must be read, so the look
+    creates a ``-shm``; a refusal removes that one and keeps the log."""
+    store = _copy(captured, tmp_path)
+    db = store / paths.DB_FILENAME
+    _flip_the_middle(db)
+    _companion(db, "-wal").write_bytes(b"")
+    before = listing(store)
+
+    with pytest.raises(DatabaseCorruptError):
+        open_store(store)
+
+    assert listing(store) == before

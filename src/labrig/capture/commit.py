@@ -130,7 +130,7 @@ def commit_capture(
     blobs = BlobStore(store.media_dir)
     manifest = read_manifest(folder)
     stored: list[dict[str, Any]] = []
-    rows: list[tuple[SegmentV1, str]] = []
+    segments: list[SegmentV1] = []
     for seg in manifest.segments:
         _verify_segment(folder, blobs, seg, (decoded or {}).get(seg.name))
         ext = media_ext(seg)
@@ -147,9 +147,12 @@ def commit_capture(
         stamps_sha = sha256_file(stamps)[0] if seg.timestamps and stamps.exists() else None
         if stamps_sha:
             stored.append(_store_file(blobs, stamps, stamps_sha, ".csv", "timestamps"))
-        rows.append((seg, stamps_sha or ""))
+        segments.append(replace(seg, timestamps_sha256=stamps_sha or ""))
     final = replace(
-        manifest, open_segment=None, stopped_utc=manifest.stopped_utc or utcnow().isoformat()
+        manifest,
+        segments=tuple(segments),
+        open_segment=None,
+        stopped_utc=manifest.stopped_utc or utcnow().isoformat(),
     )
     body = final.to_bytes()
     manifest_sha = sha256_hex(body)
@@ -161,7 +164,6 @@ def commit_capture(
             store,
             final,
             manifest_sha,
-            rows=rows,
             stored=stored,
             state=state,
             report=report,
@@ -182,41 +184,23 @@ def _record(
     manifest: ManifestV1,
     manifest_sha: str,
     *,
-    rows: list[tuple[SegmentV1, str]],
     stored: list[dict[str, Any]],
     state: str,
     report: dict[str, Any] | None,
     origin: str,
     source_sha256: str | None,
 ) -> CommitResult:
-    frames = sum(seg.frames for seg, _ in rows)
     with store.write() as session:
-        for blob in stored:
-            if session.get(Blob, blob["sha256"]) is None:
-                session.add(Blob(created_at=utcnow(), **blob))
-        capture = session.get(Capture, manifest.capture_id)
-        if capture is None:  # imported, or recovered before the start was recorded
-            capture = _new_capture_row(manifest, origin)
-            session.add(capture)
-        capture.source_sha256 = source_sha256
-        if source_sha256 is not None:
-            _claim_source(session, source_sha256, manifest)
-        capture.state, capture.committed_at, capture.frame_count = state, utcnow(), frames
-        capture.dropped_frames, capture.manifest_sha256 = manifest.dropped_frames, manifest_sha
-        capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
-        session.flush()
-        for position, (seg, stamps_sha) in enumerate(rows):
-            session.add(
-                CaptureSegment(
-                    capture_id=manifest.capture_id,
-                    position=position,
-                    media_sha256=seg.sha256,
-                    timestamps_sha256=stamps_sha or None,
-                    frames=seg.frames,
-                    first_mono_ns=seg.first_mono_ns,
-                    last_mono_ns=seg.last_mono_ns,
-                )
-            )
+        capture = catalog_capture(
+            session,
+            manifest,
+            manifest_sha,
+            stored,
+            state=state,
+            report=report,
+            origin=origin,
+            source_sha256=source_sha256,
+        )
         record_event(
             session,
             EventName.CAPTURE_COMMITTED,
@@ -224,14 +208,65 @@ def _record(
                 "capture_id": manifest.capture_id,
                 "state": state,
                 "manifest_sha256": manifest_sha,
-                "segments": len(rows),
-                "frame_count": frames,
+                "segments": len(manifest.segments),
+                "frame_count": capture.frame_count,
                 "dropped_frames": manifest.dropped_frames,
             },
         )
     return CommitResult(
-        manifest.capture_id, state, manifest_sha, frames, manifest.dropped_frames, len(rows)
+        manifest.capture_id,
+        state,
+        manifest_sha,
+        capture.frame_count,
+        manifest.dropped_frames,
+        len(manifest.segments),
     )
+
+
+def catalog_capture(
+    session: Session,
+    manifest: ManifestV1,
+    manifest_sha: str,
+    stored: list[dict[str, Any]],
+    *,
+    state: str,
+    report: dict[str, Any] | None,
+    origin: str,
+    source_sha256: str | None,
+    committed_at: datetime | None = None,
+) -> Capture:
+    """The catalog rows of a committed capture, in ``session``'s write transaction: its stored
+    files (``stored``: sha256, ext, size, kind), the capture (its provisional row completed, or a
+    new one) and its segments in order. For a commit, and for rebuilding the catalog from the
+    media store (:mod:`labrig.capture.adopt`)."""
+    for blob in stored:
+        if session.get(Blob, blob["sha256"]) is None:
+            session.add(Blob(created_at=utcnow(), **blob))
+    capture = session.get(Capture, manifest.capture_id)
+    if capture is None:  # imported, or recovered before the start was recorded
+        capture = _new_capture_row(manifest, origin)
+        session.add(capture)
+    capture.source_sha256 = source_sha256
+    if source_sha256 is not None:
+        _claim_source(session, source_sha256, manifest)
+    capture.state, capture.committed_at = state, committed_at or utcnow()
+    capture.frame_count = sum(seg.frames for seg in manifest.segments)
+    capture.dropped_frames, capture.manifest_sha256 = manifest.dropped_frames, manifest_sha
+    capture.provisional_dir, capture.report = None, json.dumps(report) if report else None
+    session.flush()
+    for position, seg in enumerate(manifest.segments):
+        session.add(
+            CaptureSegment(
+                capture_id=manifest.capture_id,
+                position=position,
+                media_sha256=seg.sha256,
+                timestamps_sha256=seg.timestamps_sha256 or None,
+                frames=seg.frames,
+                first_mono_ns=seg.first_mono_ns,
+                last_mono_ns=seg.last_mono_ns,
+            )
+        )
+    return capture
 
 
 def _claim_source(session: Session, source_sha256: str, manifest: ManifestV1) -> None:
@@ -256,7 +291,7 @@ def _new_capture_row(manifest: ManifestV1, origin: str) -> Capture:
     return Capture(
         id=manifest.capture_id,
         session_id=manifest.session_id,
-        device_id=str(manifest.device.get("device_id", "unknown")),
+        device_id=str(manifest.device.get("device_id", "unknown"))[:255],
         origin=origin,
         state="provisional",
         mode=json.dumps(manifest.mode),

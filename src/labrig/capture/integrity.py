@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from labrig.capture.adopt import Orphan, find_orphans
 from labrig.capture.manifest import ManifestError, read_committed_manifest
+from labrig.errors import LabrigError
 from labrig.fsutil import NotARegularFileError, shown
 from labrig.store import BlobStore, Store
 from labrig.store.models import Blob, Capture, CaptureSegment
@@ -47,7 +49,40 @@ def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
         assert capture.manifest_sha256 is not None
         own = [s.media_sha256 for s in segments if s.capture_id == capture.id]
         problems += _check_manifest(blobs, capture, own)
+    problems += _orphans(find_orphans(store))
     return IntegrityReport(len(rows), len(captures), problems)
+
+
+def _orphans(orphans: list[Orphan]) -> list[Problem]:
+    """What the unreferenced files of the media store are, and what to do about them: one problem
+    per committed capture the catalog lost (its manifest and the files it names), one per other
+    file."""
+    problems, named = [], set()
+    for orphan in (o for o in orphans if o.ext == ".json"):
+        try:
+            manifest = read_committed_manifest(orphan.path, orphan.sha256)
+        except (OSError, LabrigError):
+            continue
+        files = {orphan.sha256} | {s.sha256 for s in manifest.segments}
+        files |= {s.timestamps_sha256 for s in manifest.segments if s.timestamps_sha256}
+        named |= files
+        problems.append(
+            Problem(
+                manifest.capture_id,
+                f"committed capture {manifest.capture_id} is in the media store ({len(files)} "
+                "files) but not in the catalog (its rows were lost); run 'labrig recover --adopt' "
+                "to catalog it again",
+            )
+        )
+    return problems + [
+        Problem(
+            orphan.sha256 or shown(orphan.path.name),
+            f"{shown(orphan.path)} is in the media store but no catalog row references it (left "
+            "by an interrupted commit, or put there by hand); nothing was changed",
+        )
+        for orphan in orphans
+        if orphan.sha256 not in named
+    ]
 
 
 def _check_manifest(

@@ -47,6 +47,9 @@ class SegmentV1:
     bytes: int  # its size
     first_mono_ns: int  # monotonic time of its first frame
     last_mono_ns: int  # monotonic time of its last frame
+    # digest of its timestamp sidecar as stored: set in the committed manifest (so the media store
+    # alone can rebuild the catalog), "" in a provisional one, and in manifests committed before it
+    timestamps_sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ CAPTURE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a folder name,
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MANIFEST_FIELDS = {f.name for f in fields(ManifestV1)}
 _SEGMENT_FIELDS = {f.name for f in fields(SegmentV1)}
+_SEGMENT_REQUIRED = _SEGMENT_FIELDS - {"timestamps_sha256"}
 _REQUIRED = {"capture_id", "session_id", "device", "mode", "verification", "started_utc"} | {
     "segment_seconds",
     "segments",
@@ -180,7 +184,7 @@ def _segment(data: object, position: int) -> SegmentV1:
     where = f"segment {position}"
     if not isinstance(data, dict):
         raise _Invalid(f"{where} is not an object")
-    _known(data, _SEGMENT_FIELDS, _SEGMENT_FIELDS, where)
+    _known(data, _SEGMENT_FIELDS, _SEGMENT_REQUIRED, where)
     name, stamps, digest = data["name"], data["timestamps"], data["sha256"]
     if not isinstance(name, str) or not SEGMENT_NAME.match(name):
         raise _Invalid(f"{where} names a media file {name!r} outside its folder; refused")
@@ -188,6 +192,9 @@ def _segment(data: object, position: int) -> SegmentV1:
         raise _Invalid(f"{where} names a timestamp file {stamps!r} outside its folder; refused")
     if not isinstance(digest, str) or not SHA256.match(digest):
         raise _Invalid(f"{where} has no SHA-256 digest")
+    stamps_digest = data.get("timestamps_sha256", "")
+    if not isinstance(stamps_digest, str) or (stamps_digest and not SHA256.match(stamps_digest)):
+        raise _Invalid(f"{where} has a timestamps digest that is not a SHA-256")
     return SegmentV1(
         name,
         stamps,
@@ -196,6 +203,7 @@ def _segment(data: object, position: int) -> SegmentV1:
         _count(data["bytes"], f"{where} bytes"),
         _integer(data["first_mono_ns"], f"{where} first_mono_ns"),
         _integer(data["last_mono_ns"], f"{where} last_mono_ns"),
+        stamps_digest,
     )
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from labrig.access import AccessControl
 from labrig.capture import WatchFolderIngestor, import_media, recover, verify_store
+from labrig.capture.adopt import adopt_orphans
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.roles import Action
@@ -52,6 +53,12 @@ def add_parser(commands: Any) -> None:
     watch.set_defaults(run=run_watch)
     rec = commands.add_parser("recover", help="resolve captures left provisional by a crash")
     rec.add_argument("--json", action="store_true")
+    rec.add_argument(
+        "--adopt",
+        action="store_true",
+        help="also re-create the catalog rows of committed captures the catalog lost (listed by "
+        "'labrig verify'), from their manifests in the media store, re-hashing every file",
+    )
     rec.set_defaults(run=run_recover)
 
 
@@ -126,16 +133,24 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_recover(args: argparse.Namespace) -> int:
-    with store_for(args) as store:
+    with store_for(args, allow_missing_catalog=args.adopt) as store:
         report = recover(store)
+        adopted = []
+        if args.adopt:
+            AccessControl(store).require(Action.CAPTURE)
+            adopted = adopt_orphans(store, AccessControl(store).actor())
+    left = [a for a in adopted if a.outcome != "adopted"]
     if args.json:
-        print_json(report.to_json())
-        return 0
-    if not report.items:
-        print("Nothing to recover.")
+        print_json(report.to_json() + [a.to_json() for a in adopted])
+        return 1 if left else 0
+    if not report.items and not adopted:
+        print("Nothing to recover." + ("" if args.adopt else " (Lost catalog rows: --adopt.)"))
     for item in report.items:
         print(f"{item.capture_id}  {item.outcome:<11} {item.frames:>7} frames  {item.detail}")
-    return 0
+    for one in adopted:
+        who = one.capture_id or f"manifest {one.manifest_sha256[:12]}…"
+        print(f"{who}  {one.outcome:<11} {one.frames:>7} frames  {one.detail}")
+    return 1 if left else 0
 
 
 def run_watch(args: argparse.Namespace) -> int:

@@ -13,8 +13,8 @@ from labrig.store import Store, open_store
 
 
 @contextmanager
-def store_for(args: argparse.Namespace) -> Iterator[Store]:
-    store = open_store(args.store)
+def store_for(args: argparse.Namespace, *, allow_missing_catalog: bool = False) -> Iterator[Store]:
+    store = open_store(args.store, allow_missing_catalog=allow_missing_catalog)
     try:
         yield store
     finally:

@@ -79,6 +79,13 @@ class SchemaTooNewError(StoreError):
     code = "LABRIG_SCHEMA_TOO_NEW"
 
 
+class CatalogMissingError(StoreError):
+    """The catalog is missing or empty while the media folder holds committed captures: opening
+    it as a new store would hide them and record beside them (``labrig recover --adopt``)."""
+
+    code = "LABRIG_CATALOG_MISSING"
+
+
 class ReadOnlySessionError(StoreError):
     """A write attempted through a session opened for reading."""
 

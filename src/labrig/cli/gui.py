@@ -3,10 +3,10 @@
 Before anything is opened, three refusals, each a typed error with its code and no change to
 the data folder: Qt cannot start here (checked in a child process, because a missing platform
 plugin aborts the process that loads it), the store would be refused (an unwritable folder, a
-damaged, foreign or newer catalog; checked before the lock file is created, so a
-refused folder is left as it was), or another window has it open (:mod:`labrig.instance_lock`).
-Where a screen can show it, a refusal is also shown in a message box, since a window started
-from a menu has no terminal.
+damaged, foreign or newer catalog, a missing one beside committed captures; checked before the
+lock file is created, so a refused folder is left as it was), or another window has it open
+(:mod:`labrig.instance_lock`). Where a screen can show it, a refusal is also shown in a message
+box, since a window started from a menu has no terminal.
 """
 
 from __future__ import annotations

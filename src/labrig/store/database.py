@@ -19,7 +19,12 @@ from sqlalchemy import Engine, PoolProxiedConnection, event, select
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
-from labrig.errors import DatabaseCorruptError, ReadOnlySessionError, UnsupportedDatabaseError
+from labrig.errors import (
+    CatalogMissingError,
+    DatabaseCorruptError,
+    ReadOnlySessionError,
+    UnsupportedDatabaseError,
+)
 from labrig.store import migrate, paths
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.dialects import postgresql as pg_dialect
@@ -218,7 +223,9 @@ def _refuse_flush(session: Session, _ctx: Any, _instances: Any) -> None:
         )
 
 
-def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
+def open_store(
+    root: str | Path | None = None, db: str | None = None, *, allow_missing_catalog: bool = False
+) -> Store:
     """Open (creating and migrating if needed) the store at ``root``, its catalog in
     ``db`` if given.
 
@@ -226,16 +233,17 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
     queue shared by several workstations; the media stay in ``root``, a shared folder.
     Without it the catalog is SQLite in ``root``, which is refused on a network
     filesystem. Refuses, with a typed error and without modifying anything, what
-    :func:`check_openable` refuses.
+    :func:`check_openable` refuses. ``allow_missing_catalog`` creates a new catalog even beside
+    committed captures (``labrig recover --adopt``, which then rebuilds it from them).
     """
     resolved, url = _locate(root, db)
     if url is None:
-        db_path = _check_sqlite_catalog(resolved)
+        db_path = _check_sqlite_catalog(resolved, allow_missing_catalog)
         engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
     else:
         engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
         try:
-            _check_postgresql_catalog(engine, url)
+            _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
         except BaseException:
             engine.dispose()
             raise
@@ -255,20 +263,23 @@ def open_store(root: str | Path | None = None, db: str | None = None) -> Store:
     return store
 
 
-def check_openable(root: str | Path | None = None, db: str | None = None) -> None:
+def check_openable(
+    root: str | Path | None = None, db: str | None = None, *, allow_missing_catalog: bool = False
+) -> None:
     """Raise the typed refusal :func:`open_store` would raise, creating nothing in the data folder.
 
     The refusals: an unwritable root, an SQLite catalog on a network filesystem, a ``db`` that is
-    not a PostgreSQL URL or cannot be reached, a corrupt or foreign database, or a schema newer than
-    this build. For the window, which must refuse before it creates its lock file.
+    not a PostgreSQL URL or cannot be reached, a corrupt or foreign database, a schema newer than
+    this build, and a missing or empty catalog beside committed captures. For the window, which
+    must refuse before it creates its lock file.
     """
     resolved, url = _locate(root, db)
     if url is None:
-        _check_sqlite_catalog(resolved)
+        _check_sqlite_catalog(resolved, allow_missing_catalog)
         return
     engine = pg_dialect.create_postgresql_engine(url)
     try:
-        _check_postgresql_catalog(engine, url)
+        _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
     finally:
         engine.dispose()
 
@@ -287,20 +298,41 @@ def _locate(root: str | Path | None, db: str | None) -> tuple[Path, str | None]:
     return resolved, url
 
 
-def _check_sqlite_catalog(root: Path) -> Path:
+def _check_sqlite_catalog(root: Path, allow_missing: bool) -> Path:
     """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path."""
     paths.refuse_network_filesystem(root)
     db_path = root / paths.DB_FILENAME
     with sqlite_dialect.as_found_if_refused(db_path):
         facts = sqlite_dialect.inspect_file(db_path)
         migrate.refuse_unknown_revision(facts.revision, str(db_path))
+        if not facts.tables and not allow_missing:
+            what = f"{db_path} is missing or empty"
+            _refuse_missing_catalog(root, what, f"restore {db_path.name}")
     return db_path
 
 
-def _check_postgresql_catalog(engine: Engine, url: str) -> None:
+def _check_postgresql_catalog(root: Path, engine: Engine, url: str, allow_missing: bool) -> None:
     """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says."""
     facts = pg_dialect.inspect_database(engine, url)
-    migrate.refuse_unknown_revision(facts.revision, pg_dialect.redacted(url))
+    where = pg_dialect.redacted(url)
+    migrate.refuse_unknown_revision(facts.revision, where)
+    if not facts.tables and not allow_missing:
+        _refuse_missing_catalog(
+            root, f"the catalog database at {where} is empty", "restore the database"
+        )
+
+
+def _refuse_missing_catalog(root: Path, what: str, restore: str) -> None:
+    """Refuse to start a new catalog when the media folder holds committed captures: they would
+    vanish from it, and new recordings would be catalogued apart from them."""
+    committed = paths.committed_manifests(root)
+    if committed:
+        media = root / paths.MEDIA_DIRNAME
+        raise CatalogMissingError(
+            f"{what} but the media folder {media} holds {committed} committed "
+            f"capture{'s' if committed != 1 else ''}. Run 'labrig recover --adopt' to rebuild the "
+            f"catalog from the media folder (or {restore} from a backup); nothing was changed"
+        )
 
 
 def _make_store(root: Path, engine: Engine) -> Store:

@@ -8,6 +8,7 @@ per-user data folder of the platform.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -44,6 +45,8 @@ NETWORK_FILESYSTEMS = frozenset(
 MOUNTS_FILE = "/proc/self/mounts"
 DB_FILENAME = "labrig.db"
 MEDIA_DIRNAME = "media"
+#: a committed capture's manifest in the media folder: <aa>/<sha256>.json
+_MANIFEST_BLOB = re.compile(r"(?P<aa>[0-9a-f]{2})[0-9a-f]{62}\.json")
 
 
 def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -79,6 +82,19 @@ def ensure_writable(root: Path) -> None:
             f"can write to with --store DIR or the {ENV_VAR} environment variable, or fix its "
             "permissions"
         ) from exc
+
+
+def committed_manifests(root: Path) -> int:
+    """How many committed captures' manifests the media folder of ``root`` holds (by name: none
+    is opened, so a hostile file among them cannot stall the count)."""
+    media = root / MEDIA_DIRNAME
+    if not media.is_dir():
+        return 0
+    return sum(
+        1
+        for blob in media.glob("??/*.json")
+        if (named := _MANIFEST_BLOB.fullmatch(blob.name)) and named["aa"] == blob.parent.name
+    )
 
 
 def filesystem_type(path: Path, mounts: str | None = None) -> str | None:

@@ -4,7 +4,8 @@ Each case builds its store with the real commands (an imported video), then dama
 replaces or removes the catalog and runs the commands a user would: the listing, verify, the event
 log, a recording and the window. Each must be refused with its ``LABRIG_*`` code, in time, and the
 folder's files (names and bytes) must be exactly what they were: no ``labrig.db-wal`` nor
-``-shm`` left by a look at a WAL database, no ``labrig.lock`` left by the window.
+``-shm`` left by a look at a WAL database, no ``labrig.lock`` left by the window, no new catalog
+started beside committed captures.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from labrig.errors import DatabaseCorruptError
-from labrig.store import open_store, paths
+from labrig.errors import CatalogMissingError, DatabaseCorruptError
+from labrig.store import check_openable, open_store, paths
+from tests.conftest import PostgresDatabases
 from tests.support.cli import assert_typed, labrig, store_with_a_capture
 
 WINDOW: tuple[str, ...] = ()  # ``labrig`` with no command opens the window
@@ -124,6 +126,53 @@ def test_a_refused_catalog_leaves_the_data_folder_as_it_was(
     _assert_every_command_refused(store, code)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["emptied", "deleted"])
+def test_a_lost_catalog_beside_committed_captures_is_refused_not_started_anew(
+    captured: Path, tmp_path: Path, case: str
+) -> None:
+    store = _copy(captured, tmp_path)
+    db = store / paths.DB_FILENAME
+    if case == "emptied":
+        os.truncate(db, 0)
+    else:
+        for lost in (db, _companion(db, "-wal"), _companion(db, "-shm")):
+            lost.unlink(missing_ok=True)
+
+    _assert_every_command_refused(store, "LABRIG_CATALOG_MISSING")
+    said = labrig(store, "captures").stderr
+    assert "holds 1 committed capture." in said and "labrig recover --adopt" in said
+
+
+def test_adopting_opens_a_lost_catalog_as_a_new_one(captured: Path, tmp_path: Path) -> None:
+    store = _copy(captured, tmp_path)
+    os.truncate(store / paths.DB_FILENAME, 0)
+    with pytest.raises(CatalogMissingError) as refused:
+        check_openable(store)
+    assert refused.value.code == "LABRIG_CATALOG_MISSING"
+
+    check_openable(store, allow_missing_catalog=True)
+    opened = open_store(store, allow_missing_catalog=True)
+    try:
+        assert opened.meta("app") == "labrig"
+    finally:
+        opened.close()
+    open_store(store).close()  # a catalog now: opened as any other
+
+
+def test_an_empty_catalog_with_no_committed_captures_is_a_new_store(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (root / paths.MEDIA_DIRNAME / "ab").mkdir(parents=True)
+    (root / paths.MEDIA_DIRNAME / "ab" / ("ab" * 32 + ".avi")).write_bytes(b"a blob, no manifest")
+    (root / paths.DB_FILENAME).write_bytes(b"")
+
+    store = open_store(root)
+    try:
+        assert store.meta("app") == "labrig"
+    finally:
+        store.close()
+
+
 def test_a_refused_look_through_a_leftover_log_removes_only_the_index_it_created(
     captured: Path, tmp_path: Path
 ) -> None:
@@ -139,3 +188,23 @@ def test_a_refused_look_through_a_leftover_log_removes_only_the_index_it_created
         open_store(store)
 
     assert listing(store) == before
+
+
+@pytest.mark.postgresql
+def test_an_empty_postgresql_catalog_beside_committed_captures_is_refused(
+    captured: Path, tmp_path: Path, postgres: PostgresDatabases
+) -> None:
+    store = _copy(captured, tmp_path)
+    (store / paths.DB_FILENAME).unlink()
+    url = postgres.cluster.url(postgres.cluster.create_database())
+    before = listing(store)
+
+    with pytest.raises(CatalogMissingError, match="holds 1 committed capture"):
+        open_store(store, db=url)
+    assert listing(store) == before
+
+    opened = open_store(store, db=url, allow_missing_catalog=True)
+    try:
+        assert opened.dialect == "postgresql" and opened.meta("app") == "labrig"
+    finally:
+        opened.close()

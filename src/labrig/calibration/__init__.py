@@ -2,10 +2,10 @@
 metric scale from a board on the measurement plane, stored calibrations bound to a device and mode,
 what the Calibration screen reads about them, and calibrating from a stored recording. Qt-free.
 
-Modules: ``boards`` (specs, named boards, detection), ``camera`` (views, the solve), ``plane`` (the
-still board on the plane, the mm scale), ``stored`` (saving, finding the current one), ``views``
-(the screen's reads), ``board_captures`` (calibrating from committed recordings), ``service`` (what
-the Calibration screen asks).
+Modules: ``boards`` (specs, named boards, detection), ``images`` (views read from image and video
+files), ``camera`` (the solve), ``plane`` (the still board on the plane, the mm scale), ``stored``
+(saving, finding the current one), ``views`` (the screen's reads), ``board_captures`` (calibrating
+from committed recordings), ``service`` (what the Calibration screen asks).
 """
 
 from labrig.calibration.board_captures import (
@@ -27,8 +27,8 @@ from labrig.calibration.camera import (
     calibrate,
     calibrate_views,
     detect_views,
-    load_views,
 )
+from labrig.calibration.images import load_views
 from labrig.calibration.plane import (
     PlaneMovingError,
     PlaneTooShortError,

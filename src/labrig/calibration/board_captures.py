@@ -25,8 +25,8 @@ from labrig.calibration.camera import (
     CaptureSource,
     calibrate_views,
     detect_views,
-    load_views,
 )
+from labrig.calibration.images import load_views
 from labrig.calibration.plane import plane_homography, still_plane_view
 from labrig.calibration.stored import StoredCalibration, save_calibration
 from labrig.capture import Mode, load_capture

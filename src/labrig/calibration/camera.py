@@ -1,9 +1,9 @@
 """Camera calibration from views of a known board: intrinsics, distortion, quality metrics
 and metric scale.
 
-``load_views`` reads image files and every Nth frame of video files; :func:`detect` finds the board
-in each; :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection error is
-far above the others and solves again, then judges the result against
+:mod:`labrig.calibration.images` reads the views from image and video files; :func:`detect` finds
+the board in each; :func:`calibrate` solves ``cv2.calibrateCamera``, drops views whose reprojection
+error is far above the others and solves again, then judges the result against
 :class:`CalibrationThresholds`. The result keeps every view's detected corners, so where they fell
 (:func:`coverage_counts`) can be shown afterwards. The metric scale from a board lying on the
 measurement plane is in :mod:`labrig.calibration.plane`. Documented in ``docs/calibration.md``.
@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import cv2
@@ -40,7 +39,6 @@ __all__ = [
     "calibrate",
     "coverage_counts",
     "detect",
-    "load_views",
 ]
 # /1, before corners and source were kept, is still read (calibration_views)
 SCHEMA = "labrig.calibration/2"
@@ -48,7 +46,6 @@ SCHEMA = "labrig.calibration/2"
 COVERAGE_GRID = (8, 6)
 # stored corners are rounded to 1/1000 px, so the document (and its digest) is deterministic
 CORNER_DECIMALS = 3
-VIDEO_SUFFIXES = frozenset({".avi", ".mp4", ".mkv", ".mov", ".m4v", ".webm"})
 FLAGS = cv2.CALIB_FIX_K3  # k1, k2, p1, p2: a free k3 chases noise on ordinary (non-fisheye) lenses
 _CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
 _MAX_ROUNDS = 3  # rejection rounds; one nearly always suffices
@@ -66,10 +63,6 @@ class TooFewViewsError(LabrigError):
 
 class DegenerateViewsError(LabrigError):
     code = "LABRIG_DEGENERATE_VIEWS"
-
-
-class ImageUnreadableError(LabrigError):
-    code = "LABRIG_IMAGE_UNREADABLE"
 
 
 class ImageSizeMismatchError(LabrigError):
@@ -212,54 +205,6 @@ class CalibrationResult:
     def digest(self) -> str:
         """SHA-256 of the canonical JSON document: the calibration's id."""
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
-
-
-def load_images(paths: Iterable[Path]) -> Iterator[View]:
-    """Each image file as a view named by its file name; lazy, so only one frame is held
-    at a time."""
-    for path in paths:
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
-        if image is None:
-            raise ImageUnreadableError(
-                f"{path} cannot be read as an image (missing, empty or not a picture); "
-                "check the path and export PNG, JPEG, TIFF or BMP"
-            )
-        yield View(path.name, np.asarray(image, dtype=np.uint8))
-
-
-def frames_from_video(path: Path, every: int = 10) -> Iterator[View]:
-    """Frames 0, every, 2·every, … of a video file, named ``file#frame``; lazy (a long video is
-    never in memory)."""
-    cap = cv2.VideoCapture(str(path)) if path.is_file() else None
-    index = 0
-    try:
-        while cap is not None and cap.isOpened():
-            ok, frame = cap.read() if index % every == 0 else (cap.grab(), None)
-            if not ok:
-                break
-            if frame is not None:
-                yield View(f"{path.name}#{index}", np.asarray(frame, dtype=np.uint8))
-            index += 1
-    finally:
-        if cap is not None:
-            cap.release()
-    if index == 0:
-        raise ImageUnreadableError(
-            f"{path} cannot be read as a video (missing, damaged or no frames); "
-            "check the path, or export the capture's frames as images"
-        )
-
-
-def load_views(paths: Sequence[Path], every: int = 10) -> Iterator[View]:
-    """Images and every ``every``-th frame of videos, in the order given; lazy."""
-    if every < 1:
-        raise UsageError("--every must be at least 1")
-    for path in paths:
-        yield from (
-            frames_from_video(path, every)
-            if path.suffix.lower() in VIDEO_SUFFIXES
-            else load_images([path])
-        )
 
 
 def detect_views(

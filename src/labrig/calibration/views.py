@@ -319,7 +319,7 @@ def load_view_frame(store: Store, detail: CalibrationDetail, view_name: str) -> 
 
 def read_video_frame(path: Path, index: int) -> Image:
     """Frame ``index`` (0-based) of a video file, BGR, as
-    :func:`~labrig.calibration.camera.frames_from_video` decoded it: MJPG (every frame a key frame)
+    :func:`~labrig.calibration.images.frames_from_video` decoded it: MJPG (every frame a key frame)
     by seeking, other codecs by reading up to it."""
     cap = open_video(path)
     try:

@@ -32,7 +32,7 @@ from labrig.calibration import (
     save_calibration,
     still_plane_view,
 )
-from labrig.calibration.camera import VIDEO_SUFFIXES
+from labrig.calibration.images import VIDEO_SUFFIXES
 from labrig.capture import ANY_FORMAT, Mode, parse_mode
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json

@@ -27,13 +27,15 @@ from labrig.calibration.camera import (
     CalibrationThresholds,
     DegenerateViewsError,
     ImageSizeMismatchError,
-    ImageUnreadableError,
     TooFewViewsError,
     View,
     bind,
     calibrate,
     calibrate_views,
     coverage_counts,
+)
+from labrig.calibration.images import (
+    ImageUnreadableError,
     frames_from_video,
     load_images,
     load_views,

@@ -23,8 +23,8 @@ from labrig.calibration.camera import (
     View,
     calibrate_views,
     coverage_counts,
-    frames_from_video,
 )
+from labrig.calibration.images import frames_from_video
 from labrig.calibration.stored import UnknownCalibrationError, current_calibration, save_calibration
 from labrig.calibration.views import (
     Validity,

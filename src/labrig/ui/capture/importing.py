@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from labrig.access import AccessControl
-from labrig.calibration.camera import VIDEO_SUFFIXES
+from labrig.calibration.images import VIDEO_SUFFIXES
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue

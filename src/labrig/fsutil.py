@@ -6,6 +6,7 @@ once the file is. Every write Labrig calls durable goes through here.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -45,6 +46,36 @@ def open_regular(path: Path) -> BinaryIO:
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+class DiskFullError(LabrigError):
+    """The disk of the data folder (or of a destination) has no room left for a write."""
+
+    code = "LABRIG_DISK_FULL"
+
+
+_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+SQLITE_FULL = 13  # "database or disk is full"
+PG_DISK_FULL = "53100"
+
+
+def disk_full(exc: BaseException, what: str) -> DiskFullError | None:
+    """The typed refusal for ``exc`` when it says a disk is full (an ``OSError`` ENOSPC, EDQUOT or
+    EFBIG; SQLite's SQLITE_FULL; PostgreSQL's disk_full, directly or as the ``orig`` of a
+    SQLAlchemy error), else None. ``what`` says what was being done and what was kept."""
+    cause = getattr(exc, "orig", None) or exc
+    full = (
+        (isinstance(cause, OSError) and cause.errno in _FULL_ERRNOS)
+        or getattr(cause, "sqlite_errorcode", None) == SQLITE_FULL
+        or getattr(cause, "sqlstate", None) == PG_DISK_FULL
+    )
+    return full_disk(what) if full else None
+
+
+def full_disk(what: str) -> DiskFullError:
+    """The refusal of a write the full disk stopped; ``what`` says what was being done and what
+    was kept."""
+    return DiskFullError(f"the disk is full: {what}. Free disk space and try again")
 
 
 def require_regular(path: Path) -> None:

@@ -27,7 +27,14 @@ from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.media import open_video
 from labrig.capture.recorder import provisional_root
 from labrig.errors import LabrigError
-from labrig.fsutil import CHUNK, NotARegularFileError, fsync_dir, open_regular, shown
+from labrig.fsutil import (
+    CHUNK,
+    NotARegularFileError,
+    disk_full,
+    fsync_dir,
+    open_regular,
+    shown,
+)
 from labrig.store import Store, utcnow
 from labrig.store.models import ImportedSource
 from labrig.tasks import UNTRACKED, Share, Task
@@ -151,8 +158,10 @@ def import_media(
             _refuse_partial(facts, shown_as, accept_partial)
             task.check_cancelled()  # the last point before anything is committed
             _refuse_duplicate(store, digest, shown_as)
-        except BaseException:  # nothing was committed: the provisional folder goes
+        except BaseException as exc:  # nothing was committed: the provisional folder goes
             _remove(folder)
+            if full := disk_full(exc, f"{shown_as} was not imported; its partial copy is removed"):
+                raise full from exc
             raise
     manifest = ManifestV1(
         capture_id,
@@ -183,6 +192,13 @@ def import_media(
     except AlreadyImportedError:  # another import of the same file committed first
         _remove(folder)
         raise
+    except Exception as exc:
+        if full := disk_full(exc, f"{shown_as} stopped while it was committed; {KEPT}"):
+            raise full from exc
+        raise
+
+
+KEPT = "it is kept, and 'labrig recover' (or the next start of the window) finishes it"
 
 
 def _refuse_partial(facts: MediaFacts, shown_as: str, accept_partial: bool) -> None:

@@ -25,6 +25,7 @@ from labrig.cli import (
     users_cmd,
 )
 from labrig.errors import LabrigError
+from labrig.fsutil import disk_full
 from labrig.store import DB_ENV_VAR
 
 SUBCOMMANDS = (
@@ -74,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STOPPED_FULL = (
+    "the command stopped before it finished. What it had committed is kept and verified as "
+    "before; what it had not is not kept (an interrupted recording stays for 'labrig recover', a "
+    "job is run again)"
+)
+
+
 def _print_any_name() -> None:
     """Let output carry any file name: a name whose bytes are not UTF-8 reaches Python as lone
     surrogates, which printing refuses (UnicodeEncodeError, mid-command); shown as ``\\xNN``."""
@@ -99,6 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args))
     except LabrigError as exc:
         print(f"labrig: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # only a full disk is answered here; anything else is re-raised
+        full = disk_full(exc, STOPPED_FULL)
+        if full is None:
+            raise
+        print(f"labrig: {full.code}: {full.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

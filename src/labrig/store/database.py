@@ -7,10 +7,11 @@ Threading: a :class:`Store` is shared; each thread opens its own sessions
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from labrig.errors import (
     ReadOnlySessionError,
     UnsupportedDatabaseError,
 )
+from labrig.fsutil import DiskFullError, disk_full, full_disk
 from labrig.store import migrate, paths
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.dialects import postgresql as pg_dialect
@@ -247,12 +249,22 @@ def open_store(
         except BaseException:
             engine.dispose()
             raise
+    # a refusal here (a full disk) leaves no -wal or -shm behind either
+    leave_as_found = nullcontext() if url else sqlite_dialect.as_found_if_refused(db_path)
+    with leave_as_found:
+        return _migrated(resolved, engine, where)
+
+
+def _migrated(resolved: Path, engine: Engine, where: str) -> Store:
+    """The store on ``engine``, its schema migrated to this build's and its meta rows written."""
     try:
         migrate.upgrade(engine)
         store = _make_store(resolved, engine)
         _ensure_meta(store)
     except DatabaseError as exc:
         engine.dispose()
+        if full := _full_disk(exc, resolved):
+            raise full from exc
         raise DatabaseCorruptError(
             f"{where} could not be opened ({exc.orig}); restore it from a backup"
         ) from exc
@@ -333,6 +345,24 @@ def _refuse_missing_catalog(root: Path, what: str, restore: str) -> None:
             f"capture{'s' if committed != 1 else ''}. Run 'labrig recover --adopt' to rebuild the "
             f"catalog from the media folder (or {restore} from a backup); nothing was changed"
         )
+
+
+#: below this, a write that fails at open is taken for a full disk: SQLite reports a WAL index it
+#: cannot extend as a plain I/O error, not as SQLITE_FULL
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def _full_disk(exc: DatabaseError, root: Path) -> DiskFullError | None:
+    """The refusal for a catalog that could not be opened because its disk is full (it is not
+    damaged: telling the user to restore a backup would be wrong)."""
+    what = f"the catalog in {root} could not be opened for writing; nothing was changed"
+    if full := disk_full(exc, what):
+        return full
+    try:
+        nearly_full = shutil.disk_usage(root).free < NEARLY_FULL_BYTES
+    except OSError:
+        return None
+    return full_disk(what) if nearly_full else None
 
 
 def _make_store(root: Path, engine: Engine) -> Store:

@@ -15,6 +15,7 @@ from pathlib import Path
 import platformdirs
 
 from labrig.errors import NetworkFilesystemError, StoreUnwritableError
+from labrig.fsutil import disk_full
 
 ENV_VAR = "LABRIG_STORE"
 #: filesystems whose locking SQLite cannot trust (a shared SQLite file on them gets corrupted)
@@ -75,8 +76,12 @@ def ensure_writable(root: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        probe.unlink()
+            probe.unlink(missing_ok=True)
     except OSError as exc:
+        if full := disk_full(
+            exc, f"the data folder {root} takes no more writes; nothing was changed"
+        ):
+            raise full from exc
         raise StoreUnwritableError(
             f"cannot write to the data folder {root} ({exc.strerror or exc}). Choose a folder you "
             f"can write to with --store DIR or the {ENV_VAR} environment variable, or fix its "

@@ -1,0 +1,98 @@
+"""A full disk (issue 16): commands stop with LABRIG_DISK_FULL, keep what was committed, and leave
+no half-made file; once there is room, the same commands work.
+
+The disk is real: a small tmpfs mounted in a private mount namespace (``unshare``), so it is gone
+when the test's shell ends. Each test is one shell script run inside it; what the test checks is
+printed by that script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import REPO, write_video
+
+pytestmark = pytest.mark.slow
+
+
+def _on_a_small_disk(tmp_path: Path, size: str, script: str) -> str:
+    """Run ``script`` (sh) with a ``size`` tmpfs mounted at ``$DISK`` and ``labrig`` a function
+    running the command on the store ``$DISK/s``; its output, with any ``Traceback`` failing."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    prelude = (
+        f'DISK={disk}; mount -t tmpfs -o size={size} tmpfs "$DISK"; '
+        f'labrig() {{ {sys.executable} -m labrig --store "$DISK/s" "$@"; }}; '
+        'fill() { head -c $(( $(df --output=avail -B1 "$DISK" | tail -1) - 4096 )) /dev/zero '
+        '> "$DISK/filler" 2>/dev/null || true; }; '
+    )
+    namespace = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    assert shutil.which("unshare"), "util-linux's unshare is needed for the full-disk tests"
+    ran = subprocess.run(
+        [*namespace, "sh", "-c", prelude + script],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert "Traceback" not in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    assert "mount:" not in ran.stderr, f"could not mount a small disk here: {ran.stderr}"
+    return ran.stdout + ran.stderr
+
+
+def test_an_import_larger_than_the_room_left_is_refused_and_the_next_file_imported(
+    tmp_path: Path,
+) -> None:
+    big, small = tmp_path / "big.avi", tmp_path / "small.avi"
+    write_video(big, frames=900)  # ~4 MB of noise
+    write_video(small, frames=10, seed=3)
+    assert big.stat().st_size > 3_500_000
+
+    said = _on_a_small_disk(
+        tmp_path,
+        "3m",
+        f"labrig import {big} {small}; echo import-rc=$?; "
+        'echo provisional=$(find "$DISK/s/captures" -type f | wc -l); '
+        "labrig captures --json | wc -l | sed 's/^/captures=/'; "
+        "labrig verify --json > /dev/null; echo verify-rc=$?",
+    )
+
+    assert f"refused {big}: LABRIG_DISK_FULL: the disk is full: big.avi was not imported" in said
+    assert f"imported {small}: capture" in said
+    for line in ("import-rc=1", "provisional=0", "captures=1", "verify-rc=0"):
+        assert line in said, said
+
+
+def test_a_full_disk_refuses_every_command_with_the_code_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    video = tmp_path / "trial.avi"
+    write_video(video, frames=10)
+
+    said = _on_a_small_disk(
+        tmp_path,
+        "8m",
+        f"labrig import {video} > /dev/null; "
+        'before=$(cd "$DISK/s" && find . -type f -exec sha256sum {} + | sort); fill; '
+        "for command in captures verify 'worker --drain' 'import " + str(video) + "' "
+        "'record --device virtual:markers --seconds 1'; do "
+        '  labrig $command > /dev/null 2> err.txt; echo "$command rc=$?"; cat err.txt; done; '
+        'after=$(cd "$DISK/s" && find . -type f -exec sha256sum {} + | sort); '
+        '[ "$before" = "$after" ] && echo unchanged; '
+        'rm "$DISK/filler"; labrig captures --json',
+    )
+
+    for command in ("captures", "verify", "worker --drain", "import", "record"):
+        assert f"{command}" in said
+    assert said.count("LABRIG_DISK_FULL: the disk is full") == 5, said
+    assert said.count(" rc=2") == 5 and "unchanged" in said, said
+    [row] = [json.loads(line) for line in said.splitlines() if line.startswith("{")]
+    assert row["state"] == "committed" and row["frames"] == 10  # once there is room, as before

@@ -50,6 +50,15 @@ def verify_store(store: Store, task: Task = UNTRACKED) -> IntegrityReport:
         own = [s.media_sha256 for s in segments if s.capture_id == capture.id]
         problems += _check_manifest(blobs, capture, own)
     problems += _orphans(find_orphans(store))
+    problems += [
+        Problem(
+            f"{table} {key}",
+            f"its {column} holds text that is not valid UTF-8: the catalog was changed outside "
+            "Labrig. It reads with \ufffd in place of the bad bytes and Labrig leaves the row as "
+            "it is; restore labrig.db from a backup to get the original text back",
+        )
+        for table, key, column in store.text_not_utf8()
+    ]
     return IntegrityReport(len(rows), len(captures), problems)
 
 

@@ -202,6 +202,15 @@ class Store:
                 session.expunge_all()  # what was read stays readable after the session ends
                 session.rollback()
 
+    def text_not_utf8(self) -> list[tuple[str, str, str]]:
+        """Stored text that is not valid UTF-8, as (table, row key, column); none on PostgreSQL,
+        whose server refuses such text."""
+        if self.dialect != "sqlite":
+            return []
+        with self.engine.connect() as conn:
+            driver: Any = conn.connection.driver_connection
+            return sqlite_dialect.text_not_utf8(driver)
+
     def meta(self, key: str) -> str | None:
         with self.read() as session:
             return session.scalar(select(Meta.value).where(Meta.key == key))

@@ -123,6 +123,9 @@ def create_sqlite_engine(path: Path, **kwargs: Any) -> Engine:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        # text changed outside Labrig into bytes that are not UTF-8 reads with U+FFFD in their
+        # place (the default raises mid-query, in every command); 'labrig verify' reports such rows
+        dbapi_conn.text_factory = _text_or_replaced
         dbapi_conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         dbapi_conn.execute("PRAGMA journal_mode = WAL")
         # NORMAL may roll back a committed transaction on power loss; FULL does not.
@@ -135,6 +138,10 @@ def create_sqlite_engine(path: Path, **kwargs: Any) -> Engine:
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _text_or_replaced(stored: bytes) -> str:
+    return stored.decode("utf-8", "replace")
 
 
 def set_foreign_keys(dbapi_conn: sqlite3.Connection, on: bool) -> None:
@@ -217,3 +224,40 @@ def fetch_stored_text(
         return list(dbapi_conn.execute(sql, params).fetchall())
     finally:
         dbapi_conn.text_factory = previous
+
+
+def text_not_utf8(dbapi_conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """Every stored TEXT value that is not valid UTF-8, as (table, row key, column): text altered
+    outside Labrig, which reads with U+FFFD in its place. Every table is read, raw."""
+    tables = [
+        row[0]
+        for row in dbapi_conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    found = []
+    for table in tables:
+        columns = [row[1] for row in dbapi_conn.execute(f'PRAGMA table_info("{table}")')]
+        keys = [row[1] for row in dbapi_conn.execute(f'PRAGMA table_info("{table}")') if row[5]]
+        listed = ", ".join(f'"{c}", typeof("{c}")' for c in columns)
+        key = ", ".join(f'"{k}"' for k in keys) or "rowid"
+        for row in fetch_stored_text(dbapi_conn, f'SELECT {key}, {listed} FROM "{table}"'):
+            width = len(keys) or 1
+            values = row[width:]
+            for n, column in enumerate(columns):
+                value, kind = values[2 * n], values[2 * n + 1]
+                if kind == b"text" and not _is_utf8(value):
+                    shown_key = "/".join(
+                        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+                        for v in row[:width]
+                    )
+                    found.append((table, shown_key, column))
+    return found
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

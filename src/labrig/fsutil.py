@@ -125,11 +125,17 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new
     file, whole."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except (
+        BaseException
+    ):  # a full disk: the old file stays whole, and no half-written copy beside it
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_dir(path.parent)
 
 

@@ -31,7 +31,7 @@ from labrig.domain.recordings import RecordingPurpose
 from labrig.domain.storage import PressureLevel
 from labrig.errors import LabrigError
 from labrig.events import record_event
-from labrig.fsutil import FolderLock, fsync_dir
+from labrig.fsutil import FolderLock, disk_full, fsync_dir
 from labrig.storage import StorageMonitor
 from labrig.store import Store, utcnow
 from labrig.store.models import Capture
@@ -194,24 +194,37 @@ class Recorder:
         self._stop.set()
         for thread in self._threads:
             thread.join()
-        self._manifest = replace(
-            self._manifest,
-            open_segment=None,
-            dropped_frames=self.dropped,
-            stopped_utc=utcnow().isoformat(),
-        )
-        write_manifest(self.folder, self._manifest)
         decoded = {name: future.result() for name, future in self._decoded.items()}
         self._verifier.shutdown()
         try:
+            self._manifest = replace(
+                self._manifest,
+                open_segment=None,
+                dropped_frames=self.dropped,
+                stopped_utc=utcnow().isoformat(),
+            )
+            write_manifest(self.folder, self._manifest)
             result = commit_capture(self.store, self.folder, report=self._report(), decoded=decoded)
         except LabrigError:
             self._state = RecorderState.FAILED
+            raise
+        except Exception as exc:
+            self._state = RecorderState.FAILED
+            if full := disk_full(exc, f"recording stopped. {self._kept()}"):
+                raise full from exc
             raise
         finally:
             self._lock_file.release()
         self._state = RecorderState.COMMITTED
         return result
+
+    def _kept(self) -> str:
+        frames = sum(seg.frames for seg in self._manifest.segments)
+        return (
+            f"The {frames} frames of its {len(self._manifest.segments)} closed segments are kept "
+            "in its folder; 'labrig recover' (or the next start of the window) commits them once "
+            "there is room"
+        )
 
     def _report(self) -> dict[str, Any] | None:
         report = {

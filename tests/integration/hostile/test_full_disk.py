@@ -96,3 +96,24 @@ def test_a_full_disk_refuses_every_command_with_the_code_and_changes_nothing(
     assert said.count(" rc=2") == 5 and "unchanged" in said, said
     [row] = [json.loads(line) for line in said.splitlines() if line.startswith("{")]
     assert row["state"] == "committed" and row["frames"] == 10  # once there is room, as before
+
+
+def test_a_disk_that_fills_while_recording_stops_it_and_keeps_the_closed_segments(
+    tmp_path: Path,
+) -> None:
+    said = _on_a_small_disk(
+        tmp_path,
+        "6m",
+        'mkdir "$DISK/s"; '
+        f'{sys.executable} -m tests.integration.hostile.record_until_full "$DISK/s" "$DISK/go" & '
+        'recording=$!; while [ ! -e "$DISK/go" ]; do sleep 0.05; done; fill; wait $recording; '
+        'rm "$DISK/filler"; labrig recover --json; labrig verify --json > /dev/null; '
+        "echo verify-rc=$?",
+    )
+
+    assert "stop reason: " in said and "No space left on device" in said, said
+    assert "stopped: LABRIG_DISK_FULL: the disk is full: recording stopped. The " in said, said
+    assert "closed segments are kept in its folder; 'labrig recover'" in said
+    [recovered] = json.loads(said[said.index("[") : said.rindex("]") + 1])
+    assert recovered["outcome"] == "salvaged" and recovered["frames"] > 0  # what was safely written
+    assert "verify-rc=0" in said

@@ -101,10 +101,10 @@ def _print_batch(report: BatchReport, as_json: bool, *, quiet: bool) -> None:
         f"{report.audit_chain_head.seq}",
         flush=True,
     )
-    for sha, error in report.failed.items():
-        print(f"  {sha[:12]}…: {error}")
+    for sha in report.failed:
+        print(f"  {sha[:12]}…: {report.said_failure(sha)}")
     if report.error:
-        print(f"  stopped: {report.error}")
+        print(f"  stopped: {report.said_error()}")
 
 
 def _print_status(s: SyncStatus) -> None:

@@ -74,7 +74,9 @@ class Destination(Protocol):
     def put(self, relpath: str, source: Readable, size: int, task: Task = UNTRACKED) -> None:
         """Store ``size`` bytes read from ``source`` at ``relpath``, replacing whatever was there,
         durably. Report the fraction copied to ``task``; when it is cancelled, stop and leave
-        nothing at ``relpath`` (``task.check_cancelled()`` raises)."""
+        nothing at ``relpath`` (``task.check_cancelled()`` raises). Whatever it raises — a cancel,
+        an ``OSError`` of its own (no room), or an error of ``source``, which refuses bytes that are
+        not the object's — it leaves nothing new at ``relpath`` and none of its partial copy."""
 
     def digest(self, relpath: str) -> str | None:
         """SHA-256 of what the destination now holds at ``relpath`` (None when it

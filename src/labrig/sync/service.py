@@ -6,8 +6,9 @@ an acknowledgement for this destination (and, unless retrying now, whose backoff
 together with the audit chain head in one read transaction, then copy each one outside any
 transaction. An object is acknowledged (a ``sync_acks`` row and ``sync.object.acknowledged``, in one
 transaction) only when the destination's copy, read back, hashes to the object's SHA-256; a failure
-is recorded with its error and a backoff (1 s, 2 s, 4 s … 5 min). The batch ends with a record at
-the destination (``batches/…json``) naming the objects it acknowledged and the chain head.
+is recorded with its code and message (:mod:`labrig.sync.faults`) and a backoff (1 s, 2 s, 4 s … 5
+min), and the batch goes on with the other objects. The batch ends with a record at the destination
+(``batches/…json``) naming the objects it acknowledged and the chain head.
 
 Why a worker over an index rather than copying in the dispatcher's consumer: a consumer runs inside
 a write transaction, and a media copy to a share can take minutes; the catalog's state (index,
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from sqlalchemy import and_, exists, select
 from sqlalchemy.orm import Session
@@ -39,8 +40,7 @@ from labrig.domain.events import EventName
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError
 from labrig.events import Dispatcher, Outcome, chain_head, record_audit, record_event, retry_delay
-from labrig.fsutil import open_regular
-from labrig.store import BlobMismatchError, BlobStore, Store, utcnow
+from labrig.store import Store, utcnow
 from labrig.store.models import SyncAck, SyncBatch, SyncDestination, SyncFailure, SyncObject
 from labrig.sync.destination import (
     BATCHES,
@@ -51,7 +51,9 @@ from labrig.sync.destination import (
     FolderDestination,
     read_marker,
 )
+from labrig.sync.faults import at_destination, described, said
 from labrig.sync.index import SYNC_INDEXER
+from labrig.sync.source import NEXT, CheckedReader, open_source
 from labrig.tasks import UNTRACKED, Share, Task, TaskCancelledError
 
 BATCH_SCHEMA = "labrig.sync.batch/1"
@@ -77,9 +79,30 @@ class BatchReport:
     audit_chain_head: ChainHead
     pending: int = 0  # objects the batch set out to copy
     acknowledged: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)  # sha256 → error
-    error: str | None = None  # why the batch stopped (the destination is unavailable)
+    failed: dict[str, str] = field(default_factory=dict)  # sha256 → message
+    failed_codes: dict[str, str] = field(default_factory=dict)  # sha256 → its code
+    # why the batch stopped (the destination is unavailable), or that it was cancelled, or that
+    # its record could not be written; with its code (None for a cancel)
+    error: str | None = None
+    error_code: str | None = None
     batch_file: str | None = None
+
+    def fail(self, sha256: str, exc: LabrigError) -> None:
+        """Record that one object failed (the batch goes on)."""
+        self.failed[sha256], self.failed_codes[sha256] = exc.message, exc.code
+
+    def stop(self, exc: LabrigError) -> None:
+        """Record why the batch went no further (the first reason is kept)."""
+        if self.error is None:
+            self.error, self.error_code = exc.message, exc.code
+
+    def said_failure(self, sha256: str) -> str:
+        """An object's failure as it is kept and shown: ``CODE: message``."""
+        return said(self.failed_codes[sha256], self.failed[sha256])
+
+    def said_error(self) -> str | None:
+        """The batch's error as it is kept and shown: ``CODE: message`` (a cancel has no code)."""
+        return None if self.error is None else said(self.error_code, self.error)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,7 +111,9 @@ class BatchReport:
             "pending": self.pending,
             "acknowledged": self.acknowledged,
             "failed": self.failed,
+            "failed_codes": self.failed_codes,
             "error": self.error,
+            "error_code": self.error_code,
             "batch_file": self.batch_file,
             "audit_chain_head": self.audit_chain_head.to_json(),
         }
@@ -97,19 +122,6 @@ class BatchReport:
 def object_path(obj: SyncObject) -> str:
     """Where an object lives at the destination: by content, like the media store."""
     return f"{OBJECTS}/{obj.sha256[:2]}/{obj.sha256}{obj.ext}"
-
-
-class _HashingReader:
-    """Reads a source while hashing it, so a damaged local copy is told apart from a
-    damaged remote one."""
-
-    def __init__(self, source: BinaryIO) -> None:
-        self.source, self.sha = source, hashlib.sha256()
-
-    def read(self, n: int = -1) -> bytes:
-        data = self.source.read(n)
-        self.sha.update(data)
-        return data
 
 
 def _config(row: SyncDestination) -> DestinationConfig:
@@ -259,7 +271,7 @@ class SyncService:
             try:
                 destination.check()
             except DestinationUnavailableError as exc:
-                report.error = exc.message
+                report.stop(exc)
                 return
             share = Share(
                 task,
@@ -278,43 +290,37 @@ class SyncService:
                     "objects are left for the next batch"
                 )
                 return
-            except (OSError, LabrigError) as exc:
-                error = (
-                    exc.message if isinstance(exc, LabrigError) else f"{type(exc).__name__}: {exc}"
+            except LabrigError as exc:
+                report.fail(obj.sha256, exc)
+                self._record_failure(
+                    destination.config.destination_id, obj.sha256, report.said_failure(obj.sha256)
                 )
-                report.failed[obj.sha256] = error
-                self._record_failure(destination.config.destination_id, obj.sha256, error)
 
     def _sync_one(
         self, destination: Destination, obj: SyncObject, batch_id: str, task: Task
     ) -> None:
+        """Copy one object unless the destination holds it whole, and acknowledge it. Every
+        failure is a :class:`LabrigError` (:mod:`labrig.sync.faults`)."""
         relpath = object_path(obj)
-        # already there and whole (another workstation, a resume)
-        if destination.digest(relpath) != obj.sha256:
-            self._put(destination, obj, relpath, task)
-            copied = destination.digest(relpath)
-            if copied != obj.sha256:
-                raise SyncDigestMismatchError(
-                    f"the destination's copy of {obj.content} {obj.sha256[:12]}… "
-                    f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after the "
-                    "copy; it is not acknowledged and will be copied again"
-                )
+        try:
+            # already there and whole (another workstation, a resume)
+            if destination.digest(relpath) != obj.sha256:
+                self._put(destination, obj, relpath, task)
+                copied = destination.digest(relpath)
+                if copied != obj.sha256:
+                    raise SyncDigestMismatchError(
+                        f"the destination's copy of {described(obj)} "
+                        f"{'is missing' if copied is None else f'hashes to {copied[:12]}…'} after "
+                        "the copy; it is not acknowledged and will be copied again"
+                    )
+        except OSError as exc:  # the local side raises typed errors only: this is the destination's
+            raise at_destination(exc, destination.config, described(obj), NEXT) from exc
         self._acknowledge(destination.config, obj, relpath, batch_id)
 
     def _put(self, destination: Destination, obj: SyncObject, relpath: str, task: Task) -> None:
-        source: BinaryIO
-        if obj.body is not None:
-            source = io.BytesIO(obj.body.encode())
-        else:
-            source = open_regular(BlobStore(self.store.media_dir).path(obj.sha256, obj.ext))
+        source, where = open_source(obj, self.store.media_dir)
         with source:
-            reader = _HashingReader(source)
-            destination.put(relpath, reader, obj.size, task)
-        if reader.sha.hexdigest() != obj.sha256:
-            raise BlobMismatchError(
-                f"the local copy of {obj.content} {obj.sha256} no longer matches its digest; "
-                "run 'labrig verify' and restore it from a backup"
-            )
+            destination.put(relpath, CheckedReader(source, obj, where), obj.size, task)
 
     def _acknowledge(
         self, config: DestinationConfig, obj: SyncObject, relpath: str, batch_id: str
@@ -372,7 +378,7 @@ class SyncService:
                     chain_hash=report.audit_chain_head.entry_hash,
                     acknowledged=len(report.acknowledged),
                     failed=len(report.failed),
-                    error=report.error,
+                    error=report.said_error(),
                     batch_file=report.batch_file,
                 )
             )
@@ -412,19 +418,19 @@ class SyncService:
             sort_keys=True,
         ).encode()
         relpath = f"{BATCHES}/{started.strftime('%Y%m%dT%H%M%S%fZ')}-{report.batch_id}.json"
+        kept = "its objects stay archived (each was confirmed on its own); only this record is lost"
         try:
             destination.check()
             destination.put(relpath, io.BytesIO(body), len(body))
             if destination.digest(relpath) != hashlib.sha256(body).hexdigest():
                 raise SyncDigestMismatchError(
-                    f"the batch record {relpath} did not read back as written"
+                    f"the batch record {relpath} did not read back as written; {kept}"
                 )
             report.batch_file = relpath
-        except (
-            OSError,
-            LabrigError,
-        ) as exc:  # its objects stay acknowledged: each was confirmed on its own
-            report.error = report.error or f"the batch record could not be written ({exc})"
+        except OSError as exc:
+            report.stop(at_destination(exc, config, f"the batch record {relpath}", kept))
+        except LabrigError as exc:
+            report.stop(exc)
 
     def run_forever(
         self,

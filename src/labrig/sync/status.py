@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from labrig.events import consumer_cursor
 from labrig.store import Store
 from labrig.store.models import InboxEntry, OutboxEvent, SyncAck, SyncBatch, SyncFailure, SyncObject
+from labrig.sync.faults import code_of
 from labrig.sync.index import INDEXED, SYNC_INDEXER
 from labrig.sync.service import current_destination
 
@@ -26,7 +27,8 @@ class SyncStatus:
     not_indexed: int  # events whose objects are not indexed yet (the next batch indexes them first)
     # media, timestamps, capture-manifest, result → acknowledged, pending
     by_content: dict[str, dict[str, int]]
-    # the latest failure of a pending object, or the last batch's error
+    # the latest failure of a pending object, or the last batch's error: at, object (a digest or
+    # None), attempts, code (LABRIG_…, None for a cancelled batch), error ("CODE: message")
     last_error: dict[str, Any] | None
     last_batch: dict[str, Any] | None
     next_retry_at: str | None
@@ -72,6 +74,7 @@ def _last_error(session: Session, destination_id: str) -> dict[str, Any] | None:
                 "at": failure.failed_at.isoformat(),
                 "object": failure.sha256,
                 "attempts": failure.attempts,
+                "code": code_of(failure.last_error),
                 "error": failure.last_error,
             }
         )
@@ -81,6 +84,7 @@ def _last_error(session: Session, destination_id: str) -> dict[str, Any] | None:
                 "at": batch.finished_at.isoformat(),
                 "object": None,
                 "attempts": None,
+                "code": code_of(batch.error),
                 "error": batch.error,
             }
         )

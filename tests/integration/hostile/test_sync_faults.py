@@ -223,6 +223,25 @@ def test_the_cli_names_the_damaged_object_with_its_code_in_text_and_json(
     assert obj.sha256 not in _archived(dest) and _committed(lab) == before
 
 
+def test_a_destination_that_cannot_store_one_object_fails_it_alone_with_its_code(
+    lab: Lab, tmp_path: Path
+) -> None:
+    dest = tmp_path / "share" / "labrig"
+    dest.mkdir(parents=True)
+    obj, _ = _blob(lab, "media")
+    _configure(lab, dest)
+    # a file stands where the media's folder at the archive belongs (another program's litter)
+    (dest / "objects" / obj.sha256[:2]).write_text("not a folder")
+    before = _committed(lab)
+
+    report = lab.services.sync.run_once()
+
+    error = _assert_failed_alone(report, obj, "LABRIG_SYNC_COPY_FAILED", "writable")
+    assert str(dest) in error and "File exists" in error
+    _assert_recorded(lab, obj, "LABRIG_SYNC_COPY_FAILED")
+    assert _committed(lab) == before
+
+
 # -- a destination without room --
 
 SMALL = "2m"  # the share's size; filled up to the room left below

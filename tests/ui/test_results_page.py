@@ -4,6 +4,7 @@ metrics and provenance."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -396,3 +397,24 @@ def test_an_interrupted_attempt_says_so_in_the_list_and_on_its_result(
     row = page.model.row_of(attempt_id)
     assert row is not None and page.model.index(row, 1).data() == "1 (interrupted)"
     assert page.detail.attempt_note.isVisibleTo(page) and page.detail.attempt_note.text() == note
+
+
+def test_a_fifo_in_the_store_during_an_export_from_the_window_ends_in_the_message_not_a_wait(
+    qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
+) -> None:
+    """Issue 16: the window meets the fault of ``labrig export --media`` with the same words."""
+    _open_exportable(qtbot, services, page)
+    [blob] = list(services.store.media_dir.rglob("*.avi"))
+    blob.unlink()
+    os.mkfifo(blob)  # read the ordinary way, it would wait for a writer for ever
+    target = tmp_path / "exports"
+    target.mkdir()
+    page.export_media.setChecked(True)
+
+    page.export_to(str(target))
+    qtbot.waitUntil(lambda: page.export_message.text().startswith("Not exported"), timeout=WAIT_MS)
+
+    assert "is a FIFO, not a file" in page.export_message.text()
+    assert "restore the file from a backup or the archive" in page.export_message.text()
+    assert page.export_button.isEnabled()  # the page is usable again
+    assert [p.name for p in target.iterdir() if not p.name.startswith(".")] == []

@@ -84,7 +84,8 @@ def test_a_full_disk_refuses_every_command_with_the_code_and_changes_nothing(
         'before=$(cd "$DISK/s" && find . -type f -exec sha256sum {} + | sort); fill; '
         "for command in captures verify 'worker --drain' 'import " + str(video) + "' "
         "'record --device virtual:markers --seconds 1'; do "
-        '  labrig $command > /dev/null 2> err.txt; echo "$command rc=$?"; cat err.txt; done; '
+        f'  labrig $command > /dev/null 2> {tmp_path}/err.txt; echo "$command rc=$?"; '
+        f"cat {tmp_path}/err.txt; done; "
         'after=$(cd "$DISK/s" && find . -type f -exec sha256sum {} + | sort); '
         '[ "$before" = "$after" ] && echo unchanged; '
         'rm "$DISK/filler"; labrig captures --json',

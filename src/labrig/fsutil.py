@@ -65,11 +65,17 @@ def disk_full(exc: BaseException, what: str) -> DiskFullError | None:
     SQLAlchemy error), else None. ``what`` says what was being done and what was kept."""
     cause = getattr(exc, "orig", None) or exc
     full = (
-        (isinstance(cause, OSError) and cause.errno in _FULL_ERRNOS)
+        (isinstance(cause, OSError) and no_room(cause))
         or getattr(cause, "sqlite_errorcode", None) == SQLITE_FULL
         or getattr(cause, "sqlstate", None) == PG_DISK_FULL
     )
     return full_disk(what) if full else None
+
+
+def no_room(exc: OSError) -> bool:
+    """Whether ``exc`` says a write found no room: the disk full, the user's quota spent, or a file
+    over the size the system allows."""
+    return exc.errno in _FULL_ERRNOS
 
 
 def full_disk(what: str) -> DiskFullError:

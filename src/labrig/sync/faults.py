@@ -15,10 +15,10 @@ an object's name. A destination that cannot take the copy (``LABRIG_SYNC_DESTINA
 
 from __future__ import annotations
 
-import errno
 import re
 
 from labrig.errors import LabrigError
+from labrig.fsutil import no_room
 from labrig.store.models import SyncObject
 from labrig.sync.destination import DestinationConfig
 
@@ -29,7 +29,6 @@ CONTENT_WORDS = {
     "capture-manifest": "committed capture manifest",
     "result": "result manifest",
 }
-_FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 _CODE = re.compile(r"^(LABRIG_[A-Z0-9_]+): ")
 
 
@@ -79,7 +78,7 @@ def at_destination(exc: OSError, config: DestinationConfig, what: str, then: str
     """The typed failure of a write or read-back at the destination: ``what`` was being stored,
     ``then`` says what happens to it next."""
     where = f"the sync destination '{config.name}' ({config.location})"
-    if exc.errno in _FULL_ERRNOS:
+    if no_room(exc):
         return SyncDestinationFullError(
             f"{where} is full: {what} did not fit, and nothing of it was left there. Free space "
             f"on it (or have its quota raised), then run 'labrig sync --once'; {then}"

@@ -8,6 +8,7 @@ database commit is the commit point. A blob is never overwritten or deleted.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +22,30 @@ class BlobMismatchError(LabrigError):
     code = "LABRIG_BLOB_MISMATCH"
 
 
+class BlobNameError(LabrigError):
+    """A digest or extension from the catalog or a manifest that is not one Labrig writes: used as
+    a file name it could point outside the media store."""
+
+    code = "LABRIG_BLOB_NAME_INVALID"
+
+
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_EXT = re.compile(r"^(\.[a-z0-9]{1,8})?$")
+
+
 @dataclass(frozen=True)
 class BlobStore:
     root: Path  # the media folder of the data root
 
     def path(self, sha256: str, ext: str) -> Path:
+        """Where the blob ``sha256`` + ``ext`` lives; refused (:class:`BlobNameError`) for a digest
+        or extension that could name anything but a file inside the media store."""
+        if not _DIGEST.match(sha256) or not _EXT.match(ext):
+            raise BlobNameError(
+                f"the catalog names a stored file {sha256[:80]!r}{ext[:16]!r}, which is not a "
+                "digest Labrig writes (changed outside Labrig); it is not opened. Run 'labrig "
+                "verify' and restore labrig.db from a backup"
+            )
         return self.root / sha256[:2] / f"{sha256}{ext}"
 
     def put(self, source: Path, sha256: str, ext: str) -> Path:
@@ -53,7 +73,10 @@ class BlobStore:
 
     def verify(self, sha256: str, ext: str) -> str | None:
         """None when the blob is present and whole, else what is wrong with it."""
-        target = self.path(sha256, ext)
+        try:
+            target = self.path(sha256, ext)
+        except BlobNameError as exc:
+            return exc.message
         if not target.exists():
             return f"missing: {target}"
         try:

@@ -60,3 +60,30 @@ def test_text_that_is_not_utf8_is_read_reported_and_left_as_it_is(
     assert "device_id holds text that is not valid UTF-8" in problem["problem"]
 
     assert _stored(db, "SELECT * FROM captures ORDER BY id") == before  # the row is as it was
+
+
+def test_a_blob_row_whose_digest_is_a_path_is_reported_and_never_opened(
+    template: tuple[Path, TemplateResults], tmp_path: Path
+) -> None:
+    """A catalog row edited to name ``../../secret`` as a stored file's digest: Labrig would open
+    a file outside the media store by it. ``verify`` names it and opens nothing."""
+    store = copy_store(template[0], tmp_path / "store")
+    secret = tmp_path / "secret.avi"
+    secret.write_bytes(b"not Labrig's")
+    hostile = "../" * 8 + str(secret.with_suffix("")).lstrip("/")
+    with sqlite3.connect(store / "labrig.db") as conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute(
+            "INSERT INTO blobs (sha256, ext, size, kind, created_at) VALUES (?, '.avi', 12, "
+            "'media', '2026-12-02 07:00:00.000000')",
+            (hostile,),
+        )
+
+    verified = labrig(store, "verify", "--json")
+
+    assert_typed(verified)
+    report = json.loads(verified.stdout)
+    assert verified.returncode == 1
+    [problem] = [p for p in report["problems"] if p["subject"] == hostile]
+    assert "not a digest Labrig writes" in problem["problem"]
+    assert "hashes to" not in problem["problem"]  # the file it points at was never read

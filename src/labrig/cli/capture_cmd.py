@@ -144,7 +144,7 @@ def run_recover(args: argparse.Namespace) -> int:
         print_json(report.to_json() + [a.to_json() for a in adopted])
         return 1 if left else 0
     if not report.items and not adopted:
-        print("Nothing to recover." + ("" if args.adopt else " (Lost catalog rows: --adopt.)"))
+        print("Nothing to recover.")
     for item in report.items:
         print(f"{item.capture_id}  {item.outcome:<11} {item.frames:>7} frames  {item.detail}")
     for one in adopted:

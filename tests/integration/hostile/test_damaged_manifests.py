@@ -28,7 +28,8 @@ def _interrupted(store: Path, *, segments: int = 1, capture_id: str | None = Non
     closed = []
     for n in range(segments):
         name = f"seg-{n:05d}.avi"
-        write_video(folder / name, frames=10, seed=n)
+        # bytes of its own: a segment equal to another folder's would be found in the media store
+        write_video(folder / name, frames=10, seed=uuid.UUID(capture_id).int % 10_000 + n)
         digest, size = sha256_file(folder / name)
         closed.append(SegmentV1(name, "", 10, digest, size, n * 10, n * 10 + 9))
     manifest = ManifestV1(

@@ -3,9 +3,11 @@ when captures were salvaged, quarantined or abandoned."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -24,6 +26,9 @@ WHAT_IT_MEANS = {
     "left": "could not be resolved now (the message says why): left where it was, tried again at "
     "the next start",
 }
+
+
+DIALOG_SIZE = QSize(960, 440)  # inside the 1280×800 the window opens at
 
 
 class RecoveryDialog(QDialog):
@@ -52,8 +57,17 @@ class RecoveryDialog(QDialog):
             )
             for column, text in enumerate(cells):
                 table.setItem(row, column, QTableWidgetItem(text))
-        table.resizeColumnsToContents()
+        # the details are what a technician acts on: wrapped in full, never cut off to the right
+        table.setWordWrap(True)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.verticalHeader().setVisible(False)
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header = table.horizontalHeader()
+        for column in range(3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         layout.addWidget(table)
+        self.resize(DIALOG_SIZE)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok, parent=self)
         buttons.accepted.connect(self.accept)
         layout.addWidget(buttons)

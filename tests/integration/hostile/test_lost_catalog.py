@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,18 +33,30 @@ def _listed(store: Path) -> dict[str, dict[str, object]]:
     return {(row := json.loads(line))["id"]: row for line in listed.stdout.splitlines()}
 
 
-def _store_with_two_captures(tmp_path: Path) -> tuple[Path, dict[str, dict[str, object]]]:
-    store = tmp_path / "store"
+@pytest.fixture(scope="module")
+def two_captures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding two imported videos, made once with the real command; each test copies
+    it (the videos sit beside it, as ``trial-0.avi`` and ``trial-1.avi``)."""
+    folder = tmp_path_factory.mktemp("two-captures")
     for n in range(2):
-        write_video(tmp_path / f"trial-{n}.avi", frames=8 + n, seed=n)
-        assert labrig(store, "import", str(tmp_path / f"trial-{n}.avi")).returncode == 0
+        write_video(folder / f"trial-{n}.avi", frames=8 + n, seed=n)
+    imported = labrig(folder / "store", "import", *(str(folder / f"trial-{n}.avi") for n in (0, 1)))
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    return folder
+
+
+def _store_with_two_captures(
+    tmp_path: Path, template: Path
+) -> tuple[Path, dict[str, dict[str, object]]]:
+    shutil.copytree(template, tmp_path, dirs_exist_ok=True)
+    store = tmp_path / "store"
     return store, _listed(store)
 
 
-def _lose_the_wal_of_the_last_commit(tmp_path: Path) -> tuple[Path, str]:
+def _lose_the_wal_of_the_last_commit(tmp_path: Path, template: Path) -> tuple[Path, str]:
     """A store whose last import is committed in the WAL only (the importing process died before
     a checkpoint), then the WAL and its index deleted; the store and the lost capture's id."""
-    store, before = _store_with_two_captures(tmp_path)
+    store, before = _store_with_two_captures(tmp_path, template)
     write_video(tmp_path / "late.avi", frames=11, seed=9)
     child = subprocess.run(
         [sys.executable, "-c", IMPORT_AND_DIE, str(store), str(tmp_path / "late.avi")],
@@ -65,8 +78,10 @@ def _lose_the_wal_of_the_last_commit(tmp_path: Path) -> tuple[Path, str]:
     return store, json.loads(manifest.read_bytes())["capture_id"]
 
 
-def test_a_capture_lost_with_the_wal_is_listed_by_verify_and_adopted_back(tmp_path: Path) -> None:
-    store, lost = _lose_the_wal_of_the_last_commit(tmp_path)
+def test_a_capture_lost_with_the_wal_is_listed_by_verify_and_adopted_back(
+    tmp_path: Path, two_captures: Path
+) -> None:
+    store, lost = _lose_the_wal_of_the_last_commit(tmp_path, two_captures)
 
     verified = labrig(store, "verify", "--json")
     assert_typed(verified)
@@ -92,9 +107,9 @@ def test_a_capture_lost_with_the_wal_is_listed_by_verify_and_adopted_back(tmp_pa
 
 @pytest.mark.parametrize("loss", ["truncated to 0 bytes", "deleted"])
 def test_a_catalog_lost_beside_committed_captures_is_refused_then_rebuilt(
-    tmp_path: Path, loss: str
+    tmp_path: Path, two_captures: Path, loss: str
 ) -> None:
-    store, before = _store_with_two_captures(tmp_path)
+    store, before = _store_with_two_captures(tmp_path, two_captures)
     db = store / "labrig.db"
     if loss == "deleted":
         db.unlink()
@@ -123,9 +138,9 @@ def test_a_catalog_lost_beside_committed_captures_is_refused_then_rebuilt(
 
 
 def test_an_orphan_whose_files_do_not_verify_is_left_as_it_is_and_reported(
-    tmp_path: Path,
+    tmp_path: Path, two_captures: Path
 ) -> None:
-    store, lost = _lose_the_wal_of_the_last_commit(tmp_path)
+    store, lost = _lose_the_wal_of_the_last_commit(tmp_path, two_captures)
     listed = {str(r["manifest_sha256"]) for r in _listed(store).values()}
     [manifest] = [p for p in (store / "media").rglob("*.json") if p.stem not in listed]
     segment = json.loads(manifest.read_bytes())["segments"][0]

@@ -86,6 +86,14 @@ class CatalogMissingError(StoreError):
     code = "LABRIG_CATALOG_MISSING"
 
 
+class CatalogDamagedError(StoreError):
+    """SQLite's integrity check found damaged pages in the catalog (recorded beside it, in
+    ``labrig.db.damaged``): every write is refused until the catalog is repaired and
+    ``labrig doctor`` passes; reading still works."""
+
+    code = "LABRIG_CATALOG_DAMAGED"
+
+
 class ReadOnlySessionError(StoreError):
     """A write attempted through a session opened for reading."""
 

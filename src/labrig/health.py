@@ -18,8 +18,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from labrig.domain.storage import PressureLevel, pressure_level
-from labrig.errors import LabrigError
-from labrig.store import migrate, open_store, paths
+from labrig.errors import CatalogDamagedError, LabrigError
+from labrig.store import Store, damage, migrate, open_store, paths
+from labrig.store.dialects.sqlite import PageCheck
 
 QT_PROBE_TIMEOUT_S = 60
 
@@ -193,6 +194,71 @@ def check_database(root: Path) -> Check:
         "database",
         Status.OK,
         f"{root / paths.DB_FILENAME} (schema {revision}, WAL, synchronous=FULL)",
+    )
+
+
+def check_catalog_pages(root: Path) -> Check:
+    """SQLite's integrity check of the catalog's pages: damage found is recorded
+    (``labrig.db.damaged``, so every command that writes refuses); a check that passes removes a
+    record of earlier damage (the catalog was restored). PostgreSQL checks its own pages."""
+    try:
+        store = open_store(root)
+    except LabrigError as exc:
+        return Check("pages", Status.FAIL, f"{exc.code}: {exc.message}")
+    try:
+        if store.dialect != "sqlite":
+            return Check(
+                "pages",
+                Status.OK,
+                "the PostgreSQL server checks its own pages (data checksums, when the cluster has "
+                "them; its optional amcheck extension verifies indexes)",
+            )
+        findings = PageCheck(store.db_path).run()  # run while the store is open: no -wal is left
+        if findings:
+            return _damaged(damage_found(store, "labrig doctor", findings))
+        cleared = damage.forget(root)
+    finally:
+        store.close()
+    detail = f"SQLite's integrity_check finds {store.db_path} whole"
+    if cleared is not None:
+        detail += (
+            f"; the damage recorded{f' at {cleared.found_at}' if cleared.found_at else ''} is "
+            f"gone, so {damage.MARKER_NAME} was removed and writing is allowed again"
+        )
+    return Check("pages", Status.OK, detail)
+
+
+def damage_found(store: Store, found_by: str, findings: list[str]) -> damage.DamageV1:
+    """Record damage that ``found_by`` found in the catalog of ``store``: from now on every write
+    to it is refused, here and in every later process (stop this process's own writers first, so
+    none of them meets the refusal halfway through)."""
+    record = damage.remember(
+        store.root,
+        database=store.db_path,
+        store_id=store.store_id,
+        findings=findings,
+        found_by=found_by,
+    )
+    store.recheck_damage()
+    return record
+
+
+def page_check(store: Store) -> PageCheck | None:
+    """The integrity check of the catalog of ``store``, to run in the background (it reads the
+    whole file); None on PostgreSQL, which checks its own pages."""
+    return PageCheck(store.db_path) if store.dialect == "sqlite" else None
+
+
+def _damaged(record: damage.DamageV1) -> Check:
+    shown = "; ".join(record.findings[:3])
+    more = f" (and {len(record.findings) - 3} more)" if len(record.findings) > 3 else ""
+    return Check(
+        "pages",
+        Status.FAIL,
+        f"{CatalogDamagedError.code}: SQLite's integrity_check found damage in {record.database}: "
+        f"{shown}{more}. Every command that writes is refused until it is repaired; reading, "
+        "'labrig verify' and export still work",
+        damage.REPAIR,
     )
 
 

@@ -120,8 +120,8 @@ def test_doctor_passes_on_a_healthy_store(tmp_path: Path) -> None:
     result = labrig("--store", str(tmp_path / "s"), "doctor", "--json")
     report = json.loads(result.stdout)
     by_name = {c["name"]: c for c in report["checks"]}
-    assert set(by_name) == {"qt", "opencv", "store", "database", "space"}
-    for name in ("qt", "opencv", "store", "database"):
+    assert set(by_name) == {"qt", "opencv", "store", "database", "pages", "space"}
+    for name in ("qt", "opencv", "store", "database", "pages"):
         assert by_name[name]["status"] == "ok", by_name[name]
     assert "offscreen" in by_name["qt"]["detail"]
     assert "MJPG" in by_name["opencv"]["detail"]

@@ -93,6 +93,7 @@ def run_captures(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     failed = 0
     with store_for(args) as store:
+        store.refuse_if_damaged()  # before a file is copied: refused whole, not file by file
         AccessControl(store).require(Action.CAPTURE)
         for name in args.files:
             try:
@@ -163,6 +164,7 @@ def run_watch(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with store_for(args) as store:
+        store.refuse_if_damaged()  # before a file is copied
         AccessControl(store).require(Action.CAPTURE)
         watcher = WatchFolderIngestor(store, folder, polling=args.polling or None)
         watcher.start()

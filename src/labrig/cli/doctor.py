@@ -9,6 +9,7 @@ from typing import Any
 from labrig.cli.output import print_json
 from labrig.health import (
     Status,
+    check_catalog_pages,
     check_database,
     check_free_space,
     check_opencv,
@@ -20,7 +21,8 @@ from labrig.store import paths
 
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
-        "doctor", help="check Qt, OpenCV, the database, the data folder and free space"
+        "doctor",
+        help="check Qt, OpenCV, the database and its pages, the data folder and free space",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
@@ -30,7 +32,12 @@ def run(args: argparse.Namespace) -> int:
     root = paths.resolve_root(args.store)
     checks = [check_qt(), check_opencv(), check_store_path(root)]
     if checks[-1].status is not Status.FAIL:
-        checks += [check_database(root), check_free_space(root)]
+        database = check_database(root)
+        checks.append(database)
+        # the whole file read: damage the check at every open cannot see (an index missing a row)
+        if database.status is not Status.FAIL:
+            checks.append(check_catalog_pages(root))
+        checks.append(check_free_space(root))
     failed = any(c.status is Status.FAIL for c in checks)
     if args.json:
         print_json({"ok": not failed, "store": str(root), "checks": [asdict(c) for c in checks]})

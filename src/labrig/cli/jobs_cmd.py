@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
+import threading
 from typing import Any
 
+from labrig.bootstrap import Services
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.jobs import JobState
-from labrig.errors import UsageError
+from labrig.errors import LabrigError, UsageError
+from labrig.health import damage_found, page_check
 from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
 
 
@@ -129,18 +133,69 @@ def run_enqueue(args: argparse.Namespace) -> int:
     return 0
 
 
+class _CatalogWatch:
+    """SQLite's integrity check of the catalog, once, on a thread of its own from the worker's
+    start (claiming does not wait for it). Damage found is recorded, stops the event dispatcher and
+    the claiming of jobs, and the worker exits with :class:`~labrig.errors.CatalogDamagedError`."""
+
+    def __init__(self, services: Services, executor: ThreadExecutor) -> None:
+        self._services, self._executor = services, executor
+        self._check = page_check(services.store)
+        self.found: LabrigError | None = None
+        self._thread = threading.Thread(target=self._run, name="labrig-page-check", daemon=True)
+
+    def start(self) -> None:
+        if self._check is not None:  # None: PostgreSQL, which checks its own pages
+            self._thread.start()
+
+    def interrupt(self) -> None:
+        if self._check is not None:
+            self._check.interrupt()
+
+    def join(self) -> None:
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        assert self._check is not None
+        try:
+            findings = self._check.run()
+        except LabrigError as exc:  # the check could not run: said, and the worker goes on
+            print(f"labrig: {exc.code}: {exc.message}", file=sys.stderr)
+            return
+        if findings:
+            # the writers of this process stop first, then the refusal is recorded for every other
+            self._executor.stop()
+            self._services.dispatcher_thread.stop()
+            store = self._services.store
+            self.found = damage_found(store, "labrig worker", findings).refusal()
+
+
 def run_worker(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     with services_for(args) as services:
+        services.store.refuse_if_damaged()  # damage recorded before: not one job is claimed
         if args.lease:
             services.queue.terms = LeaseTerms(args.lease)
         executor = ThreadExecutor(services.queue, workers=args.workers)
+        watch = _CatalogWatch(services, executor)
+
+        def stop(*_: object) -> None:
+            executor.stop()
+            watch.interrupt()
+
         # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: executor.stop())
+            signal.signal(sig, stop)
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
-        stats = executor.run(drain=args.drain)
+        watch.start()  # after the dispatcher started, which it may have to stop
+        try:
+            stats = executor.run(drain=args.drain)
+        finally:
+            watch.join()  # a drained worker exits with the check's verdict
+        if watch.found is not None:
+            raise watch.found
         services.dispatcher_thread.stop()  # first, so the passes below do not race it
         # every result of the jobs this worker ran, before it exits
         services.dispatcher.dispatch_all()

@@ -21,13 +21,14 @@ from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session, sessionmaker
 
 from labrig.errors import (
+    CatalogDamagedError,
     CatalogMissingError,
     DatabaseCorruptError,
     ReadOnlySessionError,
     UnsupportedDatabaseError,
 )
 from labrig.fsutil import DiskFullError, disk_full, full_disk
-from labrig.store import migrate, paths
+from labrig.store import damage, migrate, paths
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.dialects import postgresql as pg_dialect
 from labrig.store.dialects import sqlite as sqlite_dialect
@@ -105,6 +106,10 @@ class Store:
     #: the connection :meth:`raw_write` uses, checked out of the pool once
     #: (guarded by ``_write_lock``)
     _raw_conn: PoolProxiedConnection | None = None
+    #: the catalog's ``store_id`` (labrig_meta), once its meta rows are written at open
+    store_id: str | None = None
+    #: damage a page check recorded beside an SQLite catalog (:mod:`labrig.store.damage`)
+    _damage: damage.MarkerWatch | None = None
 
     def on_events_committed(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after each commit that recorded events (in the committing thread)."""
@@ -140,6 +145,7 @@ class Store:
         Write transactions of one store are serialized by a process-wide lock (re-entrant, so a
         thread that already writes may open another write session, as before).
         """
+        self.refuse_if_damaged()
         with self._write_lock, self._writer() as session, session.begin():
             yield session
 
@@ -153,6 +159,7 @@ class Store:
         resetting it on return cost a quarter of a small transaction's CPU). Commit
         listeners fire after a commit that recorded events, as for sessions.
         """
+        self.refuse_if_damaged()
         with self._write_lock:
             if self._raw_conn is None:
                 self._raw_conn = self.engine.raw_connection()
@@ -171,6 +178,21 @@ class Store:
         if tx.events_recorded:
             for listener in list(self._commit_listeners):
                 listener()
+
+    def damage(self) -> CatalogDamagedError | None:
+        """The refusal of every write while damage is recorded for this catalog
+        (``labrig.db.damaged``, written when SQLite's integrity check failed), else None."""
+        return self._damage.refusal(self.store_id) if self._damage is not None else None
+
+    def refuse_if_damaged(self) -> None:
+        """Raise :meth:`damage`, if any: before every write, and before a command stores a file."""
+        if refusal := self.damage():
+            raise refusal
+
+    def recheck_damage(self) -> None:
+        """Look for the marker again at the next write (it was just written or removed here)."""
+        if self._damage is not None:
+            self._damage.expire()
 
     def _drop_raw_conn(self) -> None:
         """Drop the raw-write connection (invalidated: its state is unknown); the next write
@@ -270,6 +292,7 @@ def _migrated(resolved: Path, engine: Engine, where: str) -> Store:
         migrate.upgrade(engine)
         store = _make_store(resolved, engine)
         _ensure_meta(store)
+        store.store_id = store.meta("store_id")
     except DatabaseError as exc:
         engine.dispose()
         if full := _full_disk(exc, resolved):
@@ -380,7 +403,9 @@ def _make_store(root: Path, engine: Engine) -> Store:
         engine.execution_options(**{sqlite_dialect.READ_ONLY_OPTION: True}), expire_on_commit=False
     )
     event.listen(reader, "before_flush", _refuse_flush)
-    store = Store(root, engine, writer, reader)
+    # damage is recorded beside an SQLite catalog only: PostgreSQL checks its own pages
+    watch = damage.MarkerWatch(root) if engine.dialect.name == "sqlite" else None
+    store = Store(root, engine, writer, reader, _damage=watch)
     event.listen(writer, "after_commit", store._after_commit)
     event.listen(writer, "after_rollback", lambda s: s.info.pop(EVENTS_IN_TRANSACTION, None))
     return store

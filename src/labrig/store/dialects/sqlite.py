@@ -10,6 +10,7 @@ may write, plain ``BEGIN`` for read-only ones.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 
-from labrig.errors import DatabaseCorruptError, ForeignDatabaseError, LabrigError
+from labrig.errors import DatabaseCorruptError, ForeignDatabaseError, LabrigError, StoreError
 from labrig.fsutil import open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -90,6 +91,73 @@ def _read_tables(uri: str) -> tuple[frozenset[str], str | None]:
         return tables, revision
     finally:
         conn.close()
+
+
+#: a page check reports at most this many problems: enough to say what is damaged, not thousands
+PAGE_CHECK_LIMIT = 20
+#: what the driver raises when the pages themselves are damaged (any other error is not evidence)
+_DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+class PageCheck:
+    """One run of SQLite's ``PRAGMA integrity_check`` on the database at ``path``, on a read-only
+    connection of its own.
+
+    Unlike the ``quick_check`` at every open, it also compares every index with its table (an index
+    that lost a row lets a file be imported twice), at a cost in proportion to the database: it runs
+    in the background or in ``labrig doctor``, never on the way to opening the store. Run it while
+    the store is open, so its read-only look leaves no ``-wal`` behind. Threading: :meth:`run` on
+    one thread; :meth:`interrupt` from any other.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._interrupted = False
+
+    def run(self) -> list[str] | None:
+        """SQLite's words for each problem found (none: the pages are whole), or None when
+        :meth:`interrupt` ended the check first. A failure that is not damage (the file
+        cannot be read) raises :class:`StoreError`."""
+        uri = f"{self.path.as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.Error as exc:
+            return self._said(exc)
+        conn.text_factory = _text_or_replaced  # the words may quote damaged text
+        try:
+            with self._lock:
+                if self._interrupted:
+                    return None
+                self._conn = conn
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            said = [str(r[0]) for r in conn.execute(f"PRAGMA integrity_check({PAGE_CHECK_LIMIT})")]
+            return [] if said == ["ok"] else said
+        except sqlite3.Error as exc:
+            return self._said(exc)
+        finally:
+            with self._lock:
+                self._conn = None
+            conn.close()
+
+    def _said(self, exc: sqlite3.Error) -> list[str] | None:
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code == sqlite3.SQLITE_INTERRUPT and self._interrupted:
+            return None
+        if code in _DAMAGE_CODES:
+            return [str(exc)]
+        raise StoreError(
+            f"the catalog's page check could not read {self.path} ({exc}); it runs again at the "
+            "next start, and 'labrig doctor' runs it on demand"
+        ) from exc
+
+    def interrupt(self) -> None:
+        """End a check in progress (its :meth:`run` returns None), or one not yet begun."""
+        with self._lock:
+            self._interrupted = True
+            if self._conn is not None:
+                self._conn.interrupt()
 
 
 @contextmanager

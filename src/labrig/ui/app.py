@@ -13,6 +13,7 @@ from labrig.bootstrap import Services
 from labrig.capture import attempt_names
 from labrig.ui.screens import PAGES
 from labrig.ui.shell.bridge import EventBridge
+from labrig.ui.shell.catalog_check import CatalogCheck
 from labrig.ui.shell.main_window import MainWindow
 from labrig.ui.shell.qt_executor import QtJobExecutor
 from labrig.ui.shell.queue_monitor import QueueMonitor
@@ -31,6 +32,7 @@ class Gui:
     bridge: EventBridge
     executor: QtJobExecutor
     monitor: QueueMonitor
+    catalog_check: CatalogCheck
 
 
 def build_main_window(services: Services, workers: int = 2) -> Gui:
@@ -38,7 +40,8 @@ def build_main_window(services: Services, workers: int = 2) -> Gui:
 
     Call on the GUI thread, with a QApplication already created. Nothing is
     started: :meth:`Services.start` delivers events, :meth:`QtJobExecutor.start`
-    runs jobs.
+    runs jobs, :meth:`CatalogCheck.start` checks the catalog's pages (damage found stops both, and
+    the window says so).
     """
     bridge = EventBridge()
     bridge.attach(services)
@@ -50,7 +53,15 @@ def build_main_window(services: Services, workers: int = 2) -> Gui:
         executor.signals,
         attempt_names=partial(attempt_names, services.store),
     )
-    return Gui(MainWindow(services, bridge, monitor, PAGES), bridge, executor, monitor)
+    window = MainWindow(services, bridge, monitor, PAGES)
+
+    def stop_writing() -> None:
+        executor.shutdown(0)  # claims no more; running stages hand their jobs back
+        services.dispatcher_thread.stop()
+
+    check = CatalogCheck(services.store, stop_writing, window)
+    check.damageFound.connect(window.show_catalog_damage)
+    return Gui(window, bridge, executor, monitor, check)
 
 
 def run_gui(services: Services, argv: list[str]) -> int:
@@ -61,7 +72,8 @@ def run_gui(services: Services, argv: list[str]) -> int:
     recording in progress and join their preview and probe threads, the executor
     hands running jobs back and waits for its workers, then the services close,
     so the dispatcher thread is joined before Qt tears down the objects it
-    publishes to.
+    publishes to. A catalog with damage recorded (``labrig.db.damaged``) opens for looking only:
+    the window says why, and neither recovery, the dispatcher nor the executor is started.
     """
     app = QApplication.instance() or QApplication(argv)
     QCoreApplication.setApplicationName("Labrig")
@@ -70,13 +82,18 @@ def run_gui(services: Services, argv: list[str]) -> int:
     def shut_down() -> None:
         gui.window.shut_down(SHUTDOWN_TIMEOUT_MS)  # a recording is saved before the store closes
         gui.executor.shutdown(SHUTDOWN_TIMEOUT_MS)
+        gui.catalog_check.stop(SHUTDOWN_TIMEOUT_MS)
         services.close()
 
     app.aboutToQuit.connect(shut_down)
     gui.window.show()
-    recover_and_report(services, gui.window)  # before any new recording can start
-    services.start()
-    gui.executor.start()
+    if (damaged := services.store.damage()) is not None:
+        gui.window.show_catalog_damage(damaged)  # recorded before: nothing that writes is started
+    else:
+        recover_and_report(services, gui.window)  # before any new recording can start
+        services.start()
+        gui.executor.start()
+        gui.catalog_check.start()  # on a pool thread: the window is already painting
     try:
         return app.exec()
     finally:

@@ -62,6 +62,7 @@ class VideoImport(QObject):
         queue, access = self._queue, self._access
 
         def run() -> list[Outcome]:
+            queue.store.refuse_if_damaged()  # before a file is copied: refused whole
             access.require(Action.CAPTURE)
             done: list[Outcome] = []
             for path in paths:

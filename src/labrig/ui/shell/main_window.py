@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -26,6 +27,7 @@ from labrig import __version__
 from labrig.bootstrap import Services
 from labrig.domain.events import EventName
 from labrig.domain.storage import human_bytes
+from labrig.errors import LabrigError
 from labrig.events import EventRecord
 from labrig.releases import ReleaseView
 from labrig.storage import Reading
@@ -50,6 +52,7 @@ NOTHING_YET = "—"
 RELEASE_EVENTS = (EventName.DEPLOYMENT_ACTIVATED, EventName.DEPLOYMENT_ROLLEDBACK)
 # How long closing waits for a page's threads (a recording being committed, a device probe).
 PAGE_SHUTDOWN_MS = 10_000
+DAMAGE_STYLE = "#catalogDamageBanner { background: #a02020; color: white; padding: 6px; }"
 
 
 class MainWindow(QMainWindow):
@@ -107,9 +110,16 @@ class MainWindow(QMainWindow):
         self.navigation.currentRowChanged.connect(self._on_navigation_current_row_changed)
         self.navigation.setCurrentRow(0)
         central = QWidget()
-        layout = QHBoxLayout(central)
-        layout.addWidget(self.navigation)
-        layout.addWidget(self.pages, 1)
+        layout = QVBoxLayout(central)
+        self.damage_banner = self._status_label("catalogDamageBanner", "")
+        self.damage_banner.setWordWrap(True)
+        self.damage_banner.setStyleSheet(DAMAGE_STYLE)
+        self.damage_banner.hide()
+        layout.addWidget(self.damage_banner)
+        row = QHBoxLayout()
+        row.addWidget(self.navigation)
+        row.addWidget(self.pages, 1)
+        layout.addLayout(row, 1)
         self.setCentralWidget(central)
 
     def _build_status_bar(self) -> None:
@@ -229,6 +239,12 @@ class MainWindow(QMainWindow):
             f"Archive: {sync.destination.get('location')}"
             + (f"\nLast error ({error.get('at')}): {error.get('error')}" if error else "")
         )
+
+    @Slot(object)
+    def show_catalog_damage(self, refusal: LabrigError) -> None:
+        """Say, above every page, that writing stopped and why: the code and the steps."""
+        self.damage_banner.setText(f"Writing stopped. {refusal.code}: {refusal.message}.")
+        self.damage_banner.show()
 
     def _import_video(self) -> None:
         """Show the page that imports videos and open its file dialog."""

@@ -217,6 +217,8 @@ def check_catalog_pages(root: Path) -> Check:
         if findings:
             return _damaged(damage_found(store, "labrig doctor", findings))
         cleared = damage.forget(root)
+    except LabrigError as exc:  # the check could not read the file, or the marker stays
+        return Check("pages", Status.FAIL, f"{exc.code}: {exc.message}")
     finally:
         store.close()
     detail = f"SQLite's integrity_check finds {store.db_path} whole"

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from labrig.errors import CatalogDamagedError
+from labrig.errors import CatalogDamagedError, LabrigError, StoreUnwritableError
 from labrig.fsutil import open_regular, shown, write_atomic
 from labrig.store import paths
 from labrig.store.types import utcnow
@@ -95,7 +95,7 @@ def read_marker(root: Path) -> DamageV1 | None:
             return DamageV1.from_bytes(fh.read(), path)
     except FileNotFoundError:  # removed meanwhile (labrig doctor passed)
         return None
-    except OSError:  # a folder, a FIFO, unreadable: still damage recorded
+    except (OSError, LabrigError):  # a folder, a FIFO, unreadable: still damage recorded
         return _unreadable(path)
 
 
@@ -113,9 +113,17 @@ def remember(
 
 def forget(root: Path) -> DamageV1 | None:
     """Remove the marker (the catalog passed the check); what it had recorded, if anything."""
-    record = read_marker(root)
-    if record is not None:
-        marker_path(root).unlink(missing_ok=True)
+    path, record = marker_path(root), read_marker(root)
+    try:
+        if record is not None and path.is_dir():
+            path.rmdir()  # an empty folder stood for the marker; one that holds anything stays
+        elif record is not None:
+            path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise StoreUnwritableError(
+            f"{shown(path)} could not be removed ({exc.strerror}): remove it by hand, since the "
+            "catalog passed its check"
+        ) from exc
     return record
 
 

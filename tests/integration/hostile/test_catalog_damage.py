@@ -166,17 +166,21 @@ def test_a_catalog_rebuilt_from_the_media_store_is_not_refused(
     assert not (damaged / MARKER).exists()
 
 
-@pytest.mark.parametrize("marker", [b"", b"{not json", b'{"schema": "labrig.other/9"}'])
+@pytest.mark.parametrize("marker", [b"", b"{not json", b'{"schema": "labrig.other/9"}', None])
 def test_a_marker_that_cannot_be_read_still_refuses_until_doctor_passes(
-    template: Path, tmp_path: Path, marker: bytes
+    template: Path, tmp_path: Path, marker: bytes | None
 ) -> None:
     shutil.copytree(template, tmp_path, dirs_exist_ok=True)
     store = tmp_path / "store"
-    (store / MARKER).write_bytes(marker)
+    if marker is None:
+        (store / MARKER).mkdir()  # a folder where the marker would be
+    else:
+        (store / MARKER).write_bytes(marker)
 
     refused = labrig(store, "import", str(tmp_path / "trial-2.avi"))
 
     _refused(refused)
     assert f"{MARKER} records damage but cannot be read" in refused.stderr
     assert _pages_check(store)[1]["status"] == "ok"  # the catalog itself is whole
+    assert not (store / MARKER).exists()
     assert labrig(store, "import", str(tmp_path / "trial-2.avi")).returncode == 0

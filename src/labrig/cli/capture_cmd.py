@@ -135,6 +135,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def run_recover(args: argparse.Namespace) -> int:
     with store_for(args, allow_missing_catalog=args.adopt) as store:
+        store.refuse_if_damaged()  # before a folder is quarantined or a salvaged segment stored
         report = recover(store)
         adopted = []
         if args.adopt:

@@ -119,6 +119,7 @@ def test_once_found_every_command_that_writes_refuses_and_writes_nothing(
     _refused(labrig(damaged, "import", str(tmp_path / "trial-2.avi")))
     _refused(labrig(damaged, "import", str(tmp_path / "trial-0.avi")))  # its index entry is lost
     _refused(labrig(damaged, "record", "--device", "virtual:markers", "--seconds", "1"))
+    _refused(labrig(damaged, "recover", "--adopt"))  # into the damaged catalog: no
 
     assert _files(damaged) == files and _rows(damaged) == counted
     assert counted["captures"] == 2 and counted["imported_sources"] == 2

@@ -39,6 +39,7 @@ def _on_a_small_disk(tmp_path: Path, size: str, script: str) -> str:
         [*namespace, "sh", "-c", prelude + script],
         capture_output=True,
         text=True,
+        errors="replace",  # OpenCV's own messages about a cut-off file are not always UTF-8
         timeout=240,
         cwd=REPO,
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},

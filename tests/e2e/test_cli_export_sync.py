@@ -168,9 +168,12 @@ def test_sync_keeps_running_until_interrupted(store: Path, tmp_path: Path) -> No
         env=env,
     )
     lines: queue.Queue[str] = queue.Queue()
+    errors: list[str] = []
     threading.Thread(
         target=lambda: [lines.put(line) for line in child.stdout or []], daemon=True
     ).start()
+    reading_errors = threading.Thread(target=lambda: errors.extend(child.stderr or []))
+    reading_errors.start()
     try:
         first = json.loads(lines.get(timeout=60))
         assert len(first["acknowledged"]) == 6
@@ -190,4 +193,6 @@ def test_sync_keeps_running_until_interrupted(store: Path, tmp_path: Path) -> No
     finally:
         child.send_signal(signal.SIGINT)
         child.wait(timeout=30)
+        reading_errors.join(timeout=30)
     assert child.returncode == 130
+    assert "Traceback" not in "".join(errors)  # a clean stop after the batch, not an interrupt

@@ -4,6 +4,7 @@ its destination."""
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 from typing import Any
 
@@ -52,7 +53,19 @@ def run_sync(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"{remaining.acknowledged} acknowledged, {remaining.pending} pending.")
             return 0 if remaining.pending == 0 and report.error is None else 1
-        stop = threading.Event()
+        stop, wake = threading.Event(), threading.Event()
+        received: list[int] = []
+
+        def interrupt(signum: int, _frame: object) -> None:
+            # Ctrl-C or SIGTERM: the batch under way finishes (no copy is cut off), then it stops;
+            # a second Ctrl-C interrupts at once
+            received.append(signum)
+            stop.set()
+            wake.set()
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, interrupt)
         if not args.json:
             print("Syncing until Ctrl-C …", flush=True)
         try:
@@ -60,10 +73,11 @@ def run_sync(args: argparse.Namespace) -> int:
                 stop,
                 poll_seconds=args.poll,
                 on_batch=lambda r: _print_batch(r, args.json, quiet=True),
+                wake=wake,
             )
         finally:
             stop.set()
-    return 0
+    return 128 + received[0] if received else 0
 
 
 def run_status(args: argparse.Namespace) -> int:

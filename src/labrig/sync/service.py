@@ -438,10 +438,12 @@ class SyncService:
         *,
         poll_seconds: float = 5.0,
         on_batch: Callable[[BatchReport], None] | None = None,
+        wake: threading.Event | None = None,
     ) -> None:
         """Run batches until ``stop`` is set: after each local commit that recorded events, else
-        every ``poll_seconds`` (failed objects wait for their backoff)."""
-        wake = threading.Event()
+        every ``poll_seconds`` (failed objects wait for their backoff). Whoever sets ``stop`` sets
+        ``wake`` too, so the wait between batches ends at once; a batch under way is finished."""
+        wake = wake or threading.Event()
         self.store.on_events_committed(wake.set)
         while not stop.is_set():
             wake.clear()

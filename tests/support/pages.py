@@ -4,13 +4,16 @@ run at every open does not."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
 #: imported_sources' primary key (source_sha256): the index that keeps a file from being imported
 #: twice, and the last page of a store made by a few imports
 IMPORTED_INDEX = "sqlite_autoindex_imported_sources_1"
-MISSING_ROW = f"row 1 missing from index {IMPORTED_INDEX}"
+#: what integrity_check then says, after "row N " (N the table row whose key was changed, which
+#: depends on the order of the digests, so on the bytes OpenCV's encoder wrote)
+MISSING_ROW = f"missing from index {IMPORTED_INDEX}"
 
 
 def pragma(db: Path, check: str) -> list[str]:
@@ -42,4 +45,5 @@ def damage_the_imported_index(db: Path) -> None:
     data[at] = ord("0" if chr(data[at]) != "0" else "1")
     db.write_bytes(bytes(data))
     assert pragma(db, "quick_check") == ["ok"]  # what every open runs
-    assert pragma(db, "integrity_check") == [MISSING_ROW]
+    [finding] = pragma(db, "integrity_check")
+    assert re.fullmatch(rf"row \d+ {MISSING_ROW}", finding), finding

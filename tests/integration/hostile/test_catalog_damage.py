@@ -96,7 +96,8 @@ def test_doctor_finds_an_index_missing_a_row_says_what_to_do_and_remembers_it(
     marker = json.loads((damaged / MARKER).read_bytes())
     assert marker["schema"] == "labrig.catalog-damage/1"
     assert marker["found_by"] == "labrig doctor" and marker["check"] == "integrity_check"
-    assert marker["findings"] == [MISSING_ROW]
+    [finding] = marker["findings"]
+    assert MISSING_ROW in finding
     assert marker["store_id"] and marker["database"] == str(damaged / "labrig.db")
 
 

@@ -108,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabrigError as exc:
         print(f"labrig: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away ('labrig jobs --json | head'): stop quietly
+        # Python flushes stdout again at exit: point it at nothing so that flush cannot fail too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
     except Exception as exc:  # only a full disk is answered here; anything else is re-raised
         full = disk_full(exc, STOPPED_FULL)
         if full is None:

@@ -30,6 +30,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from labrig.events.outbox import EventRecord
+from labrig.fsutil import DiskFullError, disk_full
 from labrig.store import Store, utcnow
 from labrig.store.dialects import commits_in_seq_order
 from labrig.store.models import DeliveryFailure, InboxEntry, OutboxCursor, OutboxEvent
@@ -175,7 +176,11 @@ class Dispatcher:
                 self._advance(session, consumer)
         except IntegrityError:
             return Outcome.DUPLICATE  # another dispatcher recorded it first
-        except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the others
+        except Exception as exc:  # a consumer's bug must not stop the others
+            if full := disk_full(exc, UNDELIVERED):
+                # no consumer can write now, nor can its failure be recorded: the pass stops and
+                # the event waits for the next one
+                raise full from exc
             log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
             self._record_failure(consumer, event, exc)
             return Outcome.FAILED
@@ -228,6 +233,12 @@ class Dispatcher:
             ]
 
 
+UNDELIVERED = (
+    "results and other consequences of what was committed are not delivered yet; they are, "
+    "once there is room (the next 'labrig worker', or the window's next pass)"
+)
+
+
 class DispatcherThread:
     """Runs a dispatcher in the background: woken by local commits, polling for other processes'.
 
@@ -261,6 +272,8 @@ class DispatcherThread:
             try:
                 self._announce_new()
                 self.dispatcher.dispatch_once()
+            except DiskFullError as exc:  # the events wait: tried again at the next poll
+                log.warning("event dispatch paused: %s", exc.message)
             except Exception:  # keep delivering after a transient database error
                 log.exception("event dispatch pass failed; retrying")
 

@@ -26,6 +26,7 @@ from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState, check_transition
 from labrig.errors import LeaseLostError, QualityBlockedError, StageFailure, TransientStageError
 from labrig.events import record_event
+from labrig.fsutil import disk_full
 from labrig.jobs.lease import deadlines, lease_expired
 from labrig.jobs.queue import CANCELLED, WORKER_STOPPED, JobQueue
 from labrig.jobs.rows import event_row, insert_events
@@ -37,6 +38,9 @@ from labrig.store.models import Job, JobDependency, JobOutput
 
 S = JobState
 log = logging.getLogger(__name__)
+NOT_RECORDED = (
+    "the outcome of the jobs that ended is not recorded; the next 'labrig worker' runs them again"
+)
 for _target in (S.SUCCEEDED, S.SUCCEEDED_DEGRADED):
     # the edges a raw completion takes, checked against seed 000's table once
     check_transition(S.RUNNING, _target)
@@ -192,6 +196,8 @@ class FencedWrites:
         except _VoidedClaims as exc:
             voided = True
             cause = exc.__cause__
+            if cause is not None and (full := disk_full(cause, NOT_RECORDED)):
+                raise full from cause  # one by one would fail the same way
             if len(outcomes) <= 1 and claim_slots <= 0 and cause is not None:
                 raise cause from None
             log.warning(
@@ -199,7 +205,9 @@ class FencedWrites:
                 len(outcomes),
                 exc_info=cause,
             )
-        except Exception:
+        except Exception as exc:
+            if full := disk_full(exc, NOT_RECORDED):
+                raise full from exc  # one by one would fail the same way
             if len(outcomes) <= 1 and claim_slots <= 0:
                 raise
             log.warning(

@@ -119,3 +119,36 @@ def test_a_disk_that_fills_while_recording_stops_it_and_keeps_the_closed_segment
     [recovered] = json.loads(said[said.index("[") : said.rindex("]") + 1])
     assert recovered["outcome"] == "salvaged" and recovered["frames"] > 0  # what was safely written
     assert "verify-rc=0" in said
+
+
+def test_a_disk_that_fills_while_the_worker_runs_stops_it_and_the_next_worker_finishes(
+    tmp_path: Path,
+) -> None:
+    # room for the claims but not for every outcome (64 KB), then for the outcomes but not for
+    # publishing their results (400 KB): both stop with the code; once there is room, the next
+    # worker runs what was not recorded and publishes every result
+    said = _on_a_small_disk(
+        tmp_path,
+        "16m",
+        f'{sys.executable} -m tests.integration.hostile.queue_attempts "$DISK/q" 2; '
+        'for room in 65536 400000; do rm -rf "$DISK/s"; cp -a "$DISK/q" "$DISK/s"; '
+        '  head -c $(( $(df --output=avail -B1 "$DISK" | tail -1) - room )) /dev/zero '
+        '    > "$DISK/filler" 2>/dev/null; '
+        '  labrig worker --drain; echo "room $room: worker rc=$?"; rm "$DISK/filler"; '
+        "  labrig worker --drain > /dev/null; "
+        '  labrig jobs --json | grep -c \'"state": "Succeeded\'; '
+        '  labrig review list --json | python3 -c "import json, sys; '
+        "print('published', len(json.load(sys.stdin)))\"; "
+        '  labrig verify > /dev/null; echo "verify rc=$?"; '
+        "done",
+    )
+
+    assert "6 jobs queued" in said, said
+    for room in (65536, 400000):
+        assert f"room {room}: worker rc=2" in said, said
+    assert said.count("LABRIG_DISK_FULL: the disk is full: ") == 2, said
+    assert "the outcome of the jobs that ended is not recorded" in said, said
+    assert "results and other consequences of what was committed are not delivered yet" in said
+    assert said.count("\n6\n") == 2, said  # every job succeeded in the end, each time
+    assert said.count("published 2\n") == 2, said
+    assert said.count("verify rc=0") == 2, said

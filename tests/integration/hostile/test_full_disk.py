@@ -152,3 +152,18 @@ def test_a_disk_that_fills_while_the_worker_runs_stops_it_and_the_next_worker_fi
     assert said.count("\n6\n") == 2, said  # every job succeeded in the end, each time
     assert said.count("published 2\n") == 2, said
     assert said.count("verify rc=0") == 2, said
+
+
+def test_a_disk_that_fills_while_the_window_records_stops_it_with_the_words(
+    tmp_path: Path,
+) -> None:
+    # the window's test, run by pytest in the namespace with its store on the small disk
+    said = _on_a_small_disk(
+        tmp_path,
+        "1600m",  # the window plans 600 s at the raw rate (1.4 GB) before it starts
+        f'{sys.executable} -m pytest -q -s -p no:cacheprovider --basetemp "$DISK/t" '
+        "tests/ui/window_on_a_full_disk.py; echo window-rc=$?",
+    )
+
+    assert "window said: The recording could not be saved: the disk is full" in said, said
+    assert "window-rc=0" in said, said

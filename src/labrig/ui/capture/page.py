@@ -392,8 +392,10 @@ class CapturePage(QWidget):
         self._recording_ended()
 
     def _on_save_failed(self, error: Exception) -> None:
+        why = say_error(error)
+        why = why if why.endswith((".", "!", "?")) else f"{why}."
         self.message.setText(
-            f"The recording could not be saved: {say_error(error)} Nothing was deleted: Labrig "
+            f"The recording could not be saved: {why} Nothing was deleted: Labrig "
             "recovers it at its next start and lists it in the recovery report."
         )
         self._recording_ended()

@@ -31,7 +31,6 @@ from tests.ui.capture_helpers import (
 )
 
 NO_FLOORS = PressurePolicy(0, 0, 0, 0.0, 0.0, 0.0)
-_NONE = type("NoRecording", (), {"frames": 0})()
 
 
 def _fill(disk_file: Path) -> None:
@@ -58,7 +57,10 @@ def test_a_disk_that_fills_while_the_window_records_says_so_and_keeps_the_segmen
     finally:
         print("at record:", page.message.text())
     # past the first 5 s segment, so one is closed when the disk fills
-    qtbot.waitUntil(lambda: (page.recording_status or _NONE).frames > 170, timeout=20_000)
+    qtbot.waitUntil(
+        lambda: (status := page.recording_status) is not None and status.frames > 170,
+        timeout=20_000,
+    )
 
     _fill(tmp_path / "filler")
     qtbot.waitUntil(lambda: page.phase is Phase.READY, timeout=30_000)

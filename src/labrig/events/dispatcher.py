@@ -42,6 +42,11 @@ MAX_BACKOFF = timedelta(minutes=5)
 #: a consumer whose cursor lags the last event by more than this, with nothing to deliver,
 #: has it advanced
 CATCH_UP_AFTER = 500
+#: what a pass stopped by a full disk left undone
+UNDELIVERED = (
+    "results and other consequences of what was committed are not delivered yet; they are, "
+    "once there is room (the next 'labrig worker', or the window's next pass)"
+)
 
 
 class Outcome(StrEnum):
@@ -231,12 +236,6 @@ class Dispatcher:
                 FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at)
                 for r in rows
             ]
-
-
-UNDELIVERED = (
-    "results and other consequences of what was committed are not delivered yet; they are, "
-    "once there is room (the next 'labrig worker', or the window's next pass)"
-)
 
 
 class DispatcherThread:

@@ -1,0 +1,74 @@
+"""The transactional outbox, its consumers' cursors and inboxes, and delivery failures."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from labrig.store.models.base import Base
+from labrig.store.types import UTCDateTime
+
+
+class OutboxEvent(Base):
+    """One event, written in the transaction of the change that caused it.
+
+    ``seq`` is the global order of recording; ``event_id`` is the identity a
+    consumer remembers. ``known`` is false for names outside the seed-000 catalog.
+    """
+
+    __tablename__ = "outbox_events"
+
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    event_id: Mapped[str] = mapped_column(String(36), unique=True)
+    name: Mapped[str] = mapped_column(String(128))  # indexed on PostgreSQL only (migration 0011)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    known: Mapped[bool] = mapped_column(Boolean)
+    payload: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class OutboxCursor(Base):
+    """Where a consumer's deliveries stand: every event up to ``seq`` is in its inbox or
+    not one it takes.
+
+    Kept only where commits are in sequence order (SQLite), so a pass reads the outbox from here on,
+    not from the first event ever recorded (``labrig.events.dispatcher``).
+    """
+
+    __tablename__ = "outbox_cursors"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
+    # the event names it took then: "*" (all) or a sorted JSON list
+    names: Mapped[str] = mapped_column(Text)
+
+
+class InboxEntry(Base):
+    """A consumer's memory that it processed an event: redelivery then changes nothing."""
+
+    __tablename__ = "consumer_inbox"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    event_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("outbox_events.event_id"), primary_key=True
+    )
+    processed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class DeliveryFailure(Base):
+    """A delivery that raised: retried after ``next_attempt_at`` without blocking
+    other consumers."""
+
+    __tablename__ = "delivery_failures"
+
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    event_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("outbox_events.event_id"), primary_key=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer)
+    last_error: Mapped[str] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())

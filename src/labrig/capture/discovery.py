@@ -30,6 +30,7 @@ import usb.util
 from cv2_enumerate_cameras import enumerate_cameras
 
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
+from labrig.capture.rig_camera import rig_devices
 from labrig.capture.virtual import MARKERS_DEVICE_ID, VIRTUAL_ADDRESS, VIRTUAL_CAMERA_NAME
 
 log = logging.getLogger(__name__)
@@ -338,8 +339,9 @@ def discover_watch_folders(
 
 
 def discover_virtual() -> list[DeviceInfo]:
-    """The built-in synthetic camera; always present. Its scene (markers, or the calibration
-    board) is switched while it runs: :class:`~labrig.capture.virtual.SceneSwitch`."""
+    """The built-in synthetic camera, then the virtual rig's eight cameras; always present. The
+    camera's scene (markers, or the calibration board) is switched while it runs:
+    :class:`~labrig.capture.virtual.SceneSwitch`."""
     return [
         DeviceInfo(
             device_id=MARKERS_DEVICE_ID,
@@ -347,5 +349,6 @@ def discover_virtual() -> list[DeviceInfo]:
             name=VIRTUAL_CAMERA_NAME,
             address=VIRTUAL_ADDRESS,
             descriptors={"scenes": "markers, board, plane"},
-        )
+        ),
+        *rig_devices(),
     ]

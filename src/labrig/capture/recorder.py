@@ -11,6 +11,7 @@ a live preview shows what is recorded without opening the device a second time.
 from __future__ import annotations
 
 import json
+import math
 import queue
 import threading
 import time
@@ -25,7 +26,7 @@ from labrig.capture.commit import CommitResult, commit_capture, count_frames
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.manifest import ManifestV1, SegmentV1, write_manifest
 from labrig.capture.sink import FrameClock, SegmentSink, now_ns
-from labrig.capture.sources import FrameSource, Image, Mode
+from labrig.capture.sources import FrameSource, Image, Mode, read_timed
 from labrig.domain.events import EventName
 from labrig.domain.recordings import RecordingPurpose
 from labrig.domain.storage import PressureLevel
@@ -37,6 +38,7 @@ from labrig.store import Store, utcnow
 from labrig.store.models import Capture
 
 _END = None
+_Frame = tuple[Image, int, int, tuple[int, int] | None]  # image, mono, utc, device index and time
 
 
 class RecorderState(StrEnum):
@@ -93,7 +95,7 @@ class Recorder:
         self.folder = provisional_root(store) / self.capture_id
         self.segment_seconds = segment_seconds
         self.monitor = monitor
-        self._queue: queue.Queue[tuple[Image, int, int] | None] = queue.Queue(
+        self._queue: queue.Queue[_Frame | None] = queue.Queue(
             max(2, round(queue_seconds * mode.fps))
         )
         self._stop = threading.Event()
@@ -117,19 +119,33 @@ class Recorder:
         # closed segments are decoded back while recording goes on, so stopping stays quick
         self._verifier = ThreadPoolExecutor(1, thread_name_prefix="labrig-verify")
         self._decoded: dict[str, Future[int]] = {}
+        # a rig's recorders stream before they record: frames before ``_begin_ns`` go to the
+        # preview only, frames at or after ``_end_ns`` end the recording (host monotonic ns)
+        self._begin_ns, self._end_ns = 0, math.inf
+        self.device_clock = hasattr(source, "read_timed")
 
     # -- control -------------------------------------------------------------------------------
 
-    def start(self) -> str:
+    def start(self, *, hold: bool = False) -> str:
         """Open the device, write the provisional manifest, record
-        ``capture.started``, start threads."""
+        ``capture.started``, start threads.
+
+        ``hold``: stream (the preview sees frames) but record nothing until :meth:`begin` names
+        the instant recording starts, as a rig starts all its devices at one instant.
+        """
+        if hold:
+            self._begin_ns = 2**63
         self.mode = self.source.open(self.mode)
         self.folder.mkdir(parents=True)
         fsync_dir(self.folder.parent)
         self._lock_file = FolderLock(self.folder)
         self._lock_file.acquire()  # tells recovery in another process that this capture is alive
         self._sink = self.sink_class(
-            self.folder, self.mode, self.segment_seconds, self._on_sink_segment_closed
+            self.folder,
+            self.mode,
+            self.segment_seconds,
+            self._on_sink_segment_closed,
+            device_clock=self.device_clock,
         )
         first = self._sink.setup()
         self._manifest = ManifestV1(
@@ -144,7 +160,8 @@ class Recorder:
         )
         write_manifest(self.folder, self._manifest)
         self._record_start()
-        self._started = time.monotonic()
+        if not hold:
+            self._started = time.monotonic()
         self._state = RecorderState.RECORDING
         self._threads = [
             threading.Thread(target=self._grab_loop, name="labrig-grab", daemon=True),
@@ -182,6 +199,23 @@ class Recorder:
                     "manifest_path": str(self.folder / "manifest.json"),
                 },
             )
+
+    def begin(self, at_ns: int) -> None:
+        """Record the frames stamped at or after ``at_ns`` (host monotonic ns), once started with
+        ``hold``."""
+        self._begin_ns = at_ns
+        self._started = time.monotonic()
+
+    def end_at(self, at_ns: int) -> None:
+        """Record no frame stamped at or after ``at_ns``: the first such frame ends the grab thread
+        (then :meth:`stop` commits what came before)."""
+        self._end_ns = at_ns
+
+    def wait_grab_ended(self, timeout_s: float) -> bool:
+        """Wait until the grab thread has ended (the device stopped, or a frame reached
+        :meth:`end_at`'s instant); whether it did within ``timeout_s``."""
+        with self._newest:
+            return self._newest.wait_for(lambda: self._grab_ended, timeout_s)
 
     def wait(self, seconds: float) -> None:
         """Record for ``seconds`` (or until the device or the disk ends the recording)."""
@@ -272,21 +306,34 @@ class Recorder:
 
     def _grab_loop(self) -> None:
         interval_ns = 1e9 / self.mode.fps
-        last = 0
+        last, last_index = 0, -1
+        utc_offset = time.time_ns() - time.monotonic_ns()
         while not self._stop.is_set():
-            image = self.source.read(timeout_s=max(2.0, 4 / self.mode.fps))
+            image, timed = read_timed(self.source, max(2.0, 4 / self.mode.fps))
             if image is None:
                 self._end("the device stopped sending frames (unplugged or switched off)")
                 break
-            mono, utc = self.clock()
+            if timed is not None:  # the device's own stamp of when it was exposed
+                mono, utc = timed.mono_ns, timed.mono_ns + utc_offset
+            else:
+                mono, utc = self.clock()
             with self._newest:
                 self._grabbed, self._latest = self._grabbed + 1, image
                 self._newest.notify_all()
-            if last and mono - last > 1.5 * interval_ns:
+            if mono < self._begin_ns:
+                continue  # streaming, not recording yet
+            if mono >= self._end_ns:
+                break
+            if timed is not None:  # the device's counter says which frames it skipped
+                if last_index >= 0 and timed.device_index > last_index + 1:
+                    self._gap_drops += timed.device_index - last_index - 1
+                last_index = timed.device_index
+            elif last and mono - last > 1.5 * interval_ns:
                 self._gap_drops += round((mono - last) / interval_ns) - 1
             last = mono
+            device = (timed.device_index, timed.device_ns) if timed is not None else None
             try:
-                self._queue.put_nowait((image, mono, utc))
+                self._queue.put_nowait((image, mono, utc, device))
             except queue.Full:
                 self._overflow_drops += 1  # the disk is behind: count it, never block the device
         self.source.close()

@@ -17,6 +17,7 @@ from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discove
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
 from labrig.capture.recorder import Recorder
 from labrig.capture.recovery import RecoveryReport, recover
+from labrig.capture.rig_camera import VirtualRig
 from labrig.capture.sink import FrameClock, SteadyClock, now_ns
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
@@ -31,6 +32,9 @@ from labrig.store import Store, utcnow
 from labrig.store.models import DeviceRecord
 
 MODE_TEXT = re.compile(r"^(\d{2,5})x(\d{2,5})@(\d+(?:\.\d+)?)(?::(\w+))?$")
+
+
+VIRTUAL_PROBE_S = 0.3
 
 
 class DeviceNotFoundError(LabrigError):
@@ -70,8 +74,10 @@ class CaptureService:
         self._inventory = inventory
         # what each virtual camera shows (markers, or the board held up or laid on the plane)
         self.scenes = SceneSwitch()
+        # the virtual rig's world clock, scene and each camera's timing (tests set them)
+        self.virtual_rig = VirtualRig()
         self.open_source: Callable[[DeviceInfo], FrameSource] = open_source or (
-            lambda device: default_open_source(device, self.scenes)
+            lambda device: default_open_source(device, self.scenes, self.virtual_rig)
         )
         self.usb_backend = usb_backend
 
@@ -97,7 +103,9 @@ class CaptureService:
 
     def verify(self, device: DeviceInfo, mode: Mode | None) -> Verification:
         """Verify and store the verdict; a pass records ``capture.device.connected``."""
-        verdict = verify(device, mode, self.inventory, self.open_source)
+        # the virtual cameras' pacing is their own: a short probe tells as much as a long one
+        probe_s = VIRTUAL_PROBE_S if device.kind is DeviceKind.VIRTUAL else 1.0
+        verdict = verify(device, mode, self.inventory, self.open_source, probe_seconds=probe_s)
         with self.store.write() as session:
             row = session.get(DeviceRecord, device.device_id)
             if row is None:

@@ -49,9 +49,17 @@ class SegmentSink:
     """
 
     def __init__(
-        self, folder: Path, mode: Mode, segment_seconds: float, on_segment_closed: SegmentClosed
+        self,
+        folder: Path,
+        mode: Mode,
+        segment_seconds: float,
+        on_segment_closed: SegmentClosed,
+        *,
+        device_clock: bool = False,
     ) -> None:
         self.folder, self.mode = folder, mode
+        # the device's own frame counter and clock, in two more columns, when it has them
+        self.device_clock = device_clock
         self.frames_per_segment = max(1, round(segment_seconds * mode.fps))
         self._on_closed = on_segment_closed
         self._index = -1
@@ -88,13 +96,17 @@ class SegmentSink:
         try:
             # held open for the whole segment
             self._stamps = open(self.folder / timestamps_name(self._index), "w", encoding="ascii")  # noqa: SIM115
-            self._stamps.write("frame,mono_ns,utc_ns\n")
+            self._stamps.write(HEADER_DEVICE if self.device_clock else HEADER)
         except OSError as exc:
             raise SinkError(f"cannot write timestamps in {self.folder} ({exc.strerror})") from exc
         self._frames = 0
         return name
 
-    def append(self, image: Image, mono_ns: int, utc_ns: int) -> None:
+    def append(
+        self, image: Image, mono_ns: int, utc_ns: int, device: tuple[int, int] | None = None
+    ) -> None:
+        """Write one frame and its times (``device``: its index and time on the device's own
+        counter and clock, written when the sink keeps them)."""
         assert self._writer is not None and self._stamps is not None
         if image.shape[1] != self.mode.width or image.shape[0] != self.mode.height:
             raise SinkError(
@@ -103,7 +115,11 @@ class SegmentSink:
             )
         self._writer.write(image)
         try:
-            self._stamps.write(f"{self._frames},{mono_ns},{utc_ns}\n")
+            row = f"{self._frames},{mono_ns},{utc_ns}"
+            if self.device_clock:
+                index, device_ns = device or (-1, -1)
+                row += f",{index},{device_ns}"
+            self._stamps.write(row + "\n")
         except OSError as exc:
             raise SinkError(
                 f"writing to {self.folder} failed ({exc.strerror}); recording stopped, "
@@ -168,18 +184,33 @@ def read_timestamps(path: Path) -> list[int]:
     damaged or too long to be a row ends the list: every value returned is whole. Raises
     ``OSError`` when the file cannot be read, :class:`~labrig.fsutil.NotARegularFileError` when
     something else stands there."""
-    out: list[int] = []
+    return [row[1] for row in read_sidecar(path)]
+
+
+def read_sidecar(path: Path) -> list[tuple[int, ...]]:
+    """Every whole row of a sidecar as integers: (frame, mono_ns, utc_ns), and the device's index
+    and time where the sink kept them (-1 where the device gave none). Errors as
+    :func:`read_timestamps`."""
+    out: list[tuple[int, ...]] = []
     with open_regular(path) as fh:
-        fh.readline(MAX_ROW_BYTES)  # the header
+        # the header says whether the device's columns follow
+        width = 5 if fh.readline(MAX_ROW_BYTES).startswith(HEADER_DEVICE[:-1].encode()) else 3
         while line := fh.readline(MAX_ROW_BYTES):
             parts = line.rstrip(b"\r\n").split(b",")
-            if not line.endswith(b"\n") or len(parts) != 3 or not all(p.isdigit() for p in parts):
+            if (
+                not line.endswith(b"\n")
+                or len(parts) != width
+                or not all(p.isdigit() for p in parts[:3])
+                or not all(p.removeprefix(b"-").isdigit() for p in parts[3:])
+            ):
                 break
-            out.append(int(parts[1]))
+            out.append(tuple(int(p) for p in parts))
     return out
 
 
-MAX_ROW_BYTES = 128  # "index,mono_ns,utc_ns" is under 50
+HEADER = "frame,mono_ns,utc_ns\n"
+HEADER_DEVICE = "frame,mono_ns,utc_ns,device_index,device_ns\n"
+MAX_ROW_BYTES = 128  # "index,mono_ns,utc_ns,device_index,device_ns" is under 100
 
 
 # what a recorder stamps each frame with: (monotonic ns, UTC ns)

@@ -43,6 +43,18 @@ class Mode:
         return self.width * self.height * self.fps * MJPG_BYTES_PER_PIXEL
 
 
+@dataclass(frozen=True)
+class TimedFrame:
+    """A frame and its times, from a source that knows them: ``mono_ns`` on the host's monotonic
+    clock (when it was exposed, as a camera driver stamps its buffers, however late the reader
+    is), ``device_index`` and ``device_ns`` on the device's own frame counter and clock."""
+
+    image: Image
+    mono_ns: int
+    device_index: int
+    device_ns: int
+
+
 class FrameSource(Protocol):
     """Threading: ``open``/``read``/``close`` are called from one thread at a time
     (the grab thread)."""
@@ -56,3 +68,13 @@ class FrameSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def read_timed(source: FrameSource, timeout_s: float) -> tuple[Image | None, TimedFrame | None]:
+    """The next frame of ``source``, and its times when the source gives them (a ``read_timed``
+    method returning a :class:`TimedFrame`); (None, None) when none came."""
+    timed = getattr(source, "read_timed", None)
+    if timed is None:
+        return source.read(timeout_s), None
+    frame = timed(timeout_s)
+    return (frame.image, frame) if frame is not None else (None, None)

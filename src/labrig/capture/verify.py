@@ -26,6 +26,7 @@ import cv2
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, Inventory
 from labrig.capture.opencv_source import OpenCVSource
+from labrig.capture.rig_camera import VirtualRig, rig_camera_index
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.virtual import VIRTUAL_ADDRESS, SceneSwitch, VirtualCamera
 from labrig.errors import LabrigError
@@ -97,12 +98,20 @@ class Verification:
         }
 
 
-def default_open_source(device: DeviceInfo, scenes: SceneSwitch | None = None) -> FrameSource:
+def default_open_source(
+    device: DeviceInfo, scenes: SceneSwitch | None = None, rig: VirtualRig | None = None
+) -> FrameSource:
     """The frame source for a camera device: the virtual camera (showing the scene ``scenes``
-    has for it, markers without), or OpenCV by index or by URL."""
+    has for it, markers without), a camera of the virtual rig ``rig`` (a new one without), or
+    OpenCV by index or by URL."""
     if device.kind == DeviceKind.VIRTUAL and device.address == VIRTUAL_ADDRESS:
         follow = scenes.follow(device.device_id) if scenes is not None else None
         return VirtualCamera(scene_of=follow)
+    if (
+        device.kind == DeviceKind.VIRTUAL
+        and (index := rig_camera_index(device.address)) is not None
+    ):
+        return (rig or VirtualRig()).camera(index)
     if device.kind == DeviceKind.UVC:
         return OpenCVSource(int(device.address), device.descriptors.get("api"))
     if device.kind == DeviceKind.IP:

@@ -99,7 +99,7 @@ class UnsupportedSceneError(LabrigError):
     code = "LABRIG_SCENE_UNKNOWN"
 
 
-def _noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[Image, Image]]:
+def noise_bank(shape: tuple[int, ...], sigma: float, seed: int) -> list[tuple[Image, Image]]:
     """A few frames of sensor noise as (add, subtract) pairs; uniform bytes mapped through a
     normal quantile table."""
     q = [NormalDist(0.0, sigma).inv_cdf((k + 0.5) / 256) for k in range(256)]
@@ -165,7 +165,7 @@ class VirtualCamera:
         self._mode = mode
         self._shown: tuple[MarkersScene | BoardScene, Image] = self._build_scene(self.scene_name)
         shape = (mode.height, mode.width, 3)
-        self._noise = _noise_bank(shape, self.noise, self.seed) if self.noise > 0 else []
+        self._noise = noise_bank(shape, self.noise, self.seed) if self.noise > 0 else []
 
     def _build_scene(self, name: SceneName) -> tuple[MarkersScene | BoardScene, Image]:
         """The scene ``name`` at the current mode's size, and its background image."""

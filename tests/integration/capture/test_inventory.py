@@ -174,9 +174,12 @@ def test_matching_by_vid_pid() -> None:
 
 def test_matching_by_name_glob() -> None:
     inventory = load_inventory(SHIPPED)
-    for device in discover_virtual():
+    for device in discover_virtual():  # the camera, then the rig's cameras
         entry = inventory.match(device)
-        assert entry is not None and entry.id == "labrig-virtual-camera"
+        expected = (
+            "labrig-virtual-rig-camera" if "rig" in device.address else "labrig-virtual-camera"
+        )
+        assert entry is not None and entry.id == expected
     doc = {
         "schema": SCHEMA,
         "entries": [

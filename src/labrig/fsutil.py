@@ -157,15 +157,12 @@ def sha256_file(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-class FolderLock:
-    """An exclusive advisory lock on ``folder/.lock``, released by the OS if the holder dies.
+class FileLock:
+    """An exclusive advisory lock on the file ``path``, released by the OS if the holder dies.
+    Two holders in one process conflict too (each opens the file anew)."""
 
-    Recovery uses it to tell a capture still being recorded (locked) from one
-    left behind by a crash (unlocked).
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / ".lock"
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._fh: IO[bytes] | None = None
 
     def acquire(self) -> bool:
@@ -183,6 +180,17 @@ class FolderLock:
         if self._fh is not None:
             self._fh.close()  # closing releases the lock
             self._fh = None
+
+
+class FolderLock(FileLock):
+    """An exclusive advisory lock on ``folder/.lock``.
+
+    Recovery uses it to tell a capture still being recorded (locked) from one
+    left behind by a crash (unlocked).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder / ".lock")
 
 
 def _lock(fh: IO[bytes]) -> None:

@@ -10,12 +10,15 @@ a live preview shows what is recorded without opening the device a second time.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import queue
+import shutil
 import threading
 import time
 import uuid
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
@@ -32,7 +35,7 @@ from labrig.domain.recordings import RecordingPurpose
 from labrig.domain.storage import PressureLevel
 from labrig.errors import LabrigError
 from labrig.events import record_event
-from labrig.fsutil import FolderLock, disk_full, fsync_dir
+from labrig.fsutil import FileLock, FolderLock, disk_full, fsync_dir
 from labrig.storage import StorageMonitor
 from labrig.store import Store, utcnow
 from labrig.store.models import Capture
@@ -64,6 +67,20 @@ class RecorderStatus:
 
 def provisional_root(store: Store) -> Path:
     return store.root / "captures" / "provisional"
+
+
+class DeviceBusyError(LabrigError):
+    """The device is being recorded already (by a rig, the window or another command)."""
+
+    code = "LABRIG_DEVICE_BUSY"
+
+
+def device_lock(store: Store, device_id: str) -> FileLock:
+    """The lock a recording of ``device_id`` holds in the data folder, so that no two recordings
+    (in this process or another) share a device."""
+    folder = store.root / "captures" / "devices"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(folder / f"{hashlib.sha256(device_id.encode()).hexdigest()[:24]}.lock")
 
 
 class Recorder:
@@ -107,6 +124,7 @@ class Recorder:
             0,
         )
         self._segments, self._bytes, self._started, self._stop_reason = 0, 0, 0.0, ""
+        self._ended = 0.0
         # the open segment's size on disk, read by the writer thread a few times a second
         self._open_bytes = 0
         self._size_every = max(1, round(mode.fps / 4))
@@ -122,6 +140,7 @@ class Recorder:
         # a rig's recorders stream before they record: frames before ``_begin_ns`` go to the
         # preview only, frames at or after ``_end_ns`` end the recording (host monotonic ns)
         self._begin_ns, self._end_ns = 0, math.inf
+        self._recent: deque[int] = deque(maxlen=max(4, round(2 * mode.fps)))  # last 2 s, mono
         self.device_clock = hasattr(source, "read_timed")
 
     # -- control -------------------------------------------------------------------------------
@@ -135,6 +154,21 @@ class Recorder:
         """
         if hold:
             self._begin_ns = 2**63
+        self._device_lock = device_lock(self.store, self.device.device_id)
+        if not self._device_lock.acquire():
+            raise DeviceBusyError(
+                f"{self.device.name} ({self.device.device_id}) is being recorded already, by a "
+                "rig, the window or another 'labrig record'; stop that recording first, or record "
+                "another device"
+            )
+        try:
+            self._open()
+        except BaseException:
+            self._device_lock.release()
+            raise
+        return self.capture_id
+
+    def _open(self) -> None:
         self.mode = self.source.open(self.mode)
         self.folder.mkdir(parents=True)
         fsync_dir(self.folder.parent)
@@ -159,8 +193,8 @@ class Recorder:
             open_segment=first,
         )
         write_manifest(self.folder, self._manifest)
-        self._record_start()
-        if not hold:
+        if not self._begin_ns:  # not held: recording from the first frame
+            self._record_start()
             self._started = time.monotonic()
         self._state = RecorderState.RECORDING
         self._threads = [
@@ -169,7 +203,6 @@ class Recorder:
         ]
         for thread in self._threads:
             thread.start()
-        return self.capture_id
 
     def _record_start(self) -> None:
         with self.store.write() as session:
@@ -202,9 +235,23 @@ class Recorder:
 
     def begin(self, at_ns: int) -> None:
         """Record the frames stamped at or after ``at_ns`` (host monotonic ns), once started with
-        ``hold``."""
+        ``hold``: the capture is catalogued (``capture.started``) now."""
         self._begin_ns = at_ns
         self._started = time.monotonic()
+        self._record_start()
+
+    def discard(self) -> None:
+        """Stop a recorder started with ``hold`` that never began: it recorded nothing, so its
+        folder goes and nothing is catalogued."""
+        assert self._begin_ns == 2**63, "only a held recorder that never began is discarded"
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self._verifier.shutdown()
+        self._lock_file.release()
+        self._device_lock.release()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self._state = RecorderState.FAILED
 
     def end_at(self, at_ns: int) -> None:
         """Record no frame stamped at or after ``at_ns``: the first such frame ends the grab thread
@@ -249,6 +296,7 @@ class Recorder:
             raise
         finally:
             self._lock_file.release()
+            self._device_lock.release()
         self._state = RecorderState.COMMITTED
         return result
 
@@ -288,8 +336,15 @@ class Recorder:
                 return None
             return self._grabbed, self._latest
 
+    def recent_stamps(self) -> list[int]:
+        """The host times (monotonic ns) of the frames recorded in about the last two seconds,
+        for a live sync figure. Thread-safe."""
+        with self._newest:
+            return list(self._recent)
+
     def status(self) -> RecorderStatus:
-        elapsed = time.monotonic() - self._started if self._started else 0.0
+        # a recording the device or the disk ended lasted until then
+        elapsed = (self._ended or time.monotonic()) - self._started if self._started else 0.0
         return RecorderStatus(
             state=self._state,
             capture_id=self.capture_id,
@@ -332,6 +387,8 @@ class Recorder:
                 self._gap_drops += round((mono - last) / interval_ns) - 1
             last = mono
             device = (timed.device_index, timed.device_ns) if timed is not None else None
+            with self._newest:
+                self._recent.append(mono)
             try:
                 self._queue.put_nowait((image, mono, utc, device))
             except queue.Full:
@@ -363,6 +420,7 @@ class Recorder:
     def _end(self, reason: str) -> None:
         if not self._stop.is_set():
             self._stop_reason = reason
+            self._ended = time.monotonic()
             self._stop.set()
 
     def _on_sink_segment_closed(self, segment: SegmentV1, next_open: str | None) -> None:

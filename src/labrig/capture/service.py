@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from labrig.access import AccessControl
@@ -18,6 +18,17 @@ from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
 from labrig.capture.recorder import Recorder
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.rig_camera import VirtualRig
+from labrig.capture.rig_recorder import RigRecording, check_devices, verify_all
+from labrig.capture.rigs import (
+    DeviceSpec,
+    Rig,
+    RigDevice,
+    check_rig,
+    delete_rig,
+    get_rig,
+    list_rigs,
+    store_rig,
+)
 from labrig.capture.sink import FrameClock, SteadyClock, now_ns
 from labrig.capture.sources import FrameSource, Mode
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
@@ -35,6 +46,7 @@ MODE_TEXT = re.compile(r"^(\d{2,5})x(\d{2,5})@(\d+(?:\.\d+)?)(?::(\w+))?$")
 
 
 VIRTUAL_PROBE_S = 0.3
+DEFAULT_RIG_MODE = Mode(1280, 720, 30.0, ANY_FORMAT)
 
 
 class DeviceNotFoundError(LabrigError):
@@ -166,6 +178,76 @@ class CaptureService:
         )
         recorder.start()
         return recorder
+
+    # -- rigs ----------------------------------------------------------------------------------
+
+    def rigs(self) -> list[Rig]:
+        return list_rigs(self.store)
+
+    def add_rig(self, name: str, specs: Sequence[DeviceSpec]) -> Rig:
+        """Make the rig ``name`` of connected devices, each verified in its mode (refused, naming
+        the device, when one is not connected or fails); the verdicts are stored as for one
+        device. A device's mode defaults to 1280x720@30 (as the inventory lists it), its place to
+        the virtual rig camera's place or ``camN``."""
+        self.access.require(Action.CAPTURE)
+        found = {d.device_id: d for d in self.discover().devices}
+        devices = []
+        for n, spec in enumerate(specs, start=1):
+            info = found.get(spec.device_id)
+            place = spec.place or (info.descriptors.get("place") if info else None) or f"cam{n}"
+            devices.append(RigDevice(spec.device_id, spec.mode or DEFAULT_RIG_MODE, str(place)))
+        check_rig(name, devices)
+        draft = Rig(name, tuple(devices))
+        pairs = check_devices(draft, list(found.values()))
+        verdicts = verify_all(draft, pairs, self.verify)
+        devices = [
+            RigDevice(d.device_id, v.requested or d.mode, d.place)
+            for d, v in zip(devices, verdicts, strict=True)
+        ]
+        return store_rig(self.store, name, devices, self.access.actor().user)
+
+    def remove_rig(self, name: str) -> None:
+        self.access.require(Action.CAPTURE)
+        delete_rig(self.store, name)
+
+    def start_rig_recording(
+        self,
+        rig_name: str,
+        session_id: str,
+        *,
+        planned_seconds: float = 600.0,
+        segment_seconds: float = 5.0,
+    ) -> RigRecording:
+        """Check every device of the rig is connected, free and verified in its mode, and that
+        the disk holds them all for ``planned_seconds``; then start them streaming and begin
+        recording all at one instant (:class:`~labrig.capture.rig_recorder.RigRecording`)."""
+        self.access.require(Action.CAPTURE)
+        rig = get_rig(self.store, rig_name)
+        pairs = check_devices(rig, self.discover().devices)
+        verdicts = verify_all(rig, pairs, self.verify)
+        modes = [v.requested or d.mode for (d, _), v in zip(pairs, verdicts, strict=True)]
+        self.monitor.check_capture(
+            sum(m.bytes_per_second() for m in modes),
+            planned_seconds,
+            f"the rig '{rig.name}' ({len(modes)} devices)",
+        )
+        recorders = [
+            Recorder(
+                self.store,
+                self.open_source(info),
+                info,
+                mode,
+                verification=verdict.to_event_payload(),
+                clock=self.frame_clock(info, mode),
+                session_id=session_id,
+                segment_seconds=segment_seconds,
+                monitor=self.monitor,
+            )
+            for (_, info), mode, verdict in zip(pairs, modes, verdicts, strict=True)
+        ]
+        recording = RigRecording(self.store, rig, session_id, recorders)
+        recording.start()
+        return recording
 
     def frame_clock(self, device: DeviceInfo, mode: Mode) -> FrameClock:
         """The clock a new recording of ``device`` in ``mode`` stamps its frames with: the one given

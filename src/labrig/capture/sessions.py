@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.errors import LabrigError
@@ -73,9 +74,12 @@ def create_attempt(
     capture_ids: Sequence[str],
     pipeline: Sequence[PipelineStep] = (),
     note: str | None = None,
+    within: Callable[[Session, str], None] | None = None,
 ) -> str:
     """Group committed captures into an attempt, record it and enqueue its analysis, atomically.
-    ``note``: why it is not a normal attempt (its recording was interrupted), kept on it."""
+    ``note``: why it is not a normal attempt (its recording was interrupted), kept on it.
+    ``within(session, attempt_id)``: more to write in the same transaction (a rig recording's
+    outcome)."""
     if not capture_ids:
         raise CaptureNotUsableError("an attempt needs at least one committed capture")
     with queue.store.write() as db:
@@ -122,6 +126,8 @@ def create_attempt(
                 depends_on=previous if step.after_previous else (),
             )
             previous = [job.id]
+        if within is not None:
+            within(db, attempt_id)
     return attempt_id
 
 

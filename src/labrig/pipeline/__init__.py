@@ -4,7 +4,7 @@ queue, and saving an attempt with the default pipeline requested. Qt-free.
 
 Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered
 stages and their settings), ``attempts`` (saving an attempt, recorded or imported, the default
-pipeline).
+pipeline), ``rig_attempts`` (a rig recording saved as one attempt, with rig.sync requested).
 """
 
 from labrig.pipeline.attempts import (
@@ -14,13 +14,17 @@ from labrig.pipeline.attempts import (
     save_attempt,
     stop_and_save,
 )
+from labrig.pipeline.rig_attempts import RigNotSavedError, rig_pipeline, save_rig_attempt
 from labrig.pipeline.stages import analysis_stages
 
 __all__ = [
+    "RigNotSavedError",
     "SavedRecording",
     "analysis_stages",
     "attempt_pipeline",
     "import_attempt",
+    "rig_pipeline",
     "save_attempt",
+    "save_rig_attempt",
     "stop_and_save",
 ]

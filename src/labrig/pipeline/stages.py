@@ -1,5 +1,5 @@
 """The default analysis pipeline as registered queue stages: media.qc →
-tracking.markers → kinematics.
+tracking.markers → kinematics, after rig.sync for an attempt recorded by a rig.
 
 Each stage reads the committed capture named by its first input digest (the
 capture's manifest digest) and, when the configuration names one, a calibration.
@@ -17,6 +17,7 @@ import numpy as np
 
 from labrig.calibration import StoredCalibration, load_calibration
 from labrig.capture import load_capture
+from labrig.capture.rig_sync import SYNC_DEFAULTS, capture_stream, judge_sync, measure_sync
 from labrig.errors import QualityBlockedError
 from labrig.jobs import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
 from labrig.pipeline.media_qc import media_qc
@@ -77,6 +78,26 @@ def _hue_problem(value: list[Any]) -> str | None:
     return None
 
 
+SYNC_SCHEMA: Mapping[str, Setting] = {
+    "max_spread_fraction": Setting(
+        (float,),
+        "a spread between the cameras' frames above this fraction of a frame interval, at p99, "
+        "degrades the result",
+        check=in_range(0, 1),
+    ),
+    "max_unmatched_fraction": Setting(
+        (float,),
+        "a camera missing its frame at more than this fraction of the instants degrades",
+        check=in_range(0, 1),
+    ),
+    "min_matched_fraction": Setting(
+        (float,),
+        "fewer instants than this fraction with a frame from every camera blocks",
+        check=in_range(0, 1),
+    ),
+}
+
+
 def _output(body: dict[str, Any], degraded_reasons: list[str]) -> StageOutput:
     """The reasons travel in the output too, so the published result can say why it is degraded."""
     return StageOutput(body | {"degraded_reasons": degraded_reasons}, tuple(degraded_reasons))
@@ -109,6 +130,15 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
             "attempt per camera to analyse each"
         )
     return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
+
+
+def _rig_sync(store: Store, ctx: StageContext) -> StageOutput:
+    """The sync of a rig attempt's captures, from their frames' timestamps, through the gate."""
+    figures = measure_sync([capture_stream(store, digest) for digest in ctx.input_digests])
+    verdict = judge_sync(figures, ctx.config)
+    if verdict.blocked:
+        raise QualityBlockedError([verdict.blocked], code="LABRIG_SYNC_UNMATCHED")
+    return _output({"sync": figures.to_json()}, verdict.degraded)
 
 
 # tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig`
@@ -229,6 +259,13 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
         )
 
     return (
+        stage(
+            "rig.sync",
+            _rig_sync,
+            SYNC_DEFAULTS,
+            SYNC_SCHEMA,
+            "a rig's cameras matched frame by frame: spread, unmatched frames, drift",
+        ),
         stage(
             "media.qc",
             _media_qc,

@@ -35,14 +35,16 @@ class FailingSink(SegmentSink):
 
     fail_after = 20
 
-    def append(self, image: Image, mono_ns: int, utc_ns: int) -> None:
+    def append(
+        self, image: Image, mono_ns: int, utc_ns: int, device: tuple[int, int] | None = None
+    ) -> None:
         self.fail_after -= 1
         if self.fail_after < 0:
             raise SinkError(
                 "writing to the data folder failed (No space left on device); recording stopped, "
                 "frames so far are kept"
             )
-        super().append(image, mono_ns, utc_ns)
+        super().append(image, mono_ns, utc_ns, device)
 
 
 def wait_for_frames(recorder: Recorder, frames: int, timeout_s: float = 60.0) -> None:

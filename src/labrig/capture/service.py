@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from labrig.access import AccessControl
@@ -102,6 +103,14 @@ class CaptureService:
     def discover(self) -> DiscoveryReport:
         return discover(self.settings, self.usb_backend)
 
+    def _discover_rig(self, device_ids: Sequence[str]) -> DiscoveryReport:
+        """Discovery that also looks for the IP cameras a rig names (an IP camera's id is its URL;
+        one with credentials in its URL must be given with --ip, as its id hides them)."""
+        urls = [i.removeprefix("ip:") for i in device_ids if i.startswith("ip:") and "***" not in i]
+        extra = [u for u in urls if u not in self.settings.ip_cameras]
+        settings = replace(self.settings, ip_cameras=[*self.settings.ip_cameras, *extra])
+        return discover(settings, self.usb_backend)
+
     def find(self, device_id: str) -> DeviceInfo:
         report = self.discover()
         for device in report.devices:
@@ -190,7 +199,7 @@ class CaptureService:
         device. A device's mode defaults to 1280x720@30 (as the inventory lists it), its place to
         the virtual rig camera's place or ``camN``."""
         self.access.require(Action.CAPTURE)
-        found = {d.device_id: d for d in self.discover().devices}
+        found = {d.device_id: d for d in self._discover_rig([s.device_id for s in specs])}
         devices = []
         for n, spec in enumerate(specs, start=1):
             info = found.get(spec.device_id)
@@ -223,7 +232,7 @@ class CaptureService:
         recording all at one instant (:class:`~labrig.capture.rig_recorder.RigRecording`)."""
         self.access.require(Action.CAPTURE)
         rig = get_rig(self.store, rig_name)
-        pairs = check_devices(rig, self.discover().devices)
+        pairs = check_devices(rig, self._discover_rig([d.device_id for d in rig.devices]))
         verdicts = verify_all(rig, pairs, self.verify)
         modes = [v.requested or d.mode for (d, _), v in zip(pairs, verdicts, strict=True)]
         self.monitor.check_capture(

@@ -21,6 +21,7 @@ from labrig.cli import (
     jobs_cmd,
     releases_cmd,
     review_cmd,
+    rigs_cmd,
     sync_cmd,
     users_cmd,
 )
@@ -32,6 +33,7 @@ SUBCOMMANDS = (
     doctor,
     demo_cmd,
     devices_cmd,
+    rigs_cmd,
     capture_cmd,
     calibrate_cmd,
     jobs_cmd,

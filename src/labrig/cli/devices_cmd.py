@@ -15,6 +15,7 @@ from labrig.capture import DeviceKind, DiscoverySettings, parse_mode, status_jso
 from labrig.capture.virtual import SCENES
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
+from labrig.cli.rigs_cmd import run_record_rig
 from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import UsageError
 
@@ -32,10 +33,18 @@ def add_parser(commands: Any) -> None:
     )
     devices.add_argument("--json", action="store_true")
     devices.set_defaults(run=run_devices)
-    record = commands.add_parser("record", help="record one device into a committed capture")
+    record = commands.add_parser(
+        "record",
+        help="record one device into a committed capture, or a rig into an attempt (--rig)",
+    )
     _discovery_options(record)
-    record.add_argument(
-        "--device", required=True, metavar="ID", help="device id from 'labrig devices'"
+    what = record.add_mutually_exclusive_group(required=True)
+    what.add_argument("--device", metavar="ID", help="device id from 'labrig devices'")
+    what.add_argument(
+        "--rig",
+        metavar="NAME",
+        help="a rig from 'labrig rigs': every device at one start and stop, saved as one attempt "
+        "of the session (a new session named after the rig without --session)",
     )
     record.add_argument("--seconds", type=float, required=True, help="how long to record")
     record.add_argument("--mode", default="1280x720@30", metavar="WxH@FPS")
@@ -115,6 +124,13 @@ def run_devices(args: argparse.Namespace) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
+    if args.rig is not None:
+        if args.scene is not None or args.purpose != RecordingPurpose.ATTEMPT.value:
+            raise UsageError(
+                "--scene and --purpose are for one device; a rig records an attempt of its "
+                "devices in their own modes"
+            )
+        return run_record_rig(args)
     mode = parse_mode(args.mode)
     with _services(args) as services:
         if args.scene is not None:

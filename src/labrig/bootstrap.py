@@ -11,11 +11,12 @@ from pathlib import Path
 
 from labrig.access import AccessControl
 from labrig.calibration import CalibrationService
-from labrig.capture import CaptureService, FrameClock, Mode
+from labrig.capture import CaptureService, FrameClock, Mode, RecoveryReport
+from labrig.capture.recovery import Recovered
 from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.export import ExportService
 from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
-from labrig.pipeline import analysis_stages
+from labrig.pipeline import analysis_stages, save_interrupted_rigs
 from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
 from labrig.results import PUBLISHER, WATCHED, publish_when_done
 from labrig.review import ReviewedResults, RevisionService
@@ -59,6 +60,18 @@ class Services:
 
     def start(self) -> None:
         self.dispatcher_thread.start()
+
+    def recover(self) -> RecoveryReport:
+        """Start-up recovery: every provisional capture resolved (:func:`labrig.capture.recover`),
+        then every rig recording a crash left unsaved made an attempt of its salvaged captures,
+        marked interrupted (listed as ``rig attempt``, or ``left`` when it cannot be yet)."""
+        report = self.capture.recover()
+        for rig in save_interrupted_rigs(self.queue):
+            outcome = "rig attempt" if rig.attempt_id else "left"
+            report.items.append(
+                Recovered(rig.attempt_id or rig.recording_id, outcome, rig.frames, rig.detail)
+            )
+        return report
 
     def close(self) -> None:
         """Stop background threads, then release the database."""

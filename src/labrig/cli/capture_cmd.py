@@ -13,7 +13,8 @@ from typing import Any
 from sqlalchemy import select
 
 from labrig.access import AccessControl
-from labrig.capture import WatchFolderIngestor, import_media, recover, verify_store
+from labrig.bootstrap import bootstrap
+from labrig.capture import WatchFolderIngestor, import_media, verify_store
 from labrig.capture.adopt import adopt_orphans
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json, print_json_line
@@ -136,7 +137,7 @@ def run_verify(args: argparse.Namespace) -> int:
 def run_recover(args: argparse.Namespace) -> int:
     with store_for(args, allow_missing_catalog=args.adopt) as store:
         store.refuse_if_damaged()  # before a folder is quarantined or a salvaged segment stored
-        report = recover(store)
+        report = bootstrap(store=store).recover()  # and rig recordings made attempts
         adopted = []
         if args.adopt:
             AccessControl(store).require(Action.CAPTURE)

@@ -14,17 +14,25 @@ from labrig.pipeline.attempts import (
     save_attempt,
     stop_and_save,
 )
-from labrig.pipeline.rig_attempts import RigNotSavedError, rig_pipeline, save_rig_attempt
+from labrig.pipeline.rig_attempts import (
+    RigNotSavedError,
+    RigRecovered,
+    rig_pipeline,
+    save_interrupted_rigs,
+    save_rig_attempt,
+)
 from labrig.pipeline.stages import analysis_stages
 
 __all__ = [
     "RigNotSavedError",
+    "RigRecovered",
     "SavedRecording",
     "analysis_stages",
     "attempt_pipeline",
     "import_attempt",
     "rig_pipeline",
     "save_attempt",
+    "save_interrupted_rigs",
     "save_rig_attempt",
     "stop_and_save",
 ]

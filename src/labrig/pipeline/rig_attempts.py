@@ -5,16 +5,19 @@ pipeline on the first camera)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.capture import PipelineStep, create_attempt
-from labrig.capture.rig_recorder import RigResult
+from labrig.capture.commit import CommitResult
+from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult
+from labrig.capture.rig_sync import Stream, capture_stream, measure_sync
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import attempt_pipeline
-from labrig.store.models import RigRecording
+from labrig.store.models import Capture, RigRecording
 
 
 class RigNotSavedError(LabrigError):
@@ -65,3 +68,87 @@ def _write_outcome(db: Session, result: RigResult, state: str, attempt_id: str |
 def _mark(queue: JobQueue, result: RigResult, state: str) -> None:
     with queue.store.write() as db:
         _write_outcome(db, result, state, None)
+
+
+INTERRUPTED = "Labrig stopped while the rig was recording (a crash, a kill or a power cut)"
+
+
+@dataclass(frozen=True)
+class RigRecovered:
+    """A rig recording a crash interrupted, made an attempt of what was salvaged (or not)."""
+
+    recording_id: str
+    rig: str
+    attempt_id: str | None
+    frames: int
+    detail: str
+
+
+def save_interrupted_rigs(queue: JobQueue) -> list[RigRecovered]:
+    """Each rig recording a crash left unsaved, made one attempt of its captures once recovery
+    has committed or salvaged every one of them (:func:`labrig.capture.recover` first), marked
+    interrupted; a recording whose captures are still provisional (being recorded by another
+    process, or not recovered yet) is left for later."""
+    with queue.store.read() as db:
+        rows = list(db.scalars(select(RigRecording).where(RigRecording.state == "recording")))
+        pending = []
+        for row in rows:
+            devices = json.loads(row.devices)
+            captures = [db.get(Capture, d["capture_id"]) for d in devices]
+            if any(c is not None and c.state == "provisional" for c in captures):
+                continue
+            outcomes = [
+                RigCaptureOutcome(
+                    d["place"],
+                    d["device_id"],
+                    d["mode"],
+                    d["capture_id"],
+                    _commit_of(c),
+                    None,
+                    None if c is not None else "not catalogued: it never began recording",
+                )
+                for d, c in zip(devices, captures, strict=True)
+            ]
+            pending.append((row.id, row.rig_name, row.session_id, outcomes))
+    out = []
+    for recording_id, rig, session_id, outcomes in pending:
+        usable = [o for o in outcomes if o.commit and o.commit.frame_count]
+        sync = measure_sync([_stream(queue, o) for o in usable]) if len(usable) >= 2 else None
+        result = RigResult(recording_id, rig, session_id, outcomes, sync)
+        frames = sum(o.commit.frame_count for o in usable if o.commit)
+        try:
+            attempt_id = save_rig_attempt(queue, result, interrupted=INTERRUPTED)
+        except RigNotSavedError as exc:
+            out.append(RigRecovered(recording_id, rig, None, 0, exc.message))
+            continue
+        out.append(
+            RigRecovered(
+                recording_id,
+                rig,
+                attempt_id,
+                frames,
+                f"the rig '{rig}' recording became an attempt of its {len(usable)} salvaged "
+                "captures, marked interrupted",
+            )
+        )
+    return out
+
+
+def _commit_of(capture: Capture | None) -> CommitResult | None:
+    if capture is None or capture.state not in ("committed", "salvaged"):
+        return None
+    if not capture.manifest_sha256:
+        return None
+    return CommitResult(
+        capture.id,
+        capture.state,
+        capture.manifest_sha256,
+        capture.frame_count,
+        capture.dropped_frames,
+        0,
+    )
+
+
+def _stream(queue: JobQueue, outcome: RigCaptureOutcome) -> Stream:
+    assert outcome.commit is not None
+    return capture_stream(queue.store, outcome.commit.manifest_sha256, outcome.place)

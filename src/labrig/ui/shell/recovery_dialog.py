@@ -1,5 +1,5 @@
 """The recovery report shown after start-up
-when captures were salvaged, quarantined or abandoned."""
+when captures were salvaged, quarantined or abandoned, or a rig recording became an attempt."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ WHAT_IT_MEANS = {
     "quarantined": "unreadable: moved to the quarantine folder, nothing deleted",
     "abandoned": "its files were gone before Labrig started",
     "tidied": "already saved before the interruption",
+    "rig attempt": "a rig recording made one attempt of its salvaged captures, marked interrupted",
     "left": "could not be resolved now (the message says why): left where it was, tried again at "
     "the next start",
 }
@@ -76,7 +77,7 @@ class RecoveryDialog(QDialog):
 def recover_and_report(services: Services, parent: QWidget) -> RecoveryDialog | None:
     """Run start-up recovery; when it found anything, open (without blocking) the report
     over ``parent``."""
-    report = services.capture.recover()
+    report = services.recover()
     if not [item for item in report.items if item.outcome != "tidied"]:
         return None
     dialog = RecoveryDialog(report, parent)

@@ -58,6 +58,24 @@ def select_first_row(page: QWidget) -> None:
             table.selectRow(0)
 
 
+def shoot_rig(page: CapturePage, window: QWidget, path: Path) -> Path:
+    """The Capture page recording the built-in virtual rig (four cameras), shot while it records,
+    then stopped and saved."""
+    page.device_tabs.setCurrentIndex(1)
+    chooser = page.rig_flow.chooser
+    wait_until(lambda: chooser.combo.count() > 0)
+    wait_until(page.record_button.isEnabled)
+    page.record_button.click()
+    wait_until(lambda: page.phase is Phase.RECORDING, 60)
+    grid = page.rig_flow.grid
+    wait_until(lambda: all(t.view.frames_shown > 10 for t in grid.tiles))
+    spin(2000)
+    window.grab().save(str(path))
+    page.stop_button.click()
+    wait_until(lambda: page.phase is Phase.READY, 60)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
@@ -125,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(page, CapturePage):
             page.stop_button.click()
             wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
+            saved.append(shoot_rig(page, window, args.out / "capture-rig.png"))
 
     window.close()
     gui.executor.shutdown(10_000)

@@ -20,6 +20,7 @@ from labrig.pipeline.rig_attempts import (
     rig_pipeline,
     save_interrupted_rigs,
     save_rig_attempt,
+    stop_and_save_rig,
 )
 from labrig.pipeline.stages import analysis_stages
 
@@ -35,4 +36,5 @@ __all__ = [
     "save_interrupted_rigs",
     "save_rig_attempt",
     "stop_and_save",
+    "stop_and_save_rig",
 ]

@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session
 from labrig.capture import PipelineStep, create_attempt
 from labrig.capture.commit import CommitResult
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult
+from labrig.capture.rig_recorder import RigRecording as RigRecorder
 from labrig.capture.rig_sync import Stream, capture_stream, measure_sync
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
-from labrig.pipeline.attempts import attempt_pipeline
+from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
 from labrig.store.models import Capture, RigRecording
 
 
@@ -24,6 +25,31 @@ class RigNotSavedError(LabrigError):
     """No device of the rig recording committed a frame: there is nothing to make an attempt of."""
 
     code = "LABRIG_RIG_NOTHING_RECORDED"
+
+
+def stop_and_save_rig(
+    queue: JobQueue, recording: RigRecorder, interrupted: str = ""
+) -> SavedRecording:
+    """Stop the rig recording and save it as one attempt (:func:`save_rig_attempt`), as the
+    Capture screen shows it: frames and drops summed over the cameras, the first camera's
+    capture, and the sync in the note. Refused (:class:`RigNotSavedError`) when no camera
+    recorded a frame; a commit that fails leaves its capture to recovery."""
+    result = recording.stop()
+    attempt_id = save_rig_attempt(queue, result, interrupted)
+    committed = [c for c in result.captures if c.commit and c.commit.frame_count]
+    first = committed[0].commit
+    assert first is not None
+    sync = result.sync.summary() if result.sync else "one camera: no sync to measure"
+    note = f"{len(committed)} cameras; sync {sync}." + (f" {result.note}" if result.note else "")
+    saved = SavedRecording(
+        attempt_id=None,
+        number=None,
+        capture_id=first.capture_id,
+        frames=sum(c.commit.frame_count for c in committed if c.commit),
+        dropped=sum(c.commit.dropped_frames for c in committed if c.commit),
+        manifest_sha256=first.manifest_sha256,
+    )
+    return saved.as_attempt(queue, attempt_id, note)
 
 
 def rig_pipeline(queue: JobQueue, capture_ids: list[str]) -> list[PipelineStep]:

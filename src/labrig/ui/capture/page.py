@@ -26,7 +26,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QImage, QShowEvent
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from labrig.calibration import CalibrationService
 from labrig.capture import (
@@ -42,6 +50,7 @@ from labrig.pipeline import SavedRecording, stop_and_save
 from labrig.ui.capture.attempts_model import AttemptTableModel
 from labrig.ui.capture.device_preview import DevicePreview, why_no_picture
 from labrig.ui.capture.importing import VideoImport
+from labrig.ui.capture.rig_flow import RigFlow
 from labrig.ui.capture.setup import RecordingSetup
 from labrig.ui.capture.widgets import AttemptTable, InfoBar, PreviewView, SessionForm, clock
 from labrig.ui.common.device_picker import DevicePicker
@@ -108,6 +117,7 @@ class CapturePage(QWidget):
         self._closing = False
         self._calls = BackgroundCalls(1, self)
         self.preview = DevicePreview(self)
+        self.rig_flow = RigFlow(capture, queue, self)
         self.attempts = AttemptTableModel(self)
         self._info_timer = QTimer(self)
         self._info_timer.setInterval(INFO_INTERVAL_MS)
@@ -121,6 +131,11 @@ class CapturePage(QWidget):
         self.setup.calibrateRequested.connect(lambda: self.navigateRequested.emit("calibration"))
         self.setup.modeRequested.connect(self.picker.choose_mode)
         self._info_timer.timeout.connect(self._on_info_timer_timeout)
+        self.device_tabs.currentChanged.connect(self._on_device_tabs_current_changed)
+        self.rig_flow.chooser.rigChanged.connect(self._on_rig_changed)
+        self.rig_flow.started.connect(self._on_rig_started)
+        self.rig_flow.refused.connect(self._on_rig_refused)
+        self.rig_flow.ended.connect(self._on_rig_ended)
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         monitor.jobProgressed.connect(self._on_monitor_job_progressed)
         checks.add_user(self)
@@ -141,11 +156,19 @@ class CapturePage(QWidget):
         self.importer = VideoImport(self._queue, self._capture.access, self)
         self.importer.imported.connect(self._on_importer_imported)
         self.importer.picked.connect(self.import_videos)
+        # one device, or a rig of several recorded together
+        self.device_tabs = QTabWidget()
+        self.device_tabs.setObjectName("deviceTabs")
+        self.device_tabs.addTab(self.picker, "One device")
+        self.device_tabs.addTab(self.rig_flow.chooser, "A rig")
+        self.pictures = QStackedWidget()
+        self.pictures.addWidget(self.view)
+        self.pictures.addWidget(self.rig_flow.grid)
         left = QVBoxLayout()
         left.addWidget(self.form)
-        left.addWidget(self._box("2. Device", self.picker), 1)
+        left.addWidget(self._box("2. Device", self.device_tabs), 1)
         recording = QVBoxLayout()
-        recording.addWidget(self.view, 1)
+        recording.addWidget(self.pictures, 1)
         recording.addWidget(self.info)
         recording.addWidget(self.setup)
         buttons = QHBoxLayout()
@@ -187,19 +210,32 @@ class CapturePage(QWidget):
     def session(self) -> SessionInfo | None:
         return self._session
 
+    @property
+    def rig_mode(self) -> bool:
+        """Whether Record records the rig chosen in "A rig" rather than one device."""
+        return self.device_tabs.currentIndex() == 1
+
     def _set_phase(self, phase: Phase) -> None:
         self._phase = phase
         self.form.show_open(phase is not Phase.NO_SESSION, phase in (Phase.NO_SESSION, Phase.READY))
         self.picker.setEnabled(phase is Phase.READY)
+        self.device_tabs.tabBar().setEnabled(phase in (Phase.NO_SESSION, Phase.READY))
+        self.rig_flow.chooser.setEnabled(phase is Phase.READY)
         choice = self.picker.choice()
-        self.record_button.setEnabled(
-            phase is Phase.READY and choice is not None and choice.previewable
+        ready = (
+            self.rig_flow.rig() is not None
+            if self.rig_mode
+            else choice is not None and choice.previewable
         )
+        self.record_button.setEnabled(phase is Phase.READY and ready)
         # from the moment Record is pressed: a stop during start-up stops it once it has begun
         self.stop_button.setEnabled(
             phase is Phase.RECORDING or (phase is Phase.STARTING and not self._stop_requested)
         )
         self.setup.set_recording(phase not in (Phase.NO_SESSION, Phase.READY))
+        # the rig's grid has its own counters; the purpose, scene and calibration are one device's
+        self.info.setVisible(not self.rig_mode)
+        self.setup.setVisible(not self.rig_mode)
         if phase in (Phase.READY, Phase.RECORDING):
             self._info_timer.start()
         else:
@@ -227,6 +263,7 @@ class CapturePage(QWidget):
         self.form.message.setText(f"{self._session.label()} is open. Pick a device, then record.")
         self._set_phase(Phase.READY)
         self.picker.search()  # the first time the window needs the devices
+        self.rig_flow.load()
         self._sync_preview()
 
     def _end_session(self) -> None:
@@ -256,9 +293,23 @@ class CapturePage(QWidget):
         super().showEvent(event)
         self._show_setup()
 
+    @Slot(int)
+    def _on_device_tabs_current_changed(self, index: int) -> None:
+        self.pictures.setCurrentIndex(index)
+        if self.rig_mode:
+            self.preview.stop()  # the rig's devices are opened by its recorders only
+            self.rig_flow.load()
+        self.message.setText("")
+        self._set_phase(self._phase)
+        self._sync_preview()
+
+    @Slot()
+    def _on_rig_changed(self) -> None:
+        self._set_phase(self._phase)  # Record follows whether a rig is chosen
+
     def _sync_preview(self) -> None:
         """Preview the picked device when it is verified; show why not otherwise."""
-        if self._phase is not Phase.READY or self._closing:
+        if self._phase is not Phase.READY or self._closing or self.rig_mode:
             return
         choice = self.picker.choice()
         mode = choice.usable_mode if choice is not None and choice.previewable else None
@@ -281,7 +332,7 @@ class CapturePage(QWidget):
     def recording_device(self, device_id: str) -> bool:
         """True while this page records ``device_id`` (or is about to, or is saving it)."""
         busy = self._phase in (Phase.STARTING, Phase.RECORDING, Phase.SAVING)
-        return busy and self._recording_id == device_id
+        return (busy and self._recording_id == device_id) or self.rig_flow.records(device_id)
 
     @Slot(QImage, int)
     def _on_preview_frame_ready(self, image: QImage, _number: int) -> None:
@@ -298,6 +349,9 @@ class CapturePage(QWidget):
 
     @Slot()
     def _on_record_button_clicked(self) -> None:
+        if self.rig_mode:
+            self._record_rig()
+            return
         choice = self.picker.choice()
         if (
             self._phase is not Phase.READY
@@ -330,6 +384,51 @@ class CapturePage(QWidget):
 
         self._calls.submit(start, self._on_recording_started, self._on_recording_refused)
 
+    def _record_rig(self) -> None:
+        rig = self.rig_flow.rig()
+        if self._phase is not Phase.READY or self._session is None or rig is None:
+            return
+        self._stop_requested = False
+        if self.rig_flow.start(self._session.id):
+            self._set_phase(Phase.STARTING)
+            self.message.setText(
+                f"Checking the {len(rig.devices)} cameras of the rig {rig.name}, opening them, "
+                "then recording all at one instant…"
+            )
+
+    @Slot(str)
+    def _on_rig_started(self, said: str) -> None:
+        if self._closing:
+            return  # shut_down saves it
+        self.message.setText(said)
+        self._set_phase(Phase.RECORDING)
+        if self._stop_requested:
+            self._save_rig("")
+
+    @Slot(str)
+    def _on_rig_refused(self, said: str) -> None:
+        self.message.setText(said)
+        self._recording_ended()
+
+    def _save_rig(self, ended_by_itself: str) -> None:
+        if self._phase is not Phase.RECORDING:
+            return
+        self._set_phase(Phase.SAVING)
+        why = f"Every camera stopped by itself: {ended_by_itself}. " if ended_by_itself else ""
+        self.message.setText(
+            f"{why}Stopping every camera, checking each SHA-256 and measuring the sync…"
+        )
+        self.rig_flow.stop()
+
+    @Slot(object, str)
+    def _on_rig_ended(self, row: SavedRecording | None, said: str) -> None:
+        if row is not None:
+            self.attempts.add(row)
+            self.attempts.set_jobs(self._monitor.jobs)
+            self._monitor.refresh()
+        self.message.setText(said)
+        self._recording_ended()
+
     def _on_recording_started(self, recorder: Recorder) -> None:
         self._recorder = recorder
         if self._closing:
@@ -351,6 +450,9 @@ class CapturePage(QWidget):
             self._stop_requested = True
             self.message.setText("Stopping: the recording is starting and stops once it has begun…")
             self._set_phase(Phase.STARTING)
+            return
+        if self.rig_flow.recording is not None:
+            self._save_rig("")
             return
         self._save_recording("")
 
@@ -413,6 +515,10 @@ class CapturePage(QWidget):
 
     @Slot()
     def _on_info_timer_timeout(self) -> None:
+        if self.rig_flow.recording is not None and self._phase is Phase.RECORDING:
+            if ended := self.rig_flow.tick():  # every camera stopped: save what was recorded
+                self._save_rig(ended)
+            return
         self.info.show_preview_rate(self.view.rate_fps())
         recorder = self._recorder
         if recorder is None or self._phase is not Phase.RECORDING:
@@ -465,6 +571,8 @@ class CapturePage(QWidget):
         """What is being recorded, in a few words, while a recording starts or runs; else None."""
         if self._phase not in (Phase.STARTING, Phase.RECORDING):
             return None
+        if (recording := self.rig_flow.recording) is not None:
+            return f"The rig {recording.rig.name} is recording"
         device = self._checks.device(self._recording_id or "")
         name = device.name if device is not None else self._recording_id
         status = self.recording_status
@@ -480,6 +588,9 @@ class CapturePage(QWidget):
         if not self.importer.wait(timeout_ms):  # an import in flight ends before the store closes
             log.warning("an import did not end within %d ms", timeout_ms)
         self.preview.stop()
+        rig_saved = self.rig_flow.shut_down(timeout_ms, INTERRUPTED_BY_CLOSING)
+        if rig_saved is not None:
+            self.attempts.add(rig_saved)
         recorder, session = self._recorder, self._session
         if (
             recorder is not None

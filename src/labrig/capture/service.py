@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -193,11 +193,18 @@ class CaptureService:
     def rigs(self) -> list[Rig]:
         return list_rigs(self.store)
 
-    def add_rig(self, name: str, specs: Sequence[DeviceSpec]) -> Rig:
+    def add_rig(
+        self,
+        name: str,
+        specs: Sequence[DeviceSpec],
+        verified: Mapping[str, Verification] | None = None,
+    ) -> Rig:
         """Make the rig ``name`` of connected devices, each verified in its mode (refused, naming
         the device, when one is not connected or fails); the verdicts are stored as for one
         device. A device's mode defaults to 1280x720@30 (as the inventory lists it), its place to
-        the virtual rig camera's place or ``camN``."""
+        the virtual rig camera's place or ``camN``. ``verified``: verdicts already made (and
+        stored) by device id, as the window's device checks make them; a device passed in its
+        mode there is not probed again."""
         self.access.require(Action.CAPTURE)
         found = {d.device_id: d for d in self._discover_rig([s.device_id for s in specs])}
         devices = []
@@ -208,7 +215,23 @@ class CaptureService:
         check_rig(name, devices)
         draft = Rig(name, tuple(devices))
         pairs = check_devices(draft, list(found.values()))
-        verdicts = verify_all(draft, pairs, self.verify)
+        known = dict(verified or {})
+
+        def check(device: DeviceInfo, mode: Mode) -> Verification:
+            verdict = known.get(device.device_id)
+            if verdict is not None and verdict.ok and verdict.requested in (mode, None):
+                return verdict
+            if verdict is not None and verdict.ok and mode.pixel_format == ANY_FORMAT:
+                asked = verdict.requested
+                if asked and (asked.width, asked.height, asked.fps) == (
+                    mode.width,
+                    mode.height,
+                    mode.fps,
+                ):
+                    return verdict
+            return self.verify(device, mode)
+
+        verdicts = verify_all(draft, pairs, check)
         devices = [
             RigDevice(d.device_id, v.requested or d.mode, d.place)
             for d, v in zip(devices, verdicts, strict=True)

@@ -51,7 +51,11 @@ PAGES: tuple[PageSpec, ...] = (
         lambda context: ReviewPage(context.services.governance.reviewed, context.bridge),
     ),
     PageSpec("queue", "Queue", lambda context: QueuePage(context.services.queue, context.monitor)),
-    PageSpec("devices", "Devices", lambda context: DevicesPage(context.devices)),
+    PageSpec(
+        "devices",
+        "Devices",
+        lambda context: DevicesPage(context.devices, context.services.capture),
+    ),
     PageSpec(
         "storage", "Storage", lambda context: StoragePage(context.services.storage, context.bridge)
     ),

@@ -32,8 +32,10 @@ def test_a_rig_recording_killed_mid_way_becomes_one_interrupted_attempt(tmp_path
     )
     assert made.returncode == 0, made.stderr
     child = subprocess.Popen(
-        [sys.executable, "-m", "labrig", "--store", str(store_dir), "record", "--rig", "trio"]
-        + ["--seconds", "60", "--segment-seconds", "0.5", "--json"],
+        [
+            *(sys.executable, "-m", "labrig", "--store", str(store_dir)),
+            *("record", "--rig", "trio", "--seconds", "60", "--segment-seconds", "0.5", "--json"),
+        ],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

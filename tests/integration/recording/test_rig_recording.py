@@ -22,7 +22,8 @@ from labrig.capture.sources import Mode
 from labrig.capture.verify import DeviceRefusedError
 from labrig.pipeline import save_rig_attempt
 from labrig.store import Store
-from labrig.store.models import AttemptCapture, Capture, DeviceRecord, Job, RigRecording as Row
+from labrig.store.models import AttemptCapture, Capture, DeviceRecord, Job
+from labrig.store.models import RigRecording as Row
 
 SMALL = Mode(640, 360, 30.0)
 

@@ -130,13 +130,16 @@ def bootstrap(
         audit=AuditTrail(store),
         reviewed=ReviewedResults(revisions),
     )
+    capture = CaptureService(store, storage, access=access, frame_clock=frame_clock)
+    # recording comes first: while this workstation records, analysis claims nothing new
+    queue.paused = capture.recording_now
     return Services(
         store=store,
         dispatcher=dispatcher,
         dispatcher_thread=DispatcherThread(dispatcher, poll_seconds),
         queue=queue,
         storage=storage,
-        capture=CaptureService(store, storage, access=access, frame_clock=frame_clock),
+        capture=capture,
         calibration=CalibrationService(store),
         releases=releases,
         governance=governance,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -16,7 +17,7 @@ from labrig.access import AccessControl
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
-from labrig.capture.recorder import Recorder
+from labrig.capture.recorder import Recorder, RecorderState
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.rig_camera import VirtualRig
 from labrig.capture.rig_recorder import RigRecording, check_devices, verify_all
@@ -93,6 +94,8 @@ class CaptureService:
             lambda device: default_open_source(device, self.scenes, self.virtual_rig)
         )
         self.usb_backend = usb_backend
+        # the recorders this service started, to tell whether this workstation records now
+        self._recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()
 
     @property
     def inventory(self) -> Inventory:
@@ -186,7 +189,13 @@ class CaptureService:
             purpose=purpose,
         )
         recorder.start()
+        self._recorders.add(recorder)
         return recorder
+
+    def recording_now(self) -> bool:
+        """Whether a recording this service started is running or being saved (thread-safe)."""
+        busy = (RecorderState.RECORDING, RecorderState.STOPPING)
+        return any(r.status().state in busy for r in list(self._recorders))
 
     # -- rigs ----------------------------------------------------------------------------------
 
@@ -278,6 +287,7 @@ class CaptureService:
             for (_, info), mode, verdict in zip(pairs, modes, verdicts, strict=True)
         ]
         recording = RigRecording(self.store, rig, session_id, recorders)
+        self._recorders.update(recorders)
         recording.start()
         return recording
 

@@ -14,7 +14,7 @@ from labrig.jobs.executor import ThreadExecutor
 from labrig.jobs.fenced import FencedWrites
 from labrig.jobs.lease import Clock, LeaseTerms
 from labrig.jobs.queue import WORKER_STOPPED, JobQueue
-from labrig.jobs.runner import RunResult, run_claim
+from labrig.jobs.runner import RunResult, run_claim, yield_to_recording
 from labrig.jobs.stages import (
     NO_MODEL_DIGEST,
     Setting,
@@ -45,4 +45,5 @@ __all__ = [
     "ThreadExecutor",
     "in_range",
     "run_claim",
+    "yield_to_recording",
 ]

@@ -25,7 +25,7 @@ from types import TracebackType
 
 from labrig.jobs.fenced import FencedWrites, Outcome
 from labrig.jobs.queue import JobQueue
-from labrig.jobs.runner import RunResult, execute_claim
+from labrig.jobs.runner import RunResult, execute_claim, yield_to_recording
 from labrig.jobs.views import Claim
 from labrig.tasks import KeyedProgress
 
@@ -181,6 +181,7 @@ class _Pool:
         return run
 
     def _work(self) -> None:
+        yield_to_recording()  # a job thread: below any recording of this process
         while (run := self._todo.get()) is not None:
             try:
                 run.outcome = self._run(run.claim)

@@ -66,6 +66,8 @@ class JobQueue:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: True while storage pressure pauses output-heavy stages (see labrig.storage)
     heavy_paused: Callable[[], bool] = lambda: False
+    #: True while no job should start here (this workstation is recording): Ready jobs wait
+    paused: Callable[[], bool] = lambda: False
 
     @property
     def sql(self) -> QueueSQL:
@@ -453,6 +455,8 @@ class JobQueue:
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
         """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one
         UPDATE … RETURNING."""
+        if self.paused():
+            return []
         mono, _ = deadlines(self.clock, self.terms)
         now = self.shared_now(tx)  # the wall-clock deadline other workstations judge the lease by
         to_db = tx.dialect.to_db_datetime

@@ -8,6 +8,8 @@ loses the job, which is what should happen to a stuck stage.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -96,6 +98,24 @@ class RunContext:
             raise WorkerStoppingError
         if self.cancelled:
             raise JobCancelledError("cancelled by an operator")
+
+
+ANALYSIS_NICENESS = 10  # how far below recording analysis threads run (Linux "nice")
+
+
+def yield_to_recording() -> None:
+    """Run this thread's analysis below the recording threads: on Linux, where each thread has
+    its own niceness, raise this one's to :data:`ANALYSIS_NICENESS` (never back down, which
+    would need privileges); elsewhere nothing. A recording's grab and writer threads keep the
+    process's own priority, so on a busy workstation they get the CPU first."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < ANALYSIS_NICENESS:
+            os.setpriority(os.PRIO_PROCESS, tid, ANALYSIS_NICENESS)
+    except OSError:  # a container that forbids it: analysis runs at the process's priority
+        pass
 
 
 def run_claim(

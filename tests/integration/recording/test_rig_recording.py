@@ -4,6 +4,8 @@ together into one attempt, with the sync measured against what the cameras were 
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 from collections.abc import Iterator
 
@@ -20,6 +22,7 @@ from labrig.capture.rigs import DeviceSpec, RigExistsError, RigInvalidError
 from labrig.capture.sink import read_sidecar
 from labrig.capture.sources import Mode
 from labrig.capture.verify import DeviceRefusedError
+from labrig.jobs.runner import ANALYSIS_NICENESS, yield_to_recording
 from labrig.pipeline import save_rig_attempt
 from labrig.store import Store
 from labrig.store.models import AttemptCapture, Capture, DeviceRecord, Job
@@ -240,3 +243,32 @@ def test_rigs_are_made_of_verified_devices_and_bad_ones_are_refused(services: Se
         small_rig(services, cameras=2)
     services.capture.remove_rig("bench")
     assert [r.name for r in services.capture.rigs()] == ["virtual"]
+
+
+def test_analysis_waits_while_the_workstation_records_and_runs_below_it(
+    services: Services,
+) -> None:
+    small_rig(services, cameras=2)
+    session = create_session(services.queue, "RIG-6", "gait", "ana")
+    first = services.capture.start_rig_recording("bench", session)
+    record_frames(first, 10)
+    save_rig_attempt(services.queue, first.stop())  # an attempt whose analysis is Ready
+    recording = services.capture.start_rig_recording("bench", session)
+    assert services.queue.claim(4) == []  # recording comes first: nothing is started
+    record_frames(recording, 10)
+    save_rig_attempt(services.queue, recording.stop())
+    claims = services.queue.claim(4)  # resumed once the recording is saved
+    assert {c.stage_id for c in claims} == {"rig.sync"}
+
+    # the thread that runs a stage runs below the recording's threads
+    niceness: list[int] = []
+
+    def stage_thread() -> None:
+        yield_to_recording()
+        niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    worker = threading.Thread(target=stage_thread)
+    worker.start()
+    worker.join()
+    assert niceness == [max(ANALYSIS_NICENESS, os.getpriority(os.PRIO_PROCESS, 0))]
+    # (the test thread itself is never lowered: only job threads are)

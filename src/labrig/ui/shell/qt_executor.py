@@ -32,7 +32,15 @@ from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
 from labrig.errors import LeaseLostError
 from labrig.events import EventRecord
-from labrig.jobs import WORKER_STOPPED, Claim, FencedWrites, JobQueue, RunResult, run_claim
+from labrig.jobs import (
+    WORKER_STOPPED,
+    Claim,
+    FencedWrites,
+    JobQueue,
+    RunResult,
+    run_claim,
+    yield_to_recording,
+)
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.tasks import ProgressRelay
 
@@ -94,6 +102,7 @@ class _JobRunnable(QRunnable):
         )
 
     def run(self) -> None:
+        yield_to_recording()  # the pool's threads run jobs only: below any recording
         job_id = self._claim.job_id
         self._hop.started.emit(job_id)
         outcome: RunResult | Exception

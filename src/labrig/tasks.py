@@ -21,6 +21,8 @@ from any thread.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -203,3 +205,21 @@ class ProgressThrottle:
         """Forget ``key``; returns its last value if it was still waiting (deliver it now)."""
         self._sent_at.pop(key, None)
         return self._pending.pop(key, None)
+
+
+BELOW_RECORDING = 10  # the niceness of long work that must yield to recording (Linux)
+
+
+def run_below_recording() -> None:
+    """Run this thread's long work below the recording's threads: on Linux, where each thread has
+    its own niceness, raise this one's to :data:`BELOW_RECORDING` (never back down, which would
+    need privileges); elsewhere nothing. A recording's grab and writer threads keep the process's
+    own priority, so on a busy workstation they get the CPU first."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < BELOW_RECORDING:
+            os.setpriority(os.PRIO_PROCESS, tid, BELOW_RECORDING)
+    except OSError:  # a container that forbids it: the work runs at the process's priority
+        pass

@@ -7,7 +7,8 @@ Modules: ``devices``, ``discovery``, ``inventory``, ``verify`` (what is plugged 
 may record); ``sources``, ``opencv_source``, ``virtual`` (frame sources); ``recorder``, ``sink``,
 ``manifest``, ``commit``, ``recovery`` (recording); ``importer``, ``watch`` (media made elsewhere);
 ``integrity`` (``labrig verify``); ``sessions`` (sessions and attempts); ``media`` (committed media
-read back); ``service`` (the front ends' entry).
+read back); ``rigs``, ``rig_recorder``, ``rig_sync`` (rigs, recording one, its sync measured);
+``rig_world``, ``rig_camera`` (the virtual rig); ``service`` (the front ends' entry).
 """
 
 from labrig.capture.devices import DeviceInfo, DeviceKind

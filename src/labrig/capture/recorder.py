@@ -39,6 +39,7 @@ from labrig.fsutil import FileLock, FolderLock, disk_full, fsync_dir
 from labrig.storage import StorageMonitor
 from labrig.store import Store, utcnow
 from labrig.store.models import Capture
+from labrig.tasks import run_below_recording
 
 _END = None
 _Frame = tuple[Image, int, int, tuple[int, int] | None]  # image, mono, utc, device index and time
@@ -135,7 +136,10 @@ class Recorder:
         self._grabbed, self._grab_ended = 0, False
         self._latest: Image | None = None
         # closed segments are decoded back while recording goes on, so stopping stays quick
-        self._verifier = ThreadPoolExecutor(1, thread_name_prefix="labrig-verify")
+        # it runs below the recording's threads: a busy machine delays the check, never a frame
+        self._verifier = ThreadPoolExecutor(
+            1, thread_name_prefix="labrig-verify", initializer=run_below_recording
+        )
         self._decoded: dict[str, Future[int]] = {}
         # a rig's recorders stream before they record: frames before ``_begin_ns`` go to the
         # preview only, frames at or after ``_end_ns`` end the recording (host monotonic ns)

@@ -8,8 +8,6 @@ loses the job, which is what should happen to a stuck stage.
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -27,7 +25,7 @@ from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim
 from labrig.store.dialects import RawDialect
-from labrig.tasks import KeyedProgress
+from labrig.tasks import BELOW_RECORDING, KeyedProgress, run_below_recording
 
 __all__ = ["RunResult", "execute_claim", "run_claim"]
 
@@ -100,22 +98,13 @@ class RunContext:
             raise JobCancelledError("cancelled by an operator")
 
 
-ANALYSIS_NICENESS = 10  # how far below recording analysis threads run (Linux "nice")
+ANALYSIS_NICENESS = BELOW_RECORDING  # how far below recording analysis threads run (Linux)
 
 
 def yield_to_recording() -> None:
-    """Run this thread's analysis below the recording threads: on Linux, where each thread has
-    its own niceness, raise this one's to :data:`ANALYSIS_NICENESS` (never back down, which
-    would need privileges); elsewhere nothing. A recording's grab and writer threads keep the
-    process's own priority, so on a busy workstation they get the CPU first."""
-    if not sys.platform.startswith("linux"):
-        return
-    tid = threading.get_native_id()
-    try:
-        if os.getpriority(os.PRIO_PROCESS, tid) < ANALYSIS_NICENESS:
-            os.setpriority(os.PRIO_PROCESS, tid, ANALYSIS_NICENESS)
-    except OSError:  # a container that forbids it: analysis runs at the process's priority
-        pass
+    """A job thread's work runs below any recording of this process
+    (:func:`labrig.tasks.run_below_recording`)."""
+    run_below_recording()
 
 
 def run_claim(

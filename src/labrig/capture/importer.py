@@ -11,7 +11,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import cv2
 from sqlalchemy import select
@@ -137,12 +137,15 @@ def import_media(
     origin: str = "imported",
     accept_partial: bool = False,
     task: Task = UNTRACKED,
+    device: dict[str, Any] | None = None,
 ) -> CommitResult:
     """Copy ``path`` into the store as a committed capture; refuses non-media,
     truncation and duplicates.
 
     Progress goes to ``task`` (decoding every frame, then copying); a cancel before the commit
-    leaves nothing in the store, and the source file is never changed."""
+    leaves nothing in the store, and the source file is never changed. ``device``: the device
+    the video is of (a rig's camera at its place), as its manifest keeps it; by default, the
+    file itself."""
     _refuse_by_name(path)
     name, shown_as = f"seg-00000{path.suffix.lower()}", shown(path.name)
     capture_id = str(uuid.uuid4())
@@ -166,7 +169,7 @@ def import_media(
     manifest = ManifestV1(
         capture_id,
         session_id,
-        {"device_id": f"{origin}:{shown_as}", "kind": origin, "name": shown_as},
+        device or {"device_id": f"{origin}:{shown_as}", "kind": origin, "name": shown_as},
         {
             "width": facts.width,
             "height": facts.height,

@@ -138,6 +138,7 @@ class VirtualRig:
     seed: int = 0
     noise: float = 2.0
     scene: RigSceneName = "markers"
+    flash_gain: float = FLASH_GAIN  # grey levels the lamp adds to a frame lit throughout
     epoch_ns: int = field(default_factory=time.monotonic_ns)
     timing: dict[int, CameraTiming] = field(default_factory=dict)
 
@@ -285,7 +286,7 @@ class VirtualRigCamera:
         if self.rig.scene == "flash":
             half = 0.5 / mode.fps
             if lit := lamp_fraction(t - half, t + half):
-                cv2.add(img, np.full_like(img, round(lit * FLASH_GAIN)), dst=img)
+                cv2.add(img, np.full_like(img, round(lit * self.rig.flash_gain)), dst=img)
         write_frame_tag(img, n)
         return img
 

@@ -30,10 +30,12 @@ from labrig.capture.media import load_capture
 from labrig.capture.sink import read_sidecar
 from labrig.store import Store
 
-SYNC_DEFAULTS: Mapping[str, float] = {
+SYNC_DEFAULTS: Mapping[str, Any] = {
     "max_spread_fraction": 0.25,  # of the frame interval, at p99: above it, degraded
     "max_unmatched_fraction": 0.01,  # of the instants, per camera: above it, degraded
     "min_matched_fraction": 0.5,  # of the instants forming frame sets: below it, blocked
+    "offsets_ms": None,  # post-hoc sync's offsets for videos with no shared clock
+    "trusted": True,  # whether those offsets are trustworthy
 }
 
 
@@ -98,12 +100,21 @@ class SyncFigures:
         )
 
 
-def capture_stream(store: Store, manifest_sha256: str, name: str | None = None) -> Stream:
-    """The frame times of a committed capture (its device's id names it, unless ``name``)."""
+def capture_stream(
+    store: Store, manifest_sha256: str, name: str | None = None, offset_ms: float | None = None
+) -> Stream:
+    """The frame times of a committed capture (its device's id names it, unless ``name``). A
+    capture with no timestamps (an imported video) has its frames at ``i / fps`` from its first,
+    moved by ``offset_ms`` (its post-hoc sync offset), on a clock of its own."""
     media = load_capture(store, manifest_sha256)
     rows = [row for path in media.timestamps if path is not None for row in read_sidecar(path)]
     device = [row[4] for row in rows] if rows and all(len(r) == 5 for r in rows) else None
-    return Stream(name or media.device_id, media.fps, [row[1] for row in rows], device)
+    mono = [row[1] for row in rows]
+    if not rows:
+        mono = [round(i * 1e9 / media.fps) for i in range(media.frame_count)]
+    if offset_ms:
+        mono = [t + round(offset_ms * 1e6) for t in mono]
+    return Stream(name or media.device_id, media.fps, mono, device)
 
 
 def _instants(stamps: list[np.ndarray], period: float) -> np.ndarray:
@@ -199,7 +210,7 @@ class SyncVerdict:
     degraded: list[str]  # why the sync is worse than it should be
 
 
-def judge_sync(figures: SyncFigures, limits: Mapping[str, float] = SYNC_DEFAULTS) -> SyncVerdict:
+def judge_sync(figures: SyncFigures, limits: Mapping[str, Any] = SYNC_DEFAULTS) -> SyncVerdict:
     """The sync quality gate over ``figures`` with ``limits`` (:data:`SYNC_DEFAULTS`'s keys)."""
     instants = max(figures.instants, 1)
     if figures.spread_ms is None:

@@ -14,12 +14,15 @@ from sqlalchemy import select
 
 from labrig.access import AccessControl
 from labrig.bootstrap import bootstrap
-from labrig.capture import WatchFolderIngestor, import_media, verify_store
+from labrig.capture import WatchFolderIngestor, create_session, import_media, verify_store
 from labrig.capture.adopt import adopt_orphans
-from labrig.cli.common import store_for
+from labrig.capture.posthoc_sync import SYNC_METHODS
+from labrig.capture.rigs import get_rig
+from labrig.cli.common import services_for, store_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
+from labrig.pipeline import import_rig
 from labrig.store.models import Capture
 
 
@@ -28,10 +31,29 @@ def add_parser(commands: Any) -> None:
     captures.add_argument("--json", action="store_true")
     captures.set_defaults(run=run_captures)
     imp = commands.add_parser(
-        "import", help="import video files through the same commit path as recordings"
+        "import",
+        help="import video files through the same commit path as recordings; with --rig, a "
+        "rig's videos from separate devices as one attempt, synchronised after the fact",
     )
-    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("files", nargs="*", metavar="FILE")
     imp.add_argument("--session", help="session the imported captures belong to")
+    imp.add_argument(
+        "--rig", metavar="NAME", help="the rig the videos are of (their places are its places)"
+    )
+    imp.add_argument(
+        "--camera",
+        action="append",
+        default=[],
+        metavar="PLACE=FILE",
+        help="with --rig: one camera's video, at its place in the rig; repeat for each",
+    )
+    imp.add_argument(
+        "--sync",
+        choices=list(SYNC_METHODS),
+        help="with --rig: how to find the offsets between the videos: flash (a lamp or clapper "
+        "flash every camera sees)",
+    )
+    imp.add_argument("--json", action="store_true", help="with --rig: the attempt as JSON")
     imp.add_argument(
         "--accept-partial", action="store_true", help="import what decodes of a truncated file"
     )
@@ -92,6 +114,10 @@ def run_captures(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    if args.rig is not None or args.camera:
+        return run_import_rig(args)
+    if not args.files:
+        raise UsageError("name the video files to import (or a rig's with --rig and --camera)")
     failed = 0
     with store_for(args) as store:
         store.refuse_if_damaged()  # before a file is copied: refused whole, not file by file
@@ -182,3 +208,51 @@ def run_watch(args: argparse.Namespace) -> int:
             shown = len(watcher.results)
         watcher.stop()
     return 0
+
+
+def run_import_rig(args: argparse.Namespace) -> int:
+    """``labrig import --rig NAME --camera PLACE=FILE … --sync flash``: one attempt."""
+    if args.rig is None or not args.camera or args.sync is None or args.files:
+        raise UsageError(
+            "a rig's videos are imported with --rig NAME, one --camera PLACE=FILE for each and "
+            "--sync flash, and no other file"
+        )
+    files = []
+    for text in args.camera:
+        place, eq, name = text.partition("=")
+        if not eq or not place or not name:
+            raise UsageError(f"--camera {text!r} is not PLACE=FILE, e.g. front=front.mp4")
+        files.append((place.strip(), Path(name)))
+    with services_for(args) as services:
+        services.store.refuse_if_damaged()
+        services.capture.access.require(Action.CAPTURE)
+        rig = get_rig(services.store, args.rig)
+        session_id = args.session or create_session(
+            services.queue, rig.name, "rig import", services.capture.access.actor().user
+        )
+        done = import_rig(services.queue, rig, files, args.sync, session_id)
+    summary = {
+        "attempt_id": done.attempt_id,
+        "session_id": session_id,
+        "rig": rig.name,
+        "captures": [
+            {"place": p, "capture_id": c.capture_id, "frames": c.frame_count}
+            for p, c in done.captures
+        ],
+        "posthoc": done.posthoc.to_json(),
+        "sync": done.sync.to_json(),
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"Imported attempt {done.attempt_id} of the rig {rig.name} (session {session_id}):")
+        for place, commit in done.captures:
+            print(f"  {place:<12} {commit.frame_count:>6} frames  capture {commit.capture_id}")
+        print(f"Post-hoc sync: {done.posthoc.summary()}")
+        print(f"Sync: {done.sync.summary()}")
+        if not done.posthoc.trustworthy:
+            print(
+                "The offsets are not trustworthy: the attempt's rig.sync is blocked until an "
+                "operator releases it. Record again with a flash every camera sees."
+            )
+    return 0 if done.posthoc.trustworthy else 1

@@ -4,7 +4,8 @@ queue, and saving an attempt with the default pipeline requested. Qt-free.
 
 Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered
 stages and their settings), ``attempts`` (saving an attempt, recorded or imported, the default
-pipeline), ``rig_attempts`` (a rig recording saved as one attempt, with rig.sync requested).
+pipeline), ``rig_attempts`` (a rig recording saved as one attempt, with rig.sync requested),
+``rig_imports`` (a rig's videos from separate devices, synchronised after the fact).
 """
 
 from labrig.pipeline.attempts import (
@@ -22,15 +23,18 @@ from labrig.pipeline.rig_attempts import (
     save_rig_attempt,
     stop_and_save_rig,
 )
+from labrig.pipeline.rig_imports import RigImport, import_rig
 from labrig.pipeline.stages import analysis_stages
 
 __all__ = [
+    "RigImport",
     "RigNotSavedError",
     "RigRecovered",
     "SavedRecording",
     "analysis_stages",
     "attempt_pipeline",
     "import_attempt",
+    "import_rig",
     "rig_pipeline",
     "save_attempt",
     "save_interrupted_rigs",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -52,12 +53,16 @@ def stop_and_save_rig(
     return saved.as_attempt(queue, attempt_id, note)
 
 
-def rig_pipeline(queue: JobQueue, capture_ids: list[str]) -> list[PipelineStep]:
-    """rig.sync over every capture (two or more), then the default pipeline after it."""
+def rig_pipeline(
+    queue: JobQueue, capture_ids: list[str], sync_config: dict[str, Any] | None = None
+) -> list[PipelineStep]:
+    """rig.sync over every capture (two or more; ``sync_config``: its settings, a post-hoc
+    sync's offsets), then the default pipeline after it."""
     steps = attempt_pipeline(queue.store, capture_ids[0])
     if len(capture_ids) < 2:
         return steps
-    return [PipelineStep("rig.sync", {}), replace(steps[0], after_previous=True), *steps[1:]]
+    sync = PipelineStep("rig.sync", dict(sync_config or {}))
+    return [sync, replace(steps[0], after_previous=True), *steps[1:]]
 
 
 def save_rig_attempt(queue: JobQueue, result: RigResult, interrupted: str = "") -> str:

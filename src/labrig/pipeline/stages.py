@@ -95,6 +95,13 @@ SYNC_SCHEMA: Mapping[str, Setting] = {
         "fewer instants than this fraction with a frame from every camera blocks",
         check=in_range(0, 1),
     ),
+    "offsets_ms": Setting(
+        (list,),
+        "videos from separate devices: each one's offset (ms) from the first, found by post-hoc "
+        "sync; null: the frames' own timestamps",
+        nullable=True,
+    ),
+    "trusted": Setting((bool,), "false: the post-hoc offsets are not trustworthy, which blocks"),
 }
 
 
@@ -134,7 +141,21 @@ def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
 
 def _rig_sync(store: Store, ctx: StageContext) -> StageOutput:
     """The sync of a rig attempt's captures, from their frames' timestamps, through the gate."""
-    figures = measure_sync([capture_stream(store, digest) for digest in ctx.input_digests])
+    offsets = ctx.config["offsets_ms"] or [None] * len(ctx.input_digests)
+    if not ctx.config["trusted"]:
+        raise QualityBlockedError(
+            [
+                "the post-hoc sync of these videos is not trustworthy (see the attempt's note): "
+                "record again with a flash every camera sees"
+            ],
+            code="LABRIG_SYNC_UNMATCHED",
+        )
+    figures = measure_sync(
+        [
+            capture_stream(store, digest, offset_ms=offset)
+            for digest, offset in zip(ctx.input_digests, offsets, strict=False)
+        ]
+    )
     verdict = judge_sync(figures, ctx.config)
     if verdict.blocked:
         raise QualityBlockedError([verdict.blocked], code="LABRIG_SYNC_UNMATCHED")

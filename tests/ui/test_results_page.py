@@ -418,3 +418,29 @@ def test_a_fifo_in_the_store_during_an_export_from_the_window_ends_in_the_messag
     assert "restore the file from a backup or the archive" in page.export_message.text()
     assert page.export_button.isEnabled()  # the page is usable again
     assert [p.name for p in target.iterdir() if not p.name.startswith(".")] == []
+
+
+def test_a_rig_attempt_shows_how_well_its_cameras_were_in_sync(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    from labrig.capture import create_session
+    from labrig.capture.rig_camera import CameraTiming
+    from labrig.capture.rigs import DeviceSpec
+    from labrig.capture.sources import Mode
+    from labrig.pipeline import save_rig_attempt
+
+    mode = Mode(640, 360, 30.0, "any")
+    services.capture.add_rig("pair", [DeviceSpec(f"virtual:rig-{n}", mode) for n in (1, 2)])
+    services.capture.virtual_rig.timing = {1: CameraTiming(offset_ms=10.0)}  # over 8.3 ms
+    session_id = create_session(services.queue, "RIG-R", "gait", "ana")
+    recording = services.capture.start_rig_recording("pair", session_id)
+    qtbot.waitUntil(lambda: min(c.status.frames for c in recording.status().cameras) >= 60)
+    attempt_id = save_rig_attempt(services.queue, recording.stop())
+    run_analysis(services)
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+    badge = page.detail.badges["syncBadge"]
+    assert badge.isVisible() and badge.text() == "2 cameras · sync p99 10.00 ms"
+    assert "spread p50 10.00 ms" in badge.toolTip()
+    # and rig.sync says why the result is degraded
+    assert any("10.0 ms apart at p99" in r for r in page.detail.current.summary.reasons)  # type: ignore[union-attr]

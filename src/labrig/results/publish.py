@@ -122,6 +122,8 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
             {k: t.get(k) for k in ("track_id", "t", "xy", "velocity", "colour_rgb")}
             for t in kin.get("tracks", [])
         ],
+        # a rig's attempt: how well its cameras were in sync (None for one camera)
+        "sync": (outputs.get("rig.sync") or {}).get("sync"),
         "qc": {
             k: (outputs.get("media.qc") or {}).get("qc", {}).get(k)
             for k in ("decoded_frames", "expected_frames", "gaps", "missing_frames", "problems")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from labrig.capture.rig_sync import SyncFigures
 from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
@@ -115,6 +116,7 @@ class ResultView(QWidget):
                 "calibrationBadge",
                 "releaseBadge",
                 "qcBadge",
+                "syncBadge",
                 "revisedBadge",
             )
         }
@@ -283,6 +285,22 @@ class ResultView(QWidget):
             GREEN if release else AMBER,
             release["digest"] if release else NO_RELEASE_TIP,
         )
+        if sync := doc.get("sync"):
+            figures = SyncFigures.from_json(sync)
+            spread = figures.spread_ms
+            sound = (
+                spread is not None
+                and spread["p99"] <= figures.frame_interval_ms / 4
+                and not any(figures.unmatched.values())
+            )
+            _set_badge(
+                self.badges["syncBadge"],
+                f"{len(figures.cameras)} cameras · sync p99 {spread['p99']:.2f} ms"
+                if spread
+                else f"{len(figures.cameras)} cameras · not in sync",
+                GREEN if sound else AMBER,
+                figures.summary(),
+            )
         qc = doc.get("qc") or {}
         if qc.get("decoded_frames") is not None:
             decoded, expected, gaps = (

@@ -111,3 +111,20 @@ def test_offsets_that_are_not_trustworthy_block_the_attempts_sync(tmp_path: Path
     [sync_job] = [j for j in jobs if j["stage_id"] == "rig.sync"]
     assert sync_job["state"] == "BlockedByQuality"
     assert "not trustworthy" in (sync_job["error_message"] or "")
+
+
+def test_motion_sync_from_the_command_line_is_within_a_frame(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    _rig(store)
+    front, right = write_rig_videos(tmp_path / "moving", STARTS[:2], 6.0, scene="markers")
+    imported = labrig(
+        store,
+        "import",
+        *("--rig", "trio", "--camera", f"front={front}", "--camera", f"right={right}"),
+        *("--sync", "motion", "--json"),
+    )
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    posthoc = json.loads(imported.stdout)["posthoc"]
+    assert posthoc["method"] == "motion" and posthoc["trustworthy"] is True
+    offset = posthoc["cameras"][1]["offset_ms"]
+    assert abs(offset - (STARTS[1] - STARTS[0]) * 1000) <= FRAME_MS, posthoc

@@ -14,10 +14,17 @@ are at ``i / fps + offset``.
   above the frames' noise (``MIN_STEP_SIGMAS``), is at least ``MIN_STEP_LEVELS`` grey levels,
   and lasts at least two frames in every video.
 
+* ``motion``: markers of distinct colours moving where every camera sees them. Each bright blob is
+  told apart by its colour (12 hues, and white); a marker whose image movement is mainly up and
+  down in both views (world vertical movement looks vertical from every camera standing upright,
+  while horizontal movement looks different from each side) gives its vertical speed, which is
+  cross-correlated with the first camera's within ``±max_lag_s``. The best of those markers gives
+  the offset, refined between frames. Trustworthy when its correlation is at least
+  ``MIN_MOTION_R`` and no other offset within the search matches nearly as well (a movement that
+  repeats, as a pendulum's, gives an offset only up to its period). Offsets beyond ``max_lag_s``
+  are not searched: start the cameras within that of each other.
+
 The estimate says, for each camera, its offset, a confidence and, when it is not trustworthy, why.
-Sync by motion (cross-correlating movement every camera sees) is not here yet: the movement's
-measure must be one every viewpoint shares (tracked points' vertical speeds), which needs the
-tracker.
 """
 
 from __future__ import annotations
@@ -27,16 +34,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
-from labrig.capture.media import iter_luma
+from labrig.capture.media import iter_frames, iter_luma
 from labrig.errors import LabrigError
 
-SyncMethod = Literal["flash"]
-SYNC_METHODS: tuple[SyncMethod, ...] = ("flash",)
+SyncMethod = Literal["flash", "motion"]
+SYNC_METHODS: tuple[SyncMethod, ...] = ("flash", "motion")
 MIN_STEP_SIGMAS = 8.0  # a flash's step over the frame-to-frame noise of the brightness
 MIN_STEP_LEVELS = 10.0  # and in grey levels: a fainter change may be the camera's own exposure
+MIN_MOTION_R = 0.9  # the vertical speeds' correlation at the offset found
+MIN_VERTICAL_SHARE = 0.5  # of a marker's image movement, for its vertical speed to be used
+REPEAT_SHARE = 0.9  # another peak this close to the best: the movement repeats
 Array = npt.NDArray[np.float64]
 
 
@@ -124,9 +135,14 @@ def flash_onset(means: Array, fps: float) -> _Onset | None:
     return _Onset((rise + 0.5 - fraction) / fps, full / noise, full, lit)
 
 
-def estimate_offsets(videos: Sequence[tuple[str, Path, float]], method: SyncMethod) -> PostHocSync:
+def estimate_offsets(
+    videos: Sequence[tuple[str, Path, float]], method: SyncMethod, *, max_lag_s: float = 2.0
+) -> PostHocSync:
     """The offset of each of ``videos`` ((name, path, fps), the first the reference) by ``method``.
-    Refused (:class:`PostHocSyncError`) when a flash is not found in a video at all."""
+    Refused (:class:`PostHocSyncError`) when a flash is not found in a video at all, or the videos
+    are too short to correlate."""
+    if method == "motion":
+        return _by_motion(videos, max_lag_s)
     return _by_flash(videos)
 
 
@@ -161,3 +177,135 @@ def _by_flash(videos: Sequence[tuple[str, Path, float]]) -> PostHocSync:
             )
         )
     return PostHocSync("flash", cameras)
+
+
+# -- motion ----------------------------------------------------------------------------------------
+
+Tracks = dict[str, tuple[Array, Array]]  # colour → (x, y) per frame, NaN where not seen once
+
+
+def marker_tracks(path: Path) -> Tracks:
+    """Each colour of bright marker in ``path``: its image position in each frame (NaN where it is
+    not seen, or two blobs share its colour). The top and bottom twentieth, where cameras print
+    their clock, are left out."""
+    rows: list[dict[str, tuple[float, float]]] = []
+    for image in iter_frames(path):
+        h = image.shape[0]
+        hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
+        mask = (hsv[..., 2] > 150).astype(np.uint8)
+        mask[: h // 20] = 0
+        mask[h - h // 20 :] = 0
+        count, labels, stats, centres = cv2.connectedComponentsWithStats(mask)
+        seen: dict[str, tuple[float, float]] = {}
+        twice: set[str] = set()
+        for i in range(1, count):
+            if not 3 <= stats[i, cv2.CC_STAT_AREA] <= 5000:
+                continue
+            pixels = hsv[labels == i]
+            saturation, hue = float(np.median(pixels[:, 1])), float(np.median(pixels[:, 0]))
+            key = "white" if saturation < 60 else f"hue{int(((hue + 7.5) % 180) // 15)}"
+            if key in seen:
+                twice.add(key)
+            seen[key] = (float(centres[i][0]), float(centres[i][1]))
+        rows.append({k: v for k, v in seen.items() if k not in twice})
+    keys = {k for row in rows for k in row}
+    return {
+        k: (
+            np.array([row[k][0] if k in row else np.nan for row in rows]),
+            np.array([row[k][1] if k in row else np.nan for row in rows]),
+        )
+        for k in keys
+    }
+
+
+def _vertical_speed(track: tuple[Array, Array]) -> Array | None:
+    """The marker's vertical image speed, when its movement is mainly up and down; else None."""
+    vx, vy = np.diff(track[0], prepend=np.nan), np.diff(track[1], prepend=np.nan)
+    if np.count_nonzero(~np.isnan(vy)) < 10:
+        return None
+    sx, sy = float(np.nanvar(vx)), float(np.nanvar(vy))
+    return vy if sy > 0 and sy / (sx + sy) >= MIN_VERTICAL_SHARE else None
+
+
+def _by_motion(videos: Sequence[tuple[str, Path, float]], max_lag_s: float) -> PostHocSync:
+    tracks = [(name, marker_tracks(path), fps) for name, path, fps in videos]
+    _, ref, fps = tracks[0]
+    cameras = [CameraOffset(tracks[0][0], 0.0, 1.0, True)]
+    for name, other, own_fps in tracks[1:]:
+        if abs(own_fps - fps) > 0.01 * fps:
+            raise PostHocSyncError(
+                f"{name} was recorded at {own_fps:g} fps and the first camera at {fps:g}: motion "
+                "sync needs one frame rate; use --sync flash"
+            )
+        found = []
+        for key in sorted(ref.keys() & other.keys()):
+            a, b = _vertical_speed(ref[key]), _vertical_speed(other[key])
+            if a is not None and b is not None:
+                found.append((*_correlate(a, b, round(max_lag_s * fps)), key))
+        if not found:
+            cameras.append(
+                CameraOffset(
+                    name,
+                    0.0,
+                    0.0,
+                    False,
+                    "no marker of one colour moves up and down where both cameras see it; use "
+                    "markers of distinct colours, moved up and down, or a flash",
+                )
+            )
+            continue
+        r, lag, second, key = max(found)
+        doubts = []
+        if r < MIN_MOTION_R:
+            doubts.append(
+                f"the vertical movement matches weakly (r = {r:.2f} for the {key} marker, under "
+                f"{MIN_MOTION_R:g})"
+            )
+        if second >= REPEAT_SHARE * r:
+            doubts.append(
+                f"the {key} marker's movement repeats within ±{max_lag_s:g} s (another offset "
+                f"matches with r = {second:.2f}): move it irregularly, or use a flash"
+            )
+        # ``other[i + lag]`` matches ``ref[i]``: this camera started ``lag`` frames earlier
+        cameras.append(CameraOffset(name, -lag / fps, r, not doubts, "; ".join(doubts)))
+    return PostHocSync("motion", cameras)
+
+
+def _correlate(ref: Array, other: Array, max_lag: int) -> tuple[float, float, float]:
+    """The best correlation of ``other[i + lag]`` with ``ref[i]`` over ``|lag| <= max_lag``, its
+    lag in frames (refined between frames by a parabola through the peak), and the correlation at
+    the next best peak (0 without one)."""
+    if min(len(ref), len(other)) < 2 * max_lag + 30:
+        raise PostHocSyncError(
+            f"the videos are too short for motion sync over ±{max_lag} frames; record longer "
+            "(several seconds of movement every camera sees)"
+        )
+    lags = np.arange(-max_lag, max_lag + 1)
+    scores = np.array([_r(ref, other, int(k)) for k in lags])
+    if np.all(np.isnan(scores)):
+        return float("nan"), 0.0, 0.0
+    best = int(np.nanargmax(scores))
+    filled = np.nan_to_num(scores, nan=-1.0)
+    peaks = [
+        float(filled[i])
+        for i in range(1, len(filled) - 1)
+        if abs(i - best) > 2 and filled[i] > filled[i - 1] and filled[i] >= filled[i + 1]
+    ]
+    lag = float(lags[best])
+    if 0 < best < len(lags) - 1 and not np.isnan(scores[best - 1 : best + 2]).any():
+        a, b, c = scores[best - 1], scores[best], scores[best + 1]
+        if (denominator := a - 2 * b + c) < 0:
+            lag += 0.5 * (a - c) / denominator
+    return float(scores[best]), lag, max(peaks, default=0.0)
+
+
+def _r(ref: Array, other: Array, lag: int) -> float:
+    """Correlation of ``ref[i]`` with ``other[i + lag]`` where both are known."""
+    start, end = max(0, -lag), min(len(ref), len(other) - lag)
+    if end - start < 20:
+        return float("nan")
+    a, b = ref[start:end], other[start + lag : end + lag]
+    known = ~np.isnan(a) & ~np.isnan(b)
+    if np.count_nonzero(known) < 20 or a[known].std() == 0 or b[known].std() == 0:
+        return float("nan")
+    return float(np.corrcoef(a[known], b[known])[0, 1])

@@ -1,5 +1,5 @@
 """Post-hoc sync on videos of the virtual rig recorded as separate devices would, started at known
-instants: the offsets found from a flash, against the truth."""
+instants: the offsets found from a flash and from motion, against the truth."""
 
 from __future__ import annotations
 
@@ -29,6 +29,26 @@ def test_the_offsets_from_a_flash_are_within_half_a_frame(flash_videos: list[Pat
         assert abs(camera.offset_s - truth) <= 0.5 * FRAME_S, (camera, truth)
     # sub-frame: the starts are not whole frames apart, and the estimate says so
     assert abs(sync.cameras[1].offset_s - 0.3884) < 0.25 * FRAME_S
+
+
+def test_the_offsets_from_motion_are_within_one_frame(tmp_path: Path) -> None:
+    videos = write_rig_videos(tmp_path, STARTS, 6.0, scene="markers")
+    named = [(f"cam{k + 1}", p, 30.0) for k, p in enumerate(videos)]
+    sync = estimate_offsets(named, "motion")
+    assert sync.trustworthy, sync.summary()
+    for camera, start in zip(sync.cameras, STARTS, strict=True):
+        assert abs(camera.offset_s - (start - STARTS[0])) <= FRAME_S, camera
+
+
+def test_motion_that_repeats_within_the_search_is_not_trusted(tmp_path: Path) -> None:
+    # the only marker moving up and down ("lift") does so every 4 s: searched over ±5 s, two
+    # offsets match it as well, and the estimate says so
+    videos = write_rig_videos(tmp_path / "long", STARTS[:2], 14.0, scene="markers")
+    sync = estimate_offsets([("a", videos[0], 30.0), ("b", videos[1], 30.0)], "motion", max_lag_s=5)
+    assert not sync.trustworthy and "movement repeats within ±5 s" in sync.summary()
+    with pytest.raises(PostHocSyncError, match="too short"):
+        short = write_rig_videos(tmp_path / "short", (0.0, 0.4), 1.0, scene="markers")
+        estimate_offsets([("a", short[0], 30.0), ("b", short[1], 30.0)], "motion")
 
 
 def test_a_video_without_the_flash_is_refused_and_a_faint_flash_is_not_trusted(

@@ -137,6 +137,10 @@ class VirtualRig:
     markers: int = 4
     seed: int = 0
     noise: float = 2.0
+    # > 0: each camera renders its first ``replay`` frames once and shows them again in turn (its
+    # tag and times stay true): a camera that costs the host nothing, as a real one, for measuring
+    # the recorder alone. What such a frame shows is not :meth:`truth`'s.
+    replay: int = 0
     scene: RigSceneName = "markers"
     flash_gain: float = FLASH_GAIN  # grey levels the lamp adds to a frame lit throughout
     epoch_ns: int = field(default_factory=time.monotonic_ns)
@@ -249,6 +253,7 @@ class VirtualRigCamera:
         self._opened_ns = 0
         self._open = False
         self._noise: list[tuple[Image, Image]] = []
+        self._replayed: dict[int, Image] = {}  # with ``rig.replay``: the frames shown again
 
     @property
     def name(self) -> str:
@@ -267,6 +272,8 @@ class VirtualRigCamera:
             )
         shape = (mode.height, mode.width, 3)
         self._noise = _noise(shape, self.rig.noise, self.rig.seed) if self.rig.noise > 0 else []
+        if mode != self._mode:
+            self._replayed = {}
         self._mode = mode
         self._opened_ns = time.monotonic_ns()
         self._next, self._open = None, True
@@ -274,6 +281,16 @@ class VirtualRigCamera:
 
     def render(self, n: int) -> Image:
         """Frame ``n`` of the current mode (the world at its exposure, its tag in the corner)."""
+        if self.rig.replay > 0:
+            key = n % self.rig.replay
+            if key not in self._replayed:
+                self._replayed[key] = self._render(n)
+            img = self._replayed[key].copy()
+            write_frame_tag(img, n)
+            return img
+        return self._render(n)
+
+    def _render(self, n: int) -> Image:
         mode = self._mode
         view = _view(self.index, mode.width, mode.height, self.rig.markers)
         t = self.rig.world_time(self.index, mode.fps, n)

@@ -272,3 +272,17 @@ def test_analysis_waits_while_the_workstation_records_and_runs_below_it(
     worker.join()
     assert niceness == [max(ANALYSIS_NICENESS, os.getpriority(os.PRIO_PROCESS, 0))]
     # (the test thread itself is never lowered: only job threads are)
+
+
+def test_a_replaying_camera_shows_its_first_frames_again_with_the_true_index() -> None:
+    from labrig.capture.rig_camera import VirtualRig
+
+    camera = VirtualRig(replay=10).camera(0)
+    camera.open(SMALL)
+    first, again = camera.render(3), camera.render(13)
+    assert read_frame_tag(first) == 3 and read_frame_tag(again) == 13
+    # the picture below the tag is frame 3's both times; a camera that does not replay moves on
+    assert (first[40:] == again[40:]).all()
+    live = VirtualRig().camera(0)
+    live.open(SMALL)
+    assert not (live.render(3)[40:] == live.render(13)[40:]).all()

@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from labrig.ui.app import Gui
 from labrig.ui.capture.page import CapturePage, Phase
 from labrig.ui.common.device_picker import DevicePicker
+from labrig.ui.devices.page import DevicesPage
 
 LEFT = Qt.MouseButton.LeftButton
 MARKERS = "virtual:markers"
@@ -24,6 +25,15 @@ def shown_capture_page(qtbot: QtBot, gui: Gui) -> CapturePage:
     gui.window.show_page("capture")
     page = gui.window.pages.currentWidget()
     assert isinstance(page, CapturePage)
+    return page
+
+
+def shown_devices_page(qtbot: QtBot, gui: Gui) -> DevicesPage:
+    gui.window.show()
+    qtbot.waitExposed(gui.window)
+    gui.window.show_page("devices")
+    page = gui.window.pages.currentWidget()
+    assert isinstance(page, DevicesPage)
     return page
 
 

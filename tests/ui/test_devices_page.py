@@ -10,7 +10,6 @@ from sqlalchemy import select
 from labrig.bootstrap import Services
 from labrig.store.models import Capture, DeviceRecord
 from labrig.ui.app import Gui
-from labrig.ui.devices.page import DevicesPage
 from labrig.ui.shell.device_checks import IN_USE
 from tests.ui.capture_helpers import (
     LEFT,
@@ -18,6 +17,7 @@ from tests.ui.capture_helpers import (
     fill_session,
     pick_device,
     shown_capture_page,
+    shown_devices_page,
     start_recording,
     wait_verified,
 )
@@ -25,19 +25,10 @@ from tests.ui.capture_helpers import (
 pytestmark = pytest.mark.gui
 
 
-def _shown_devices_page(qtbot: QtBot, gui: Gui) -> DevicesPage:
-    gui.window.show()
-    qtbot.waitExposed(gui.window)
-    gui.window.show_page("devices")
-    page = gui.window.pages.currentWidget()
-    assert isinstance(page, DevicesPage)
-    return page
-
-
 def test_every_device_is_listed_with_its_verdict_and_the_reason(
     qtbot: QtBot, services: Services, ui: Gui
 ) -> None:
-    page = _shown_devices_page(qtbot, ui)
+    page = shown_devices_page(qtbot, ui)
     picker = page.picker
 
     # the virtual camera is always present, and gets verified
@@ -64,7 +55,7 @@ def test_a_device_being_recorded_is_verified_only_after_its_recording_is_saved(
     fill_session(qtbot, capture_page, "S-021", "reach", "ana")
     pick_device(qtbot, capture_page.picker, MARKERS)
     start_recording(qtbot, capture_page)
-    devices = _shown_devices_page(qtbot, ui)
+    devices = shown_devices_page(qtbot, ui)
     pick_device(qtbot, devices.picker, MARKERS)
 
     qtbot.mouseClick(devices.picker.verify_button, LEFT)  # the same camera, from the other page

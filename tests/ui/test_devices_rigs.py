@@ -7,23 +7,13 @@ from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
 from labrig.ui.app import Gui
-from labrig.ui.devices.page import DevicesPage
-from tests.ui.capture_helpers import LEFT, WAIT_MS, pick_device, wait_verified
-
-
-def shown_devices_page(qtbot: QtBot, gui: Gui) -> DevicesPage:
-    gui.window.resize(1280, 800)
-    gui.window.show()
-    qtbot.waitExposed(gui.window)
-    gui.window.show_page("devices")
-    page = gui.window.pages.currentWidget()
-    assert isinstance(page, DevicesPage)
-    return page
+from tests.ui.capture_helpers import LEFT, WAIT_MS, pick_device, shown_devices_page, wait_verified
 
 
 def test_a_rig_is_made_of_verified_devices_on_the_devices_page(
     qtbot: QtBot, services: Services, ui: Gui
 ) -> None:
+    ui.window.resize(1280, 800)
     page = shown_devices_page(qtbot, ui)
     rigs = page.rigs
     qtbot.waitUntil(lambda: rigs.rig_list.count() == 1, timeout=WAIT_MS)

@@ -64,10 +64,11 @@ class Services:
     def recover(self) -> RecoveryReport:
         """Start-up recovery: every provisional capture resolved (:func:`labrig.capture.recover`),
         then every rig recording a crash left unsaved made an attempt of its salvaged captures,
-        marked interrupted (listed as ``rig attempt``, or ``left`` when it cannot be yet)."""
+        marked interrupted (listed as ``rig attempt``, or ``rig not saved`` when no camera had
+        recorded a frame)."""
         report = self.capture.recover()
         for rig in save_interrupted_rigs(self.queue):
-            outcome = "rig attempt" if rig.attempt_id else "left"
+            outcome = "rig attempt" if rig.attempt_id else "rig not saved"
             report.items.append(
                 Recovered(rig.attempt_id or rig.recording_id, outcome, rig.frames, rig.detail)
             )

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from labrig.capture import PipelineStep, create_attempt
 from labrig.capture.commit import CommitResult
+from labrig.capture.recorder import provisional_root
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
 from labrig.capture.rig_sync import Stream, capture_stream, measure_sync
@@ -127,6 +128,9 @@ def save_interrupted_rigs(queue: JobQueue) -> list[RigRecovered]:
             devices = json.loads(row.devices)
             captures = [db.get(Capture, d["capture_id"]) for d in devices]
             if any(c is not None and c.state == "provisional" for c in captures):
+                continue
+            # a folder recovery left is being recorded (its lock is held) or is left for later
+            if any((provisional_root(queue.store) / d["capture_id"]).exists() for d in devices):
                 continue
             outcomes = [
                 RigCaptureOutcome(

@@ -286,3 +286,21 @@ def test_a_replaying_camera_shows_its_first_frames_again_with_the_true_index() -
     live = VirtualRig().camera(0)
     live.open(SMALL)
     assert not (live.render(3)[40:] == live.render(13)[40:]).all()
+
+
+def test_recovery_leaves_a_rig_that_is_still_recording_alone(services: Services) -> None:
+    small_rig(services, cameras=2)
+    session = create_session(services.queue, "RIG-7", "gait", "ana")
+    recording = services.capture.start_rig_recording("bench", session)
+    record_frames(recording, 10)
+    # another window starting on the same data folder runs its recovery now
+    other = bootstrap(store=services.store)
+    report = other.recover()
+    assert report.items == []
+    with services.store.read() as db:
+        assert db.scalars(select(Row)).one().state == "recording"
+    attempt_id = save_rig_attempt(services.queue, recording.stop())
+    assert other.recover().items == []  # and once saved, there is nothing to make of it
+    with services.store.read() as db:
+        row = db.scalars(select(Row)).one()
+    assert row.state == "saved" and row.attempt_id == attempt_id

@@ -24,6 +24,7 @@ WHAT_IT_MEANS = {
     "abandoned": "its files were gone before Labrig started",
     "tidied": "already saved before the interruption",
     "rig attempt": "a rig recording made one attempt of its salvaged captures, marked interrupted",
+    "rig not saved": "a rig recording whose cameras had recorded no frame yet: no attempt",
     "left": "could not be resolved now (the message says why): left where it was, tried again at "
     "the next start",
 }

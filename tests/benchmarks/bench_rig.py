@@ -26,6 +26,8 @@ The last line is ``drops=… spread_p99_ms=… cameras_ratio_vs_raw=… rss_grow
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -91,6 +93,13 @@ def record_rig(
     return recording.stop()
 
 
+def settle(folder: Path) -> None:
+    """Remove a run's files and write the disk's dirty pages back, so the next run does not pay
+    for this one's writeback (as bench_queue.py does between rounds)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    os.sync()
+
+
 def drops(result: RigResult) -> int:
     return sum(c.commit.dropped_frames for c in result.captures if c.commit)
 
@@ -134,10 +143,12 @@ def raw_writers_keep_up(root: Path, count: int, seconds: float, images: list) ->
     return all(w >= expected * 0.99 for w in written)
 
 
-def most(keeps_up: Callable[[int], bool], limit: int = 8) -> int:
+def most(keeps_up: Callable[[int], bool], limit: int = 8, tries: int = 2) -> int:
+    """The most ``n`` for which ``keeps_up(n)``, counting up; each ``n`` gets ``tries`` runs, so
+    one hiccup of the shared disk does not end the count (the same for both sides)."""
     best = 0
     for n in range(1, limit + 1):
-        if not keeps_up(n):
+        if not any(keeps_up(n) for _ in range(tries)):
             break
         best = n
     return best
@@ -161,8 +172,11 @@ def bench_rig(root: Path, seconds: float) -> tuple[int, float]:
 
 
 def bench_cameras(root: Path, seconds: float) -> float:
+    runs = iter(range(1000))
+
     def labrig_keeps_up(n: int) -> bool:
-        services = fresh(root, f"cams-{n}", replay=REPLAY)
+        name = f"cams-{n}-{next(runs)}"
+        services = fresh(root, name, replay=REPLAY)
         try:
             if n == 1:  # one camera is not a rig: recorded on its own
                 recorder = services.capture.start_recording("virtual:rig-1", HD60)
@@ -172,6 +186,7 @@ def bench_cameras(root: Path, seconds: float) -> float:
                 lost = drops(record_rig(services, f"n{n}", cams(*[HD60] * n), seconds))
         finally:
             services.close()
+            settle(root / name)
         print(f"  labrig: {n} x 1280x720@60 for {seconds:.0f} s: {lost} dropped")
         return lost == 0
 
@@ -180,7 +195,10 @@ def bench_cameras(root: Path, seconds: float) -> float:
     images = [camera.render(n) for n in range(REPLAY)]  # the frames the cameras replay
 
     def raw_keeps_up(n: int) -> bool:
-        ok = raw_writers_keep_up(root, n, seconds, images)
+        folder = root / f"raw-{n}-{next(runs)}"
+        folder.mkdir()
+        ok = raw_writers_keep_up(folder, n, seconds, images)
+        settle(folder)
         print(
             f"  raw cv2.VideoWriter: {n} loops at 60 fps for {seconds:.0f} s: "
             f"{'kept up' if ok else 'fell behind'}"
@@ -283,12 +301,18 @@ def bench_http(root: Path, seconds: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run for CI")
+    parser.add_argument(
+        "--only", choices=["cameras"], help="measure only this figure (its line, then the last)"
+    )
     args = parser.parse_args()
     rig_s, scale_s, memory_s, busy_s, http_s = (
         (10.0, 5.0, 60.0, 10.0, 5.0) if args.quick else (60.0, 20.0, 600.0, 60.0, 10.0)
     )
     with tempfile.TemporaryDirectory(prefix="labrig-bench-rig-") as tmp:
         root = Path(tmp)
+        if args.only == "cameras":
+            print(f"cameras_ratio_vs_raw={bench_cameras(root, scale_s):.2f}")
+            return
         rig_drops, p99 = bench_rig(root, rig_s)
         ratio = bench_cameras(root, scale_s)
         growth = bench_memory(root, memory_s)

@@ -41,6 +41,8 @@ def test_a_rig_is_recorded_from_the_capture_page_into_one_attempt(
     qtbot.mouseClick(page.record_button, LEFT)
     qtbot.waitUntil(lambda: page.phase is Phase.RECORDING, timeout=WAIT_MS)
     assert page.device_tabs.tabBar().isEnabled() is False  # no switching while it records
+    # what closing the window would interrupt, in words
+    assert (page.recording_in_progress() or "").startswith("The rig bench is recording (")
     # every camera's picture, its counts, and the spread the offset gives
     qtbot.waitUntil(lambda: all(t.view.frames_shown > 3 for t in grid.tiles), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: "sync spread p99 3." in grid.summary.text(), timeout=WAIT_MS)

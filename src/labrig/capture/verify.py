@@ -27,7 +27,7 @@ from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, Inventory
 from labrig.capture.opencv_source import OpenCVSource
 from labrig.capture.rig_camera import VirtualRig, rig_camera_index
-from labrig.capture.sources import FrameSource, Mode
+from labrig.capture.sources import FrameSource, Mode, read_timed
 from labrig.capture.virtual import VIRTUAL_ADDRESS, SceneSwitch, VirtualCamera
 from labrig.errors import LabrigError
 
@@ -263,12 +263,13 @@ def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception)
 
 def _grab(source: FrameSource, window: float, read_timeout: float) -> _Frames:
     """Read until ``window`` seconds after the first frame (the time to open the device
-    does not count)."""
+    does not count). Each frame's time is the device's own stamp of it where the device gives
+    one (so a busy host does not make a camera look slow), else when it arrived."""
     got = _Frames([], [], ended_early=False)
     deadline: float | None = None
     while deadline is None or got.times[-1] < deadline:
-        frame = source.read(read_timeout)
-        now = time.monotonic()
+        frame, timed = read_timed(source, read_timeout)
+        now = timed.mono_ns / 1e9 if timed is not None else time.monotonic()
         if frame is None:
             got.ended_early = True
             break

@@ -572,7 +572,10 @@ class CapturePage(QWidget):
         if self._phase not in (Phase.STARTING, Phase.RECORDING):
             return None
         if (recording := self.rig_flow.recording) is not None:
-            return f"The rig {recording.rig.name} is recording"
+            elapsed = max((c.status.elapsed_s for c in recording.status().cameras), default=0.0)
+            return f"The rig {recording.rig.name} is recording ({clock(elapsed)} so far)"
+        if self._recording_id is None and (rig := self.rig_flow.rig()) is not None:
+            return f"The rig {rig.name} is starting"
         device = self._checks.device(self._recording_id or "")
         name = device.name if device is not None else self._recording_id
         status = self.recording_status

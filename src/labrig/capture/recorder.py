@@ -42,6 +42,7 @@ from labrig.store.models import Capture
 from labrig.tasks import run_below_recording
 
 _END = None
+HELD = 2**63  # a held recorder's start instant until begin() names one: after every frame
 _Frame = tuple[Image, int, int, tuple[int, int] | None]  # image, mono, utc, device index and time
 
 
@@ -157,7 +158,7 @@ class Recorder:
         the instant recording starts, as a rig starts all its devices at one instant.
         """
         if hold:
-            self._begin_ns = 2**63
+            self._begin_ns = HELD
         self._device_lock = device_lock(self.store, self.device.device_id)
         if not self._device_lock.acquire():
             raise DeviceBusyError(
@@ -247,7 +248,7 @@ class Recorder:
     def discard(self) -> None:
         """Stop a recorder started with ``hold`` that never began: it recorded nothing, so its
         folder goes and nothing is catalogued."""
-        assert self._begin_ns == 2**63, "only a held recorder that never began is discarded"
+        assert self._begin_ns == HELD, "only a held recorder that never began is discarded"
         self._stop.set()
         for thread in self._threads:
             thread.join()

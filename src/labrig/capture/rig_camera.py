@@ -203,9 +203,6 @@ class VirtualRig:
         """The world times the lamp comes on between two world times (the ``flash`` scene)."""
         return flash_instants(start_s, end_s)
 
-    def world_seconds(self, mono_ns: int) -> float:
-        return (mono_ns - self.epoch_ns) / 1e9
-
     def ground_truth(self, cameras: int = DEFAULT_CAMERAS) -> dict[str, Any]:
         """The rig's fixed truth: each camera's pose and lens, and the markers' paths' names."""
         return {

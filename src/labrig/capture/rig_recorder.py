@@ -98,8 +98,13 @@ class RigResult:
     note: str = ""  # which devices stopped early, which commits failed
 
     @property
+    def committed(self) -> list[RigCaptureOutcome]:
+        """The captures committed with at least one frame."""
+        return [c for c in self.captures if c.commit and c.commit.frame_count]
+
+    @property
     def committed_ids(self) -> list[str]:
-        return [c.capture_id for c in self.captures if c.commit and c.commit.frame_count]
+        return [c.capture_id for c in self.committed]
 
 
 @dataclass
@@ -111,7 +116,6 @@ class RigRecording:
     session_id: str
     recorders: list[Recorder]
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    _began_ns: int = 0
 
     def start(self) -> None:
         """Store the rig recording, start every device streaming, then begin all at one instant
@@ -137,9 +141,9 @@ class RigRecording:
             self._set_state("failed")
             raise
         slowest = max(1e9 / r.mode.fps for r in self.recorders)
-        self._began_ns = now_ns()[0] + round(slowest)
+        begin = now_ns()[0] + round(slowest)
         for recorder in self.recorders:
-            recorder.begin(self._began_ns)
+            recorder.begin(begin)
 
     def _places(self) -> list[str]:
         return [d.place for d in self.rig.devices]
@@ -225,20 +229,23 @@ class RigRecording:
                     error,
                 )
             )
-        committed = [o for o in outcomes if o.commit and o.commit.frame_count]
-        figures = (
-            measure_sync([_stream(self.store, o) for o in committed])
-            if len(committed) >= 2
-            else None
-        )
         return RigResult(
-            self.id, self.rig.name, self.session_id, outcomes, figures, _note(outcomes)
+            self.id,
+            self.rig.name,
+            self.session_id,
+            outcomes,
+            sync_of(self.store, outcomes),
+            _note(outcomes),
         )
 
 
-def _stream(store: Store, outcome: RigCaptureOutcome) -> Stream:
-    assert outcome.commit is not None
-    return capture_stream(store, outcome.commit.manifest_sha256, outcome.place)
+def sync_of(store: Store, outcomes: Sequence[RigCaptureOutcome]) -> SyncFigures | None:
+    """The sync over the outcomes' captures committed with frames, named by their places; None
+    with fewer than two."""
+    committed = [(o.place, o.commit) for o in outcomes if o.commit and o.commit.frame_count]
+    if len(committed) < 2:
+        return None
+    return measure_sync([capture_stream(store, c.manifest_sha256, p) for p, c in committed])
 
 
 def _note(outcomes: Sequence[RigCaptureOutcome]) -> str:

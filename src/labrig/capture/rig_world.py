@@ -38,10 +38,6 @@ from labrig.capture.virtual_scenes import CameraModel
 Array = npt.NDArray[np.float64]
 RigSceneName = Literal["markers", "flash"]
 RIG_SCENES: tuple[RigSceneName, ...] = ("markers", "flash")
-RIG_SCENE_LABELS: dict[RigSceneName, str] = {
-    "markers": "Markers moving through the volume",
-    "flash": "Markers, and a lamp flashed every 5 s (for post-hoc sync)",
-}
 
 VOLUME_MM = (3000.0, 2000.0, 2000.0)
 MAX_CAMERAS = 8
@@ -102,7 +98,6 @@ MARKER_PATHS: tuple[tuple[str, tuple[int, int, int], Path3], ...] = (
         lambda t: (1100.0, 600 * math.sin(_W * t / 4.5), 700 + 200 * math.cos(_W * t / 3)),
     ),
 )
-STEADY_SPEED_MM_S = _W * 800 / 8
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,16 @@ VIRTUAL_PROBE_S = 0.3
 DEFAULT_RIG_MODE = Mode(1280, 720, 30.0, ANY_FORMAT)
 
 
+def _verified_in(asked: Mode | None, mode: Mode) -> bool:
+    """Whether a verdict made in ``asked`` is one for ``mode``, whose pixel format may be left to
+    the inventory (``ANY_FORMAT``)."""
+    if asked is None or asked == mode:
+        return True
+    return (
+        mode.pixel_format == ANY_FORMAT and replace(mode, pixel_format=asked.pixel_format) == asked
+    )
+
+
 class DeviceNotFoundError(LabrigError):
     code = "LABRIG_DEVICE_NOT_FOUND"
 
@@ -228,16 +238,8 @@ class CaptureService:
 
         def check(device: DeviceInfo, mode: Mode) -> Verification:
             verdict = known.get(device.device_id)
-            if verdict is not None and verdict.ok and verdict.requested in (mode, None):
+            if verdict is not None and verdict.ok and _verified_in(verdict.requested, mode):
                 return verdict
-            if verdict is not None and verdict.ok and mode.pixel_format == ANY_FORMAT:
-                asked = verdict.requested
-                if asked and (asked.width, asked.height, asked.fps) == (
-                    mode.width,
-                    mode.height,
-                    mode.fps,
-                ):
-                    return verdict
             return self.verify(device, mode)
 
         verdicts = verify_all(draft, pairs, check)

@@ -10,7 +10,7 @@ from typing import Any
 
 from labrig.capture import create_session, parse_mode
 from labrig.capture.rig_recorder import RigRecording, RigResult, RigStatus
-from labrig.capture.rigs import parse_device_spec
+from labrig.capture.rigs import Rig, parse_device_spec
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
 from labrig.pipeline import save_rig_attempt
@@ -50,8 +50,7 @@ def run_rigs(args: argparse.Namespace) -> int:
     for rig in rigs:
         made = "built in" if rig.builtin else f"made by {rig.created_by}"
         print(f"{rig.name}  ({len(rig.devices)} devices, {made})")
-        for d in rig.devices:
-            print(f"  {d.place:<12} {d.device_id:<28} {d.mode.label()}")
+        _print_devices(rig)
     return 0
 
 
@@ -63,9 +62,13 @@ def run_add(args: argparse.Namespace) -> int:
         print_json(rig.to_json())
     else:
         print(f"Rig {rig.name} made of {len(rig.devices)} verified devices:")
-        for d in rig.devices:
-            print(f"  {d.place:<12} {d.device_id:<28} {d.mode.label()}")
+        _print_devices(rig)
     return 0
+
+
+def _print_devices(rig: Rig) -> None:
+    for d in rig.devices:
+        print(f"  {d.place:<12} {d.device_id:<28} {d.mode.label()}")
 
 
 def run_remove(args: argparse.Namespace) -> int:

@@ -14,9 +14,8 @@ from sqlalchemy.orm import Session
 from labrig.capture import PipelineStep, create_attempt
 from labrig.capture.commit import CommitResult
 from labrig.capture.recorder import provisional_root
-from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult
+from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult, sync_of
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
-from labrig.capture.rig_sync import Stream, capture_stream, measure_sync
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
@@ -38,7 +37,7 @@ def stop_and_save_rig(
     recorded a frame; a commit that fails leaves its capture to recovery."""
     result = recording.stop()
     attempt_id = save_rig_attempt(queue, result, interrupted)
-    committed = [c for c in result.captures if c.commit and c.commit.frame_count]
+    committed = result.committed
     first = committed[0].commit
     assert first is not None
     sync = result.sync.summary() if result.sync else "one camera: no sync to measure"
@@ -147,9 +146,8 @@ def save_interrupted_rigs(queue: JobQueue) -> list[RigRecovered]:
             pending.append((row.id, row.rig_name, row.session_id, outcomes))
     out = []
     for recording_id, rig, session_id, outcomes in pending:
-        usable = [o for o in outcomes if o.commit and o.commit.frame_count]
-        sync = measure_sync([_stream(queue, o) for o in usable]) if len(usable) >= 2 else None
-        result = RigResult(recording_id, rig, session_id, outcomes, sync)
+        result = RigResult(recording_id, rig, session_id, outcomes, sync_of(queue.store, outcomes))
+        usable = result.committed
         frames = sum(o.commit.frame_count for o in usable if o.commit)
         try:
             attempt_id = save_rig_attempt(queue, result, interrupted=INTERRUPTED)
@@ -182,8 +180,3 @@ def _commit_of(capture: Capture | None) -> CommitResult | None:
         capture.dropped_frames,
         0,
     )
-
-
-def _stream(queue: JobQueue, outcome: RigCaptureOutcome) -> Stream:
-    assert outcome.commit is not None
-    return capture_stream(queue.store, outcome.commit.manifest_sha256, outcome.place)

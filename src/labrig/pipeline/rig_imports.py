@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from labrig.capture import create_attempt, import_media
+from labrig.capture import create_attempt, import_media, open_video
 from labrig.capture.commit import CommitResult
 from labrig.capture.posthoc_sync import PostHocSync, SyncMethod, estimate_offsets
 from labrig.capture.rig_sync import SyncFigures, capture_stream, measure_sync
@@ -117,7 +117,7 @@ def import_rig(
 def _fps(path: Path) -> float:
     import cv2
 
-    cap = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG)
+    cap = open_video(path)  # refuses a name or file the decoder would not survive
     try:
         fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
     finally:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from labrig.capture.posthoc_sync import PostHocSyncError, estimate_offsets
+from labrig.capture.rig_camera import VirtualRig
 from tests.support.rig_videos import write_rig_videos
 
 STARTS = (0.3137, 0.7021, 0.5555)  # world seconds: cameras 2 and 3 start 388.4 and 241.8 ms late
@@ -21,6 +22,9 @@ def flash_videos(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_the_offsets_from_a_flash_are_within_half_a_frame(flash_videos: list[Path]) -> None:
+    # the ground truth: each video sees the lamp come on once, at world 1.0 s
+    for start in STARTS:
+        assert VirtualRig().flashes(start, start + 3.5) == [1.0]
     named = [(f"cam{k + 1}", p, 30.0) for k, p in enumerate(flash_videos)]
     sync = estimate_offsets(named, "flash")
     assert sync.trustworthy, sync.summary()

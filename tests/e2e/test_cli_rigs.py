@@ -108,3 +108,33 @@ def test_a_rig_of_two_mjpeg_cameras_over_http_records_with_its_spread_measured(
     # two servers of their own: their frames arrive at independent times, stamped on arrival
     assert sync["spread_ms"] is not None and 0 <= sync["spread_ms"]["p50"] <= 1000 / 30 / 2
     assert sync["drift_ppm"] == {"left": None, "right": None}  # no clocks of their own
+
+
+def test_a_rig_with_the_force_plate_is_recorded_from_the_command_line(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    made = labrig(
+        store,
+        "rigs",
+        "add",
+        "jump",
+        *("--device", "virtual:rig-1@640x360@30"),
+        *("--device", "virtual:rig-2@640x360@30"),
+        *("--device", "virtual:plate-1"),
+    )
+    assert made.returncode == 0, made.stderr
+    listed = json.loads(labrig(store, "rigs", "--json").stdout)["rigs"]
+    jump = next(r for r in listed if r["name"] == "jump")
+    assert jump["devices"][2] == {
+        "device_id": "virtual:plate-1",
+        "mode": "6 ch @ 1000 Hz",
+        "place": "plate",
+    }
+
+    recorded = labrig(store, "record", "--rig", "jump", "--seconds", "2")
+    assert recorded.returncode == 0, recorded.stderr
+    lines = recorded.stdout.splitlines()
+    [plate] = [line for line in lines if line.strip().startswith("plate ")]
+    samples = int(plate.split()[1])
+    assert plate.split()[2:5] == ["samples", "0", "lost"] and samples >= 1900, plate
+    [sync] = [line for line in lines if line.startswith("Sync:")]
+    assert f"plate {samples} samples at " in sync and ", 0 lost" in sync

@@ -15,6 +15,7 @@ from labrig.capture.rigs import DeviceSpec
 from labrig.capture.sources import Mode
 from labrig.store.models import AttemptCapture, RigRecording
 from labrig.ui.app import Gui
+from labrig.ui.capture.instrument_tile import InstrumentTile
 from labrig.ui.capture.page import Phase
 from tests.ui.capture_helpers import LEFT, WAIT_MS, choose, fill_session, shown_capture_page
 
@@ -90,3 +91,47 @@ def test_a_rig_that_cannot_start_says_why_and_the_page_is_ready_again(
     assert page.message.text().startswith("The rig did not start:")
     assert "is being recorded already" in page.message.text()
     assert not page.attempts.rows and page.record_button.isEnabled()
+
+
+def test_a_rig_with_a_force_plate_shows_its_samples_scrolling_beside_the_cameras(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    services.capture.add_rig(
+        "jump", [DeviceSpec("virtual:rig-1", SMALL), DeviceSpec("virtual:plate-1")]
+    )
+    ui.window.resize(1280, 800)
+    page = shown_capture_page(qtbot, ui)
+    fill_session(qtbot, page, "RIG-PL", "jump", "ana")
+    page.device_tabs.setCurrentIndex(1)
+    chooser = page.rig_flow.chooser
+    qtbot.waitUntil(lambda: chooser.combo.count() == 2, timeout=WAIT_MS)
+    choose(qtbot, chooser.combo, "jump")
+    assert "plate: virtual:plate-1 at 6 ch @ 1000 Hz" in chooser.devices.text()
+    grid = page.rig_flow.grid
+    plate = grid.tiles[1]
+    assert isinstance(plate, InstrumentTile) and plate.place == "plate"
+    assert grid.summary.text().startswith("1 cameras and 1 instrument")
+
+    qtbot.waitUntil(page.record_button.isEnabled, timeout=WAIT_MS)
+    qtbot.mouseClick(page.record_button, LEFT)
+    qtbot.waitUntil(lambda: page.phase is Phase.RECORDING, timeout=WAIT_MS)
+    plate = grid.tiles[1]  # the grid's tiles are made again for the recording
+    assert isinstance(plate, InstrumentTile)
+    # the plot fills with the plate's last seconds; its caption counts its rate and lost samples
+    qtbot.waitUntil(lambda: plate.points() > 200, timeout=WAIT_MS)
+    caption = re.compile(r"^plate · \d{3,4} Hz · 0 lost$")
+    qtbot.waitUntil(lambda: caption.match(plate.caption.text()) is not None, timeout=WAIT_MS)
+    x, y = plate.curves[2].getData()  # Fz: someone standing on it, newest at the right edge
+    assert x is not None and y is not None and -5.5 < x[0] < x[-1] <= 0.1
+    assert 600 < float(y.mean()) < 1700
+    qtbot.mouseClick(page.stop_button, LEFT)
+    qtbot.waitUntil(lambda: page.phase is Phase.READY, timeout=WAIT_MS * 2)
+    assert "1 cameras and 1 instrument; sync" in page.message.text(), page.message.text()
+    [row] = page.attempts.rows
+    with services.store.read() as db:
+        linked = list(
+            db.scalars(
+                select(AttemptCapture.capture_id).where(AttemptCapture.attempt_id == row.attempt_id)
+            )
+        )
+    assert len(linked) == 2

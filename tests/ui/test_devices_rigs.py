@@ -17,7 +17,7 @@ def test_a_rig_is_made_of_verified_devices_on_the_devices_page(
     page = shown_devices_page(qtbot, ui)
     rigs = page.rigs
     qtbot.waitUntil(lambda: rigs.rig_list.count() == 1, timeout=WAIT_MS)
-    assert rigs.rig_list.item(0).text().startswith("virtual: 4 cameras (front, right, back, left)")
+    assert rigs.rig_list.item(0).text().startswith("virtual: 4 devices (front, right, back, left)")
 
     for device_id, place in (("virtual:rig-1", ""), ("virtual:rig-3", "side")):
         pick_device(qtbot, page.picker, device_id)
@@ -48,3 +48,24 @@ def test_a_rig_is_made_of_verified_devices_on_the_devices_page(
     qtbot.mouseClick(rigs.remove_button, LEFT)
     qtbot.waitUntil(lambda: rigs.rig_list.count() == 1, timeout=WAIT_MS)
     assert [r.name for r in services.capture.rigs()] == ["virtual"]
+
+
+def test_a_verified_force_plate_joins_a_rig_in_the_mode_it_announced(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    ui.window.resize(1280, 800)
+    page = shown_devices_page(qtbot, ui)
+    rigs = page.rigs
+    for device_id in ("virtual:rig-1", "virtual:plate-1"):
+        pick_device(qtbot, page.picker, device_id)
+        wait_verified(qtbot, page.picker, device_id)
+        qtbot.mouseClick(rigs.add_button, LEFT)
+    assert rigs.devices.item(1).text() == "plate: Labrig virtual force plate at 6 ch @ 1000 Hz"
+    qtbot.keyClicks(rigs.name, "jump")
+    qtbot.mouseClick(rigs.save_button, LEFT)
+    qtbot.waitUntil(lambda: rigs.message.text().startswith("Rig jump saved"), timeout=WAIT_MS)
+    jump = {r.name: r for r in services.capture.rigs()}["jump"]
+    assert [(d.place, d.mode.label()) for d in jump.devices] == [
+        ("front", "640x360@30 BGR"),
+        ("plate", "6 ch @ 1000 Hz"),
+    ]

@@ -5,10 +5,14 @@ committed media back. Qt-free.
 
 Modules: ``devices``, ``discovery``, ``inventory``, ``verify`` (what is plugged in and whether it
 may record); ``sources``, ``opencv_source``, ``virtual`` (frame sources); ``recorder``, ``sink``,
-``manifest``, ``commit``, ``recovery`` (recording); ``importer``, ``watch`` (media made elsewhere);
+``manifest``, ``commit``, ``recovery`` (recording; ``stream_recorder`` and ``recording_state``
+what every recording shares); ``importer``, ``watch`` (media made elsewhere);
 ``integrity`` (``labrig verify``); ``sessions`` (sessions and attempts); ``media`` (committed media
 read back); ``rigs``, ``rig_recorder``, ``rig_sync`` (rigs, recording one, its sync measured);
-``rig_world``, ``rig_camera`` (the virtual rig); ``service`` (the front ends' entry).
+``rig_world``, ``rig_camera`` (the virtual rig); ``samples``, ``sample_sink``,
+``instrument_recorder``, ``usb_instrument``, ``virtual_instrument``, ``verify_instrument``
+(instruments: sample streams recorded in a rig); ``verdicts`` (a device's verdict);
+``service`` (the front ends' entry).
 """
 
 from labrig.capture.devices import DeviceInfo, DeviceKind

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from labrig.capture.manifest import ManifestV1, SegmentV1, read_manifest
 from labrig.capture.media import open_video
+from labrig.capture.samples import count_samples, is_sample_chunk
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
@@ -62,8 +63,11 @@ CHECK_FRAMES = 64  # frames decoded between a task's progress and cancel checks
 
 
 def count_frames(path: Path, task: Task = UNTRACKED, expected: int = 0) -> int:
-    """Frames that decode from ``path`` (0 for a file OpenCV cannot open). Progress goes to ``task``
-    when ``expected`` (the header's count) is known; a cancel stops it."""
+    """Frames that decode from ``path`` (0 for a file OpenCV cannot open); an instrument's chunk's
+    whole rows of samples. Progress goes to ``task`` when ``expected`` (the header's count) is
+    known; a cancel stops it."""
+    if is_sample_chunk(path):
+        return count_samples(path)
     reader = open_video(path)
     frames = 0
     try:

@@ -18,6 +18,7 @@ class DeviceKind(StrEnum):
     USB_INSTRUMENT = "usb_instrument"  # USB instrument through pyusb
     WATCH_FOLDER = "watch_folder"  # a folder another program drops media files into
     VIRTUAL = "virtual"  # the built-in synthetic camera
+    VIRTUAL_INSTRUMENT = "virtual_instrument"  # the virtual rig's force plate
 
 
 @dataclass(frozen=True)

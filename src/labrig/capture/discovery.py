@@ -32,6 +32,7 @@ from cv2_enumerate_cameras import enumerate_cameras
 from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
 from labrig.capture.rig_camera import rig_devices
 from labrig.capture.virtual import MARKERS_DEVICE_ID, VIRTUAL_ADDRESS, VIRTUAL_CAMERA_NAME
+from labrig.capture.virtual_instrument import plate_device
 
 log = logging.getLogger(__name__)
 
@@ -339,7 +340,8 @@ def discover_watch_folders(
 
 
 def discover_virtual() -> list[DeviceInfo]:
-    """The built-in synthetic camera, then the virtual rig's eight cameras; always present. The
+    """The built-in synthetic camera, then the virtual rig's eight cameras and its force plate;
+    always present. The
     camera's scene (markers, or the calibration board) is switched while it runs:
     :class:`~labrig.capture.virtual.SceneSwitch`."""
     return [
@@ -351,4 +353,5 @@ def discover_virtual() -> list[DeviceInfo]:
             descriptors={"scenes": "markers, board, plane"},
         ),
         *rig_devices(),
+        plate_device(),
     ]

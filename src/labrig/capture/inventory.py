@@ -28,7 +28,11 @@ SCHEMA = "labrig.inventory/1"
 # these must list modes
 FRAME_KINDS = frozenset({DeviceKind.UVC, DeviceKind.IP, DeviceKind.VIRTUAL})
 _MATCH_KEYS = frozenset({"vid_pid", "name", "url_scheme"})
-_ENTRY_KEYS = frozenset({"id", "kind", "name", "match", "modes", "min_firmware", "notes"})
+_ENTRY_KEYS = frozenset(
+    {"id", "kind", "name", "match", "modes", "min_firmware", "notes", "protocol"}
+)
+# how an instrument streams samples: the USB bulk protocol, or the virtual force plate
+PROTOCOLS = frozenset({"labrig-bulk/1", "labrig-virtual"})
 _VID_PID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
 _FPS_ABS_TOLERANCE = 0.1  # 29.97 is 30 for matching purposes
@@ -71,6 +75,7 @@ class InventoryEntry:
     modes: tuple[Mode, ...]
     min_firmware: str | None
     notes: str
+    protocol: str | None = None  # an instrument's sample-stream protocol (PROTOCOLS)
 
     def matches(self, device: DeviceInfo) -> bool:
         if device.kind != self.kind:
@@ -212,6 +217,11 @@ def _parse_entry(raw: Any, index: int, source: str) -> InventoryEntry:
         not isinstance(min_firmware, str) or not _VERSION.match(min_firmware)
     ):
         raise fail("'min_firmware' must be null or a dotted version such as \"1.2.0\"")
+    protocol = raw.get("protocol")
+    if protocol is not None and (protocol not in PROTOCOLS or kind in FRAME_KINDS):
+        raise fail(
+            f"'protocol' must be null or, for an instrument, one of {', '.join(sorted(PROTOCOLS))}"
+        )
     return InventoryEntry(
         id=entry_id,
         kind=kind,
@@ -222,6 +232,7 @@ def _parse_entry(raw: Any, index: int, source: str) -> InventoryEntry:
         modes=modes,
         min_firmware=min_firmware,
         notes=notes,
+        protocol=protocol,
     )
 
 

@@ -17,13 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from labrig.capture.samples import is_sample_mode, sample_mode_from_json
 from labrig.errors import LabrigError
 from labrig.fsutil import open_regular, shown, write_atomic
 
 SCHEMA = "labrig.manifest/1"
 MANIFEST_NAME = "manifest.json"
-# recorded: .avi; imported: as it came
-SEGMENT_NAME = re.compile(r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v)$")
+# recorded: .avi (an instrument's: .samples.csv); imported: as it came
+SEGMENT_NAME = re.compile(r"^seg-\d{5}\.(avi|mkv|mp4|mov|m4v|samples\.csv)$")
 TIMESTAMPS_NAME = re.compile(r"^seg-\d{5}\.ts\.csv$")
 
 
@@ -215,6 +216,12 @@ def _known(data: dict[str, Any], allowed: set[str], required: set[str], where: s
 
 
 def _mode(mode: dict[str, Any]) -> None:
+    if is_sample_mode(mode):
+        try:
+            sample_mode_from_json(mode)
+        except ValueError as exc:
+            raise _Invalid(f"its instrument's mode has {exc}") from None
+        return
     for key in ("width", "height"):
         if key in mode:
             _count(mode[key], f"mode {key}")

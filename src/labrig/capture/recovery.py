@@ -25,6 +25,7 @@ from labrig.capture.manifest import (
     write_manifest,
 )
 from labrig.capture.recorder import provisional_root
+from labrig.capture.samples import is_sample_chunk, read_chunk
 from labrig.capture.sink import read_timestamps
 from labrig.errors import LabrigError
 from labrig.fsutil import (
@@ -220,8 +221,11 @@ def _salvage_open(folder: Path, name: str) -> SegmentV1 | None:
     if frames == 0:
         return None
     fsync_file(path)
-    stamps_name = Path(name).with_suffix(".ts.csv").name
-    stamps = _read_stamps(folder / stamps_name)[:frames]
+    if is_sample_chunk(path):  # an instrument's chunk holds its samples' times
+        stamps_name, stamps = "", read_chunk(path).mono_ns[:frames].tolist()
+    else:
+        stamps_name = Path(name).with_suffix(".ts.csv").name
+        stamps = _read_stamps(folder / stamps_name)[:frames]
     first = stamps[0] if stamps else 0
     last = stamps[-1] if stamps else 0
     digest, size = sha256_file(path)

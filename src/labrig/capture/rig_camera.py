@@ -145,6 +145,8 @@ class VirtualRig:
     flash_gain: float = FLASH_GAIN  # grey levels the lamp adds to a frame lit throughout
     epoch_ns: int = field(default_factory=time.monotonic_ns)
     timing: dict[int, CameraTiming] = field(default_factory=dict)
+    # the virtual force plate's clock (:mod:`labrig.capture.virtual_instrument`)
+    plate_timing: CameraTiming = field(default_factory=CameraTiming)
 
     def __post_init__(self) -> None:
         if not 3 <= self.markers <= 6:

@@ -24,11 +24,20 @@ from typing import Any
 
 from labrig.capture.commit import CommitResult
 from labrig.capture.devices import DeviceInfo
+from labrig.capture.instrument_recorder import InstrumentRecorder
 from labrig.capture.inventory import FRAME_KINDS
 from labrig.capture.recorder import Recorder, RecorderStatus
-from labrig.capture.rig_sync import Stream, SyncFigures, capture_stream, measure_sync
+from labrig.capture.rig_sync import (
+    Stream,
+    SyncFigures,
+    capture_stream,
+    instrument_stream,
+    measure_sync,
+)
 from labrig.capture.rigs import Rig, RigDevice
+from labrig.capture.samples import SampleMode
 from labrig.capture.sink import now_ns
+from labrig.capture.stream_recorder import StreamRecorder
 from labrig.capture.verify import DeviceRefusedError, Verification
 from labrig.errors import LabrigError
 from labrig.store import Store, utcnow
@@ -47,7 +56,8 @@ class RigDeviceError(LabrigError):
 class RigCameraStatus:
     place: str
     device_id: str
-    status: RecorderStatus
+    status: RecorderStatus  # an instrument's frames are its samples
+    instrument: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,9 +79,11 @@ class RigCaptureOutcome:
     commit: CommitResult | None  # None when its commit failed (recovery salvages it)
     stopped: dict[str, Any] | None  # {"reason", "after_s"} when the device stopped early
     error: str | None = None
+    instrument: bool = False  # an instrument's capture of samples, not a camera's
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": "instrument" if self.instrument else "camera",
             "place": self.place,
             "device_id": self.device_id,
             "mode": self.mode,
@@ -99,8 +111,15 @@ class RigResult:
 
     @property
     def committed(self) -> list[RigCaptureOutcome]:
-        """The captures committed with at least one frame."""
-        return [c for c in self.captures if c.commit and c.commit.frame_count]
+        """The captures committed with at least one frame (or sample): the cameras', then the
+        instruments'."""
+        done = [c for c in self.captures if c.commit and c.commit.frame_count]
+        return sorted(done, key=lambda c: c.instrument)
+
+    @property
+    def cameras(self) -> list[RigCaptureOutcome]:
+        """The cameras' captures committed with at least one frame."""
+        return [c for c in self.committed if not c.instrument]
 
     @property
     def committed_ids(self) -> list[str]:
@@ -114,7 +133,7 @@ class RigRecording:
     store: Store
     rig: Rig
     session_id: str
-    recorders: list[Recorder]
+    recorders: list[StreamRecorder[Any]]
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def start(self) -> None:
@@ -122,16 +141,16 @@ class RigRecording:
         once each has sent a frame. A device that fails here stops the others (nothing is kept of
         a recording that never began) and raises."""
         self._store_row()
-        started: list[Recorder] = []
+        started: list[StreamRecorder[Any]] = []
         try:
             for recorder in self.recorders:
                 recorder.start(hold=True)
                 started.append(recorder)
             deadline = time.monotonic() + STREAM_TIMEOUT_S
             for place, recorder in zip(self._places(), self.recorders, strict=True):
-                if recorder.latest_frame(0, max(0.0, deadline - time.monotonic())) is None:
+                if not recorder.wait_streaming(max(0.0, deadline - time.monotonic())):
                     raise RigDeviceError(
-                        f"{place} ({recorder.device.device_id}) opened but sent no frame in "
+                        f"{place} ({recorder.device.device_id}) opened but sent nothing in "
                         f"{STREAM_TIMEOUT_S:g} s; check its cable and that no other program uses "
                         "it, then record again"
                     )
@@ -160,6 +179,7 @@ class RigRecording:
                     devices=json.dumps(
                         [
                             {
+                                "kind": "instrument" if d.instrument else "camera",
                                 "place": d.place,
                                 "device_id": d.device_id,
                                 "mode": r.mode.label(),
@@ -179,16 +199,23 @@ class RigRecording:
 
     def status(self) -> RigStatus:
         cameras = [
-            RigCameraStatus(place, r.device.device_id, r.status())
+            RigCameraStatus(
+                place, r.device.device_id, r.status(), isinstance(r, InstrumentRecorder)
+            )
             for place, r in zip(self._places(), self.recorders, strict=True)
+        ]
+        recorders = [
+            (place, r)
+            for place, r in zip(self._places(), self.recorders, strict=True)
+            if isinstance(r, Recorder)
         ]
         recent = [
             Stream(place, r.mode.fps, stamps)
-            for place, r in zip(self._places(), self.recorders, strict=True)
+            for place, r in recorders
             if (stamps := r.recent_stamps())
         ]
         spread = None
-        if len(recent) == len(self.recorders) >= 2:
+        if len(recent) == len(recorders) >= 2:
             figures = measure_sync(recent)
             spread = figures.spread_ms["p99"] if figures.spread_ms else None
         return RigStatus(cameras, spread)
@@ -227,6 +254,7 @@ class RigRecording:
                     commit,
                     stopped,
                     error,
+                    isinstance(recorder, InstrumentRecorder),
                 )
             )
         return RigResult(
@@ -240,12 +268,20 @@ class RigRecording:
 
 
 def sync_of(store: Store, outcomes: Sequence[RigCaptureOutcome]) -> SyncFigures | None:
-    """The sync over the outcomes' captures committed with frames, named by their places; None
-    with fewer than two."""
-    committed = [(o.place, o.commit) for o in outcomes if o.commit and o.commit.frame_count]
-    if len(committed) < 2:
+    """The sync over the outcomes' cameras committed with frames, named by their places, with the
+    instruments' clocks beside them; None with fewer than two cameras."""
+    done = [o for o in outcomes if o.commit and o.commit.frame_count]
+    cameras = [(o.place, o.commit) for o in done if not o.instrument and o.commit]
+    if len(cameras) < 2:
         return None
-    return measure_sync([capture_stream(store, c.manifest_sha256, p) for p, c in committed])
+    return measure_sync(
+        [capture_stream(store, c.manifest_sha256, p) for p, c in cameras],
+        [
+            instrument_stream(store, o.commit.manifest_sha256, o.place)
+            for o in done
+            if o.instrument and o.commit
+        ],
+    )
 
 
 def _note(outcomes: Sequence[RigCaptureOutcome]) -> str:
@@ -264,9 +300,11 @@ def _note(outcomes: Sequence[RigCaptureOutcome]) -> str:
     return "; ".join(parts) + ("." if parts else "")
 
 
-def check_devices(rig: Rig, connected: Sequence[DeviceInfo]) -> list[tuple[RigDevice, DeviceInfo]]:
-    """Each device of ``rig`` as discovery found it; refused when one is not connected or gives
-    no picture stream."""
+def check_devices(
+    rig: Rig, connected: Sequence[DeviceInfo], streams_samples: Callable[[DeviceInfo], bool]
+) -> list[tuple[RigDevice, DeviceInfo]]:
+    """Each device of ``rig`` as discovery found it; refused when one is not connected, or gives
+    neither pictures nor samples (``streams_samples``: whether an instrument does)."""
     by_id = {d.device_id: d for d in connected}
     missing = [d for d in rig.devices if d.device_id not in by_id]
     if missing:
@@ -277,13 +315,30 @@ def check_devices(rig: Rig, connected: Sequence[DeviceInfo]) -> list[tuple[RigDe
             "devices you have"
         )
     found = [(d, by_id[d.device_id]) for d in rig.devices]
-    not_cameras = [f"{d.place} ({info.name})" for d, info in found if info.kind not in FRAME_KINDS]
-    if not_cameras:
+    silent = [
+        f"{d.place} ({info.name})"
+        for d, info in found
+        if info.kind not in FRAME_KINDS and not streams_samples(info)
+    ]
+    if silent:
         raise RigDeviceError(
-            f"the rig '{rig.name}' has devices that give no picture stream: "
-            f"{', '.join(not_cameras)}; a rig records cameras"
+            f"the rig '{rig.name}' has devices that stream neither pictures nor samples: "
+            f"{', '.join(silent)}; a rig records cameras and instruments whose inventory entry "
+            "names their protocol (docs/rigs.md)"
         )
     return found
+
+
+def check_instruments(rig: Rig, verdicts: Sequence[Verification]) -> None:
+    """Refuse an instrument that streams otherwise than when the rig was made (another rate or
+    other channels): its samples would not be what the rig says."""
+    for device, verdict in zip(rig.devices, verdicts, strict=True):
+        if isinstance(device.mode, SampleMode) and verdict.stream != device.mode:
+            now = verdict.stream.label() if verdict.stream else "no samples"
+            raise RigDeviceError(
+                f"{device.place} ({device.device_id}) streams {now} now; the rig '{rig.name}' was "
+                f"made with {device.mode.label()}. Set the instrument back, or make the rig again"
+            )
 
 
 def verify_all(

@@ -13,6 +13,12 @@ Where cameras have their own clocks (a frame counter and time of their own, as t
 cameras do), the *drift* of each against the first camera with one is the difference of their
 clock rates against the host's, in parts per million.
 
+An instrument's samples are stamped on the same host clock; they are not matched into frame sets
+(a 1 kHz force plate has a sample within half a millisecond of every frame) but reported beside
+them: samples, the rate measured on the host's clock, samples its counter says it lost, its
+drift against the reference camera, and how far its first and last samples are from the first
+and last instants (a negative start or a positive end: it covered the cameras' recording).
+
 :func:`judge_sync` applies the quality gate: blocked when frames cannot be matched (a camera has
 none matched, or too few instants form frame sets), degraded when the spread at p99 is above a
 quarter of a frame interval or a camera has unmatched frames above a fraction of the instants.
@@ -27,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from labrig.capture.media import load_capture
+from labrig.capture.samples import is_sample_mode, read_chunk
 from labrig.capture.sink import read_sidecar
 from labrig.store import Store
 
@@ -59,9 +66,12 @@ class SyncFigures:
     spread_ms: dict[str, float] | None  # p50, p99, max over the frame sets; None with none
     unmatched: dict[str, int]
     drift_ppm: dict[str, float | None] = field(default_factory=dict)
+    # each instrument's figures by place: samples, rate_hz, lost, drift_ppm, start_ms, end_ms
+    instruments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "instruments": {k: dict(v) for k, v in self.instruments.items()},
             "cameras": list(self.cameras),
             "frame_interval_ms": self.frame_interval_ms,
             "instants": self.instants,
@@ -81,6 +91,7 @@ class SyncFigures:
             dict(data["spread_ms"]) if data.get("spread_ms") else None,
             {k: int(v) for k, v in data["unmatched"].items()},
             dict(data.get("drift_ppm", {})),
+            {k: dict(v) for k, v in data.get("instruments", {}).items()},
         )
 
     def summary(self) -> str:
@@ -94,9 +105,15 @@ class SyncFigures:
             if missing
             else ", every frame matched"
         )
+        instruments = "".join(
+            f"; {name} {f['samples']} samples"
+            + (f" at {f['rate_hz']:.1f} Hz" if f.get("rate_hz") else "")
+            + f", {f['lost']} lost"
+            for name, f in self.instruments.items()
+        )
         return (
             f"spread p50 {s['p50']:.2f} ms, p99 {s['p99']:.2f} ms, max {s['max']:.2f} ms over "
-            f"{self.frame_sets} frame sets{unmatched}"
+            f"{self.frame_sets} frame sets{unmatched}{instruments}"
         )
 
 
@@ -117,6 +134,66 @@ def capture_stream(
     return Stream(name or media.device_id, media.fps, mono, device)
 
 
+@dataclass(frozen=True)
+class InstrumentStream:
+    """One instrument's recorded samples: its name, rate, and each sample's number on its counter,
+    host time and device time."""
+
+    name: str
+    rate_hz: float
+    index: Sequence[int]
+    mono_ns: Sequence[int]
+    device_ns: Sequence[int]
+
+
+def instrument_stream(
+    store: Store, manifest_sha256: str, name: str | None = None
+) -> InstrumentStream:
+    """The samples' numbers and times of a committed instrument capture."""
+    media = load_capture(store, manifest_sha256)
+    chunks = [read_chunk(path) for path in media.segments]
+    joined = [
+        np.concatenate([getattr(c, key) for c in chunks]) if chunks else np.zeros(0, np.int64)
+        for key in ("index", "mono_ns", "device_ns")
+    ]
+    return InstrumentStream(
+        name or media.device_id,
+        float(media.mode.get("rate_hz", 0.0)),
+        joined[0].tolist(),
+        joined[1].tolist(),
+        joined[2].tolist(),
+    )
+
+
+def is_instrument_capture(store: Store, manifest_sha256: str) -> bool:
+    return is_sample_mode(load_capture(store, manifest_sha256).mode)
+
+
+def _instrument_figures(
+    streams: Sequence[Stream], instruments: Sequence[InstrumentStream], instants: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    reference = next((r for r in _rates(streams).values() if r is not None), None)
+    out: dict[str, dict[str, Any]] = {}
+    for inst in instruments:
+        index = np.asarray(inst.index, dtype=np.int64)
+        mono = np.asarray(inst.mono_ns, dtype=np.float64)
+        device = np.asarray(inst.device_ns, dtype=np.float64)
+        figures: dict[str, Any] = {"samples": int(index.size), "rate_hz": None, "lost": 0}
+        figures.update({"drift_ppm": None, "start_ms": None, "end_ms": None})
+        if index.size >= 2:
+            span = (mono[-1] - mono[0]) / 1e9
+            figures["rate_hz"] = round((index.size - 1) / span, 3) if span > 0 else None
+            figures["lost"] = int(index[-1] - index[0] + 1 - index.size)
+            own = _rate(device, mono)
+            if own is not None and reference is not None:
+                figures["drift_ppm"] = round(own - reference, 2)
+            if instants.size:
+                figures["start_ms"] = round((mono[0] - instants[0]) / 1e6, 3)
+                figures["end_ms"] = round((mono[-1] - instants[-1]) / 1e6, 3)
+        out[inst.name] = figures
+    return out
+
+
 def _instants(stamps: list[np.ndarray], period: float) -> np.ndarray:
     """The rig's instants: the slowest cameras' stamps grouped within half a period."""
     pooled = np.sort(np.concatenate(stamps)) if stamps else np.zeros(0)
@@ -132,8 +209,11 @@ def _instants(stamps: list[np.ndarray], period: float) -> np.ndarray:
     return np.asarray(out)
 
 
-def measure_sync(streams: Sequence[Stream]) -> SyncFigures:
-    """Match the frames of ``streams`` (two or more cameras) into frame sets (see the module)."""
+def measure_sync(
+    streams: Sequence[Stream], instruments: Sequence[InstrumentStream] = ()
+) -> SyncFigures:
+    """Match the frames of ``streams`` (two or more cameras) into frame sets, with the
+    ``instruments``' figures beside them (see the module)."""
     names = [s.name for s in streams]
     periods = [1e9 / s.fps for s in streams]
     period = max(periods)
@@ -179,25 +259,36 @@ def measure_sync(streams: Sequence[Stream]) -> SyncFigures:
         spread,
         unmatched,
         _drift(streams),
+        _instrument_figures(streams, instruments, instants),
     )
+
+
+def _rate(device: np.ndarray, host: np.ndarray) -> float | None:
+    """A clock's rate against the host's in ppm, from its times and the host's of the same
+    instants (None: fewer than 10 of its own)."""
+    ok = device >= 0
+    if device.size != host.size or np.count_nonzero(ok) < 10:
+        return None
+    d, h = device[ok] - device[ok][0], host[ok] - host[ok][0]
+    if d[-1] <= 0:
+        return None
+    slope = float(np.polyfit(d, h, 1)[0])  # host ns per device ns
+    return (slope - 1.0) * 1e6
+
+
+def _rates(streams: Sequence[Stream]) -> dict[str, float | None]:
+    return {
+        s.name: _rate(
+            np.asarray(s.device_ns if s.device_ns is not None else [], dtype=np.float64),
+            np.asarray(s.mono_ns, dtype=np.float64),
+        )
+        for s in streams
+    }
 
 
 def _drift(streams: Sequence[Stream]) -> dict[str, float | None]:
     """Each camera's clock rate against the first camera with a clock, in ppm (None: no clock)."""
-    rates: dict[str, float | None] = {}
-    for s in streams:
-        device = np.asarray(s.device_ns if s.device_ns is not None else [], dtype=np.float64)
-        host = np.asarray(s.mono_ns, dtype=np.float64)
-        ok = device >= 0
-        if device.size != host.size or np.count_nonzero(ok) < 10:
-            rates[s.name] = None
-            continue
-        d, h = device[ok] - device[ok][0], host[ok] - host[ok][0]
-        if d[-1] <= 0:
-            rates[s.name] = None
-            continue
-        slope = float(np.polyfit(d, h, 1)[0])  # host ns per device ns
-        rates[s.name] = (slope - 1.0) * 1e6
+    rates = _rates(streams)
     reference = next((r for r in rates.values() if r is not None), None)
     return {
         k: (None if r is None or reference is None else r - reference) for k, r in rates.items()

@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from labrig.capture.rig_camera import rig_device_id
 from labrig.capture.rig_world import DEFAULT_CAMERAS, PLACES
+from labrig.capture.samples import SampleMode, stream_mode
 from labrig.capture.sources import Mode
 from labrig.errors import LabrigError, UsageError
 from labrig.store import Store, utcnow
@@ -50,9 +51,15 @@ class RigInvalidError(LabrigError):
 
 @dataclass(frozen=True)
 class RigDevice:
+    """A device of a rig: a camera in its mode, or an instrument in the mode it announced."""
+
     device_id: str
-    mode: Mode
+    mode: Mode | SampleMode
     place: str
+
+    @property
+    def instrument(self) -> bool:
+        return isinstance(self.mode, SampleMode)
 
     def to_json(self) -> dict[str, Any]:
         return {"device_id": self.device_id, "mode": self.mode.label(), "place": self.place}
@@ -117,7 +124,7 @@ def list_rigs(store: Store) -> list[Rig]:
     by_rig: dict[str, list[RigDevice]] = {}
     for d in devices:
         by_rig.setdefault(d.rig_name, []).append(
-            RigDevice(d.device_id, Mode(**json.loads(d.mode)), d.place)
+            RigDevice(d.device_id, stream_mode(json.loads(d.mode)), d.place)
         )
     return [builtin_rig()] + [
         Rig(r.name, tuple(by_rig.get(r.name, [])), created_by=r.created_by) for r in records

@@ -16,11 +16,17 @@ from typing import Any
 from labrig.access import AccessControl
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover
+from labrig.capture.instrument_recorder import InstrumentRecorder
 from labrig.capture.inventory import ANY_FORMAT, Inventory, load_inventory
 from labrig.capture.recorder import Recorder, RecorderState
 from labrig.capture.recovery import RecoveryReport, recover
 from labrig.capture.rig_camera import VirtualRig
-from labrig.capture.rig_recorder import RigRecording, check_devices, verify_all
+from labrig.capture.rig_recorder import (
+    RigRecording,
+    check_devices,
+    check_instruments,
+    verify_all,
+)
 from labrig.capture.rigs import (
     DeviceSpec,
     Rig,
@@ -31,9 +37,12 @@ from labrig.capture.rigs import (
     list_rigs,
     store_rig,
 )
+from labrig.capture.samples import SampleMode, SampleSource
 from labrig.capture.sink import FrameClock, SteadyClock, now_ns
 from labrig.capture.sources import FrameSource, Mode
+from labrig.capture.stream_recorder import StreamRecorder
 from labrig.capture.verify import DeviceRefusedError, Verification, default_open_source, verify
+from labrig.capture.verify_instrument import default_open_samples, streams_samples
 from labrig.capture.virtual import SceneSwitch
 from labrig.domain.events import EventName
 from labrig.domain.recordings import RecordingPurpose
@@ -104,8 +113,11 @@ class CaptureService:
             lambda device: default_open_source(device, self.scenes, self.virtual_rig)
         )
         self.usb_backend = usb_backend
+        self.open_samples: Callable[[DeviceInfo], SampleSource] = lambda device: (
+            default_open_samples(device, self.virtual_rig, self.usb_backend)
+        )
         # the recorders this service started, to tell whether this workstation records now
-        self._recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()
+        self._recorders: weakref.WeakSet[StreamRecorder[Any]] = weakref.WeakSet()
 
     @property
     def inventory(self) -> Inventory:
@@ -135,11 +147,23 @@ class CaptureService:
             "Check the cable or the URL, then run 'labrig devices'"
         )
 
-    def verify(self, device: DeviceInfo, mode: Mode | None) -> Verification:
-        """Verify and store the verdict; a pass records ``capture.device.connected``."""
+    def verify(self, device: DeviceInfo, mode: Mode | SampleMode | None) -> Verification:
+        """Verify and store the verdict; a pass records ``capture.device.connected``. An
+        instrument streams in the mode it announces (a rig's ``SampleMode`` is checked against it
+        when the rig records)."""
+        asked = mode if isinstance(mode, Mode) else None
         # the virtual cameras' pacing is their own: a short probe tells as much as a long one
-        probe_s = VIRTUAL_PROBE_S if device.kind is DeviceKind.VIRTUAL else 1.0
-        verdict = verify(device, mode, self.inventory, self.open_source, probe_seconds=probe_s)
+        virtual = device.kind in (DeviceKind.VIRTUAL, DeviceKind.VIRTUAL_INSTRUMENT)
+        probe_s = VIRTUAL_PROBE_S if virtual else 1.0
+        verdict = verify(
+            device,
+            asked,
+            self.inventory,
+            self.open_source,
+            probe_seconds=probe_s,
+            open_samples=self.open_samples,
+        )
+        shown = verdict.stream or asked
         with self.store.write() as session:
             row = session.get(DeviceRecord, device.device_id)
             if row is None:
@@ -155,7 +179,7 @@ class CaptureService:
                 verdict.entry_id,
                 utcnow(),
             )
-            row.mode = json.dumps(mode.to_json()) if mode else None
+            row.mode = json.dumps(shown.to_json()) if shown else None
             row.measured_fps = verdict.measured.fps if verdict.measured else None
             row.reason_code, row.reason = verdict.reason_code, verdict.reason
             if verdict.ok:
@@ -233,7 +257,7 @@ class CaptureService:
             devices.append(RigDevice(spec.device_id, spec.mode or DEFAULT_RIG_MODE, str(place)))
         check_rig(name, devices)
         draft = Rig(name, tuple(devices))
-        pairs = check_devices(draft, list(found.values()))
+        pairs = check_devices(draft, list(found.values()), self.streams_samples)
         known = dict(verified or {})
 
         def check(device: DeviceInfo, mode: Mode) -> Verification:
@@ -244,7 +268,7 @@ class CaptureService:
 
         verdicts = verify_all(draft, pairs, check)
         devices = [
-            RigDevice(d.device_id, v.requested or d.mode, d.place)
+            RigDevice(d.device_id, v.stream or v.requested or d.mode, d.place)
             for d, v in zip(devices, verdicts, strict=True)
         ]
         return store_rig(self.store, name, devices, self.access.actor().user)
@@ -266,32 +290,50 @@ class CaptureService:
         recording all at one instant (:class:`~labrig.capture.rig_recorder.RigRecording`)."""
         self.access.require(Action.CAPTURE)
         rig = get_rig(self.store, rig_name)
-        pairs = check_devices(rig, self._discover_rig([d.device_id for d in rig.devices]))
+        found = self._discover_rig([d.device_id for d in rig.devices])
+        pairs = check_devices(rig, found, self.streams_samples)
         verdicts = verify_all(rig, pairs, self.verify)
-        modes = [v.requested or d.mode for (d, _), v in zip(pairs, verdicts, strict=True)]
+        check_instruments(rig, verdicts)
+        modes = [
+            v.stream or v.requested or d.mode for (d, _), v in zip(pairs, verdicts, strict=True)
+        ]
         self.monitor.check_capture(
             sum(m.bytes_per_second() for m in modes),
             planned_seconds,
             f"the rig '{rig.name}' ({len(modes)} devices)",
         )
-        recorders = [
-            Recorder(
-                self.store,
-                self.open_source(info),
-                info,
-                mode,
-                verification=verdict.to_event_payload(),
-                clock=self.frame_clock(info, mode),
-                session_id=session_id,
-                segment_seconds=segment_seconds,
-                monitor=self.monitor,
-            )
-            for (_, info), mode, verdict in zip(pairs, modes, verdicts, strict=True)
-        ]
+        recorders: list[StreamRecorder[Any]] = []
+        for (_, info), mode, verdict in zip(pairs, modes, verdicts, strict=True):
+            common: dict[str, Any] = {
+                "verification": verdict.to_event_payload(),
+                "session_id": session_id,
+                "segment_seconds": segment_seconds,
+                "monitor": self.monitor,
+            }
+            if isinstance(mode, SampleMode):
+                recorders.append(
+                    InstrumentRecorder(self.store, self.open_samples(info), info, mode, **common)
+                )
+            else:
+                recorders.append(
+                    Recorder(
+                        self.store,
+                        self.open_source(info),
+                        info,
+                        mode,
+                        clock=self.frame_clock(info, mode),
+                        **common,
+                    )
+                )
         recording = RigRecording(self.store, rig, session_id, recorders)
         self._recorders.update(recorders)
         recording.start()
         return recording
+
+    def streams_samples(self, device: DeviceInfo) -> bool:
+        """Whether ``device`` is an instrument Labrig records samples from (its inventory entry
+        names the protocol it streams in)."""
+        return streams_samples(device, self.inventory.match(device))
 
     def frame_clock(self, device: DeviceInfo, mode: Mode) -> FrameClock:
         """The clock a new recording of ``device`` in ``mode`` stamps its frames with: the one given

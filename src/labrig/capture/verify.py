@@ -3,8 +3,9 @@
 Cameras (UVC, IP, virtual) are probed: opened in the requested mode, read for
 ``probe_seconds``, and judged on the frames that actually arrived — their size and
 their rate measured on ``time.monotonic()`` (what a camera *reports* is not
-evidence: MJPEG streams claim 25 fps whatever they send). USB instruments and watch
-folders give no frames: they are verified by inventory match and presence only.
+evidence: MJPEG streams claim 25 fps whatever they send). Instruments that stream samples are
+probed for their rate (:mod:`labrig.capture.verify_instrument`); other USB instruments and watch
+folders give no stream: they are verified by inventory match and presence only.
 
 A pass becomes ``capture.device.connected`` (EVT-01, :meth:`Verification.to_event_payload`);
 a refusal carries a stable code and words that tell the technician what to do.
@@ -17,85 +18,41 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import cv2
 
-from labrig.capture.devices import DeviceInfo, DeviceKind, redact_url
+from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, Inventory
 from labrig.capture.opencv_source import OpenCVSource
 from labrig.capture.rig_camera import VirtualRig, rig_camera_index
 from labrig.capture.sources import FrameSource, Mode, read_timed
+from labrig.capture.verdicts import (
+    DeviceRefusedError,
+    MeasuredMode,
+    Refusal,
+    Verification,
+    redact,
+    refuse,
+    who,
+)
+from labrig.capture.verify_instrument import OpenSamples, probe_instrument, streams_samples
 from labrig.capture.virtual import VIRTUAL_ADDRESS, SceneSwitch, VirtualCamera
 from labrig.errors import LabrigError
+
+__all__ = [
+    "DeviceRefusedError",
+    "MeasuredMode",
+    "Refusal",
+    "Verification",
+    "default_open_source",
+    "verify",
+]
 
 OpenSource = Callable[[DeviceInfo], FrameSource]
 # Frames buffered while the device opened arrive in a burst: the rate is measured only after this
 # settling time.
 SETTLE_S = 0.25
-
-
-class Refusal(StrEnum):
-    """Stable refusal codes; scripts and the UI match on them (docs/inventory.md says what
-    to do for each)."""
-
-    UNKNOWN_MODEL = "LABRIG_DEVICE_UNKNOWN_MODEL"
-    FIRMWARE_TOO_OLD = "LABRIG_FIRMWARE_TOO_OLD"
-    MODE_UNSUPPORTED = "LABRIG_MODE_UNSUPPORTED"
-    OPEN_FAILED = "LABRIG_DEVICE_OPEN_FAILED"
-    NO_FRAMES = "LABRIG_NO_FRAMES"
-    FRAME_SIZE_MISMATCH = "LABRIG_FRAME_SIZE_MISMATCH"
-    FPS_TOO_LOW = "LABRIG_FPS_TOO_LOW"
-
-
-class DeviceRefusedError(LabrigError):
-    """Raised when a refused verification is used as if it had passed; ``code`` is the refusal's."""
-
-    code = "LABRIG_DEVICE_REFUSED"
-
-
-@dataclass(frozen=True)
-class MeasuredMode:
-    """What the probe saw: frame size, frame rate from arrival times, and how many
-    frames it counted."""
-
-    width: int
-    height: int
-    fps: float
-    frames: int
-
-
-@dataclass(frozen=True)
-class Verification:
-    """The verdict on one device in one mode. ``reason_code`` is None exactly when ``ok``."""
-
-    ok: bool
-    device: DeviceInfo
-    entry_id: str | None
-    requested: Mode | None
-    measured: MeasuredMode | None
-    reason_code: str | None
-    reason: str
-
-    def to_event_payload(self) -> dict[str, Any]:
-        """The ``capture.device.connected`` payload.
-        Frameless devices report a zero mode and 0 fps."""
-        if not self.ok or self.entry_id is None:
-            raise DeviceRefusedError(self.reason, code=self.reason_code)
-        mode = (
-            self.requested.to_json()
-            if self.requested
-            else {"width": 0, "height": 0, "fps": 0.0, "pixel_format": "none"}
-        )
-        return {
-            "device_id": self.device.device_id,
-            "kind": self.device.kind.value,
-            "inventory_entry": self.entry_id,
-            "mode": mode,
-            "measured_fps": round(self.measured.fps, 2) if self.measured else 0.0,
-        }
 
 
 def default_open_source(
@@ -130,17 +87,18 @@ def verify(
     probe_seconds: float = 1.0,
     min_frames: int = 5,
     fps_tolerance: float = 0.9,
+    open_samples: OpenSamples | None = None,
 ) -> Verification:
-    """Inventory match, firmware, mode, then (cameras only) a probe of
-    ``probe_seconds`` of real frames."""
+    """Inventory match, firmware, mode, then a probe of ``probe_seconds`` of real frames (a
+    camera's) or samples (an instrument's, opened by ``open_samples``)."""
     entry = inventory.match(device)
     if entry is None:
-        return _refuse(
+        return refuse(
             device,
             None,
             requested_mode,
             Refusal.UNKNOWN_MODEL,
-            f"{_who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
+            f"{who(device)} is not in Labrig's compatibility inventory, so its modes and firmware "
             "are unknown. Connect a listed model, or ask your Labrig administrator to add this one "
             "(docs/inventory.md).",
         )
@@ -148,23 +106,25 @@ def verify(
         requested_mode = entry.resolve(requested_mode) or requested_mode
     if not entry.firmware_ok(device.firmware):
         found = f"firmware {device.firmware}" if device.firmware else "firmware that cannot be read"
-        return _refuse(
+        return refuse(
             device,
             entry.id,
             requested_mode,
             Refusal.FIRMWARE_TOO_OLD,
-            f"{_who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it "
+            f"{who(device)} has {found}; Labrig needs {entry.min_firmware} or newer. Update it "
             "with the manufacturer's tool, reconnect it and verify again.",
         )
     if entry.modes and (requested_mode is None or not entry.allows(requested_mode)):
         asked = requested_mode.label() if requested_mode else "no mode"
-        return _refuse(
+        return refuse(
             device,
             entry.id,
             requested_mode,
             Refusal.MODE_UNSUPPORTED,
-            f"{_who(device)} is not verified for {asked}. Choose one of: {entry.modes_label()}.",
+            f"{who(device)} is not verified for {asked}. Choose one of: {entry.modes_label()}.",
         )
+    if streams_samples(device, entry) and open_samples is not None:
+        return probe_instrument(device, entry.id, open_samples, probe_seconds)
     if device.kind not in FRAME_KINDS or requested_mode is None:
         return _verify_presence(device, entry.id, requested_mode)
     return _probe(
@@ -176,7 +136,7 @@ def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Ve
     if device.kind == DeviceKind.WATCH_FOLDER:
         path = Path(device.address)
         if not path.is_dir():
-            return _refuse(
+            return refuse(
                 device,
                 entry_id,
                 mode,
@@ -185,7 +145,7 @@ def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Ve
                 "the path in the settings, then verify again.",
             )
         if not os.access(path, os.W_OK | os.X_OK):
-            return _refuse(
+            return refuse(
                 device,
                 entry_id,
                 mode,
@@ -200,7 +160,7 @@ def _verify_presence(device: DeviceInfo, entry_id: str, mode: Mode | None) -> Ve
         mode,
         None,
         None,
-        f"{_who(device)} is listed in the inventory and present. It gives no picture stream, so "
+        f"{who(device)} is listed in the inventory and present. It gives no picture stream, so "
         "it was verified by inventory match and presence only (no frames were read).",
     )
 
@@ -244,19 +204,19 @@ def _open_refused(device: DeviceInfo, entry_id: str, mode: Mode, exc: Exception)
             if exc.code == Refusal.MODE_UNSUPPORTED
             else Refusal.OPEN_FAILED
         )
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             code,
-            f"Labrig could not open {_who(device)}: {_redact(device, exc.message)}",
+            f"Labrig could not open {who(device)}: {redact(device, exc.message)}",
         )
-    return _refuse(
+    return refuse(
         device,
         entry_id,
         mode,
         Refusal.OPEN_FAILED,
-        f"Labrig could not open {_who(device)} ({_redact(device, str(exc))}). Check the cable or "
+        f"Labrig could not open {who(device)} ({redact(device, str(exc))}). Check the cable or "
         "network and that no other program is using it, then verify again.",
     )
 
@@ -295,64 +255,64 @@ def _judge(
     width, height = max(set(got.sizes), key=got.sizes.count) if got.sizes else (0, 0)
     measured = MeasuredMode(width, height, fps, n) if n else None
     if n == 0:
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} opened but sent no picture. Check the cable or network and the "
+                f"{who(device)} opened but sent no picture. Check the cable or network and the "
                 "camera's power, close other programs that use it, then verify again."
             ),
         )
     if any(size != (mode.width, mode.height) for size in got.sizes):
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             Refusal.FRAME_SIZE_MISMATCH,
             measured=measured,
             reason=(
-                f"{_who(device)} sends {width}×{height} pictures although "
+                f"{who(device)} sends {width}×{height} pictures although "
                 f"{mode.width}×{mode.height} was asked. Set the camera to that size (an IP camera "
                 "in its own web page) or choose the mode it delivers."
             ),
         )
     if got.ended_early:
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s "
+                f"{who(device)} sent {n} picture(s) and then stopped within a {window:.1f} s "
                 "test. Check the cable or network and the camera's power, then verify again."
             ),
         )
     if fps < fps_tolerance * mode.fps:
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             Refusal.FPS_TOO_LOW,
             measured=measured,
             reason=(
-                f"{_who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. "
+                f"{who(device)} delivered {fps:.1f} pictures per second instead of {mode.fps:g}. "
                 "Add light or turn off auto-exposure (webcams slow down in dim light), give it a "
                 "USB port or network of its own, or choose a lower frame rate."
             ),
         )
     if len(settled) < min_frames:
-        return _refuse(
+        return refuse(
             device,
             entry_id,
             mode,
             Refusal.NO_FRAMES,
             measured=measured,
             reason=(
-                f"{_who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are "
+                f"{who(device)} sent only {len(settled)} picture(s) to measure, {min_frames} are "
                 "needed. Verify again with a longer test."
             ),
         )
@@ -363,36 +323,6 @@ def _judge(
         mode,
         measured,
         None,
-        f"{_who(device)} verified: {width}×{height} at {fps:.1f} fps measured over "
+        f"{who(device)} verified: {width}×{height} at {fps:.1f} fps measured over "
         f"{len(settled)} pictures.",
     )
-
-
-def _refuse(
-    device: DeviceInfo,
-    entry_id: str | None,
-    mode: Mode | None,
-    code: Refusal,
-    reason: str,
-    measured: MeasuredMode | None = None,
-) -> Verification:
-    return Verification(False, device, entry_id, mode, measured, code.value, reason)
-
-
-def _who(device: DeviceInfo) -> str:
-    """The device's name, with what tells it apart from another of the same name (its USB ids,
-    index or URL); the built-in virtual camera is one of a kind."""
-    if device.kind == DeviceKind.VIRTUAL:
-        return device.name
-    ident = device.vid_pid or (
-        redact_url(device.address) if device.kind == DeviceKind.IP else device.address
-    )
-    return f"{device.name} ({ident})"
-
-
-def _redact(device: DeviceInfo, text: str) -> str:
-    """Messages from lower layers may quote the URL; credentials in it must never reach the
-    screen or a log."""
-    if device.kind == DeviceKind.IP and device.address:
-        return text.replace(device.address, redact_url(device.address))
-    return text

@@ -105,8 +105,10 @@ def run_record_rig(args: argparse.Namespace) -> int:
         frames = c.commit.frame_count if c.commit else 0
         dropped = c.commit.dropped_frames if c.commit else 0
         state = c.commit.state if c.commit else "not committed"
+        unit, lost = ("samples", "lost") if c.instrument else ("frames", "dropped")
         print(
-            f"  {c.place:<12} {frames:>6} frames  {dropped:>4} dropped  {state:<10} {c.device_id}"
+            f"  {c.place:<12} {frames:>6} {unit:<7} {dropped:>4} {lost:<7} {state:<10} "
+            f"{c.device_id}"
         )
     print(f"Sync: {result.sync.summary() if result.sync else 'not measured (one camera)'}")
     if result.note:
@@ -129,7 +131,12 @@ def _show(status: RigStatus, as_json: bool) -> None:
         print_json_line(
             {
                 "cameras": [
-                    {"place": c.place, "frames": c.status.frames, "dropped": c.status.dropped}
+                    {
+                        "place": c.place,
+                        "kind": "instrument" if c.instrument else "camera",
+                        "frames": c.status.frames,
+                        "dropped": c.status.dropped,
+                    }
                     for c in status.cameras
                 ],
                 "spread_p99_ms": status.spread_p99_ms,
@@ -139,7 +146,12 @@ def _show(status: RigStatus, as_json: bool) -> None:
     elapsed = max((c.status.elapsed_s for c in status.cameras), default=0.0)
     cameras = "  ".join(
         f"{c.place} {c.status.frames}"
-        + (f" ({c.status.dropped} dropped)" if c.status.dropped else "")
+        + (" samples" if c.instrument else "")
+        + (
+            f" ({c.status.dropped} {'lost' if c.instrument else 'dropped'})"
+            if c.status.dropped
+            else ""
+        )
         for c in status.cameras
     )
     print(f"  {elapsed:6.1f} s  {cameras}  spread p99 {spread}", flush=True)

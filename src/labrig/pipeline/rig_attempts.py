@@ -37,17 +37,21 @@ def stop_and_save_rig(
     recorded a frame; a commit that fails leaves its capture to recovery."""
     result = recording.stop()
     attempt_id = save_rig_attempt(queue, result, interrupted)
-    committed = result.committed
+    committed, cameras = result.committed, result.cameras
     first = committed[0].commit
     assert first is not None
     sync = result.sync.summary() if result.sync else "one camera: no sync to measure"
-    note = f"{len(committed)} cameras; sync {sync}." + (f" {result.note}" if result.note else "")
+    instruments = len(committed) - len(cameras)
+    with_instruments = f" and {instruments} instrument{'s' * (instruments > 1)}" * (instruments > 0)
+    note = f"{len(cameras)} cameras{with_instruments}; sync {sync}." + (
+        f" {result.note}" if result.note else ""
+    )
     saved = SavedRecording(
         attempt_id=None,
         number=None,
         capture_id=first.capture_id,
-        frames=sum(c.commit.frame_count for c in committed if c.commit),
-        dropped=sum(c.commit.dropped_frames for c in committed if c.commit),
+        frames=sum(c.commit.frame_count for c in cameras if c.commit),
+        dropped=sum(c.commit.dropped_frames for c in cameras if c.commit),
         manifest_sha256=first.manifest_sha256,
     )
     return saved.as_attempt(queue, attempt_id, note)
@@ -140,6 +144,7 @@ def save_interrupted_rigs(queue: JobQueue) -> list[RigRecovered]:
                     _commit_of(c),
                     None,
                     None if c is not None else "not catalogued: it never began recording",
+                    d.get("kind") == "instrument",
                 )
                 for d, c in zip(devices, captures, strict=True)
             ]

@@ -17,7 +17,14 @@ import numpy as np
 
 from labrig.calibration import StoredCalibration, load_calibration
 from labrig.capture import load_capture
-from labrig.capture.rig_sync import SYNC_DEFAULTS, capture_stream, judge_sync, measure_sync
+from labrig.capture.rig_sync import (
+    SYNC_DEFAULTS,
+    capture_stream,
+    instrument_stream,
+    is_instrument_capture,
+    judge_sync,
+    measure_sync,
+)
 from labrig.errors import QualityBlockedError
 from labrig.jobs import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
 from labrig.pipeline.media_qc import media_qc
@@ -150,11 +157,11 @@ def _rig_sync(store: Store, ctx: StageContext) -> StageOutput:
             ],
             code="LABRIG_SYNC_UNMATCHED",
         )
+    pairs = list(zip(ctx.input_digests, offsets, strict=False))
+    instrument = {digest: is_instrument_capture(store, digest) for digest, _ in pairs}
     figures = measure_sync(
-        [
-            capture_stream(store, digest, offset_ms=offset)
-            for digest, offset in zip(ctx.input_digests, offsets, strict=False)
-        ]
+        [capture_stream(store, d, offset_ms=off) for d, off in pairs if not instrument[d]],
+        [instrument_stream(store, d) for d, _ in pairs if instrument[d]],
     )
     verdict = judge_sync(figures, ctx.config)
     if verdict.blocked:

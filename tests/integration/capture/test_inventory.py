@@ -174,10 +174,14 @@ def test_matching_by_vid_pid() -> None:
 
 def test_matching_by_name_glob() -> None:
     inventory = load_inventory(SHIPPED)
-    for device in discover_virtual():  # the camera, then the rig's cameras
+    for device in discover_virtual():  # the camera, then the rig's cameras and force plate
         entry = inventory.match(device)
         expected = (
-            "labrig-virtual-rig-camera" if "rig" in device.address else "labrig-virtual-camera"
+            "labrig-virtual-rig-camera"
+            if "rig" in device.address
+            else "labrig-virtual-force-plate"
+            if "plate" in device.address
+            else "labrig-virtual-camera"
         )
         assert entry is not None and entry.id == expected
     doc = {

@@ -255,4 +255,5 @@ def test_refusal_codes_are_stable() -> None:
         "LABRIG_NO_FRAMES",
         "LABRIG_FRAME_SIZE_MISMATCH",
         "LABRIG_FPS_TOO_LOW",
+        "LABRIG_INSTRUMENT_PROTOCOL",
     }

@@ -1,5 +1,6 @@
-"""kill -9 of ``labrig record --rig`` while it records: on the next start every camera's capture is
-salvaged and the rig recording becomes one attempt of all of them, marked interrupted."""
+"""kill -9 of ``labrig record --rig`` while it records: on the next start every camera's capture and
+the force plate's are salvaged and the rig recording becomes one attempt of all of them, marked
+interrupted."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_a_rig_recording_killed_mid_way_becomes_one_interrupted_attempt(tmp_path
         *("--device", "virtual:rig-1@640x360@30"),
         *("--device", "virtual:rig-2@640x360@30"),
         *("--device", "virtual:rig-3@640x360@30"),
+        *("--device", "virtual:plate-1"),
     )
     assert made.returncode == 0, made.stderr
     child = subprocess.Popen(
@@ -60,6 +62,7 @@ def test_a_rig_recording_killed_mid_way_becomes_one_interrupted_attempt(tmp_path
         "salvaged",
         "salvaged",
         "salvaged",
+        "salvaged",
     ]
 
     store = open_store(store_dir)
@@ -80,11 +83,17 @@ def test_a_rig_recording_killed_mid_way_becomes_one_interrupted_attempt(tmp_path
         store.close()
     assert row.state == "interrupted" and attempt is not None
     assert attempt.note is not None and attempt.note.startswith("Interrupted: Labrig stopped")
-    # every camera's capture, in the rig's order, salvaged with the frames it had written
+    # every capture, in the rig's order, salvaged with the frames (the plate: samples) it had
+    # written, the plate's open chunk kept up to its last whole row
     assert linked == [d["capture_id"] for d in json.loads(row.devices)]
     assert all(c is not None and c.state == "salvaged" and c.frame_count >= 30 for c in captures)
+    plate = captures[3]
+    assert plate is not None and json.loads(plate.mode)["kind"] == "samples"
     sync = json.loads(row.sync or "null")
     assert sync is not None and sync["frame_sets"] >= 30
+    # a second of frames is 1000 samples: the plate recorded as long as the cameras, none lost
+    figures = sync["instruments"]["plate"]
+    assert figures["lost"] == 0 and figures["samples"] >= 1000 * (sync["instants"] - 2) / 30
     assert "rig.sync" in stages
     # recovery again finds nothing more to do: one attempt, never two
     again = labrig(store_dir, "recover", "--json")

@@ -87,7 +87,7 @@ class RigFlow(QObject):
         self.recording = recording
         self.grid.show_recording(recording)
         self.started.emit(
-            f"Recording the rig {recording.rig.name}: {len(recording.recorders)} cameras, "
+            f"Recording the rig {recording.rig.name}: {len(recording.recorders)} devices, "
             "started at one instant."
         )
 

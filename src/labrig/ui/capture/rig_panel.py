@@ -1,6 +1,7 @@
 """The Capture page's rig mode, its widgets: the rig to record (chosen from the stored rigs, with
 its devices listed), and the grid of live previews, one per camera, each captioned with its frame
-rate and dropped frames, above the live sync spread.
+rate and dropped frames, and a scrolling plot per instrument
+(:class:`~labrig.ui.capture.instrument_tile.InstrumentTile`), above the live sync spread.
 
 Threading contract: GUI thread only; each tile's frames are converted on its own preview thread
 (:class:`~labrig.ui.capture.preview.PreviewStream`), from the recorder's newest frame: the rig's
@@ -22,8 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from labrig.capture.instrument_recorder import InstrumentRecorder
+from labrig.capture.recorder import Recorder
 from labrig.capture.rig_recorder import RigRecording, RigStatus
 from labrig.capture.rigs import Rig
+from labrig.capture.samples import SampleMode
+from labrig.ui.capture.instrument_tile import InstrumentTile
 from labrig.ui.capture.preview import PreviewStream, RecorderFeed
 from labrig.ui.capture.widgets import PreviewView, clock
 from labrig.ui.common.widgets import message_label
@@ -108,14 +113,21 @@ class RigTile(QWidget):
         self.view.show_frame(image)
         self.stream.fit_to(self.view.width(), self.view.height())
 
+    def stop(self) -> None:
+        self.stream.stop()
+
+    def shut_down(self, timeout_ms: int) -> bool:
+        return self.stream.shut_down(timeout_ms)
+
 
 class RigGrid(QWidget):
-    """The rig's cameras in a grid (2 columns up to 4 cameras, then 3, then 4), and the spread."""
+    """The rig's cameras and instruments in a grid (2 columns up to 4 devices, then 3, then 4),
+    and the spread."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("rigGrid")
-        self.tiles: list[RigTile] = []
+        self.tiles: list[RigTile | InstrumentTile] = []
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
         self.summary = QLabel("")
@@ -132,46 +144,62 @@ class RigGrid(QWidget):
     def show_rig(self, rig: Rig | None) -> None:
         """Tiles for ``rig``'s cameras, each saying it waits for Record."""
         self.stop()
-        for tile in self.tiles:
-            self._grid.removeWidget(tile)
-            tile.deleteLater()
+        for old in self.tiles:
+            self._grid.removeWidget(old)
+            old.deleteLater()
         self.tiles = []
         if rig is None:
             self.summary.setText(NO_RIGS)
             return
         columns = 2 if len(rig.devices) <= 4 else 3 if len(rig.devices) <= 6 else 4
         for n, device in enumerate(rig.devices):
-            tile = RigTile(device.place, self)
-            tile.view.show_text(f"{device.place}\nstarts with Record")
+            tile: RigTile | InstrumentTile
+            if isinstance(device.mode, SampleMode):
+                tile = InstrumentTile(device.place, device.mode, self)
+            else:
+                tile = RigTile(device.place, self)
+                tile.view.show_text(f"{device.place}\nstarts with Record")
             self._grid.addWidget(tile, n // columns, n % columns)
             self.tiles.append(tile)
         rows = math.ceil(len(rig.devices) / columns)
         for r in range(rows):
             self._grid.setRowStretch(r, 1)
-        self.summary.setText(
-            f"{len(rig.devices)} cameras: all start at one instant and stop at one instant."
+        instruments = sum(isinstance(d.mode, SampleMode) for d in rig.devices)
+        cameras = len(rig.devices) - instruments
+        named = f"{cameras} cameras" + (
+            f" and {instruments} instrument{'s' * (instruments > 1)}" if instruments else ""
         )
+        self.summary.setText(f"{named}: all start at one instant and stop at one instant.")
 
     def show_recording(self, recording: RigRecording) -> None:
         for tile, recorder in zip(self.tiles, recording.recorders, strict=False):
-            tile.stream.start(RecorderFeed(recorder))
+            if isinstance(tile, InstrumentTile) and isinstance(recorder, InstrumentRecorder):
+                tile.follow(recorder)
+            elif isinstance(tile, RigTile) and isinstance(recorder, Recorder):
+                tile.stream.start(RecorderFeed(recorder))
 
     def show_status(self, status: RigStatus) -> None:
         for tile, camera in zip(self.tiles, status.cameras, strict=False):
             s = camera.status
             ended = " · stopped" if s.stop_reason else ""
-            tile.caption.setText(f"{camera.place} · {s.fps:.1f} fps · {s.dropped} dropped{ended}")
+            if camera.instrument:
+                tile.caption.setText(f"{camera.place} · {s.fps:.0f} Hz · {s.dropped} lost{ended}")
+            else:
+                tile.caption.setText(
+                    f"{camera.place} · {s.fps:.1f} fps · {s.dropped} dropped{ended}"
+                )
         elapsed = max((c.status.elapsed_s for c in status.cameras), default=0.0)
+        dropped = sum(c.status.dropped for c in status.cameras if not c.instrument)
         spread = (
             f"{status.spread_p99_ms:.2f} ms" if status.spread_p99_ms is not None else "measuring"
         )
         self.summary.setText(
-            f"● REC {clock(elapsed)} · sync spread p99 {spread} · {status.dropped} dropped"
+            f"● REC {clock(elapsed)} · sync spread p99 {spread} · {dropped} dropped"
         )
 
     def stop(self) -> None:
         for tile in self.tiles:
-            tile.stream.stop()
+            tile.stop()
 
     def shut_down(self, timeout_ms: int) -> bool:
-        return all([tile.stream.shut_down(timeout_ms) for tile in self.tiles])
+        return all([tile.shut_down(timeout_ms) for tile in self.tiles])

@@ -293,11 +293,16 @@ class ResultView(QWidget):
                 and spread["p99"] <= figures.frame_interval_ms / 4
                 and not any(figures.unmatched.values())
             )
+            devices = f"{len(figures.cameras)} cameras" + (
+                f" + {len(figures.instruments)} instrument{'s' * (len(figures.instruments) > 1)}"
+                if figures.instruments
+                else ""
+            )
             _set_badge(
                 self.badges["syncBadge"],
-                f"{len(figures.cameras)} cameras · sync p99 {spread['p99']:.2f} ms"
+                f"{devices} · sync p99 {spread['p99']:.2f} ms"
                 if spread
-                else f"{len(figures.cameras)} cameras · not in sync",
+                else f"{devices} · not in sync",
                 GREEN if sound else AMBER,
                 figures.summary(),
             )

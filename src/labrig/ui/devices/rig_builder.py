@@ -36,7 +36,7 @@ class RigBuilder(QGroupBox):
     def __init__(
         self, capture: CaptureService, picker: DevicePicker, parent: QWidget | None = None
     ) -> None:
-        super().__init__("Rigs: cameras recorded together", parent)
+        super().__init__("Rigs: cameras and instruments recorded together", parent)
         self._capture, self._picker = capture, picker
         self._calls = BackgroundCalls(1, self)
         self.chosen: list[tuple[DeviceSpec, Verification]] = []
@@ -99,7 +99,7 @@ class RigBuilder(QGroupBox):
         for rig in rigs:
             places = ", ".join(d.place for d in rig.devices)
             built = " · built in" if rig.builtin else ""
-            self.rig_list.addItem(f"{rig.name}: {len(rig.devices)} cameras ({places}){built}")
+            self.rig_list.addItem(f"{rig.name}: {len(rig.devices)} devices ({places}){built}")
 
     @Slot()
     def _on_remove_button_clicked(self) -> None:
@@ -127,23 +127,26 @@ class RigBuilder(QGroupBox):
         if choice is None:
             self.message.setText("Select a device in the list above, then add it.")
             return
-        if not choice.previewable or choice.verdict is None or choice.usable_mode is None:
+        verdict = choice.verdict
+        stream = verdict.stream if verdict is not None and verdict.ok else None
+        if stream is None and (not choice.previewable or choice.usable_mode is None):
             self.message.setText(
-                f"{choice.device.name} is not verified in a mode that gives pictures; a rig is "
-                "made of verified cameras."
+                f"{choice.device.name} is not verified in a mode that gives pictures or samples; "
+                "a rig is made of verified cameras and instruments."
             )
             return
+        assert verdict is not None
         place = self.place.text().strip() or str(
             choice.device.descriptors.get("place") or f"cam{len(self.chosen) + 1}"
         )
-        spec = DeviceSpec(choice.device.device_id, choice.usable_mode, place)
+        # an instrument streams in the mode it announced when verified
+        spec = DeviceSpec(choice.device.device_id, None if stream else choice.usable_mode, place)
         if any(s.device_id == spec.device_id for s, _ in self.chosen):
             self.message.setText(f"{choice.device.name} is in the new rig already.")
             return
-        self.chosen.append((spec, choice.verdict))
-        self.devices.addItem(
-            f"{place}: {choice.device.name} at {spec.mode.label() if spec.mode else ''}"
-        )
+        self.chosen.append((spec, verdict))
+        mode = stream or spec.mode
+        self.devices.addItem(f"{place}: {choice.device.name} at {mode.label() if mode else ''}")
         self.place.clear()
         self.message.setText(
             f"{len(self.chosen)} devices in the new rig."
@@ -174,7 +177,7 @@ class RigBuilder(QGroupBox):
         self.devices.clear()
         self.name.clear()
         self.message.setText(
-            f"Rig {rig.name} saved: {len(rig.devices)} cameras. Record it on the Capture screen "
+            f"Rig {rig.name} saved: {len(rig.devices)} devices. Record it on the Capture screen "
             "(A rig), or with 'labrig record --rig'."
         )
         self.load()

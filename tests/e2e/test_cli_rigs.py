@@ -138,3 +138,42 @@ def test_a_rig_with_the_force_plate_is_recorded_from_the_command_line(tmp_path: 
     assert plate.split()[2:5] == ["samples", "0", "lost"] and samples >= 1900, plate
     [sync] = [line for line in lines if line.startswith("Sync:")]
     assert f"plate {samples} samples at " in sync and ", 0 lost" in sync
+
+
+def test_the_virtual_rig_records_its_board_on_the_floor_when_asked(tmp_path: Path) -> None:
+    import cv2
+
+    from labrig.capture import iter_frames, load_capture
+    from labrig.store import open_store
+
+    store_dir = tmp_path / "store"
+    made = labrig(
+        store_dir,
+        "rigs",
+        "add",
+        "pair",
+        *("--device", "virtual:rig-1@1280x720@30"),  # the side cameras see the floor's board
+        *("--device", "virtual:rig-2@1280x720@30"),  # at 10 px a square: 720p is the least
+    )
+    assert made.returncode == 0, made.stderr
+    recorded = labrig(
+        store_dir, "record", "--rig", "pair", "--seconds", "1", "--rig-scene", "floor", "--json"
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    summary = last_json(recorded.stdout)
+    captures = summary["captures"]
+    assert isinstance(captures, list)
+    store = open_store(store_dir)
+    try:
+        for capture in captures:
+            media = load_capture(store, capture["manifest_sha256"])
+            first = next(iter_frames(media.segments[0]))
+            found, _ = cv2.findChessboardCorners(cv2.cvtColor(first, cv2.COLOR_BGR2GRAY), (9, 6))
+            assert found, f"{capture['place']} shows the floor's chessboard"
+    finally:
+        store.close()
+    wrong = labrig(
+        store_dir, "record", "--device", "virtual:rig-1", "--seconds", "1", "--rig-scene", "board"
+    )
+    assert_typed(wrong)
+    assert wrong.returncode == 2 and "--rig" in wrong.stderr

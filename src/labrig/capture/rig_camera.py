@@ -33,7 +33,9 @@ import cv2
 import numpy as np
 
 from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.rig_board import BoardKind
 from labrig.capture.rig_world import (
+    BOARD_SCENES,
     DEFAULT_CAMERAS,
     FLASH_GAIN,
     MAX_CAMERAS,
@@ -76,7 +78,7 @@ def rig_devices() -> list[DeviceInfo]:
             kind=DeviceKind.VIRTUAL,
             name=f"{RIG_CAMERA_NAME} {i + 1} ({rig_camera(i).place})",
             address=f"{RIG_ADDRESS_PREFIX}{i + 1}",
-            descriptors={"place": rig_camera(i).place, "scenes": "markers, flash"},
+            descriptors={"place": rig_camera(i).place, "scenes": "markers, flash, board, floor"},
         )
         for i in range(MAX_CAMERAS)
     ]
@@ -142,6 +144,7 @@ class VirtualRig:
     # the recorder alone. What such a frame shows is not :meth:`truth`'s.
     replay: int = 0
     scene: RigSceneName = "markers"
+    board: BoardKind = "chessboard"  # the board of the "board" and "floor" scenes
     flash_gain: float = FLASH_GAIN  # grey levels the lamp adds to a frame lit throughout
     epoch_ns: int = field(default_factory=time.monotonic_ns)
     timing: dict[int, CameraTiming] = field(default_factory=dict)
@@ -198,7 +201,10 @@ class VirtualRig:
             "t": t,
             "dropped": self.dropped(camera, n),
             "lit": lamp_fraction(t - half, t + half) if self.scene == "flash" else 0.0,
-            "markers": view.truth(t),
+            "markers": [] if self.scene in BOARD_SCENES else view.truth(t),
+            "board": view.board_truth(self.scene, self.board, t)
+            if self.scene in BOARD_SCENES
+            else None,
         }
 
     def flashes(self, start_s: float, end_s: float) -> list[float]:
@@ -294,7 +300,10 @@ class VirtualRigCamera:
         view = _view(self.index, mode.width, mode.height, self.rig.markers)
         t = self.rig.world_time(self.index, mode.fps, n)
         img = view.background.copy()
-        view.render(t, img)
+        if self.rig.scene in BOARD_SCENES:
+            view.render_board(self.rig.scene, self.rig.board, t, img)
+        else:
+            view.render(t, img)
         if self._noise:
             add, sub = self._noise[(n + self.index) % len(self._noise)]
             cv2.add(img, add, dst=img)

@@ -13,7 +13,10 @@ Scenes (:data:`RIG_SCENES`):
   (hidden from the front cameras for about a third of a second at each pass), the others wave, lift
   and sway;
 * ``"flash"``: the same, and a lamp lighting the whole view for 0.25 s every 5 s (at t = 1 s, 6 s,
-  11 s … of world time): a brightness step each camera sees at the same instant, for post-hoc sync.
+  11 s … of world time): a brightness step each camera sees at the same instant, for post-hoc sync;
+* ``"board"``: a calibration board (chessboard or ChArUco) moved through the volume, and
+  ``"floor"``: the board lying still on the floor at the world origin
+  (:mod:`labrig.capture.rig_board`); no markers, and the pillar taken out of the volume.
 
 Everything here is a pure function of world time ``t`` (seconds): which frame of which camera shows
 which instant is the camera's business (:mod:`labrig.capture.rig_camera`). Points are projected with
@@ -32,12 +35,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from labrig.capture.rig_board import BoardKind, BoardView, board_picture, board_pose
 from labrig.capture.sources import Image
 from labrig.capture.virtual_scenes import CameraModel
 
 Array = npt.NDArray[np.float64]
-RigSceneName = Literal["markers", "flash"]
-RIG_SCENES: tuple[RigSceneName, ...] = ("markers", "flash")
+RigSceneName = Literal["markers", "flash", "board", "floor"]
+RIG_SCENES: tuple[RigSceneName, ...] = ("markers", "flash", "board", "floor")
+BOARD_SCENES = ("board", "floor")
 
 VOLUME_MM = (3000.0, 2000.0, 2000.0)
 MAX_CAMERAS = 8
@@ -240,6 +245,7 @@ class RigView:
         cv2.fillPoly(self.background, [_px(floor)], _FLOOR, cv2.LINE_AA, _SHIFT)
         pillar = cv2.convexHull(self._project(_PILLAR_CORNERS).astype(np.float32))
         self._pillar = _px(pillar.reshape(-1, 2).astype(np.float64))
+        self._board: BoardView | None = None
 
     def _project(self, points: Array) -> Array:
         return self.model.project(points, self.camera.rvec, self.camera.tvec)
@@ -247,6 +253,40 @@ class RigView:
     def _depths(self, points: Array) -> Array:
         rot, _ = cv2.Rodrigues(self.camera.rvec)
         return np.asarray((points @ rot.T + self.camera.tvec)[:, 2], dtype=np.float64)
+
+    @property
+    def board(self) -> BoardView:
+        """How this camera sees the calibration board (made when first asked for)."""
+        if self._board is None:
+            m = self.model
+            self._board = BoardView(
+                m.matrix(), m.dist(), self.camera.rvec, self.camera.tvec, m.width, m.height
+            )
+        return self._board
+
+    def render_board(self, scene: str, kind: BoardKind, t: float, img: Image) -> None:
+        """Draw the board of ``scene`` ("board" or "floor") at world time ``t`` onto ``img``, a
+        copy of :attr:`background`. The pillar is taken out of the volume for calibration."""
+        rot, shift = board_pose(scene, kind, t)
+        self.board.render(rot, shift, board_picture(kind), img)
+
+    def board_truth(self, scene: str, kind: BoardKind, t: float) -> dict[str, Any]:
+        """The board at world time ``t``: its name, pose (board → world), corners in world mm, and
+        for this camera each corner's image position and whether it is seen (in the picture, the
+        printed side facing the camera)."""
+        rot, shift = board_pose(scene, kind, t)
+        picture = board_picture(kind)
+        world = picture.corners_mm @ rot.T + shift
+        seen = self.board.truth(rot, shift, picture)
+        return {
+            "board": picture.name,
+            "rotation": rot,
+            "translation_mm": shift,
+            "corners_world_mm": world,
+            "corners_px": seen["corners_px"],
+            "facing": seen["facing"],
+            "seen": seen["in_view"],
+        }
 
     def render(self, t: float, img: Image) -> None:
         """Draw the markers at world time ``t`` (and the pillar between) onto ``img``, a copy of

@@ -12,6 +12,7 @@ from typing import Any
 
 from labrig.bootstrap import Services
 from labrig.capture import DeviceKind, DiscoverySettings, parse_mode, status_json
+from labrig.capture.rig_world import RIG_SCENES
 from labrig.capture.virtual import SCENES
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
@@ -63,6 +64,20 @@ def add_parser(commands: Any) -> None:
         help="what the virtual camera shows: markers (default), board (held up and moved) or "
         "plane (lying still on the measurement plane)",
     )
+    record.add_argument(
+        "--rig-scene",
+        choices=list(RIG_SCENES),
+        help="what the virtual rig's cameras show with --rig: markers (default), flash (a lamp "
+        "every 5 s), board (a calibration board moved through the volume) or floor (the board "
+        "lying on the floor at the world origin)",
+    )
+    record.add_argument(
+        "--rig-board",
+        choices=["chessboard", "charuco"],
+        default="chessboard",
+        help="the board of the board and floor scenes: virtual-rig-9x6-80 (chessboard, default) "
+        "or virtual-rig-charuco-7x5-100",
+    )
     record.add_argument("--segment-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
     record.add_argument("--json", action="store_true")
     record.set_defaults(run=run_record)
@@ -113,7 +128,8 @@ def run_devices(args: argparse.Namespace) -> int:
         outcome = ""
         if args.verify:
             outcome = (
-                f"  VERIFIED {row['measured_fps'] or 0:.1f} fps"
+                f"  VERIFIED {row['measured_fps'] or 0:.1f} "
+                + ("samples/s" if "instrument" in row["kind"] else "fps")
                 if row["verified"]
                 else f"  REFUSED {row['reason_code']}: {row['reason']}"
             )
@@ -131,6 +147,8 @@ def run_record(args: argparse.Namespace) -> int:
                 "devices in their own modes"
             )
         return run_record_rig(args)
+    if args.rig_scene is not None:
+        raise UsageError("--rig-scene is for the virtual rig's cameras: record them with --rig")
     mode = parse_mode(args.mode)
     with _services(args) as services:
         if args.scene is not None:

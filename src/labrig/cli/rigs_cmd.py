@@ -81,6 +81,9 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_record_rig(args: argparse.Namespace) -> int:
     """``labrig record --rig NAME --seconds N [--session ID]``: one attempt of every device."""
     with services_for(args) as services:
+        if args.rig_scene is not None:
+            services.capture.virtual_rig.scene = args.rig_scene
+            services.capture.virtual_rig.board = args.rig_board
         session_id = args.session or create_session(
             services.queue, args.rig, "rig recording", services.capture.access.actor().user
         )

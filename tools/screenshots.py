@@ -26,14 +26,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from labrig.bootstrap import bootstrap  # noqa: E402
 from labrig.capture import DEFAULT_MODE  # noqa: E402
+from labrig.capture.rigs import DeviceSpec  # noqa: E402
+from labrig.capture.sources import Mode  # noqa: E402
 from labrig.scenarios import run_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
+from labrig.ui.capture.instrument_tile import InstrumentTile  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
+
+RIG_MODE = Mode(1280, 720, 30.0, "any")
 
 SIZE = (1280, 800)
 
@@ -58,17 +63,23 @@ def select_first_row(page: QWidget) -> None:
             table.selectRow(0)
 
 
-def shoot_rig(page: CapturePage, window: QWidget, path: Path) -> Path:
-    """The Capture page recording the built-in virtual rig (four cameras), shot while it records,
-    then stopped and saved."""
+def shoot_rig(page: CapturePage, window: QWidget, path: Path, rig: str = "virtual") -> Path:
+    """The Capture page recording a rig (the built-in virtual rig's four cameras, or one with the
+    force plate), shot while it records, then stopped and saved."""
     page.device_tabs.setCurrentIndex(1)
     chooser = page.rig_flow.chooser
-    wait_until(lambda: chooser.combo.count() > 0)
+    wait_until(lambda: chooser.combo.findText(rig, Qt.MatchFlag.MatchStartsWith) >= 0)
+    chooser.combo.setCurrentIndex(chooser.combo.findText(rig, Qt.MatchFlag.MatchStartsWith))
     wait_until(page.record_button.isEnabled)
     page.record_button.click()
     wait_until(lambda: page.phase is Phase.RECORDING, 60)
     grid = page.rig_flow.grid
-    wait_until(lambda: all(t.view.frames_shown > 10 for t in grid.tiles))
+    wait_until(
+        lambda: all(
+            t.points() > 1000 if isinstance(t, InstrumentTile) else t.view.frames_shown > 10
+            for t in grid.tiles
+        )
+    )
     spin(2000)
     window.grab().save(str(path))
     page.stop_button.click()
@@ -101,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         newest["result_id"],
         {f"track:{metric['track_id']}.peak_speed": round(metric["peak_speed"] * 0.97, 2)},
         "peak frame blurred by motion; value read from the neighbouring frames",
+    )
+    # a rig of three virtual cameras and the force plate, as 'labrig rigs add' makes it
+    services.capture.add_rig(
+        "jump",
+        [DeviceSpec(f"virtual:rig-{n}", RIG_MODE) for n in (1, 2, 3)]
+        + [DeviceSpec("virtual:plate-1")],
     )
     gui = build_main_window(services)
     window = gui.window
@@ -144,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             page.stop_button.click()
             wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
             saved.append(shoot_rig(page, window, args.out / "capture-rig.png"))
+            saved.append(shoot_rig(page, window, args.out / "capture-rig-plate.png", "jump"))
 
     window.close()
     gui.executor.shutdown(10_000)

@@ -44,8 +44,9 @@ sys.path.insert(0, str(REPO))
 import labrig.jobs.executor as executor_module  # noqa: E402
 from labrig.bootstrap import Services, bootstrap  # noqa: E402
 from labrig.capture import MARKERS_DEVICE_ID, create_session, load_capture  # noqa: E402
-from labrig.capture.rig_camera import CameraTiming, VirtualRig  # noqa: E402
+from labrig.capture.rig_camera import BUFFERS, CameraTiming, VirtualRig  # noqa: E402
 from labrig.capture.rig_recorder import RigResult  # noqa: E402
+from labrig.capture.rig_world import MAX_CAMERAS  # noqa: E402
 from labrig.capture.rigs import DeviceSpec  # noqa: E402
 from labrig.capture.sink import FOURCC  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
@@ -117,8 +118,10 @@ def cams(*modes: Mode) -> list[DeviceSpec]:
 
 
 def raw_writers_keep_up(root: Path, count: int, seconds: float, images: list) -> bool:  # type: ignore[type-arg]
-    """Whether ``count`` VideoWriter threads each write 60 frames a second for ``seconds``."""
-    written = [0] * count
+    """Whether ``count`` VideoWriter threads each write 60 frames a second for ``seconds`` with no
+    frame later than a camera's buffers hold (4 frames after it is due): the criterion a
+    recording's 0 drops is held to, where a camera more than 4 frames behind loses a frame."""
+    late = [0] * count
 
     def loop(k: int) -> None:
         writer = cv2.VideoWriter(
@@ -129,9 +132,10 @@ def raw_writers_keep_up(root: Path, count: int, seconds: float, images: list) ->
         while (due := start + n / 60.0) < start + seconds:
             if (wait := due - time.monotonic()) > 0:
                 time.sleep(wait)
+            elif -wait > BUFFERS / 60.0:
+                late[k] += 1  # a camera would have overwritten this frame by now
             writer.write(images[n % len(images)])
             n += 1
-            written[k] = n if time.monotonic() - due < 2 / 60 else written[k]  # on time
         writer.release()
 
     threads = [threading.Thread(target=loop, args=(k,)) for k in range(count)]
@@ -139,8 +143,7 @@ def raw_writers_keep_up(root: Path, count: int, seconds: float, images: list) ->
         t.start()
     for t in threads:
         t.join()
-    expected = int(seconds * 60)
-    return all(w >= expected * 0.99 for w in written)
+    return not any(late)
 
 
 def most(keeps_up: Callable[[int], bool], limit: int = 8, tries: int = 2) -> int:
@@ -205,8 +208,8 @@ def bench_cameras(root: Path, seconds: float) -> float:
         )
         return ok
 
-    ours = max(most(labrig_keeps_up), 1)
-    peer = max(most(raw_keeps_up), 1)
+    ours = max(most(labrig_keeps_up, limit=MAX_CAMERAS), 1)  # every camera the virtual rig has
+    peer = max(most(raw_keeps_up, limit=16), 1)
     print(f"cameras at 1280x720@60 with 0 drops: labrig {ours}, raw cv2.VideoWriter loops {peer}")
     return ours / peer
 

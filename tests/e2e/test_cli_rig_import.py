@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from labrig.scenarios.rig_videos import write_rig_videos
 from tests.support.cli import assert_typed, labrig
-from tests.support.rig_videos import write_rig_videos
 
 STARTS = (0.3137, 0.7021, 0.5555)
 FRAME_MS = 1000 / 30

@@ -340,7 +340,7 @@ def discover_watch_folders(
 
 
 def discover_virtual() -> list[DeviceInfo]:
-    """The built-in synthetic camera, then the virtual rig's eight cameras and its force plate;
+    """The built-in synthetic camera, then the virtual rig's twelve cameras and its force plate;
     always present. The
     camera's scene (markers, or the calibration board) is switched while it runs:
     :class:`~labrig.capture.virtual.SceneSwitch`."""

@@ -15,7 +15,10 @@ from __future__ import annotations
 import queue
 import time
 from collections import deque
+from pathlib import Path
 
+from labrig.capture.avi import count_avi_frames
+from labrig.capture.commit import count_frames
 from labrig.capture.devices import DeviceInfo
 from labrig.capture.recording_state import (
     HELD,
@@ -65,6 +68,7 @@ class Recorder(StreamRecorder[Mode]):
         monitor: StorageMonitor | None = None,
         clock: FrameClock = now_ns,
         purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
+        first_segment_share: float = 1.0,
     ) -> None:
         super().__init__(
             store,
@@ -78,6 +82,8 @@ class Recorder(StreamRecorder[Mode]):
             purpose=purpose,
         )
         self.source = source
+        # < 1: the first segment is that share of the others (see RigRecording's staggering)
+        self.first_segment_share = first_segment_share
         self.clock = clock  # stamps each frame as the grab thread takes it
         self._latest: Image | None = None
         self._recent: deque[int] = deque(maxlen=max(4, round(2 * mode.fps)))  # last 2 s, mono
@@ -91,8 +97,19 @@ class Recorder(StreamRecorder[Mode]):
 
     def _make_sink(self, on_closed: SegmentClosed) -> SegmentSink:
         return self.sink_class(
-            self.folder, self.mode, self.segment_seconds, on_closed, device_clock=self.device_clock
+            self.folder,
+            self.mode,
+            self.segment_seconds,
+            on_closed,
+            device_clock=self.device_clock,
+            first_segment_share=self.first_segment_share,
         )
+
+    def _count_closed(self, path: Path) -> int:
+        """A closed segment's frames from its AVI structure (every frame a whole JPEG, as many as
+        its index lists: :mod:`labrig.capture.avi`), decoded only when that cannot be read."""
+        counted = count_avi_frames(path)
+        return counted if counted is not None else count_frames(path)
 
     def latest_frame(self, after: int = 0, timeout_s: float = 0.0) -> tuple[int, Image] | None:
         """The newest frame grabbed and its number (1, 2, …), once one newer than frame

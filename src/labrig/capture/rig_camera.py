@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,7 @@ def rig_camera_index(address: str) -> int | None:
 
 
 def rig_devices() -> list[DeviceInfo]:
-    """The virtual rig's eight cameras, as discovery lists them."""
+    """The virtual rig's twelve cameras, as discovery lists them."""
     return [
         DeviceInfo(
             device_id=rig_device_id(i),
@@ -139,15 +140,22 @@ class VirtualRig:
     markers: int = 4
     seed: int = 0
     noise: float = 2.0
-    # > 0: each camera renders its first ``replay`` frames once and shows them again in turn (its
-    # tag and times stay true): a camera that costs the host nothing, as a real one, for measuring
-    # the recorder alone. What such a frame shows is not :meth:`truth`'s.
+    # > 0: each camera renders ``replay`` frames once, when first opened in a mode, and shows them
+    # again in turn as they are, as a video played in a loop (the same read-only arrays; their
+    # times and counter stay true, their tags and pictures are of the first ``replay`` frames): a
+    # camera that costs the host nothing, as a real one, for measuring the recorder alone beside
+    # plain VideoWriter loops writing pre-rendered frames.
     replay: int = 0
     scene: RigSceneName = "markers"
     board: BoardKind = "chessboard"  # the board of the "board" and "floor" scenes
     flash_gain: float = FLASH_GAIN  # grey levels the lamp adds to a frame lit throughout
     epoch_ns: int = field(default_factory=time.monotonic_ns)
     timing: dict[int, CameraTiming] = field(default_factory=dict)
+    # with ``replay``: the frames each camera shows again, by camera and mode (shared by every
+    # opening of a camera: its probe's and its recording's)
+    _replays: dict[tuple[int, Mode], list[Image]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     # the virtual force plate's clock (:mod:`labrig.capture.virtual_instrument`)
     plate_timing: CameraTiming = field(default_factory=CameraTiming)
 
@@ -220,12 +228,25 @@ class VirtualRig:
             "timing": {str(i): vars(self.timing_of(i)) for i in range(cameras)},
         }
 
+    def replayed(self, camera: int, mode: Mode, render: Callable[[int], Image]) -> list[Image]:
+        """The ``replay`` frames camera ``camera`` shows again in ``mode``, rendered (by
+        ``render``) the first time they are asked for."""
+        with _replay_lock:  # the views' lock is taken while rendering
+            key = (camera, mode)
+            if key not in self._replays:
+                frames = [render(n) for n in range(self.replay)]
+                for frame in frames:
+                    frame.flags.writeable = False  # shared by every frame that shows it
+                self._replays[key] = frames
+            return self._replays[key]
+
     def camera(self, index: int) -> VirtualRigCamera:
         return VirtualRigCamera(self, index)
 
 
 _views: dict[tuple[int, int, int, int], RigView] = {}
 _views_lock = threading.Lock()
+_replay_lock = threading.Lock()
 
 
 def _view(camera: int, width: int, height: int, markers: int) -> RigView:
@@ -258,7 +279,7 @@ class VirtualRigCamera:
         self._opened_ns = 0
         self._open = False
         self._noise: list[tuple[Image, Image]] = []
-        self._replayed: dict[int, Image] = {}  # with ``rig.replay``: the frames shown again
+        self._replayed: list[Image] = []  # with ``rig.replay``: the frames shown again
 
     @property
     def name(self) -> str:
@@ -277,22 +298,17 @@ class VirtualRigCamera:
             )
         shape = (mode.height, mode.width, 3)
         self._noise = _noise(shape, self.rig.noise, self.rig.seed) if self.rig.noise > 0 else []
-        if mode != self._mode:
-            self._replayed = {}
         self._mode = mode
+        if self.rig.replay > 0:
+            self._replayed = self.rig.replayed(self.index, mode, self._render)
         self._opened_ns = time.monotonic_ns()
         self._next, self._open = None, True
         return mode
 
     def render(self, n: int) -> Image:
         """Frame ``n`` of the current mode (the world at its exposure, its tag in the corner)."""
-        if self.rig.replay > 0:
-            key = n % self.rig.replay
-            if key not in self._replayed:
-                self._replayed[key] = self._render(n)
-            img = self._replayed[key].copy()
-            write_frame_tag(img, n)
-            return img
+        if self._replayed:  # shown again as it is, tag and all, costing nothing: read only
+            return self._replayed[n % len(self._replayed)]
         return self._render(n)
 
     def _render(self, n: int) -> Image:

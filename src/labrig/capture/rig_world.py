@@ -2,9 +2,10 @@
 
 World coordinates are millimetres with z up and the origin on the floor at the centre of a capture
 volume of 3000 × 2000 × 2000 mm (x from -1500 to 1500, y from -1000 to 1000, z from 0 to 2000).
-Up to eight cameras stand around it at known places (``front``, ``right``, ``back``, ``left``, then
-the corners), 1.8 m high and looking at the volume's centre, each with its own lens
-(:class:`~labrig.capture.virtual_scenes.CameraModel`, mild barrel distortion).
+Up to twelve cameras stand around it at known places: ``front``, ``right``, ``back``, ``left``, then
+the corners, 1.8 m high, then ``front-high`` … 2.7 m high above the first four; each looks at the
+volume's centre with its own lens (:class:`~labrig.capture.virtual_scenes.CameraModel`, mild barrel
+distortion).
 
 Scenes (:data:`RIG_SCENES`):
 
@@ -45,10 +46,24 @@ RIG_SCENES: tuple[RigSceneName, ...] = ("markers", "flash", "board", "floor")
 BOARD_SCENES = ("board", "floor")
 
 VOLUME_MM = (3000.0, 2000.0, 2000.0)
-MAX_CAMERAS = 8
+MAX_CAMERAS = 12
 DEFAULT_CAMERAS = 4
-# in the order a rig of N cameras takes them: facing pairs first, then the corners
-PLACES = ("front", "right", "back", "left", "front-right", "back-right", "back-left", "front-left")
+# in the order a rig of N cameras takes them: facing pairs first, then the corners, then a second
+# tier above the first four (as a motion-capture room hangs cameras at two heights)
+PLACES = (
+    "front",
+    "right",
+    "back",
+    "left",
+    "front-right",
+    "back-right",
+    "back-left",
+    "front-left",
+    "front-high",
+    "right-high",
+    "back-high",
+    "left-high",
+)
 _PLACE_ANGLE = {  # degrees around the volume, measured from +x; the front is at -y
     "front": -90.0,
     "right": 0.0,
@@ -58,9 +73,14 @@ _PLACE_ANGLE = {  # degrees around the volume, measured from +x; the front is at
     "back-right": 45.0,
     "back-left": 135.0,
     "front-left": -135.0,
+    "front-high": -90.0,
+    "right-high": 0.0,
+    "back-high": 90.0,
+    "left-high": 180.0,
 }
 _RING = (3200.0, 2800.0)  # the ellipse the cameras stand on (x, y semi-axes, mm)
 CAMERA_HEIGHT_MM = 1800.0
+HIGH_CAMERA_HEIGHT_MM = 2700.0  # the second tier
 _LOOK_AT = np.array([0.0, 0.0, 900.0])
 
 MARKER_RADIUS_MM = 20.0
@@ -154,7 +174,8 @@ def rig_camera(index: int) -> RigCameraSpec:
         raise ValueError(f"the virtual rig has cameras 0-{MAX_CAMERAS - 1}, not {index}")
     place = PLACES[index]
     angle = math.radians(_PLACE_ANGLE[place])
-    centre = np.array([_RING[0] * math.cos(angle), _RING[1] * math.sin(angle), CAMERA_HEIGHT_MM])
+    height = HIGH_CAMERA_HEIGHT_MM if place.endswith("-high") else CAMERA_HEIGHT_MM
+    centre = np.array([_RING[0] * math.cos(angle), _RING[1] * math.sin(angle), height])
     rvec, tvec = _look_at(centre, _LOOK_AT)
     model = CameraModel(
         fx=900.0 + 12 * index,

@@ -303,7 +303,7 @@ class CaptureService:
             f"the rig '{rig.name}' ({len(modes)} devices)",
         )
         recorders: list[StreamRecorder[Any]] = []
-        for (_, info), mode, verdict in zip(pairs, modes, verdicts, strict=True):
+        for n, ((_, info), mode, verdict) in enumerate(zip(pairs, modes, verdicts, strict=True)):
             common: dict[str, Any] = {
                 "verification": verdict.to_event_payload(),
                 "session_id": session_id,
@@ -322,6 +322,9 @@ class CaptureService:
                         info,
                         mode,
                         clock=self.frame_clock(info, mode),
+                        # the cameras close their segments in turn, not all at one instant: a
+                        # closing (fsync, hash, a new file) is a burst of work for the host
+                        first_segment_share=1.0 - n / len(pairs),
                         **common,
                     )
                 )

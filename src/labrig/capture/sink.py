@@ -56,11 +56,14 @@ class SegmentSink:
         on_segment_closed: SegmentClosed,
         *,
         device_clock: bool = False,
+        first_segment_share: float = 1.0,
     ) -> None:
         self.folder, self.mode = folder, mode
         # the device's own frame counter and clock, in two more columns, when it has them
         self.device_clock = device_clock
         self.frames_per_segment = max(1, round(segment_seconds * mode.fps))
+        # the first segment may be shorter (a rig's devices close theirs at different instants)
+        self._limit = max(1, round(first_segment_share * self.frames_per_segment))
         self._on_closed = on_segment_closed
         self._index = -1
         self._writer: cv2.VideoWriter | None = None
@@ -100,6 +103,8 @@ class SegmentSink:
         except OSError as exc:
             raise SinkError(f"cannot write timestamps in {self.folder} ({exc.strerror})") from exc
         self._frames = 0
+        if self._index:
+            self._limit = self.frames_per_segment
         return name
 
     def append(
@@ -129,7 +134,7 @@ class SegmentSink:
             self._first_ns = mono_ns
         self._last_ns = mono_ns
         self._frames += 1
-        if self._frames >= self.frames_per_segment:
+        if self._frames >= self._limit:
             self._close_current(roll=True)
 
     def open_bytes(self) -> int:

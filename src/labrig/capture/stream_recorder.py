@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from labrig.capture.commit import CommitResult, commit_capture, count_frames
@@ -366,6 +367,10 @@ class StreamRecorder(Generic[ModeT]):
         except LabrigError as exc:
             self._error = self._error or exc
 
+    def _count_closed(self, path: Path) -> int:
+        """The frames (or samples) a closed segment holds, read back from the disk."""
+        return count_frames(path)
+
     def _count(self, item: Any) -> int:
         """The frames (or samples) a queued item holds."""
         return 1
@@ -384,7 +389,7 @@ class StreamRecorder(Generic[ModeT]):
         )
         write_manifest(self.folder, self._manifest)
         self._decoded[segment.name] = self._verifier.submit(
-            count_frames, self.folder / segment.name
+            self._count_closed, self.folder / segment.name
         )
         if self.monitor is not None:
             rate = self._bytes / max(time.monotonic() - self._started, 1e-3)

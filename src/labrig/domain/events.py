@@ -144,7 +144,12 @@ CATALOG: tuple[EventSpec, ...] = (
             "SHA-256 of the committed manifest, which lists every segment's digest",
         ),
         F("segments", "int", "number of media segments, each stored under its own SHA-256"),
-        F("frame_count", "int", "frames decoded back after the final fsync"),
+        F(
+            "frame_count",
+            "int",
+            "frames counted back after the final fsync (a recorded segment's whole JPEG frames in "
+            "its AVI structure; imported or salvaged media decoded)",
+        ),
         F("dropped_frames", "int", "frames detected as dropped during recording"),
     ),
     _spec(

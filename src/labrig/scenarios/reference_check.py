@@ -6,7 +6,8 @@ centre 639.5, 359.5) and where each marker really was at every frame. The check
 calibrates from board views, scales from the board on the plane, imports two
 seconds of rendered markers (exact timing, so a busy machine cannot fail it with
 dropped frames), analyses them and compares with the truth within stated
-tolerances. Nothing touches the production store.
+tolerances; then the virtual rig's sync, recorded and post hoc, against its ground truth
+(:mod:`labrig.scenarios.rig_check`). Nothing touches the production store.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_attempt
 from labrig.releases import Check, HealthReport
 from labrig.results import units_words
+from labrig.scenarios.rig_check import rig_checks
 from labrig.store.models import AnalysisResultRecord, Capture
 
 TOLERANCES = {"focal_rel": 0.005, "centre_px": 2.0, "path_length_rel": 0.03}
@@ -81,7 +84,13 @@ def run_reference_check(
             save_attempt(services.queue, session_id, [capture_id])
             ThreadExecutor(services.queue, workers=2).run(drain=True)
             services.dispatcher.dispatch_all()
-            return _judge(services, result.camera_matrix, markers, frames)
+            report = _judge(services, result.camera_matrix, markers, frames)
+            rig = rig_checks(services, Path(tmp))
+            return replace(
+                report,
+                passed=report.passed and all(c.ok for c in rig),
+                checks=(*report.checks, *rig),
+            )
         finally:
             services.close()
 

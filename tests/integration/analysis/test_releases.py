@@ -30,7 +30,15 @@ def test_the_reference_health_check_meets_its_tolerances() -> None:
     assert {c.name.split(" #")[0] for c in report.checks} >= {
         "focal length fx (px)",
         "marker path length",
+        "rig sync spread p50 (ms)",
+        "force plate rate (Hz)",
+        "post-hoc flash offset, camera 3 (ms)",
     }
+    # the virtual rig's truth: the 4 ms the second camera was given, the post-hoc starts
+    spread = next(c for c in report.checks if c.name == "rig sync spread p50 (ms)")
+    assert abs(spread.measured - 4.0) <= 0.5
+    posthoc = next(c for c in report.checks if c.name.startswith("post-hoc flash offset, camera 2"))
+    assert abs(posthoc.measured - 413.7) <= 1e3 / 60
 
 
 def test_activation_needs_a_passing_check_and_changes_new_jobs_keys(store: Store) -> None:

@@ -129,15 +129,18 @@ def test_discover_lists_every_kind(tmp_path: Path) -> None:
 def test_the_virtual_camera_and_the_virtual_rig_are_always_listed_once() -> None:
     # one camera whose scene is switched (markers, the board held up, the board on the plane), so
     # a calibration from its board binds to the camera that records the attempts; then the
-    # virtual rig's eight cameras, each named with its place around the volume
+    # virtual rig's twelve cameras, each named with its place around the volume, and its force plate
     report = discover(DiscoverySettings(), usb_backend=FakeUsbBackend([]))
     virtual = [d for d in report if d.kind == DeviceKind.VIRTUAL]
     assert [d.device_id for d in virtual] == ["virtual:markers"] + [
-        f"virtual:rig-{n}" for n in range(1, 9)
+        f"virtual:rig-{n}" for n in range(1, 13)
     ]
     assert virtual[0].name == VIRTUAL_CAMERA_NAME
     assert virtual[1].name == "Labrig virtual rig camera 1 (front)"
     assert virtual[8].name == "Labrig virtual rig camera 8 (front-left)"
+    assert virtual[12].name == "Labrig virtual rig camera 12 (left-high)"
+    [plate] = [d for d in report if d.kind == DeviceKind.VIRTUAL_INSTRUMENT]
+    assert (plate.device_id, plate.name) == ("virtual:plate-1", "Labrig virtual force plate")
 
 
 def test_uvc_discovery_on_this_machine_is_clean() -> None:

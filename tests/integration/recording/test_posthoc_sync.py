@@ -9,7 +9,7 @@ import pytest
 
 from labrig.capture.posthoc_sync import PostHocSyncError, estimate_offsets
 from labrig.capture.rig_camera import VirtualRig
-from tests.support.rig_videos import write_rig_videos
+from labrig.scenarios.rig_videos import write_rig_videos
 
 STARTS = (0.3137, 0.7021, 0.5555)  # world seconds: cameras 2 and 3 start 388.4 and 241.8 ms late
 FRAME_S = 1 / 30

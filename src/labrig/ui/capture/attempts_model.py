@@ -132,6 +132,6 @@ class AttemptTableModel(ColumnsTableModel):
             return f"capture {row.capture_id}\nmanifest SHA-256 {row.manifest_sha256}"
         if column == COLUMNS.index("Attempt"):
             return "\n".join(t for t in (row.attempt_id or "no attempt", row.note) if t)
-        if column == ANALYSIS_COLUMN:
-            return self.analysis(row)[2]
+        if column in (ANALYSIS_COLUMN, COLUMNS.index("Stages")):
+            return self.analysis(row)[2]  # the stages in full, where the column cuts them
         return ""

@@ -1,26 +1,30 @@
 """An instrument's tile in the rig grid: its last seconds of samples as a scrolling plot.
 
-Each channel is one curve, named with its unit in the legend; the x axis is seconds before now
-(−5 to 0), so the newest samples are always at the right edge. The plot is redrawn ten times a
-second from :meth:`~labrig.capture.instrument_recorder.InstrumentRecorder.recent_samples`, which
-copies what the grab thread kept and never makes it wait.
+Each channel is one curve, named with its unit in a line under the plot; the x axis is seconds
+before now (−5 to 0), so the newest samples are always at the right edge. The plot is redrawn ten
+times a second from
+:meth:`~labrig.capture.instrument_recorder.InstrumentRecorder.recent_samples`, which copies what the
+grab thread kept and never makes it wait.
 
 Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
+import html
 import time
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Slot
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from labrig.capture.instrument_recorder import PLOT_SECONDS, InstrumentRecorder
 from labrig.capture.samples import SampleMode
 
 REDRAW_MS = 100
+# dark enough to read on the white plot (3:1 or more against it), told apart from each other
+CHANNEL_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e0427a", "#4d4d4d")
 MAX_POINTS = 1000  # per curve: a 1 kHz instrument's 5 s drawn at every fifth sample
 
 
@@ -33,6 +37,8 @@ class InstrumentTile(QWidget):
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("instrumentPlot")
         self.plot.setMinimumSize(160, 90)
+        # its size is the grid's to give, as a camera's picture's is
+        self.plot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
         item = self.plot.getPlotItem()
         item.showGrid(x=True, y=True, alpha=0.3)
         item.setXRange(-PLOT_SECONDS, 0, padding=0)
@@ -41,17 +47,17 @@ class InstrumentTile(QWidget):
         item.getAxis("bottom").enableAutoSIPrefix(False)
         item.getAxis("left").enableAutoSIPrefix(False)
         item.setTitle(f"{place}: starts with Record", color="#333")
-        legend = item.addLegend(offset=(4, 4), colCount=min(len(mode.channels), 3))
-        legend.setLabelTextSize("7pt")
-        self.curves = [
-            item.plot(
-                [],
-                [],
-                pen=pg.mkPen(pg.intColor(n, hues=max(len(mode.channels), 3)), width=1),
-                name=channel.header(),
+        colours = [CHANNEL_COLOURS[n % len(CHANNEL_COLOURS)] for n in range(len(mode.channels))]
+        self.curves = [item.plot([], [], pen=pg.mkPen(c, width=1)) for c in colours]
+        # the channels' names under the plot, never over its curves
+        self.channels = QLabel(
+            " ".join(
+                f'<span style="color:{c}">■</span>&nbsp;{html.escape(ch.header())}'
+                for c, ch in zip(colours, mode.channels, strict=True)
             )
-            for n, channel in enumerate(mode.channels)
-        ]
+        )
+        self.channels.setObjectName("instrumentChannels")
+        self.channels.setWordWrap(True)
         self.caption = QLabel(place)
         self.caption.setObjectName("rigTileCaption")
         self._recorder: InstrumentRecorder | None = None
@@ -61,6 +67,7 @@ class InstrumentTile(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.channels)
         layout.addWidget(self.caption)
 
     def follow(self, recorder: InstrumentRecorder) -> None:

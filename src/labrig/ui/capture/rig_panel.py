@@ -63,7 +63,11 @@ class RigChooser(QWidget):
         self.combo.blockSignals(True)
         self.combo.clear()
         for rig in self.rigs:
-            self.combo.addItem(f"{rig.name} ({len(rig.devices)} cameras)", rig.name)
+            instruments = sum(d.instrument for d in rig.devices)
+            what = f"{len(rig.devices) - instruments} cameras" + (
+                f", {instruments} instrument{'s' * (instruments > 1)}" if instruments else ""
+            )
+            self.combo.addItem(f"{rig.name} ({what})", rig.name)
         names = [r.name for r in self.rigs]
         self.combo.setCurrentIndex(
             names.index(picked.name) if picked and picked.name in names else 0
@@ -164,6 +168,8 @@ class RigGrid(QWidget):
         rows = math.ceil(len(rig.devices) / columns)
         for r in range(rows):
             self._grid.setRowStretch(r, 1)
+        for c in range(columns):  # every tile the same size, a plot's as a picture's
+            self._grid.setColumnStretch(c, 1)
         instruments = sum(isinstance(d.mode, SampleMode) for d in rig.devices)
         cameras = len(rig.devices) - instruments
         named = f"{cameras} cameras" + (

@@ -201,3 +201,6 @@ class AttemptTable(QTableView):
         self.verticalHeader().hide()
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)
+        # one line a row: the stages that do not fit end in "…", the tooltip has them all
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)

@@ -1,5 +1,6 @@
 """Videos of the virtual rig as separate devices would record them: each camera started at its own
-instant (to the microsecond, not to a frame), with no clock shared; for post-hoc sync."""
+instant (to the microsecond, not to a frame), with no clock shared; for post-hoc sync (its tests,
+and the release health check's)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def write_rig_videos(
         for n in range(first, first + round(seconds * mode.fps)):
             writer.write(camera.render(n))
         writer.release()
-        assert path.stat().st_size > 0, f"{path} was not written"
+        if not path.is_file() or path.stat().st_size == 0:
+            raise OSError(f"{path} was not written")
         paths.append(path)
     return paths

@@ -26,6 +26,8 @@ The last line is ``drops=… spread_p99_ms=… cameras_ratio_vs_raw=… rss_grow
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import os
 import shutil
 import sys
@@ -96,9 +98,13 @@ def record_rig(
 
 def settle(folder: Path) -> None:
     """Remove a run's files and write the disk's dirty pages back, so the next run does not pay
-    for this one's writeback (as bench_queue.py does between rounds)."""
+    for this one's writeback (as bench_queue.py does between rounds); and hand the memory the run
+    freed back to the system (glibc keeps freed arenas: after the cameras figure's replayed frames,
+    gigabytes of them, which would otherwise stand in the next figures' resident memory)."""
     shutil.rmtree(folder, ignore_errors=True)
     os.sync()
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def drops(result: RigResult) -> int:
@@ -215,6 +221,7 @@ def bench_cameras(root: Path, seconds: float) -> float:
 
 
 def bench_memory(root: Path, seconds: float) -> float:
+    settle(root / "nothing")  # what the figures before freed is not this one's
     services = fresh(root, "memory")
     samples: list[tuple[float, float]] = []
     start = time.monotonic()

@@ -12,6 +12,7 @@ from labrig import __version__
 from labrig.cli import (
     audit_cmd,
     calibrate_cmd,
+    calibrate_rig_cmd,
     capture_cmd,
     demo_cmd,
     devices_cmd,
@@ -36,6 +37,7 @@ SUBCOMMANDS = (
     rigs_cmd,
     capture_cmd,
     calibrate_cmd,
+    calibrate_rig_cmd,
     jobs_cmd,
     releases_cmd,
     events_cmd,

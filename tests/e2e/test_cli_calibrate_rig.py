@@ -1,0 +1,103 @@
+"""``labrig calibrate-rig`` as a technician runs it: PNG pictures of the virtual rig's board, taken
+by three cameras at the same instants, and one of the board lying on the floor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from labrig.capture.rig_world import rig_camera
+from labrig.scenarios.rig_stills import board_stills, floor_stills, write_stills
+
+REPO = Path(__file__).resolve().parents[2]
+NAMES = ("front", "right", "back")
+BOARD = ("--board", "virtual-rig-9x6-80")
+
+
+def labrig(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "labrig", "calibrate-rig", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+
+
+@pytest.fixture(scope="module")
+def pictures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[list[Path], Path]]:
+    folder = tmp_path_factory.mktemp("rig-stills")
+    views, floors = board_stills(range(3), 30), floor_stills(range(3))
+    out = {}
+    for c, name in enumerate(NAMES):
+        *board, floor = write_stills(folder / name, [*views[c], floors[c]])
+        out[name] = (board, floor)
+    return out
+
+
+def _args(pictures: dict[str, tuple[list[Path], Path]], *extra: str) -> list[str | Path]:
+    args: list[str | Path] = [*BOARD]
+    for name, (board, floor) in pictures.items():
+        args += ["--camera", name, *board, "--floor", f"{name}={floor}"]
+    return [*args, *extra]
+
+
+def test_json_gives_every_camera_in_the_floor_axes_and_every_pair(
+    pictures: dict[str, tuple[list[Path], Path]],
+) -> None:
+    # lenient thresholds: 30 pictures of the board crossing the middle of the volume do not
+    # cover the edges of each picture (the text test shows what the technician is told)
+    result = labrig(*_args(pictures, "--json", "--min-shared", "1", "--min-views", "8"))
+    assert result.returncode in (0, 1), result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "labrig.rig-calibration/1" and doc["world"] == "floor"
+    assert len(doc["rig_calibration_id"]) == 64
+    for c, cam in enumerate(doc["cameras"]):
+        assert cam["name"] == NAMES[c]
+        assert np.linalg.norm(np.subtract(cam["centre_mm"], rig_camera(c).centre_mm)) < 15.0
+        assert cam["rms_px"] < 0.3
+        keys = {"fx", "fy", "cx", "cy", "distortion", "rotation_vector_rad", "translation_mm"}
+        assert keys <= set(cam)
+    assert [p["cameras"] for p in doc["pairs"]] == [
+        ["front", "right"],
+        ["front", "back"],
+        ["right", "back"],
+    ]
+    # the only thresholds left failing are each camera's lens coverage
+    assert {r["code"] for r in doc["reasons"]} <= {"LABRIG_COVERAGE_TOO_LOW"}
+    assert doc["valid"] is (not doc["reasons"]) and result.returncode == (0 if doc["valid"] else 1)
+
+
+def test_text_report_says_what_failed_and_what_to_do(
+    pictures: dict[str, tuple[list[Path], Path]],
+) -> None:
+    result = labrig(*_args(pictures))
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "world origin and axes: the floor board" in out
+    assert "front - right:" in out and "shared views" in out
+    assert "Board check: diagonal" in out
+    assert "Verdict:     NOT VALID" in out
+    assert "LABRIG_RIG_FEW_SHARED_VIEWS: camera front saw the board" in out
+    assert "hold the board where cameras front and" in out
+
+
+def test_refusals_exit_2_with_their_code(pictures: dict[str, tuple[list[Path], Path]]) -> None:
+    front, right = pictures["front"][0], pictures["right"][0]
+    result = labrig(*BOARD, "--camera", "front", *front[:3], "--camera", "right", *right[:2])
+    assert result.returncode == 2
+    assert "LABRIG_RIG_VIEW_COUNT_MISMATCH" in result.stderr
+    result = labrig(
+        *BOARD, "--camera", "front", front[0], "--camera", "right", right[0], "--floor", "side=x"
+    )
+    assert result.returncode == 2
+    assert "--floor names side, which no --camera is called" in result.stderr
+    result = labrig(*BOARD, "--camera", "front", *front[:3])
+    assert result.returncode == 2 and "at least two cameras" in result.stderr

@@ -5,15 +5,18 @@ result validates.
 Exit 0: valid. Exit 1: solved but not valid (each failed threshold says what to do). Exit 2: a
 typed refusal (views no two cameras share, a board never seen by one camera, mismatched view
 counts or image sizes, a floor board seen by no camera, degenerate views), printed by the CLI main
-as ``labrig: CODE: message``. Nothing is stored either way.
+as ``labrig: CODE: message``. With ``--rig NAME`` the result (valid or not) is stored bound to
+that rig; otherwise nothing is stored.
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from labrig.access import AccessControl
 from labrig.calibration import parse_board
 from labrig.calibration.camera import CalibrationThresholds
 from labrig.calibration.images import load_views
@@ -24,7 +27,11 @@ from labrig.calibration.rig import (
     parse_floor,
 )
 from labrig.calibration.rig_checks import RigThresholds
+from labrig.calibration.rig_stored import save_rig_calibration
+from labrig.capture.rigs import get_rig
+from labrig.cli.common import store_for
 from labrig.cli.output import print_json
+from labrig.domain.roles import Action
 from labrig.errors import UsageError
 
 _RIG = RigThresholds()
@@ -99,6 +106,27 @@ def add_parser(commands: Any) -> None:
         help=f"fewest views with the board per camera, for its lens ({_CAMERA.min_views})",
     )
     p.add_argument(
+        "--min-coverage",
+        type=float,
+        default=_CAMERA.min_coverage,
+        metavar="F",
+        help="smallest fraction of each camera's picture its lens views must cover "
+        f"({_CAMERA.min_coverage:g})",
+    )
+    p.add_argument(
+        "--rig",
+        metavar="NAME",
+        help="store the result bound to this rig (its cameras named after the rig's places, "
+        "pictured in its modes); a valid one is then used for the rig's 3-D results",
+    )
+    p.add_argument(
+        "--max-age-days",
+        type=float,
+        default=_RIG.max_age_days,
+        metavar="DAYS",
+        help=f"a stored rig calibration is valid this long ({_RIG.max_age_days:g} days)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="machine-readable output (labrig.rig-calibration/1)",
@@ -135,16 +163,42 @@ def run(args: argparse.Namespace) -> int:
         max_rms_px=args.max_rms,
         min_shared_views=args.min_shared,
         max_board_length_rms_mm=args.max_board_error,
-        camera=CalibrationThresholds(min_views=args.min_views),
+        max_age_days=args.max_age_days,
+        camera=CalibrationThresholds(min_views=args.min_views, min_coverage=args.min_coverage),
     )
+    rig = None
+    if args.rig:  # refused before minutes of solving: the rig must exist, the user may store
+        with store_for(args) as store:
+            AccessControl(store).require(Action.CALIBRATE)
+            rig = get_rig(store, args.rig)
     result = calibrate_rig(_cameras(args), board, thresholds)
+    stored = None
+    if rig is not None:
+        with store_for(args) as store:
+            stored = save_rig_calibration(store, result, rig)
     if args.json:
         doc = result.to_json()
         doc["rig_calibration_id"] = result.digest()
+        doc["stored"] = (
+            {"rig": stored.rig_name, "valid_until": _iso(stored.valid_until)} if stored else None
+        )
         print_json(doc)
     else:
         print_rig(result)
+        if stored is not None:
+            print(
+                f"Stored:      for rig {stored.rig_name} as {stored.id[:12]}"
+                + (
+                    f", valid until {stored.valid_until:%Y-%m-%d}"
+                    if stored.valid_until
+                    else " (not valid: kept for the record, never used)"
+                )
+            )
     return 0 if result.valid else 1
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def print_rig(r: RigCalibration) -> None:

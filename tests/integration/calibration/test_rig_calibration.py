@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labrig.calibration import named_board
 from labrig.calibration.camera import View
 from labrig.calibration.geometry import angle_deg, rotation_angle_deg
 from labrig.calibration.rig import (
@@ -17,26 +16,7 @@ from labrig.calibration.rig import (
 from labrig.calibration.rig_checks import RigThresholds, judge
 from labrig.capture.rig_world import rig_camera
 from labrig.errors import LabrigError
-from labrig.scenarios.rig_stills import board_stills, floor_stills
-
-BOARD = named_board("virtual-rig-9x6-80")
-CAMERAS, INSTANTS = range(4), 30
-NAMES = ["front", "right", "back", "left"]
-# what 30 pictures per camera reach (the benchmark measures more views; docs/rig-calibration.md)
-POSITION_MM, ROTATION_DEG = 15.0, 1.5
-
-
-@pytest.fixture(scope="module")
-def stills() -> tuple[dict[int, list[View]], dict[int, View]]:
-    return board_stills(CAMERAS, INSTANTS), floor_stills(CAMERAS)
-
-
-@pytest.fixture(scope="module")
-def solved(stills: tuple[dict[int, list[View]], dict[int, View]]) -> RigCalibration:
-    views, floors = stills
-    return calibrate_rig(
-        [RigCameraViews(NAMES[c], views[c], floor=floors[c]) for c in CAMERAS], BOARD
-    )
+from tests.integration.calibration.conftest import BOARD, CAMERAS, NAMES, POSITION_MM, ROTATION_DEG
 
 
 def test_the_floor_board_puts_every_camera_where_it_truly_stands(solved: RigCalibration) -> None:

@@ -11,6 +11,7 @@ from labrig.store.models.analysis import (
     CalibrationRecord,
     ReleaseRecord,
     ResultRevision,
+    RigCalibrationRecord,
 )
 from labrig.store.models.base import Base, Meta
 from labrig.store.models.capture import (
@@ -52,6 +53,7 @@ __all__ = [
     "ReleaseRecord",
     "ReproducibilityIncident",
     "ResultRevision",
+    "RigCalibrationRecord",
     "RigDeviceRecord",
     "RigRecord",
     "RigRecording",

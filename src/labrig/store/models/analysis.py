@@ -29,6 +29,26 @@ class CalibrationRecord(Base):
     valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class RigCalibrationRecord(Base):
+    """A solved rig calibration (valid or not, with its reasons), bound to a rig's cameras: each
+    one's place, device and mode as they were when it was stored."""
+
+    __tablename__ = "rig_calibrations"
+
+    # SHA-256 of its canonical document
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    rig_name: Mapped[str] = mapped_column(String(64), index=True)
+    # [{"place", "device_id", "mode"}] of the rig's cameras, and the SHA-256 of that JSON: a rig
+    # whose cameras, devices or modes changed no longer matches it
+    binding: Mapped[str] = mapped_column(Text)
+    binding_digest: Mapped[str] = mapped_column(String(64))
+    valid: Mapped[bool] = mapped_column(Boolean)
+    rms_px: Mapped[float] = mapped_column(Float)
+    document: Mapped[str] = mapped_column(Text)  # labrig.rig-calibration/1 JSON
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
 class AnalysisResultRecord(Base):
     """The AnalysisResult of an attempt: published (maybe degraded) or blocked, with its provenance.
 

@@ -12,6 +12,8 @@ that rig; otherwise nothing is stored.
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,13 +28,19 @@ from labrig.calibration.rig import (
     calibrate_rig,
     parse_floor,
 )
+from labrig.calibration.rig_captures import floor_views, recording_views
 from labrig.calibration.rig_checks import RigThresholds
-from labrig.calibration.rig_stored import save_rig_calibration
-from labrig.capture.rigs import get_rig
+from labrig.calibration.rig_stored import (
+    RigCalibrationMismatchError,
+    rig_binding,
+    save_rig_calibration,
+)
+from labrig.capture.rigs import Rig, get_rig
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json
 from labrig.domain.roles import Action
 from labrig.errors import UsageError
+from labrig.store import Store
 
 _RIG = RigThresholds()
 _CAMERA = CalibrationThresholds()
@@ -56,6 +64,18 @@ def add_parser(commands: Any) -> None:
         metavar=("NAME", "FILE"),
         help="a camera's name and its pictures (or videos: every --every-th frame), in instant "
         "order; give --camera once per camera",
+    )
+    p.add_argument(
+        "--capture-attempt",
+        metavar="ID",
+        help="use a rig recording of the board (its attempt id): every --every-th frame of its "
+        "first camera and each other camera's frame at the same instant; the result is stored "
+        "for the recording's rig",
+    )
+    p.add_argument(
+        "--floor-attempt",
+        metavar="ID",
+        help="a rig recording of the board lying on the floor (with --capture-attempt)",
     )
     p.add_argument(
         "--board",
@@ -114,6 +134,14 @@ def add_parser(commands: Any) -> None:
         f"({_CAMERA.min_coverage:g})",
     )
     p.add_argument(
+        "--min-rig-coverage",
+        type=float,
+        default=_RIG.min_coverage,
+        metavar="F",
+        help="smallest fraction of each camera's picture covered by the views it shares with "
+        f"other cameras ({_RIG.min_coverage:g})",
+    )
+    p.add_argument(
         "--rig",
         metavar="NAME",
         help="store the result bound to this rig (its cameras named after the rig's places, "
@@ -157,24 +185,33 @@ def _cameras(args: argparse.Namespace) -> list[RigCameraViews]:
 
 def run(args: argparse.Namespace) -> int:
     board = parse_board(args.board)
-    if len(args.camera) < 2:
+    if args.capture_attempt and args.camera:
+        raise UsageError("give either --capture-attempt ID or --camera NAME FILE…, not both")
+    if args.floor_attempt and not args.capture_attempt:
+        raise UsageError("--floor-attempt goes with --capture-attempt; with files, use --floor")
+    if not args.capture_attempt and len(args.camera) < 2:
         raise UsageError("give at least two cameras: --camera NAME FILE… --camera NAME FILE…")
     thresholds = RigThresholds(
         max_rms_px=args.max_rms,
         min_shared_views=args.min_shared,
         max_board_length_rms_mm=args.max_board_error,
         max_age_days=args.max_age_days,
+        min_coverage=args.min_rig_coverage,
         camera=CalibrationThresholds(min_views=args.min_views, min_coverage=args.min_coverage),
     )
     rig = None
-    if args.rig:  # refused before minutes of solving: the rig must exist, the user may store
-        with store_for(args) as store:
+    with store_for(args) if (args.rig or args.capture_attempt) else nullcontext() as store:
+        if store is not None:  # refused before minutes of solving: the user may store, the rig
+            # must exist
             AccessControl(store).require(Action.CALIBRATE)
-            rig = get_rig(store, args.rig)
-    result = calibrate_rig(_cameras(args), board, thresholds)
-    stored = None
-    if rig is not None:
-        with store_for(args) as store:
+        if store is not None and args.capture_attempt:
+            cameras, rig = _recorded(store, args)
+        else:
+            cameras = _cameras(args)
+            rig = get_rig(store, args.rig) if store is not None and args.rig else None
+        result = calibrate_rig(cameras, board, thresholds)
+        stored = None
+        if store is not None and rig is not None:
             stored = save_rig_calibration(store, result, rig)
     if args.json:
         doc = result.to_json()
@@ -195,6 +232,25 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     return 0 if result.valid else 1
+
+
+def _recorded(store: Store, args: argparse.Namespace) -> tuple[list[RigCameraViews], Rig]:
+    """The cameras of the ``--capture-attempt`` rig recording (with the ``--floor-attempt``
+    frames), and the rig to store the result for: ``--rig``, else the recording's, which must
+    still have the cameras it was recorded with."""
+    recorded = recording_views(store, args.capture_attempt, args.every)
+    rig = get_rig(store, args.rig or recorded.rig_name)
+    if rig_binding(rig) != recorded.devices:
+        raise RigCalibrationMismatchError(
+            f"rig {rig.name}'s cameras are not those attempt {args.capture_attempt} was recorded "
+            "with (a device or a mode changed since): record the board again with the rig as it "
+            "is now"
+        )
+    cameras = recorded.cameras
+    if args.floor_attempt:
+        floors = floor_views(store, args.floor_attempt)
+        cameras = [replace(c, floor=floors.get(c.name)) for c in cameras]
+    return cameras, rig
 
 
 def _iso(value: datetime | None) -> str | None:

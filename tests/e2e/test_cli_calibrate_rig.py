@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -96,10 +97,13 @@ def test_json_gives_every_camera_in_the_floor_axes_and_every_pair_and_stores_it_
 
 
 def test_text_report_says_what_failed_and_what_to_do(
-    pictures: dict[str, tuple[list[Path], Path]],
+    pictures: dict[str, tuple[list[Path], Path]], tmp_path: Path
 ) -> None:
-    result = labrig(*_args(pictures))
+    plot = tmp_path / "rig.png"
+    result = labrig(*_args(pictures, "--plot", str(plot)))
     assert result.returncode == 1, result.stderr
+    drawn = cv2.imread(str(plot))
+    assert drawn is not None and drawn.shape[1] > drawn.shape[0] > 300  # two views side by side
     out = result.stdout
     assert "world origin and axes: the floor board" in out
     assert "front - right:" in out and "shared views" in out

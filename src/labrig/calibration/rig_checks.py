@@ -68,9 +68,13 @@ class BoardLength:
     mean_mm: float
     rms_error_mm: float
     max_error_mm: float
+    #: where the board was at each instant measured (the centre of its triangulated corners, mm):
+    #: the part of the volume the calibration saw
+    positions_mm: tuple[tuple[float, float, float], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "positions_mm": [list(p) for p in self.positions_mm],
             "nominal_mm": self.nominal_mm,
             "samples": self.samples,
             "mean_mm": self.mean_mm,
@@ -127,7 +131,7 @@ def board_length_check(
     two corners farthest apart (``detections``: cameras × instants)."""
     n_points = board.corner_count
     full_a, full_b, nominal = _farthest_pair(board, np.arange(n_points, dtype=np.int64))
-    measured, expected = [], []
+    measured, expected, positions = [], [], []
     for k in range(len(detections[0]) if detections else 0):
         views, ids_seen = [], []
         for c, per in enumerate(detections):
@@ -150,6 +154,8 @@ def board_length_check(
         )
         measured.append(float(np.linalg.norm(world[a] - world[b])))
         expected.append(length)
+        centre = world[ok].mean(axis=0)
+        positions.append((float(centre[0]), float(centre[1]), float(centre[2])))
     if not measured:
         return BoardLength(nominal, 0, float("nan"), float("nan"), float("nan"))
     err = np.asarray(measured) - np.asarray(expected)
@@ -159,6 +165,7 @@ def board_length_check(
         mean_mm=float(np.mean(measured)),
         rms_error_mm=float(np.sqrt(np.mean(err**2))),
         max_error_mm=float(np.max(np.abs(err))),
+        positions_mm=tuple(positions),
     )
 
 

@@ -110,9 +110,11 @@ class InstrumentRecorder(StreamRecorder[SampleMode]):
                 self._grabbed += 1
                 self._newest.notify_all()
             self._keep_for_plot(block)
+            # the end instant reached: this block is the last one recorded
+            ended = block.mono_ns + (len(block) - 1) * period_ns >= self._end_ns
             block = self._within(block, period_ns)
             if block is None:
-                if self._end_reached:
+                if ended:
                     break
                 continue
             if expected >= 0 and block.first_index > expected:
@@ -122,18 +124,14 @@ class InstrumentRecorder(StreamRecorder[SampleMode]):
                 self._queue.put_nowait((block,))
             except queue.Full:
                 self._overflow_drops += len(block)  # the disk is behind: counted, never waited
-            if self._end_reached:
+            if ended:
                 break
-
-    _end_reached = False
 
     def _within(self, block: SampleBlock, period_ns: float) -> SampleBlock | None:
         """The part of ``block`` stamped from the begin instant to before the end instant; None
-        when none of it is (``_end_reached`` once a sample reaches the end)."""
+        when none of it is."""
         stamps = block.mono_ns + np.arange(len(block)) * period_ns
         keep = (stamps >= self._begin_ns) & (stamps < self._end_ns)
-        if stamps[-1] >= self._end_ns:
-            self._end_reached = True
         if not keep.any():
             return None
         first = int(np.argmax(keep))

@@ -30,6 +30,7 @@ from labrig.calibration.rig import (
 )
 from labrig.calibration.rig_captures import floor_views, recording_views
 from labrig.calibration.rig_checks import RigThresholds
+from labrig.calibration.rig_plot import rig_views_png
 from labrig.calibration.rig_stored import (
     RigCalibrationMismatchError,
     rig_binding,
@@ -155,6 +156,13 @@ def add_parser(commands: Any) -> None:
         help=f"a stored rig calibration is valid this long ({_RIG.max_age_days:g} days)",
     )
     p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="write where each camera stands and looks, from above and from the side, with "
+        "where the board was carried",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="machine-readable output (labrig.rig-calibration/1)",
@@ -213,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         stored = None
         if store is not None and rig is not None:
             stored = save_rig_calibration(store, result, rig)
+    if args.plot is not None:
+        args.plot.write_bytes(rig_views_png(result))
     if args.json:
         doc = result.to_json()
         doc["rig_calibration_id"] = result.digest()

@@ -14,23 +14,13 @@ import numpy as np
 import numpy.typing as npt
 
 from labrig.calibration.rig import RigCalibration
+from labrig.domain.palette import SERIES_BGR
 
 PANEL_W, PANEL_H, MARGIN, TITLE = 620, 520, 64, 36
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 INK, GRID, BOARD, WHITE = (40, 40, 40), (215, 215, 215), (170, 170, 170), (255, 255, 255)
 # tab10 in BGR: the cameras, in order
-COLOURS = (
-    (180, 119, 31),
-    (14, 127, 255),
-    (44, 160, 44),
-    (40, 39, 214),
-    (189, 103, 148),
-    (75, 86, 140),
-    (194, 119, 227),
-    (127, 127, 127),
-    (34, 189, 188),
-    (207, 190, 23),
-)
+COLOURS = SERIES_BGR
 AXIS_MM = 600.0  # length of the drawn optical axes
 Image = npt.NDArray[np.uint8]
 

@@ -16,23 +16,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from labrig.domain.palette import SERIES_BGR
+
 WIDTH, HEIGHT = 900, 640
 LEFT, RIGHT, TOP, BOTTOM = 90, 30, 50, 70
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 INK, GRID, WHITE = (40, 40, 40), (225, 225, 225), (255, 255, 255)
-# tab10, in BGR
-PALETTE = (
-    (180, 119, 31),
-    (14, 127, 255),
-    (44, 160, 44),
-    (40, 39, 214),
-    (189, 103, 148),
-    (75, 86, 140),
-    (194, 119, 227),
-    (127, 127, 127),
-    (34, 189, 188),
-    (207, 190, 23),
-)
+# the series colours (tab10), in BGR
+PALETTE = SERIES_BGR
 Image = npt.NDArray[np.uint8]
 
 

@@ -124,32 +124,32 @@ def consistent_order(
     return out
 
 
-def floor_order(
+def floor_poses(
     floors: Sequence[Detection | None],
     board: Board,
     lenses: Sequence[tuple[Array, Array]],
     relative: Sequence[Pose],
-) -> list[Detection | None]:
-    """The floor views numbered alike: the first camera that saw the floor sets the order; every
-    other takes the order whose floor pose (through its pose ``relative`` to the first camera)
-    agrees better."""
-    out = list(floors)
-    if board.kind != "chessboard":
-        return out
+) -> list[Pose | None]:
+    """Each camera's floor view as the floor board's pose in the first camera's frame (through
+    the camera's pose ``relative`` to the first); None where it saw no floor or the pose could not
+    be solved. A chessboard is numbered alike in every view: the first camera whose pose was
+    solved sets the order, every other takes the order whose pose agrees better."""
+    out: list[Pose | None] = []
     reference: Pose | None = None  # floor board → first camera
-    for c, d in enumerate(out):
+    for c, d in enumerate(floors):
         if d is None:
+            out.append(None)
             continue
-        options = [d, turned(d, board)]
+        options = [d, turned(d, board)] if board.kind == "chessboard" else [d]
         seen = [_pose(o, board, lenses[c]) for o in options]
         in_first = [p.then(relative[c].inverse()) if p is not None else None for p in seen]
         if reference is None:
-            if in_first[0] is not None:
-                reference = in_first[0]
+            reference = in_first[0]
+            out.append(in_first[0])
             continue
         errors = [
             rotation_angle_deg(reference.rotation, p.rotation) if p is not None else np.inf
             for p in in_first
         ]
-        out[c] = options[int(np.argmin(errors))]
+        out.append(in_first[int(np.argmin(errors))])
     return out

@@ -369,6 +369,12 @@ def _reasons(
     return tuple(Reason(code, msg) for failed, code, msg in checks if failed)
 
 
+def error_limit(errors: npt.ArrayLike, factor: float, floor_px: float) -> float:
+    """The error (px) above which a view is rejected: ``factor`` times the median of ``errors``,
+    never below ``floor_px``."""
+    return max(factor * float(np.median(np.asarray(errors, dtype=np.float64))), floor_px)
+
+
 def calibrate(
     views: Sequence[Detection],
     image_size: tuple[int, int],
@@ -390,9 +396,7 @@ def calibrate(
     rejected: list[tuple[Detection, float, float]] = []
     solved = _solve(kept, board, image_size)
     for _ in range(_MAX_ROUNDS):
-        limit = max(
-            t.max_view_error_factor * float(np.median(solved.errors)), t.view_error_floor_px
-        )
+        limit = error_limit(solved.errors, t.max_view_error_factor, t.view_error_floor_px)
         worst = sorted(
             (i for i, e in enumerate(solved.errors) if e > limit), key=lambda i: -solved.errors[i]
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from labrig.calibration.board_order import consistent_order, floor_order
+from labrig.calibration.board_order import consistent_order, floor_poses
 from labrig.calibration.boards import Board
 from labrig.calibration.camera import (
     COVERAGE_GRID,
@@ -51,7 +52,6 @@ from labrig.calibration.rig_checks import (
 )
 from labrig.calibration.rig_solve import (
     FloorNotSeenError,
-    limit_px,
     observe,
     solve_poses,
     to_floor,
@@ -216,8 +216,6 @@ def calibrate_rig(
     """Find the board in every view, solve each camera's intrinsics (unless given) and then all
     the poses together, and judge the result. Raises a typed refusal for input that cannot give a
     rig calibration at all (see the module's errors); nothing is stored here."""
-    import time
-
     t = thresholds or RigThresholds()
     _check_inputs(cameras)
     total = len(cameras)
@@ -271,17 +269,14 @@ def calibrate_rig(
     ):
         ob.detections = ordered
     started = time.perf_counter()
-    poses, errors, used = solve_poses(observed, intrinsics, board, mask, t)
+    poses, errors, used, limit = solve_poses(observed, intrinsics, board, mask, t)
     seconds = time.perf_counter() - started
     world = "first camera"
     floor_names: tuple[str, ...] = ()
     if any(ob.floor is not None for ob in observed):
-        floors = floor_order([ob.floor for ob in observed], board, lenses, poses)
-        for ob, floor in zip(observed, floors, strict=True):
-            ob.floor = floor
-        poses, floor_names = to_floor(poses, observed, intrinsics, board)
+        floors = floor_poses([ob.floor for ob in observed], board, lenses, poses)
+        poses, floor_names = to_floor(poses, names, floors)
         world = "floor"
-    limit = limit_px(errors[mask > 0], t.max_view_error_factor, t.view_error_floor_px)
     rig_cameras = []
     for c, (ob, intr) in enumerate(zip(observed, intrinsics, strict=True)):
         used_k = [k for k in range(mask.shape[1]) if used[c, k]]
@@ -309,7 +304,7 @@ def calibrate_rig(
     length = board_length_check(
         board,
         [ob.detections for ob in observed],
-        [(rc.intrinsics.camera_matrix, rc.intrinsics.dist) for rc in rig_cameras],
+        lenses,
         poses,
     )
     checks = judge(rig_cameras, shared, length, t, board)

@@ -19,6 +19,7 @@ from labrig.calibration.camera import (
     DegenerateViewsError,
     ImageSizeMismatchError,
     View,
+    error_limit,
 )
 from labrig.calibration.geometry import Pose, mean_rotation
 from labrig.calibration.rig_checks import RigThresholds, connected_groups, shared_views
@@ -72,10 +73,6 @@ def observe(
             )
         floor = detect(floor_view.image, board, f"{name}#floor")
     return Observed(name, size, found, floor)
-
-
-def limit_px(errors: Array, factor: float = 2.5, floor_px: float = 0.5) -> float:
-    return max(factor * float(np.median(errors)), floor_px)
 
 
 def multiview(
@@ -143,57 +140,39 @@ def solve_poses(
     board: Board,
     mask: npt.NDArray[np.uint8],
     t: RigThresholds,
-) -> tuple[list[Pose], Array, npt.NDArray[np.bool_]]:
+) -> tuple[list[Pose], Array, npt.NDArray[np.bool_], float]:
     """Solve, drop the views far above the median error (never leaving a camera without views
-    shared with the others), solve again once."""
+    shared with the others), solve again once. Also returns the error limit applied (px)."""
     poses, errors = multiview(observed, intrinsics, board, mask)
     used = mask > 0
-    limit = limit_px(errors[used], t.max_view_error_factor, t.view_error_floor_px)
+    limit = error_limit(errors[used], t.max_view_error_factor, t.view_error_floor_px)
     worse = used & (np.nan_to_num(errors, nan=0.0) > limit)
     if worse.any():
         kept = (used & ~worse).astype(np.uint8)
         kept_names = [ob.name for ob in observed]
         if len(connected_groups(kept_names, shared_views(kept_names, kept))) == 1:
             poses2, errors2 = multiview(observed, intrinsics, board, kept)
-            return poses2, np.where(kept > 0, errors2, errors), kept > 0
-    return poses, errors, used
+            return poses2, np.where(kept > 0, errors2, errors), kept > 0, limit
+    return poses, errors, used, limit
 
 
 def to_floor(
-    poses: Sequence[Pose],
-    observed: Sequence[Observed],
-    intrinsics: Sequence[CalibrationResult],
-    board: Board,
+    poses: Sequence[Pose], names: Sequence[str], floors: Sequence[Pose | None]
 ) -> tuple[list[Pose], tuple[str, ...]]:
     """The poses re-expressed in the floor board's axes (see the module's docstring): each camera
-    that saw the floor gives the floor's pose in the first camera's frame; they are averaged."""
-    obj = board.object_points()
-    rotations, translations, names = [], [], []
-    for pose, ob, intr in zip(poses, observed, intrinsics, strict=True):
-        if ob.floor is None:
-            continue
-        ok, rvec, tvec = cv2.solvePnP(
-            obj[ob.floor.ids],
-            ob.floor.corners,
-            intr.camera_matrix,
-            intr.dist,
-            flags=cv2.SOLVEPNP_ITERATIVE,
-        )
-        if not ok:
-            continue
-        floor_in_cam = Pose.of(rvec, tvec)  # floor board → this camera
-        # floor board → first camera: through this camera's pose relative to the first
-        in_first = floor_in_cam.then(pose.inverse())
-        rotations.append(in_first.rotation)
-        translations.append(in_first.translation_mm)
-        names.append(ob.name)
-    if not names:
+    that saw the floor gave the floor's pose in the first camera's frame
+    (:func:`labrig.calibration.board_order.floor_poses`); they are averaged."""
+    seen = [(name, floor) for name, floor in zip(names, floors, strict=True) if floor is not None]
+    if not seen:
         raise FloorNotSeenError(
             "the floor board's pose could not be solved in any camera; lay it flat and fully in "
             "view, and take the floor views again"
         )
-    board_to_first = Pose(mean_rotation(rotations), np.mean(translations, axis=0))
+    board_to_first = Pose(
+        mean_rotation([f.rotation for _, f in seen]),
+        np.mean([f.translation_mm for _, f in seen], axis=0),
+    )
     # world → board: x_board = FLOOR_TO_WORLD.T @ x_world (the matrix is its own inverse)
     world_to_board = Pose(FLOOR_TO_WORLD.T.copy(), np.zeros(3))
     world_to_first = world_to_board.then(board_to_first)
-    return [world_to_first.then(p) for p in poses], tuple(names)
+    return [world_to_first.then(p) for p in poses], tuple(name for name, _ in seen)

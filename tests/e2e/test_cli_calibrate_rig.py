@@ -27,16 +27,32 @@ BOARD = ("--board", "virtual-rig-9x6-80")
 MODE = Mode(1280, 720, 30.0)
 
 
-def labrig(*args: str | Path, store: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str | Path, store: Path | None = None) -> subprocess.CompletedProcess[str]:
     at = ["--store", str(store)] if store else []
     return subprocess.run(
-        [sys.executable, "-m", "labrig", *at, "calibrate-rig", *map(str, args)],
+        [sys.executable, "-m", "labrig", *at, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=REPO,
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
+
+
+def labrig(*args: str | Path, store: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return run("calibrate-rig", *args, store=store)
+
+
+def _store_with_trio(store: Path) -> list[RigDevice]:
+    """A store at ``store`` holding rig ``trio``: the virtual rig's first three cameras at
+    1280x720@30, named front, right, back; its devices."""
+    devices = [RigDevice(rig_device_id(i), MODE, name) for i, name in enumerate(NAMES)]
+    opened = open_store(store)
+    try:
+        store_rig(opened, "trio", devices, "tech")
+    finally:
+        opened.close()
+    return devices
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +77,7 @@ def test_json_gives_every_camera_in_the_floor_axes_and_every_pair_and_stores_it_
     pictures: dict[str, tuple[list[Path], Path]], tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
-    opened = open_store(store)
-    try:
-        devices = [RigDevice(rig_device_id(i), MODE, name) for i, name in enumerate(NAMES)]
-        store_rig(opened, "trio", devices, "tech")
-    finally:
-        opened.close()
+    _store_with_trio(store)
     # lenient thresholds: 30 pictures of the board crossing the middle of the volume cover a
     # third of each picture (the text test shows what the technician is told by default)
     lenient = ("--min-shared", "2", "--min-coverage", "0.25")
@@ -132,14 +143,7 @@ def test_refusals_exit_2_with_their_code(
 
 
 def _attempt(store: Path, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "labrig", "--store", str(store), *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
-    )
+    result = run(*args, "--json", store=store)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     return str(json.loads(out[out.index("{\n") :])["attempt_id"])
@@ -149,12 +153,7 @@ def test_a_rig_recording_of_the_board_calibrates_the_rig_it_was_recorded_with(
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "store"
-    opened = open_store(store)
-    try:
-        devices = [RigDevice(rig_device_id(i), MODE, name) for i, name in enumerate(NAMES)]
-        store_rig(opened, "trio", devices, "tech")
-    finally:
-        opened.close()
+    devices = _store_with_trio(store)
     board = _attempt(store, "record", "--rig", "trio", "--rig-scene", "board", "--seconds", "30")
     floor = _attempt(store, "record", "--rig", "trio", "--rig-scene", "floor", "--seconds", "1")
     result = labrig(

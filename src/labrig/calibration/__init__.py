@@ -5,7 +5,10 @@ what the Calibration screen reads about them, and calibrating from a stored reco
 Modules: ``boards`` (specs, named boards, detection), ``images`` (views read from image and video
 files), ``camera`` (the solve), ``plane`` (the still board on the plane, the mm scale), ``stored``
 (saving, finding the current one), ``views`` (the screen's reads), ``board_captures`` (calibrating
-from committed recordings), ``service`` (what the Calibration screen asks).
+from committed recordings), ``service`` (what the Calibration screen asks). Rigs: ``rig`` (the
+solve), ``rig_solve``, ``rig_checks``, ``board_order``, ``rig_stored`` (stored rig calibrations and
+their calibrated cameras), ``rig_captures`` (a rig recording's frames paired by time), ``geometry``
+and ``triangulation`` (poses, projection, N-view triangulation).
 """
 
 from labrig.calibration.board_captures import (
@@ -28,6 +31,7 @@ from labrig.calibration.camera import (
     calibrate_views,
     detect_views,
 )
+from labrig.calibration.geometry import Pose, normalised, project
 from labrig.calibration.images import load_views
 from labrig.calibration.plane import (
     PlaneMovingError,
@@ -35,6 +39,15 @@ from labrig.calibration.plane import (
     pixels_to_mm,
     plane_homography,
     still_plane_view,
+)
+from labrig.calibration.rig_captures import pair_instants
+from labrig.calibration.rig_stored import (
+    CalibratedCamera,
+    RigCalibrationNotFoundError,
+    StoredRigCalibration,
+    current_rig_calibration,
+    load_rig_calibration,
+    rig_calibrations,
 )
 from labrig.calibration.service import CalibrationService
 from labrig.calibration.stored import (
@@ -44,6 +57,7 @@ from labrig.calibration.stored import (
     load_calibration,
     save_calibration,
 )
+from labrig.calibration.triangulation import Triangulated, triangulate, triangulate_views
 from labrig.calibration.views import (
     CalibrationDetail,
     CalibrationSummary,
@@ -58,6 +72,7 @@ __all__ = [
     "COVERAGE_GRID",
     "Board",
     "BoardNotFoundError",
+    "CalibratedCamera",
     "CalibrationBinding",
     "CalibrationDetail",
     "CalibrationOutcome",
@@ -70,8 +85,12 @@ __all__ = [
     "Detection",
     "PlaneMovingError",
     "PlaneTooShortError",
+    "Pose",
     "Readiness",
+    "RigCalibrationNotFoundError",
     "StoredCalibration",
+    "StoredRigCalibration",
+    "Triangulated",
     "Validity",
     "View",
     "ViewError",
@@ -81,17 +100,25 @@ __all__ = [
     "calibrate_views",
     "committed_captures",
     "current_calibration",
+    "current_rig_calibration",
     "detect_views",
     "list_calibrations",
     "load_boards",
     "load_calibration",
     "load_calibration_detail",
+    "load_rig_calibration",
     "load_view_frame",
     "load_views",
     "named_board",
+    "normalised",
+    "pair_instants",
     "parse_board",
     "pixels_to_mm",
     "plane_homography",
+    "project",
+    "rig_calibrations",
     "save_calibration",
     "still_plane_view",
+    "triangulate",
+    "triangulate_views",
 ]

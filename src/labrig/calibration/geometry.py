@@ -1,5 +1,4 @@
-"""Multi-camera geometry: camera poses, projection, and linear triangulation over any number of
-views.
+"""Multi-camera geometry: camera poses and projection (triangulation is in ``triangulation.py``).
 
 A camera's pose is OpenCV's: ``rvec``/``tvec`` take world points into the camera's frame
 (``x_cam = R · x_world + t``), lengths in millimetres. Triangulation works on undistorted,
@@ -88,38 +87,6 @@ def normalised(points_px: Array, matrix: Array, dist: Array) -> Array:
         return np.zeros((0, 2))
     out = cv2.undistortPoints(pts, matrix, dist)
     return np.asarray(out, dtype=np.float64).reshape(-1, 2)
-
-
-def triangulate(normalised_views: Sequence[Array], poses: Sequence[Pose]) -> Array:
-    """Linear (DLT) triangulation of points seen in several views.
-
-    ``normalised_views[k]``: the points (N×2, normalised, NaN where camera k did not see the
-    point) in camera k of ``poses``. Each point is solved from every view that has it; a point in
-    fewer than two views is NaN (a gap, never a guess). Returns N×3 world mm.
-    """
-    views = [np.asarray(v, dtype=np.float64).reshape(-1, 2) for v in normalised_views]
-    count = views[0].shape[0] if views else 0
-    out = np.full((count, 3), np.nan)
-    if count == 0:
-        return out
-    mats = np.stack([p.matrix() for p in poses])  # K×3×4
-    obs = np.stack(views)  # K×N×2
-    seen = np.asarray(np.isfinite(obs).all(axis=2))  # K×N
-    for n in np.flatnonzero(seen.sum(axis=0) >= 2):
-        ks = np.flatnonzero(seen[:, n])
-        rows = []
-        for k in ks:
-            x, y = obs[k, n]
-            rows.append(x * mats[k, 2] - mats[k, 0])
-            rows.append(y * mats[k, 2] - mats[k, 1])
-        a = np.asarray(rows)
-        # scale each column so millimetre translations do not swamp the rotation terms
-        scale = np.abs(a).max(axis=0)
-        scale[scale == 0] = 1.0
-        _, _, vt = np.linalg.svd(a / scale)
-        h = vt[-1] / scale
-        out[n] = h[:3] / h[3]
-    return out
 
 
 def project(points_mm: Array, pose: Pose, matrix: Array, dist: Array) -> Array:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import select
 
 from labrig.calibration.camera import View
@@ -81,28 +82,38 @@ def _rig_recording(store: Store, attempt_id: str) -> RigRecording:
     return row
 
 
-def pair_frames(
-    stamps: Sequence[Sequence[int]], fps: Sequence[float], every: int
-) -> list[list[int]]:
-    """Frame indices per camera at each instant: every ``every``-th frame of the first camera, and
-    each other camera's nearest frame within half its period; instants without a frame from every
-    camera are left out."""
+def pair_instants(
+    stamps: Sequence[Sequence[int]], fps: Sequence[float], every: int = 1
+) -> npt.NDArray[np.int64]:
+    """K×M frame indices, one row per camera, at M instants: every ``every``-th frame of the first
+    camera, and each other camera's nearest frame within half its period, or -1 where it has none
+    (a dropped frame)."""
     first = np.asarray(stamps[0], dtype=np.int64)
     chosen = np.arange(0, len(first), every)
-    out = [chosen.tolist()]
-    keep = np.ones(len(chosen), dtype=bool)
-    for st, rate in zip(stamps[1:], fps[1:], strict=True):
+    out = np.full((len(stamps), len(chosen)), -1, dtype=np.int64)
+    out[0] = chosen
+    for k, (st, rate) in enumerate(zip(stamps[1:], fps[1:], strict=True), start=1):
         times = np.asarray(st, dtype=np.int64)
-        if not len(times):
-            return [[] for _ in stamps]
+        if not len(times) or not len(chosen):
+            continue
         at = np.clip(np.searchsorted(times, first[chosen]), 1, max(len(times) - 1, 1))
         before = times[at - 1]
         after = times[np.minimum(at, len(times) - 1)]
         pick = np.where(first[chosen] - before <= after - first[chosen], at - 1, at)
         pick = np.minimum(pick, len(times) - 1)
-        keep &= np.abs(times[pick] - first[chosen]) <= 0.5e9 / rate
-        out.append(pick.tolist())
-    return [[int(i) for i, k in zip(per, keep, strict=True) if k] for per in out]
+        near = np.abs(times[pick] - first[chosen]) <= 0.5e9 / rate
+        out[k] = np.where(near, pick, -1)
+    return out
+
+
+def pair_frames(
+    stamps: Sequence[Sequence[int]], fps: Sequence[float], every: int
+) -> list[list[int]]:
+    """Frame indices per camera at each instant (:func:`pair_instants`); instants without a frame
+    from every camera are left out."""
+    paired = pair_instants(stamps, fps, every)
+    kept = paired[:, (paired >= 0).all(axis=0)]
+    return [[int(i) for i in row] for row in kept]
 
 
 def recording_views(store: Store, attempt_id: str, every: int = 10) -> RigRecordingViews:

@@ -16,7 +16,8 @@ import numpy.typing as npt
 
 from labrig.calibration.boards import Board, Detection
 from labrig.calibration.camera import CalibrationResult, CalibrationThresholds, Reason
-from labrig.calibration.geometry import Pose, normalised, triangulate
+from labrig.calibration.geometry import Pose, normalised
+from labrig.calibration.triangulation import triangulate
 from labrig.errors import UsageError
 
 Array = npt.NDArray[np.float64]

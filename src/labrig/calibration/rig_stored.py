@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy import select
 
+from labrig.calibration.geometry import Pose
 from labrig.calibration.rig import RigCalibration
 from labrig.capture.rigs import Rig
 from labrig.capture.sources import Mode
@@ -66,6 +69,27 @@ def check_for_rig(result: RigCalibration, rig: Rig) -> None:
             )
 
 
+class RigCalibrationNotFoundError(LabrigError):
+    code = "LABRIG_RIG_CALIBRATION_NOT_FOUND"
+
+
+@dataclass(frozen=True)
+class CalibratedCamera:
+    """One camera of a stored rig calibration, as triangulation needs it."""
+
+    name: str  # the rig's place
+    device_id: str
+    mode: str  # the mode's label
+    image_size: tuple[int, int]
+    matrix: npt.NDArray[np.float64]
+    dist: npt.NDArray[np.float64]
+    pose: Pose  # world → camera, mm
+
+    @property
+    def focal_px(self) -> float:
+        return float((self.matrix[0, 0] + self.matrix[1, 1]) / 2)
+
+
 @dataclass(frozen=True)
 class StoredRigCalibration:
     id: str
@@ -75,6 +99,7 @@ class StoredRigCalibration:
     document: dict[str, Any]
     created_at: datetime
     valid_until: datetime | None
+    binding: tuple[dict[str, Any], ...] = ()  # each camera's place, device and mode
 
     @classmethod
     def of(cls, row: RigCalibrationRecord) -> StoredRigCalibration:
@@ -86,7 +111,45 @@ class StoredRigCalibration:
             json.loads(row.document),
             row.created_at,
             row.valid_until,
+            tuple(json.loads(row.binding)),
         )
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it is not valid (each failed threshold's message)."""
+        return [r.get("message", str(r)) for r in self.document.get("reasons", [])]
+
+    def cameras(self) -> list[CalibratedCamera]:
+        """The calibrated cameras, in the rig's order, each with the device it is bound to."""
+        bound = {b["place"]: b for b in self.binding}
+        out = []
+        for cam in self.document["cameras"]:
+            b = bound.get(cam["name"], {})
+            d = cam["distortion"]
+            out.append(
+                CalibratedCamera(
+                    cam["name"],
+                    b.get("device_id", ""),
+                    b.get("mode", ""),
+                    (int(cam["image_size"][0]), int(cam["image_size"][1])),
+                    np.asarray(cam["camera_matrix"], dtype=np.float64),
+                    np.asarray([d[k] for k in ("k1", "k2", "p1", "p2", "k3")], dtype=np.float64),
+                    Pose.of(cam["rotation_vector_rad"], cam["translation_mm"]),
+                )
+            )
+        return out
+
+
+def load_rig_calibration(store: Store, calibration_id: str) -> StoredRigCalibration:
+    """The stored rig calibration ``calibration_id``; refused when there is none."""
+    with store.read() as session:
+        row = session.get(RigCalibrationRecord, calibration_id)
+        if row is None:
+            raise RigCalibrationNotFoundError(
+                f"no rig calibration {calibration_id[:12]} in this data folder; calibrate the rig "
+                "('labrig calibrate-rig --rig NAME …') and reprocess"
+            )
+        return StoredRigCalibration.of(row)
 
 
 def save_rig_calibration(

@@ -19,8 +19,9 @@ searched span (a movement starting at full speed is read half a window in).
 
 A track with fewer grid samples than the window gets a shrunken window; one too short for any
 fit of the chosen order gets position metrics only (from the raw samples), the speed metrics
-None, and ``reason`` saying why. It never raises for being short. Pure computation: no Qt, no
-database, deterministic.
+None, and ``reason`` saying why. It never raises for being short. Positions may be 2-D (a plane, or
+pixels) or 3-D (a rig's reconstruction): every length is measured in as many dimensions as given.
+Pure computation: no Qt, no database, deterministic.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 from scipy.signal import savgol_filter
+from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.distance import pdist
 
 Array = npt.NDArray[np.float64]
@@ -52,24 +54,27 @@ class TrackKinematics:
     polyorder: int  # order of the Savitzky–Golay polynomial
     window_samples: int | None  # window used (grid samples); None when too short to fit
     t: Array  # uniform grid (time_units), from the first input timestamp
-    xy: Array  # N×2 smoothed positions on the grid (raw input positions when too short to fit)
-    velocity: Array | None  # N×2
-    acceleration: Array | None  # N×2
+    xy: Array  # N×D (2 or 3) smoothed positions on the grid (raw input when too short to fit)
+    velocity: Array | None  # N×D
+    acceleration: Array | None  # N×D
     path_length: float  # summed distance between consecutive positions
     displacement: float  # straight-line distance, start to end
     range_x: float  # max − min of x
     range_y: float  # max − min of y
-    extent: (
-        float  # largest distance between any two positions (2-D extent, independent of the axes)
-    )
+    extent: float  # largest distance between any two positions (independent of the axes)
     peak_speed: float | None
     time_to_peak_speed: float | None  # from the track's first timestamp
     # why the result is degraded (shrunken window, too short for speeds); None when not
     reason: str | None
+    range_z: float | None = None  # max − min of z, for 3-D positions
+
+    @property
+    def dims(self) -> int:
+        return int(self.xy.shape[1])
 
     @property
     def speed(self) -> Array | None:
-        return None if self.velocity is None else np.hypot(self.velocity[:, 0], self.velocity[:, 1])
+        return None if self.velocity is None else np.linalg.norm(self.velocity, axis=1)
 
     def to_json(self, series: bool = True) -> dict[str, Any]:
         """Plain JSON types (no NaN); ``series=False`` leaves out the per-sample arrays."""
@@ -91,8 +96,13 @@ class TrackKinematics:
                 "reason",
             )
         }
+        if self.dims == 3:
+            body["range_z"] = self.range_z
         if series:
-            for name in ("t", "xy", "velocity", "acceleration"):
+            # 3-D positions are named so: no reader takes them for a plane's x, y
+            for name, key in (("t", "t"), ("xy", "xyz" if self.dims == 3 else "xy")):
+                body[key] = np.round(getattr(self, name), 6).tolist()
+            for name in ("velocity", "acceleration"):
                 value = getattr(self, name)
                 body[name] = None if value is None else np.round(value, 6).tolist()
         return body
@@ -115,10 +125,11 @@ def kinematics(
     window_s: float | None = None,
     polyorder: Literal[2, 3] = 3,
 ) -> TrackKinematics:
-    """Kinematics of positions ``track_xy`` (N×2, ``units``) at strictly increasing times ``t``
-    (N, ``time_units``). ``window_s``: Savitzky–Golay window length in ``time_units`` (default
-    0.25 s, or 7 frames)."""
-    xy = np.asarray(track_xy, dtype=np.float64).reshape(-1, 2)
+    """Kinematics of positions ``track_xy`` (N×2 or N×3, ``units``) at strictly increasing times
+    ``t`` (N, ``time_units``). ``window_s``: Savitzky–Golay window length in ``time_units``
+    (default 0.25 s, or 7 frames)."""
+    xy = np.asarray(track_xy, dtype=np.float64)
+    xy = xy.reshape(-1, xy.shape[-1] if xy.ndim == 2 and xy.shape[-1] == 3 else 2)
     times = np.asarray(t, dtype=np.float64).ravel()
     if len(times) != len(xy):
         raise ValueError(
@@ -179,7 +190,7 @@ def _uniform(times: Array, xy: Array) -> tuple[Array, Array]:
         return times, xy
     step = float(np.median(np.diff(times)))
     grid = times[0] + step * np.arange(round((times[-1] - times[0]) / step) + 1)
-    return grid, np.column_stack([np.interp(grid, times, xy[:, k]) for k in (0, 1)])
+    return grid, np.column_stack([np.interp(grid, times, xy[:, k]) for k in range(xy.shape[1])])
 
 
 def _measure(
@@ -196,12 +207,12 @@ def _measure(
     reason: str | None,
 ) -> TrackKinematics:
     steps = np.diff(xy, axis=0)
-    span = np.ptp(xy, axis=0) if len(xy) else np.zeros(2)
+    span = np.ptp(xy, axis=0) if len(xy) else np.zeros(xy.shape[1])
     peak = time_to_peak = None
     if velocity is not None and window is not None:
         # centred fits only: the edge half-windows are extrapolations (module docstring)
         half = window // 2
-        speed = np.hypot(velocity[:, 0], velocity[:, 1])
+        speed = np.linalg.norm(velocity, axis=1)
         at = half + int(np.argmax(speed[half : len(speed) - half]))
         peak, time_to_peak = float(speed[at]), float(t[at] - t[0])
     return TrackKinematics(
@@ -214,14 +225,15 @@ def _measure(
         xy=xy,
         velocity=velocity,
         acceleration=acceleration,
-        path_length=float(np.hypot(steps[:, 0], steps[:, 1]).sum()),
-        displacement=float(np.hypot(*(xy[-1] - xy[0]))) if len(xy) else 0.0,
+        path_length=float(np.linalg.norm(steps, axis=1).sum()),
+        displacement=float(np.linalg.norm(xy[-1] - xy[0])) if len(xy) else 0.0,
         range_x=float(span[0]),
         range_y=float(span[1]),
         extent=_extent(xy),
         peak_speed=peak,
         time_to_peak_speed=time_to_peak,
         reason=reason,
+        range_z=float(span[2]) if len(span) == 3 else None,
     )
 
 
@@ -230,5 +242,15 @@ def _extent(xy: Array) -> float:
     few hull points)."""
     if len(xy) < 2:
         return 0.0
+    if xy.shape[1] == 3:
+        return _extent_3d(xy)
     hull = cv2.convexHull(xy.astype(np.float32), returnPoints=False).ravel()
     return float(pdist(xy[np.unique(hull)]).max()) if len(hull) > 1 else 0.0
+
+
+def _extent_3d(xyz: Array) -> float:
+    try:  # "QJ": a flat or straight path still has a hull (joggled)
+        vertices = ConvexHull(xyz, qhull_options="QJ").vertices
+    except QhullError:
+        vertices = np.arange(len(xyz))
+    return float(pdist(xyz[vertices]).max()) if len(vertices) > 1 else 0.0

@@ -11,11 +11,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from labrig.calibration import current_rig_calibration, rig_calibrations
 from labrig.capture import PipelineStep, create_attempt
 from labrig.capture.commit import CommitResult
 from labrig.capture.recorder import provisional_root
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult, sync_of
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
+from labrig.capture.rigs import Rig, RigNotFoundError, get_rig
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
@@ -58,15 +60,32 @@ def stop_and_save_rig(
 
 
 def rig_pipeline(
-    queue: JobQueue, capture_ids: list[str], sync_config: dict[str, Any] | None = None
+    queue: JobQueue,
+    capture_ids: list[str],
+    sync_config: dict[str, Any] | None = None,
+    rig: Rig | None = None,
 ) -> list[PipelineStep]:
     """rig.sync over every capture (two or more; ``sync_config``: its settings, a post-hoc
-    sync's offsets), then the default pipeline after it."""
+    sync's offsets), then the default pipeline after it; or, for a ``rig`` of two or more cameras
+    that has ever been calibrated as a rig, the 3-D pipeline under its current rig calibration
+    (none current: the 3-D stages are blocked and say to calibrate again)."""
     steps = attempt_pipeline(queue.store, capture_ids[0])
     if len(capture_ids) < 2:
         return steps
     sync = PipelineStep("rig.sync", dict(sync_config or {}))
-    return [sync, replace(steps[0], after_previous=True), *steps[1:]]
+    cameras = [d for d in rig.devices if not d.instrument] if rig is not None else []
+    if rig is None or len(cameras) < 2 or not rig_calibrations(queue.store, rig.name):
+        return [sync, replace(steps[0], after_previous=True), *steps[1:]]
+    current = current_rig_calibration(queue.store, rig)
+    cal = {"rig_calibration_id": current.id if current else None}
+    offsets = {"offsets_ms": (sync_config or {}).get("offsets_ms")}
+    return [
+        sync,
+        PipelineStep("media.qc", {"every_camera": True}, after_previous=True),
+        PipelineStep("tracking.rig", cal, after_previous=True),
+        PipelineStep("reconstruction.3d", offsets, after_previous=True),
+        PipelineStep("kinematics.3d", {}, after_previous=True),
+    ]
 
 
 def save_rig_attempt(queue: JobQueue, result: RigResult, interrupted: str = "") -> str:
@@ -86,9 +105,18 @@ def save_rig_attempt(queue: JobQueue, result: RigResult, interrupted: str = "") 
     def within(db: Session, attempt_id: str) -> None:
         _write_outcome(db, result, "interrupted" if interrupted else "saved", attempt_id)
 
+    rig = _rig_named(queue, result.rig)
     return create_attempt(
-        queue, result.session_id, captures, rig_pipeline(queue, captures), note, within
+        queue, result.session_id, captures, rig_pipeline(queue, captures, rig=rig), note, within
     )
+
+
+def _rig_named(queue: JobQueue, name: str) -> Rig | None:
+    """The rig as it is now (None when it has been deleted since it recorded)."""
+    try:
+        return get_rig(queue.store, name)
+    except RigNotFoundError:
+        return None
 
 
 def _write_outcome(db: Session, result: RigResult, state: str, attempt_id: str | None) -> None:

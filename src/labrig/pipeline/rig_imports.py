@@ -107,7 +107,7 @@ def import_rig(
         queue,
         session_id,
         capture_ids,
-        rig_pipeline(queue, capture_ids, config),
+        rig_pipeline(queue, capture_ids, config, rig),
         note,
         within,
     )

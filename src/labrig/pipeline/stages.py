@@ -1,5 +1,7 @@
 """The default analysis pipeline as registered queue stages: media.qc →
-tracking.markers → kinematics, after rig.sync for an attempt recorded by a rig.
+tracking.markers → kinematics, after rig.sync for an attempt recorded by a rig; for a rig with a
+rig calibration, rig.sync → media.qc → tracking.rig → reconstruction.3d → kinematics.3d
+(``rig_stages.py``).
 
 Each stage reads the committed capture named by its first input digest (the
 capture's manifest digest) and, when the configuration names one, a calibration.
@@ -10,7 +12,6 @@ few markers block; no calibration, dropped frames or a frame-count mismatch degr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,13 +28,22 @@ from labrig.capture.rig_sync import (
 )
 from labrig.errors import QualityBlockedError
 from labrig.jobs import NO_MODEL_DIGEST, Setting, Stage, StageContext, StageOutput, in_range
+from labrig.pipeline import rig_stages
 from labrig.pipeline.media_qc import media_qc
+from labrig.pipeline.stage_support import (
+    MARKER_SETTINGS,
+    WINDOW_S,
+    capture_digests,
+    output,
+    track_media,
+)
 from labrig.store import Store
+from labrig.tasks import Share
 
 NO_CALIBRATION = (
     "no valid calibration for this device and mode: results are in pixels, not millimetres"
 )
-QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01}
+QC_DEFAULTS: Mapping[str, Any] = {"max_dropped_fraction": 0.01, "every_camera": False}
 TRACKING_DEFAULTS: Mapping[str, Any] = {
     "calibration_id": None,
     "min_marker_fraction": 0.6,
@@ -48,41 +58,22 @@ _CALIBRATION = Setting(
 QC_SCHEMA: Mapping[str, Setting] = {
     "max_dropped_fraction": Setting(
         (float,), "dropped frames above this fraction degrade the result", check=in_range(0, 1)
-    )
+    ),
+    "every_camera": Setting(
+        (bool,), "check every camera of the attempt (a rig's 3-D pipeline), not the first only"
+    ),
 }
 TRACKING_SCHEMA: Mapping[str, Setting] = {
     "calibration_id": _CALIBRATION,
     "min_marker_fraction": Setting(
         (float,), "markers must be found in at least this fraction of frames", check=in_range(0, 1)
     ),
-    "expected_markers": Setting(
-        (int,),
-        "how many markers the scene has; null: as many as are found",
-        nullable=True,
-        check=in_range(1, 1000),
-    ),
-    "marker_hue": Setting(
-        (list,),
-        "[low, high] hue in degrees (0-360, wraps through red) of coloured markers; "
-        "null: bright markers of any colour",
-        nullable=True,
-        check=lambda v: _hue_problem(v),
-    ),
+    **MARKER_SETTINGS,
 }
 KINEMATICS_SCHEMA: Mapping[str, Setting] = {
     "calibration_id": _CALIBRATION,
-    "window_s": Setting(
-        (float,), "Savitzky-Golay smoothing window in seconds", check=in_range(0.01, 10)
-    ),
+    "window_s": WINDOW_S,
 }
-
-
-def _hue_problem(value: list[Any]) -> str | None:
-    if len(value) != 2 or not all(
-        isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 360 for h in value
-    ):
-        return f"must be two angles of 0-360 degrees, like [40, 65], not {value}"
-    return None
 
 
 SYNC_SCHEMA: Mapping[str, Setting] = {
@@ -112,38 +103,45 @@ SYNC_SCHEMA: Mapping[str, Setting] = {
 }
 
 
-def _output(body: dict[str, Any], degraded_reasons: list[str]) -> StageOutput:
-    """The reasons travel in the output too, so the published result can say why it is degraded."""
-    return StageOutput(body | {"degraded_reasons": degraded_reasons}, tuple(degraded_reasons))
-
-
 def _calibration(store: Store, config: Mapping[str, Any]) -> StoredCalibration | None:
     calibration_id = config.get("calibration_id")
     return load_calibration(store, calibration_id) if calibration_id else None
 
 
 def _media_qc(store: Store, ctx: StageContext) -> StageOutput:
-    media = load_capture(store, ctx.input_digests[0])
-    qc = media_qc(list(media.segments), list(media.timestamps), media.frame_count, media.fps, ctx)
-    if qc.undecodable:
-        raise QualityBlockedError(qc.problems(), code="LABRIG_MEDIA_UNDECODABLE")
-    reasons = []
-    lost = media.dropped_frames + qc.missing_frames
-    if lost > ctx.config["max_dropped_fraction"] * max(qc.decoded_frames, 1):
-        reasons.append(
-            f"{lost} frames were dropped during recording (over "
-            f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})"
+    digests = capture_digests(ctx)
+    every = bool(ctx.config.get("every_camera"))
+    chosen = [d for d in digests if not is_instrument_capture(store, d)] if every else digests[:1]
+    checked, reasons = [], []
+    for n, digest in enumerate(chosen):
+        media = load_capture(store, digest)
+        part = Share(ctx, n / len(chosen), (n + 1) / len(chosen))
+        qc = media_qc(
+            list(media.segments), list(media.timestamps), media.frame_count, media.fps, part
         )
-    if qc.count_mismatch or qc.header_mismatch:
-        reasons += [p for p in qc.problems() if "frames" in p and "gap" not in p]
+        which = f"{media.device_id}: " if every else ""
+        if qc.undecodable:
+            raise QualityBlockedError(
+                [which + p for p in qc.problems()], code="LABRIG_MEDIA_UNDECODABLE"
+            )
+        lost = media.dropped_frames + qc.missing_frames
+        if lost > ctx.config["max_dropped_fraction"] * max(qc.decoded_frames, 1):
+            reasons.append(
+                f"{which}{lost} frames were dropped during recording (over "
+                f"{ctx.config['max_dropped_fraction']:.0%} of {qc.decoded_frames})"
+            )
+        if qc.count_mismatch or qc.header_mismatch:
+            reasons += [which + p for p in qc.problems() if "frames" in p and "gap" not in p]
+        checked.append({"capture_id": media.capture_id, "qc": qc.to_json()})
     # an attempt grouping several cameras: say plainly what was not analysed
-    if len(ctx.input_digests) > 1:
+    if not every and len(digests) > 1:
         reasons.append(
-            f"this attempt has {len(ctx.input_digests)} captures; the default pipeline analysed "
-            f"the first ({media.capture_id}) only. The others are stored, not analysed: make one "
-            "attempt per camera to analyse each"
+            f"this attempt has {len(digests)} captures; the default pipeline analysed "
+            f"the first ({checked[0]['capture_id']}) only. The others are stored, not analysed: "
+            "make one attempt per camera to analyse each"
         )
-    return _output({"capture_id": media.capture_id, "qc": qc.to_json()}, reasons)
+    body = dict(checked[0]) | ({"cameras": checked} if every else {})
+    return output(body, reasons)
 
 
 def _rig_sync(store: Store, ctx: StageContext) -> StageOutput:
@@ -166,37 +164,14 @@ def _rig_sync(store: Store, ctx: StageContext) -> StageOutput:
     verdict = judge_sync(figures, ctx.config)
     if verdict.blocked:
         raise QualityBlockedError([verdict.blocked], code="LABRIG_SYNC_UNMATCHED")
-    return _output({"sync": figures.to_json()}, verdict.degraded)
+    return output({"sync": figures.to_json()}, verdict.degraded)
 
 
-# tracking and kinematics load scipy (0.5 s): imported when a stage runs, not at every `labrig`
-# start
 def _tracking(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.pipeline.marker_colours import with_colours
-    from labrig.pipeline.tracking import detect_markers, track
-
     media = load_capture(store, ctx.input_digests[0])
     calibration = _calibration(store, ctx.config)
     undistort = (calibration.camera_matrix, calibration.dist) if calibration else None
-    # bright markers are found on the grey plane: decoding MJPG straight to luma is most of this
-    # stage's speed
-    hue = ctx.config.get("marker_hue")
-    frames = media.luma_frames() if hue is None else media.frames()  # colour needs the BGR frames
-    detect = (
-        detect_markers
-        if hue is None
-        else partial(detect_markers, hue=(float(hue[0]), float(hue[1])))
-    )
-    tracks = track(
-        frames,
-        detect=detect,
-        expected_markers=ctx.config["expected_markers"],
-        undistort=undistort,
-        total_frames=media.frame_count,
-        task=ctx,
-    )
-    # the plots draw each track in its marker's colour: read from a few colour frames
-    tracks = with_colours(media.frames(), tracks, undistort)
+    tracks = track_media(media, ctx.config, undistort, ctx)
     needed = float(ctx.config["min_marker_fraction"])
     # with expected_markers unset, "all expected" would read as 100 % of nothing
     if not tracks.tracks:
@@ -215,7 +190,7 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
             ],
             code="LABRIG_TOO_FEW_MARKERS",
         )
-    return _output(
+    return output(
         {
             "capture_id": media.capture_id,
             "calibration_id": calibration.id if calibration else None,
@@ -254,7 +229,7 @@ def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
         )
         ctx.check_cancelled()
     units = {"length": length, "time": time}
-    return _output(
+    return output(
         {"capture_id": media.capture_id, "units": units, "tracks": results},
         [] if metric else [NO_CALIBRATION],
     )
@@ -294,12 +269,15 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
             SYNC_SCHEMA,
             "a rig's cameras matched frame by frame: spread, unmatched frames, drift",
         ),
+        # version 2: the captures counted are the attempt's own (version 1 counted the outputs
+        # of the jobs it waits on too, a rig's sync), and every_camera: a new key for new text
         stage(
             "media.qc",
             _media_qc,
             QC_DEFAULTS,
             QC_SCHEMA,
             "decode every frame; frame counts, timestamp gaps, blur and exposure",
+            schema_version=2,
         ),
         # version 2: tracks on the luma plane decoded from the JPEG (version 1 converted BGR frames
         # to grey), which moves positions by a few hundredths of a pixel: a new key, so no false
@@ -322,5 +300,26 @@ def analysis_stages(store: Store, release_digest: str = NO_MODEL_DIGEST) -> tupl
             KINEMATICS_SCHEMA,
             "positions in mm and s through the calibration plane; Savitzky-Golay speeds",
             schema_version=2,
+        ),
+        stage(
+            "tracking.rig",
+            rig_stages.rig_tracking,
+            rig_stages.RIG_TRACKING_DEFAULTS,
+            rig_stages.RIG_TRACKING_SCHEMA,
+            "markers tracked in every camera of a calibrated rig, each through its own lens",
+        ),
+        stage(
+            "reconstruction.3d",
+            rig_stages.reconstruction,
+            rig_stages.RECONSTRUCTION_DEFAULTS,
+            rig_stages.RECONSTRUCTION_SCHEMA,
+            "markers matched across cameras (epipolar distance) and triangulated in world mm",
+        ),
+        stage(
+            "kinematics.3d",
+            rig_stages.kinematics_3d,
+            rig_stages.KINEMATICS_3D_DEFAULTS,
+            rig_stages.KINEMATICS_3D_SCHEMA,
+            "3-D paths in mm and s; Savitzky-Golay speeds",
         ),
     )

@@ -19,7 +19,7 @@ caller's thread, which is where it calls its :class:`~labrig.tasks.Task`; a canc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +148,16 @@ class Track:
             "xy": np.round(self.xy, 4).tolist(),
             "colour_rgb": None if self.colour_rgb is None else list(self.colour_rgb),
         }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Track:
+        colour = body.get("colour_rgb")
+        return cls(
+            int(body["track_id"]),
+            np.asarray(body["frames"], dtype=np.int64),
+            np.asarray(body["xy"], dtype=np.float64).reshape(-1, 2),
+            None if colour is None else (int(colour[0]), int(colour[1]), int(colour[2])),
+        )
 
 
 @dataclass(frozen=True)

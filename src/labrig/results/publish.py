@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.jobs import JobState
+from labrig.domain.revisions import REVISABLE
 from labrig.events import EventRecord, record_event
 from labrig.store import utcnow
 from labrig.store.models import AnalysisResultRecord, Job, JobOutput, ReleaseRecord
@@ -93,35 +94,17 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
         if j.state == S.SUCCEEDED_DEGRADED.value
         for r in (outputs.get(j.stage_id) or {}).get("degraded_reasons", [])
     ]
-    kin = outputs.get("kinematics") or {}
-    return {
+    # a calibrated rig's attempt has 3-D kinematics instead of the first camera's 2-D ones
+    kin = outputs.get("kinematics.3d") or outputs.get("kinematics") or {}
+    document: dict[str, Any] = {
         "schema": SCHEMA,
         "attempt_id": attempt_id,
         "status": "blocked" if blocked or failed else "published",
         "degraded": bool(degraded_reasons),
         "reasons": reasons + degraded_reasons,
         "units": kin.get("units"),
-        "metrics": [
-            {
-                k: t.get(k)
-                for k in (
-                    "track_id",
-                    "path_length",
-                    "displacement",
-                    "peak_speed",
-                    "time_to_peak_speed",
-                    "range_x",
-                    "range_y",
-                    "extent",
-                    "reason",
-                )
-            }
-            for t in kin.get("tracks", [])
-        ],
-        "series": [
-            {k: t.get(k) for k in ("track_id", "t", "xy", "velocity", "colour_rgb")}
-            for t in kin.get("tracks", [])
-        ],
+        "metrics": [_pick(t, METRICS, ("range_z",)) for t in kin.get("tracks", [])],
+        "series": [_pick(t, SERIES, ("xyz",)) for t in kin.get("tracks", [])],
         # a rig's attempt: how well its cameras were in sync (None for one camera)
         "sync": (outputs.get("rig.sync") or {}).get("sync"),
         "qc": {
@@ -144,6 +127,65 @@ def build_document(session: Session, attempt_id: str, jobs: Sequence[Job]) -> di
                 for j in jobs
             ],
         },
+    }
+    if "reconstruction.3d" in outputs or "tracking.rig" in outputs:
+        document["provenance"]["inputs"] = json.loads(jobs[0].input_digests) if jobs else []
+        document["provenance"]["rig_calibration_id"] = (outputs.get("tracking.rig") or {}).get(
+            "rig_calibration_id"
+        )
+        document["reconstruction"] = _reconstruction(outputs.get("reconstruction.3d"))
+    return document
+
+
+METRICS = ("track_id", *REVISABLE, "reason")  # the revisable metrics are every number measured
+SERIES = ("track_id", "t", "xy", "velocity", "colour_rgb")
+
+
+def _pick(track: dict[str, Any], keys: Sequence[str], if_there: Sequence[str]) -> dict[str, Any]:
+    """``keys`` of a track, and ``if_there`` only where it has them (a 3-D track's z), so a 2-D
+    result's document reads as it always has."""
+    return {k: track.get(k) for k in keys} | {k: track[k] for k in if_there if k in track}
+
+
+def _reconstruction(body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a reviewer reads of the 3-D reconstruction: per marker its frames, gaps (s), how many
+    cameras solved it and its reprojection error over time; the tracks no camera pair matched."""
+    if body is None:
+        return None
+    rec, times = body["reconstruction"], body["times_s"]
+    markers = []
+    for m in rec["markers"]:
+        at = [times[i] for i in m["instants"]]
+        markers.append(
+            {
+                k: m[k]
+                for k in (
+                    "track_id",
+                    "colour_rgb",
+                    "frames",
+                    "gap_instants",
+                    "two_camera_share",
+                    "error_rms_px",
+                    "error_p95_px",
+                    "cameras_used",
+                    "members",
+                )
+            }
+            | {
+                "gaps_s": [[times[a], times[b]] for a, b in m["gaps"]],
+                "t": at,
+                "cameras": [bin(v).count("1") for v in m["views"]],
+                "error_px": m["error_px"],
+            }
+        )
+    return {
+        "world": body.get("world"),
+        "cameras": rec["cameras"],
+        "instants": rec["instants"],
+        "error_rms_px": rec["error_rms_px"],
+        "error_p95_px": rec["error_p95_px"],
+        "unmatched_tracks": rec["unmatched_tracks"],
+        "markers": markers,
     }
 
 

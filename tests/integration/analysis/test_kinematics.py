@@ -128,3 +128,22 @@ def test_plane_mapping_applies_the_perspective_divide() -> None:
     expected = cv2.perspectiveTransform(px.reshape(-1, 1, 2), h).reshape(-1, 2)
     assert np.allclose(to_plane_mm(px, h), expected)
     assert to_plane_mm(np.zeros((0, 2)), h).shape == (0, 2)
+
+
+def test_3d_positions_are_measured_in_three_dimensions() -> None:
+    # a helix: 300 mm round, rising 100 mm a turn, one turn a second
+    t = np.arange(0, 2, 1 / 60)
+    w = 2 * np.pi
+    xyz = np.column_stack([300 * np.cos(w * t), 300 * np.sin(w * t), 100 * t])
+    k = kinematics(xyz, t, "mm", "s")
+    speed = np.hypot(w * 300, 100)
+    assert k.dims == 3 and k.xy.shape == (len(t), 3) and k.velocity is not None
+    assert k.peak_speed == pytest.approx(speed, rel=1e-3)
+    assert k.path_length == pytest.approx(speed * t[-1], rel=3e-3)  # summed chords of the arc
+    assert k.range_z == pytest.approx(100 * t[-1], rel=1e-3)
+    assert k.extent == pytest.approx(np.hypot(600, 100 * (t[-1] - 0.5)), rel=1e-2)
+    body = k.to_json()
+    assert "xyz" in body and "xy" not in body and len(body["xyz"][0]) == 3
+    # a plane's track keeps its old form: no z, positions named xy
+    flat = kinematics(xyz[:, :2], t, "mm", "s").to_json()
+    assert "range_z" not in flat and "xy" in flat and "xyz" not in flat

@@ -16,7 +16,7 @@ from labrig.calibration.rig import (
 from labrig.calibration.rig_checks import RigThresholds, judge
 from labrig.capture.rig_world import rig_camera
 from labrig.errors import LabrigError
-from tests.integration.calibration.conftest import BOARD, CAMERAS, NAMES, POSITION_MM, ROTATION_DEG
+from tests.integration.conftest import BOARD, CAMERAS, NAMES, POSITION_MM, ROTATION_DEG
 
 
 def test_the_floor_board_puts_every_camera_where_it_truly_stands(solved: RigCalibration) -> None:

@@ -22,7 +22,7 @@ from labrig.capture.sources import Mode
 from labrig.domain.events import EventName
 from labrig.store import Store, utcnow
 from labrig.store.models import OutboxEvent, RigCalibrationRecord
-from tests.integration.calibration.conftest import NAMES
+from tests.integration.conftest import NAMES
 
 MODE = Mode(1280, 720, 30.0)
 

@@ -169,9 +169,12 @@ def test_a_usb_instrument_is_recorded_through_pyusb_sample_for_sample(store: Sto
     span_s = (mono[-1] - mono[0]) / 1e9
     assert span_s == pytest.approx((len(index) - 1) / 2000 * (1 - 80e-6), abs=3e-3)
     # every fifth transfer came 3 ms late, yet the samples are evenly stamped: the transfer's
-    # latency is taken at its least, its jitter filtered out
+    # latency is taken at its least, its jitter filtered out (unfiltered, a late transfer would
+    # move its samples by 3 ms). The least delay is taken over the last second, so on a busy
+    # machine a second whose every transfer was slow moves the stamps once by its least delay:
+    # a fraction of a sample period (0.1 ms was seen beside a full test run), never the 3 ms
     steps = np.diff(mono) / 1e6
-    assert np.abs(steps - 0.5 * (1 - 80e-6)).max() < 0.1
+    assert np.abs(steps - 0.5 * (1 - 80e-6)).max() < 0.25
     assert result.sync is None  # one camera: no frame sets to measure
 
 

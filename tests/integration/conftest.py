@@ -1,5 +1,6 @@
-"""The virtual rig's board pictures and their rig calibration, made once for the calibration
-tests (finding the board in 120 pictures is most of their time)."""
+"""The virtual rig's board pictures and their rig calibration, made once for the tests that
+calibrate the rig or reconstruct with it (finding the board in 120 pictures is most of their
+time)."""
 
 from __future__ import annotations
 

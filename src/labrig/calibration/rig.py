@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -52,12 +52,13 @@ from labrig.calibration.rig_checks import (
 )
 from labrig.calibration.rig_solve import (
     FloorNotSeenError,
+    Observed,
     observe,
     solve_poses,
     to_floor,
 )
 from labrig.errors import LabrigError, UsageError
-from labrig.tasks import UNTRACKED, Task
+from labrig.tasks import UNTRACKED, Share, Task
 
 SCHEMA = "labrig.rig-calibration/1"
 Array = npt.NDArray[np.float64]
@@ -216,13 +217,35 @@ def calibrate_rig(
     """Find the board in every view, solve each camera's intrinsics (unless given) and then all
     the poses together, and judge the result. Raises a typed refusal for input that cannot give a
     rig calibration at all (see the module's errors); nothing is stored here."""
-    t = thresholds or RigThresholds()
     _check_inputs(cameras)
-    total = len(cameras)
+    observed = observe_rig(cameras, board, Share(task, 0.0, 0.8))
+    return solve_rig(cameras, observed, board, thresholds, Share(task, 0.8, 1.0))
+
+
+def observe_rig(
+    cameras: Sequence[RigCameraViews], board: Board, task: Task = UNTRACKED
+) -> list[Observed]:
+    """The board found in every camera's views (and floor view): the slow half of a rig
+    calibration, apart so the same detections can be solved again (the benchmark)."""
+    _check_inputs(cameras)
     observed = []
     for i, cam in enumerate(cameras):
-        task.progress(0.8 * i / total, f"finding the board in camera {cam.name}")
+        task.progress(i / len(cameras), f"finding the board in camera {cam.name}")
         observed.append(observe(cam.name, cam.views, cam.floor, board, task))
+    return observed
+
+
+def solve_rig(
+    cameras: Sequence[RigCameraViews],
+    observed: Sequence[Observed],
+    board: Board,
+    thresholds: RigThresholds | None = None,
+    task: Task = UNTRACKED,
+) -> RigCalibration:
+    """The rig solved from ``observed`` (:func:`observe_rig` of ``cameras``): refusals, each
+    camera's lens, the poses together, the checks."""
+    t = thresholds or RigThresholds()
+    observed = [replace(ob) for ob in observed]  # its detections are put in order below
     for ob in observed:
         if not any(d is not None for d in ob.detections):
             raise RigBoardNotSeenError(
@@ -245,7 +268,7 @@ def calibrate_rig(
             f"the floor board ({board.describe()}) was not found in any camera's floor view; lay "
             "it flat where at least one camera sees it whole, and take the floor views again"
         )
-    task.progress(0.8, "solving each camera's lens")
+    task.progress(0.0, "solving each camera's lens")
     intrinsics = []
     for cam, ob in zip(cameras, observed, strict=True):
         if cam.intrinsics is not None:
@@ -262,7 +285,7 @@ def calibrate_rig(
             intrinsics.append(calibrate(found, ob.size, board, t.camera))
         except LabrigError as exc:
             raise type(exc)(f"camera {cam.name}: {exc.message}", code=exc.code) from None
-    task.progress(0.9, "solving the cameras' poses together")
+    task.progress(0.5, "solving the cameras' poses together")
     lenses = [(i.camera_matrix, i.dist) for i in intrinsics]
     for ob, ordered in zip(
         observed, consistent_order([ob.detections for ob in observed], board, lenses), strict=True

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -226,13 +228,24 @@ def observe_rig(
     cameras: Sequence[RigCameraViews], board: Board, task: Task = UNTRACKED
 ) -> list[Observed]:
     """The board found in every camera's views (and floor view): the slow half of a rig
-    calibration, apart so the same detections can be solved again (the benchmark)."""
+    calibration, apart so the same detections can be solved again (the benchmark). The cameras
+    are searched side by side, one thread each up to the machine's cores (OpenCV lets go of the
+    GIL while it decodes and searches); progress and cancel are looked at between cameras."""
     _check_inputs(cameras)
-    observed = []
-    for i, cam in enumerate(cameras):
-        task.progress(i / len(cameras), f"finding the board in camera {cam.name}")
-        observed.append(observe(cam.name, cam.views, cam.floor, board, task))
-    return observed
+    workers = max(1, min(len(cameras), os.cpu_count() or 1))
+    task.progress(0.0, f"finding the board in {len(cameras)} cameras' views")
+    with ThreadPoolExecutor(workers, thread_name_prefix="labrig-board") as pool:
+        futures = [
+            pool.submit(observe, cam.name, cam.views, cam.floor, board, UNTRACKED)
+            for cam in cameras
+        ]
+        for done, _ in enumerate(as_completed(futures), start=1):
+            if task.cancelled:
+                for f in futures:
+                    f.cancel()
+                task.check_cancelled()
+            task.progress(done / len(cameras), f"board found in {done} of {len(cameras)} cameras")
+        return [f.result() for f in futures]
 
 
 def solve_rig(
@@ -324,12 +337,12 @@ def solve_rig(
                 detected=tuple(k for k in range(mask.shape[1]) if mask[c, k]),
             )
         )
-    length = board_length_check(
-        board,
-        [ob.detections for ob in observed],
-        lenses,
-        poses,
-    )
+    # the views the pose solve kept: one it dropped as not fitting would be measured too
+    kept = [
+        [d if used[c, k] else None for k, d in enumerate(ob.detections)]
+        for c, ob in enumerate(observed)
+    ]
+    length = board_length_check(board, kept, lenses, poses)
     checks = judge(rig_cameras, shared, length, t, board)
     task.progress(1.0, "solved")
     return RigCalibration(

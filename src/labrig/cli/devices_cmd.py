@@ -53,10 +53,12 @@ def add_parser(commands: Any) -> None:
     record.add_argument(
         "--purpose",
         choices=[p.value for p in RecordingPurpose],
-        default=RecordingPurpose.ATTEMPT.value,
+        default=None,
         help="what the recording is for: attempt (default), board (the calibration board moved "
-        "through its poses) or plane (the board lying still on the measurement plane); the "
-        "Calibration screen offers board and plane recordings",
+        "through its poses) or plane (the board lying still on the measurement plane, or with "
+        "--rig on the floor); board and plane recordings are not analysed: the Calibration "
+        "screen offers them, and 'labrig calibrate-rig' reads a rig's (default with --rig-scene "
+        "board or floor: board or plane)",
     )
     record.add_argument(
         "--scene",
@@ -141,10 +143,9 @@ def run_devices(args: argparse.Namespace) -> int:
 
 def run_record(args: argparse.Namespace) -> int:
     if args.rig is not None:
-        if args.scene is not None or args.purpose != RecordingPurpose.ATTEMPT.value:
+        if args.scene is not None:
             raise UsageError(
-                "--scene and --purpose are for one device; a rig records an attempt of its "
-                "devices in their own modes"
+                "--scene is for one virtual camera; the virtual rig's cameras show --rig-scene"
             )
         return run_record_rig(args)
     if args.rig_scene is not None:
@@ -164,7 +165,7 @@ def run_record(args: argparse.Namespace) -> int:
             planned_seconds=args.seconds,
             session_id=args.session,
             segment_seconds=args.segment_seconds,
-            purpose=RecordingPurpose(args.purpose),
+            purpose=RecordingPurpose(args.purpose or RecordingPurpose.ATTEMPT.value),
         )
         interrupted = []
         signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))  # Ctrl-C: stop and commit

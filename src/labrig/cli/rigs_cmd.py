@@ -13,6 +13,7 @@ from labrig.capture.rig_recorder import RigRecording, RigResult, RigStatus
 from labrig.capture.rigs import Rig, parse_device_spec
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json, print_json_line
+from labrig.domain.recordings import RecordingPurpose
 from labrig.pipeline import save_rig_attempt
 from labrig.store.models import Attempt
 
@@ -95,7 +96,7 @@ def run_record_rig(args: argparse.Namespace) -> int:
         )
         _record_for(recording, args.seconds, args.json)
         result = recording.stop()
-        attempt_id = save_rig_attempt(services.queue, result)
+        attempt_id = save_rig_attempt(services.queue, result, purpose=rig_purpose(args))
         with services.store.read() as db:
             attempt = db.get(Attempt, attempt_id)
             number = attempt.number if attempt else None
@@ -117,6 +118,17 @@ def run_record_rig(args: argparse.Namespace) -> int:
     if result.note:
         print(f"Note: {result.note}")
     return 0
+
+
+SCENE_PURPOSES = {"board": RecordingPurpose.BOARD, "floor": RecordingPurpose.PLANE}
+
+
+def rig_purpose(args: argparse.Namespace) -> RecordingPurpose:
+    """``--purpose``, or what ``--rig-scene`` shows: the board and floor scenes are for rig
+    calibration, not analysed."""
+    if args.purpose is not None:
+        return RecordingPurpose(args.purpose)
+    return SCENE_PURPOSES.get(args.rig_scene or "", RecordingPurpose.ATTEMPT)
 
 
 def _record_for(recording: RigRecording, seconds: float, as_json: bool) -> None:

@@ -18,6 +18,7 @@ from labrig.capture.recorder import provisional_root
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult, sync_of
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
 from labrig.capture.rigs import Rig, RigNotFoundError, get_rig
+from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
@@ -88,10 +89,25 @@ def rig_pipeline(
     ]
 
 
-def save_rig_attempt(queue: JobQueue, result: RigResult, interrupted: str = "") -> str:
+RIG_BOARD_NOTES = {
+    RecordingPurpose.BOARD: "Board recording for rig calibration: not analysed; calibrate the rig "
+    "from it with 'labrig calibrate-rig --capture-attempt ID'.",
+    RecordingPurpose.PLANE: "Floor board recording for rig calibration: not analysed; give it "
+    "to 'labrig calibrate-rig' as --floor-attempt ID to set the world's origin and axes.",
+}
+
+
+def save_rig_attempt(
+    queue: JobQueue,
+    result: RigResult,
+    interrupted: str = "",
+    purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
+) -> str:
     """Make ``result``'s committed captures one attempt of its session, and store the rig
     recording's outcome with it; the attempt's id. ``interrupted``: why the recording ended
-    other than by Stop (a crash), marked on the attempt."""
+    other than by Stop (a crash), marked on the attempt. ``purpose``: a board (or floor board)
+    recording for rig calibration is kept as an attempt, for calibrate-rig to read, but not
+    analysed."""
     captures = result.committed_ids
     if not captures:
         _mark(queue, result, "failed")
@@ -99,16 +115,19 @@ def save_rig_attempt(queue: JobQueue, result: RigResult, interrupted: str = "") 
             f"no device of the rig '{result.rig}' recorded a frame: nothing was saved as an "
             f"attempt. {result.note or ''} Check the devices and record again".replace("  ", " ")
         )
-    parts = [f"Interrupted: {interrupted}." if interrupted else "", result.note]
+    parts = [
+        RIG_BOARD_NOTES.get(purpose, ""),
+        f"Interrupted: {interrupted}." if interrupted else "",
+        result.note,
+    ]
     note = " ".join(p for p in parts if p) or None
 
     def within(db: Session, attempt_id: str) -> None:
         _write_outcome(db, result, "interrupted" if interrupted else "saved", attempt_id)
 
     rig = _rig_named(queue, result.rig)
-    return create_attempt(
-        queue, result.session_id, captures, rig_pipeline(queue, captures, rig=rig), note, within
-    )
+    pipeline = [] if purpose in RIG_BOARD_NOTES else rig_pipeline(queue, captures, rig=rig)
+    return create_attempt(queue, result.session_id, captures, pipeline, note, within)
 
 
 def _rig_named(queue: JobQueue, name: str) -> Rig | None:

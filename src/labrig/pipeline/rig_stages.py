@@ -106,7 +106,8 @@ def _rig_calibration(store: Store, config: Mapping[str, Any]) -> StoredRigCalibr
         raise QualityBlockedError(
             [
                 "no valid rig calibration for this rig: no 3-D positions. Calibrate the rig "
-                "(Calibration ▸ Rig, or 'labrig calibrate-rig --rig NAME …') and reprocess"
+                "('labrig calibrate-rig --rig NAME --capture-attempt ID', from a rig recording of "
+                "the board), then record the attempt again"
             ],
             code=NO_RIG_CALIBRATION,
         )
@@ -116,7 +117,7 @@ def _rig_calibration(store: Store, config: Mapping[str, Any]) -> StoredRigCalibr
             [
                 f"rig calibration {calibration.id[:12]} is not valid ("
                 + "; ".join(calibration.reasons)
-                + "): calibrate the rig again and reprocess"
+                + "): calibrate the rig again, then record the attempt again"
             ],
             code=NO_RIG_CALIBRATION,
         )

@@ -44,6 +44,16 @@ REFRESHING = frozenset(
     }
 )
 ADVICE = {
+    "LABRIG_NO_RIG_CALIBRATION": (
+        "Calibrate the rig as it records now: record the board moving through the volume and "
+        "run 'labrig calibrate-rig --rig NAME --capture-attempt ID' until every threshold passes "
+        "(docs/rig-calibration.md), then record the attempt again: it is analysed in 3-D under "
+        "the new rig calibration."
+    ),
+    "LABRIG_RIG_TOO_FEW_CAMERAS": (
+        "Fewer than two of this attempt's cameras are in the rig calibration: calibrate the rig "
+        "with its cameras as they are now, then record the attempt again."
+    ),
     "LABRIG_TOO_FEW_MARKERS": (
         "Check the lighting and that every marker stays in view, then record the attempt again. "
         "If the markers were visible, lower min_marker_fraction or set marker_hue and reprocess "
@@ -110,6 +120,7 @@ class TrackSeries:
     speed: Array | None  # None when the track was too short for speeds
     # the marker's colour in the video (RGB 0-255); None in results published before it was read
     colour_rgb: tuple[int, int, int] | None = None
+    z: Array | None = None  # the height, for a rig's 3-D result (x, y, z in the rig's world)
 
 
 def units_words(units: Mapping[str, Any] | None) -> str:
@@ -141,6 +152,12 @@ class ResultDetail:
     @property
     def metrics(self) -> list[Mapping[str, Any]]:
         return list((self.document or {}).get("metrics") or [])
+
+    @property
+    def reconstruction(self) -> Mapping[str, Any] | None:
+        """A rig's 3-D reconstruction summary (per marker: frames, gaps, cameras used and
+        reprojection error over time); None for a single camera's result."""
+        return (self.document or {}).get("reconstruction")
 
     @property
     def tracks(self) -> list[TrackSeries]:
@@ -287,13 +304,14 @@ def _status(
 
 
 def _series(raw: Mapping[str, Any]) -> TrackSeries:
-    xy = np.asarray(raw.get("xy") or [], dtype=np.float64).reshape(-1, 2)
+    dims = 3 if raw.get("xyz") else 2
+    xy = np.asarray(raw.get("xyz") or raw.get("xy") or [], dtype=np.float64).reshape(-1, dims)
     t = np.asarray(raw.get("t") or [], dtype=np.float64)
     velocity = raw.get("velocity")
     speed = None
     if velocity:
-        v = np.asarray(velocity, dtype=np.float64).reshape(-1, 2)
-        speed = np.hypot(v[:, 0], v[:, 1])
+        speed = np.linalg.norm(np.asarray(velocity, dtype=np.float64).reshape(-1, dims), axis=1)
     colour = raw.get("colour_rgb")
     rgb = (int(colour[0]), int(colour[1]), int(colour[2])) if colour else None
-    return TrackSeries(int(raw["track_id"]), t, xy[:, 0], xy[:, 1], speed, rgb)
+    z = xy[:, 2] if dims == 3 else None
+    return TrackSeries(int(raw["track_id"]), t, xy[:, 0], xy[:, 1], speed, rgb, z)

@@ -22,10 +22,11 @@ from labrig.capture.rigs import DeviceSpec, RigExistsError, RigInvalidError
 from labrig.capture.sink import read_sidecar
 from labrig.capture.sources import Mode
 from labrig.capture.verify import DeviceRefusedError
+from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs.runner import ANALYSIS_NICENESS, yield_to_recording
 from labrig.pipeline import save_rig_attempt
 from labrig.store import Store
-from labrig.store.models import AttemptCapture, Capture, DeviceRecord, Job
+from labrig.store.models import Attempt, AttemptCapture, Capture, DeviceRecord, Job
 from labrig.store.models import RigRecording as Row
 
 SMALL = Mode(640, 360, 30.0)
@@ -309,3 +310,21 @@ def test_recovery_leaves_a_rig_that_is_still_recording_alone(services: Services)
     with services.store.read() as db:
         row = db.scalars(select(Row)).one()
     assert row.state == "saved" and row.attempt_id == attempt_id
+
+
+def test_a_board_recording_by_a_rig_is_kept_for_its_calibration_and_not_analysed(
+    services: Services,
+) -> None:
+    small_rig(services, cameras=2)
+    services.capture.virtual_rig.scene = "board"
+    session = create_session(services.queue, "RIG-B", "calibration", "ana")
+    recording = services.capture.start_rig_recording("bench", session)
+    record_frames(recording, 10)
+    attempt_id = save_rig_attempt(services.queue, recording.stop(), purpose=RecordingPurpose.BOARD)
+    with services.store.read() as db:
+        jobs = list(db.scalars(select(Job).where(Job.attempt_id == attempt_id)))
+        row = db.scalars(select(Row).where(Row.attempt_id == attempt_id)).one()
+        note = db.get(Attempt, attempt_id).note  # type: ignore[union-attr]
+    assert jobs == [] and row.state == "saved"
+    assert "Board recording for rig calibration: not analysed" in (note or "")
+    assert "labrig calibrate-rig --capture-attempt" in (note or "")

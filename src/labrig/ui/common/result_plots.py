@@ -1,5 +1,6 @@
 """Trajectories (x against y, one curve per track) and speed against time, in the
-result's own units.
+result's own units; for a rig's 3-D result, the paths seen from above (x, y), from the front
+(x, z) and from the side (y, z), in the rig's world (z up), beside the speed.
 
 Axis labels always carry the units the result was computed in: mm and s through a valid
 calibration, px and s without one, frames only for a recording without timestamps. Auto SI
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QWidget
 
 from labrig.results import TrackSeries
 
@@ -53,7 +54,8 @@ def track_pens(track: TrackSeries, n: int, count: int) -> tuple[Any, Any]:
     return pg.mkPen(track.colour_rgb, width=2), outline
 
 
-def _plot(name: str, title: str) -> pg.PlotWidget:
+def plot_widget(name: str, title: str) -> pg.PlotWidget:
+    """A white plot with a grid and plain unit labels (no auto SI prefix)."""
     widget = pg.PlotWidget(background="w")
     widget.setObjectName(name)
     item = widget.getPlotItem()
@@ -65,45 +67,74 @@ def _plot(name: str, title: str) -> pg.PlotWidget:
 
 
 class ResultPlots(QWidget):
-    """The two plots side by side; :meth:`show_tracks` replaces what they show."""
+    """The plots: trajectory and speed side by side, or for 3-D the top, front and side views and
+    the speed two by two; :meth:`show_tracks` replaces what they show."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.trajectory = _plot("trajectoryPlot", "Trajectories")
+        self.trajectory = plot_widget("trajectoryPlot", "Trajectories")
+        self.front = plot_widget("frontPlot", "Front view (x, z)")
+        self.side = plot_widget("sidePlot", "Side view (y, z)")
         # a circle drawn by a marker stays a circle
-        self.trajectory.getPlotItem().setAspectLocked(True)
-        # y grows downwards in image pixels and, for a board laid as the camera sees it, on the
-        # plane too: the trajectories then look as they do in the video
-        self.trajectory.getPlotItem().invertY(True)
-        self.speed = _plot("speedPlot", "Speed")
+        for plot in (self.trajectory, self.front, self.side):
+            plot.getPlotItem().setAspectLocked(True)
+        self.speed = plot_widget("speedPlot", "Speed")
+        self._plots = (self.trajectory, self.front, self.side, self.speed)
         self._legends = [
             p.getPlotItem().addLegend(offset=(-10, 10)) for p in (self.trajectory, self.speed)
         ]
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.trajectory, 1)
-        layout.addWidget(self.speed, 1)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._arrange(three_d=False)
+
+    def _arrange(self, three_d: bool) -> None:
+        for plot in self._plots:
+            self._grid.removeWidget(plot)
+        places: list[tuple[pg.PlotWidget, int, int]] = (
+            [(self.trajectory, 0, 0), (self.front, 0, 1), (self.side, 1, 0), (self.speed, 1, 1)]
+            if three_d
+            else [(self.trajectory, 0, 0), (self.speed, 0, 1)]
+        )
+        for plot, row, column in places:
+            self._grid.addWidget(plot, row, column)
+        self.front.setVisible(three_d)
+        self.side.setVisible(three_d)
+        for row in range(2):
+            self._grid.setRowStretch(row, 1 if three_d or row == 0 else 0)
 
     def clear(self) -> None:
-        for plot in (self.trajectory, self.speed):
+        for plot in self._plots:
             plot.getPlotItem().clearPlots()
         for legend in self._legends:
             legend.clear()
 
     def show_tracks(self, tracks: Sequence[TrackSeries], units: tuple[str, str] | None) -> None:
-        """One trajectory and (when the track was long enough for speeds)
-        one speed curve per track."""
+        """One trajectory (three views of it in 3-D) and, when the track was long enough for
+        speeds, one speed curve per track."""
         self.clear()
+        three_d = bool(tracks) and all(t.z is not None for t in tracks)
+        self._arrange(three_d)
         length, time = units or ("", "")
         traj, speed = self.trajectory.getPlotItem(), self.speed.getPlotItem()
+        traj.setTitle("Top view (x, y)" if three_d else "Trajectories", color="#333")
+        # y grows downwards in image pixels and, for a board laid as the camera sees it, on the
+        # plane too: the trajectories then look as they do in the video. A rig's world is the
+        # floor's: y grows away from the front, z up
+        traj.invertY(not three_d)
         traj.setLabel("bottom", f"x ({length})")
-        traj.setLabel("left", f"y ({length}, downwards)")
+        traj.setLabel("left", f"y ({length})" if three_d else f"y ({length}, downwards)")
+        for plot, across in ((self.front, "x"), (self.side, "y")):
+            plot.getPlotItem().setLabel("bottom", f"{across} ({length})")
+            plot.getPlotItem().setLabel("left", f"z ({length}, up)")
         speed.setLabel("bottom", f"time ({time})")
         per = "frame" if time == "frames" else time
         speed.setLabel("left", f"speed ({length}/{per})")
         for n, track in enumerate(tracks):
             pen, outline = track_pens(track, n, len(tracks))
-            name = f"track {track.track_id}"
+            name = f"marker {track.track_id}" if three_d else f"track {track.track_id}"
             traj.plot(track.x, track.y, pen=pen, shadowPen=outline, name=name)
+            if three_d and track.z is not None:
+                self.front.plot(track.x, track.z, pen=pen, shadowPen=outline)
+                self.side.plot(track.y, track.z, pen=pen, shadowPen=outline)
             if track.speed is not None:
                 speed.plot(track.t, track.speed, pen=pen, shadowPen=outline, name=name)

@@ -22,8 +22,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +31,8 @@ from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
+from labrig.ui.common.provenance_view import ProvenanceTree
+from labrig.ui.common.reconstruction_view import ReconstructionView
 from labrig.ui.common.result_plots import ResultPlots
 from labrig.ui.common.widgets import message_label, title_over_body
 from labrig.ui.shell.queue_monitor import WORDS
@@ -47,9 +47,9 @@ METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("extent", "Range of motion", "length"),
     ("range_x", "Range x", "length"),
     ("range_y", "Range y", "length"),
+    ("range_z", "Range z", "length"),  # a rig's 3-D result only
     ("reason", "Note", None),
 )
-NO_RELEASE = "none active — this result was not made under an activated release"
 NO_RELEASE_TIP = (
     "No release was active when this result was made: this build's built-in stages ran, so the "
     "result cannot be traced to a health-checked, activated release. An admin activates one on "
@@ -133,10 +133,8 @@ class ResultView(QWidget):
         self.attempt_note = message_label("attemptNote")  # e.g. its recording was interrupted
         self.plots = ResultPlots()
         self.metrics = self._build_metrics()
-        self.provenance = QTreeWidget()
-        self.provenance.setObjectName("provenanceTree")
-        self.provenance.setHeaderLabels(["Item", "Value"])
-        self.provenance.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.provenance = ProvenanceTree()
+        self.reconstruction = ReconstructionView()
         self.current: ResultDetail | None = None  # what is shown
         self._lay_out()
         self.show_message("Select an attempt to see its result.")
@@ -160,8 +158,10 @@ class ResultView(QWidget):
         blocked.addWidget(self.blocked_reasons)
         blocked.addWidget(QLabel("<b>What to do</b>"))
         blocked.addWidget(self.what_to_do)
-        tabs = QTabWidget()
+        self.tabs = tabs = QTabWidget()
+        tabs.setObjectName("resultTabs")
         tabs.addTab(self.metrics, "Metrics")
+        tabs.addTab(self.reconstruction, "3-D reconstruction")
         tabs.addTab(self.provenance, "Provenance")
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("resultPlotsSplitter")  # positions kept between runs by name
@@ -199,6 +199,7 @@ class ResultView(QWidget):
             widget.hide()
         self.plots.clear()
         self.metrics.setRowCount(0)
+        self.reconstruction.clear()
         self.provenance.clear()
         self.body.hide()
         self.placeholder.show()
@@ -224,7 +225,13 @@ class ResultView(QWidget):
         self._show_quality(detail)
         self.plots.show_tracks(detail.tracks, detail.units)
         self._show_metrics(detail.metrics, detail.units, revised or {})
-        self._show_provenance(detail)
+        three_d = detail.reconstruction is not None
+        self.tabs.setTabVisible(self.tabs.indexOf(self.reconstruction), three_d)
+        if detail.reconstruction is not None:
+            self.reconstruction.show_reconstruction(
+                detail.reconstruction, detail.tracks, (detail.units or ("", "s"))[1]
+            )
+        self.provenance.show_detail(detail)
         self.current = detail
 
     def _show_reasons(self, detail: ResultDetail) -> None:
@@ -260,24 +267,37 @@ class ResultView(QWidget):
         doc = detail.document
         if doc is None:
             return
+        three_d = detail.reconstruction is not None
         if detail.units is not None:
             length, time = detail.units
             metric = (length, time) == ("mm", "s")
             _set_badge(
                 self.badges["unitsBadge"],
-                f"{length} · {time}",
+                f"3-D · {length} · {time}" if three_d else f"{length} · {time}",
                 GREEN if metric else AMBER,
-                "calibrated: millimetres on the measurement plane, seconds"
+                "calibrated rig: millimetres in the rig's world (z up), seconds"
+                if three_d
+                else "calibrated: millimetres on the measurement plane, seconds"
                 if metric
                 else _units_words(length, time),
             )
-        calibration = (doc.get("provenance") or {}).get("calibration_id")
-        _set_badge(
-            self.badges["calibrationBadge"],
-            f"Calibration {calibration[:8]}" if calibration else "No calibration",
-            GREEN if calibration else AMBER,
-            calibration or "",
-        )
+        provenance = doc.get("provenance") or {}
+        if "rig_calibration_id" in provenance:
+            rig = provenance.get("rig_calibration_id")
+            _set_badge(
+                self.badges["calibrationBadge"],
+                f"Rig calibration {rig[:8]}" if rig else "No rig calibration",
+                GREEN if rig else RED,
+                rig or "no valid rig calibration: no 3-D",
+            )
+        else:
+            calibration = provenance.get("calibration_id")
+            _set_badge(
+                self.badges["calibrationBadge"],
+                f"Calibration {calibration[:8]}" if calibration else "No calibration",
+                GREEN if calibration else AMBER,
+                calibration or "",
+            )
         release = (doc.get("provenance") or {}).get("release")
         _set_badge(
             self.badges["releaseBadge"],
@@ -344,6 +364,10 @@ class ResultView(QWidget):
             ]
         )
         self.metrics.setRowCount(len(metrics))
+        keys = [key for key, _, _ in METRIC_COLUMNS]
+        self.metrics.setColumnHidden(
+            keys.index("range_z"), not any("range_z" in m for m in metrics)
+        )
         for row, metric in enumerate(metrics):
             for column, (key, _, _) in enumerate(METRIC_COLUMNS):
                 item = QTableWidgetItem(format_value(metric.get(key)))
@@ -364,52 +388,6 @@ class ResultView(QWidget):
                 "A reviewer changed these values on the Review page; the automatic values are kept "
                 "and shown beside them.",
             )
-
-    def _show_provenance(self, detail: ResultDetail) -> None:
-        if detail.document is None:
-            self._branch("Result", [("document", "not written yet: the analysis has not finished")])
-            return
-        prov = detail.document.get("provenance") or {}
-        release = prov.get("release")
-        self._branch(
-            "Result",
-            [
-                ("result id", detail.summary.result_id),
-                ("digest (SHA-256)", detail.digest),
-                (
-                    "stored",
-                    f"{detail.created_at:%Y-%m-%d %H:%M:%S %Z}" if detail.created_at else None,
-                ),
-                ("attempt", detail.summary.attempt_id),
-            ],
-        )
-        self._branch("Inputs", [("capture manifest", d) for d in prov.get("inputs", [])])
-        self._branch(
-            "Calibration",
-            [("calibration id", prov.get("calibration_id") or "none: results in pixels")],
-        )
-        self._branch(
-            "Release",
-            [
-                ("version", release["version"]),
-                ("release id", release["release_id"]),
-                ("manifest digest", release["digest"]),
-            ]
-            if release
-            else [("release", NO_RELEASE)],
-        )
-        jobs = self._branch("Jobs", [])
-        for job in prov.get("jobs", []):
-            item = QTreeWidgetItem(jobs, [job["stage_id"], job["state"]])
-            for key in ("job_id", "idempotency_key", "output_digest", "error_code"):
-                QTreeWidgetItem(item, [key.replace("_", " "), job.get(key) or "—"])
-        self.provenance.expandAll()
-
-    def _branch(self, title: str, rows: Sequence[tuple[str, str | None]]) -> QTreeWidgetItem:
-        top = QTreeWidgetItem(self.provenance, [title, ""])
-        for key, value in rows:
-            QTreeWidgetItem(top, [key, value or "—"])
-        return top
 
 
 def _units_words(length: str, time: str) -> str:

@@ -5,7 +5,8 @@
 Builds a fresh store in a temporary folder and fills it the way ``labrig demo``
 does (the virtual camera verified, calibrated from a board recording, two
 attempts recorded, analysed through the queue and published, one value revised
-by a reviewer), then opens the
+by a reviewer), and ``labrig demo --rig virtual`` (the virtual rig calibrated
+from its board recordings, one attempt analysed in 3-D), then opens the
 window built the app's way with ``QT_QPA_PLATFORM=offscreen``, shows each page,
 waits for its data and saves ``<out>/<page>.png``. The Capture page is shot
 while it records from the virtual camera. Nothing is faked: every figure on the
@@ -33,10 +34,11 @@ from labrig.bootstrap import bootstrap  # noqa: E402
 from labrig.capture import DEFAULT_MODE  # noqa: E402
 from labrig.capture.rigs import DeviceSpec  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
-from labrig.scenarios import run_demo  # noqa: E402
+from labrig.scenarios import run_demo, run_rig_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.capture.instrument_tile import InstrumentTile  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
+from labrig.ui.results.page import ResultsPage  # noqa: E402
 
 RIG_MODE = Mode(1280, 720, 30.0, "any")
 
@@ -104,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         f"Qt platform {app.platformName()}; filling a fresh store the way `labrig demo` does "
         "(about a minute)…"
     )
+    # the rig's 3-D demo first: the single camera's attempts are then the newest, the first rows
+    rig_summary = run_rig_demo(
+        services, attempts=1, seconds=4.0, say=lambda line: print("  " + line)
+    )
     summary = run_demo(services, attempts=2, seconds=3.0, say=lambda line: print("  " + line))
     # a reviewer's correction, as the Review screen records it: the automatic value stays beside it
     newest = summary.results[-1]
@@ -162,6 +168,31 @@ def main(argv: list[str] | None = None) -> int:
             wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
             saved.append(shoot_rig(page, window, args.out / "capture-rig.png"))
             saved.append(shoot_rig(page, window, args.out / "capture-rig-plate.png", "jump"))
+
+    # a rig's 3-D result: the three views and the speed, then its reconstruction tab
+    window.show_page("results")
+    results = window.pages.currentWidget()
+    assert isinstance(results, ResultsPage)
+    rig_attempt = rig_summary.results[-1]["attempt_id"]
+    wait_until(lambda: results.model.row_of(rig_attempt) is not None, 20)
+    results.table.selectRow(results.model.row_of(rig_attempt) or 0)
+    wait_until(
+        lambda: (
+            results.detail.current is not None
+            and results.detail.current.summary.attempt_id == rig_attempt
+        ),
+        20,
+    )
+    spin(800)
+    for name, tab in (
+        ("results-3d", results.detail.metrics),
+        ("results-3d-reconstruction", results.detail.reconstruction),
+    ):
+        results.detail.tabs.setCurrentWidget(tab)
+        spin(400)
+        path = args.out / f"{name}.png"
+        window.grab().save(str(path))
+        saved.append(path)
 
     window.close()
     gui.executor.shutdown(10_000)

@@ -175,38 +175,47 @@ def lenses_of(rc: RigCalibration) -> list[Lens]:
     return [Lens(c.name, c.intrinsics.camera_matrix, c.intrinsics.dist, c.pose) for c in rc.cameras]
 
 
-def reprojection_rms(corners: Array, lenses: Sequence[Lens]) -> tuple[float, int]:
+def true_lenses(n: int) -> list[Lens]:
+    """The virtual rig's true cameras (the reference run)."""
+    out = []
+    for c in range(n):
+        spec = rig_camera(c)
+        pose = Pose.of(spec.rvec, spec.tvec)
+        out.append(Lens(spec.place, spec.model.matrix(), spec.model.dist(), pose))
+    return out
+
+
+def reprojection_rms(
+    corners: Array, lenses: Sequence[Lens], board: Board
+) -> tuple[float, float, int]:
     """As the peer's ``reproj_rms_px``: every view (whole board) seen by >= 2 cameras, its corners
     triangulated linearly (``triangulate``) with these cameras and reprojected (``project``);
-    sqrt(mean(dx^2 + dy^2)) over the observations. Also the number of observations."""
-    cams = corners.shape[0]
+    sqrt(mean(dx^2 + dy^2)) over the observations. Also as its ``reproj_rms_board_px`` (the board
+    model fitted rigidly to each view's triangulated corners, then reprojected), and the number of
+    observations."""
+    cams, _, k, _ = corners.shape
     seen = np.isfinite(corners).all(axis=(2, 3))  # C×V
     multi = seen.sum(axis=0) >= 2
     obs = np.where(seen[:, multi, None, None], corners[:, multi], np.nan).reshape(cams, -1, 2)
     views = [nan_normalised(obs[c], lens.matrix, lens.dist) for c, lens in enumerate(lenses)]
     points = triangulate(views, [lens.pose for lens in lenses])
-    squares = []
-    for c, lens in enumerate(lenses):
-        ok = np.isfinite(obs[c]).all(axis=1)
-        d = project(points[ok], lens.pose, lens.matrix, lens.dist) - obs[c, ok]
-        squares.append(np.sum(d * d, axis=1))
-    e2 = np.concatenate(squares)
-    return float(np.sqrt(np.mean(e2))), len(e2)
+    model = board.object_points()
+    fitted = np.concatenate(
+        [moved(model, *align(model, view, scale=False)) for view in points.reshape(-1, k, 3)]
+    )
+    out = []
+    for pts in (points, fitted):
+        squares = []
+        for c, lens in enumerate(lenses):
+            ok = np.isfinite(obs[c]).all(axis=1)
+            d = project(pts[ok], lens.pose, lens.matrix, lens.dist) - obs[c, ok]
+            squares.append(np.sum(d * d, axis=1))
+        out.append(np.concatenate(squares))
+    return float(np.sqrt(np.mean(out[0]))), float(np.sqrt(np.mean(out[1]))), len(out[0])
 
 
 def rms(values: Array) -> float:
     return float(np.sqrt(np.mean(np.square(values)))) if len(values) else float("nan")
-
-
-def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """One untimed call (warm), then the median of ``repeats`` timed calls; the last result."""
-    result = fn()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,6 +396,19 @@ def steady_peak(xyz: Array, instants: npt.NDArray[np.int64]) -> float | None:
     return kinematics(xyz[ok], instants[ok] / FPS, "mm", "s").peak_speed
 
 
+def marker_summary(mr: MarkerRun) -> tuple[float, float | None, int, npt.NDArray[np.bool_]]:
+    """RMSE (mm) over every reconstructed point, the steady marker's peak speed (the reconstructed
+    marker following it longest), how many true markers were found, and which of the
+    marker-instants are that steady marker's."""
+    rec = mr.rec
+    rmse = rms(np.linalg.norm(np.concatenate([mk.xyz for mk in rec.markers]) - mr.truth_q, axis=1))
+    steady = [m for m, w in enumerate(mr.who) if w == STEADY]
+    best = max(steady, key=lambda m: len(rec.markers[m].instants)) if steady else -1
+    steady_q = mr.marker_q == best
+    peak = steady_peak(rec.markers[best].xyz, mr.instant_q[steady_q]) if steady else None
+    return rmse, peak, len(set(mr.who)), steady_q
+
+
 # ---------------------------------------------------------------------------------------------
 # the peer
 
@@ -448,20 +470,27 @@ def peer_cameras(result: dict[str, Any]) -> tuple[list[Array], Array]:
 
 def our_triangulation(
     points2d: Array, lenses: Sequence[Lens], repeats: int
-) -> tuple[float, float, Array, Array]:
-    """Warm medians (s) of px → 3-D: the linear path (``normalised`` per camera, ``triangulate``)
-    and the robust one (``triangulate_views``), with their points."""
+) -> tuple[list[float], list[float], Array, Array]:
+    """Timed px → 3-D calls (s): the linear path (``normalised`` per camera, ``triangulate``) and
+    the robust one (``triangulate_views``, at most 3 calls), with their points. The caller warms
+    them up (one untimed call of each)."""
     poses = [x.pose for x in lenses]
+    focal = [float((x.matrix[0, 0] + x.matrix[1, 1]) / 2) for x in lenses]
 
     def views() -> list[Array]:
         return [nan_normalised(points2d[c], x.matrix, x.dist) for c, x in enumerate(lenses)]
 
-    linear_s, linear = median_time(lambda: triangulate(views(), poses), repeats)
-    focal = [float((x.matrix[0, 0] + x.matrix[1, 1]) / 2) for x in lenses]
-    robust_s, robust = median_time(
-        lambda: triangulate_views(views(), poses, focal), max(1, min(repeats, 3))
-    )
-    return linear_s, robust_s, linear, robust.points_mm
+    linear_times, robust_times = [], []
+    linear = robust = np.zeros((0, 3))
+    for k in range(repeats):
+        started = time.perf_counter()
+        linear = triangulate(views(), poses)
+        linear_times.append(time.perf_counter() - started)
+        if k < 3:
+            started = time.perf_counter()
+            robust = triangulate_views(views(), poses, focal).points_mm
+            robust_times.append(time.perf_counter() - started)
+    return linear_times, robust_times, linear, robust
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,13 +503,43 @@ class Rig:
     n: int
     rc: RigCalibration | None = None
     error: str = ""
-    solve_s: float = float("nan")
+    solve_times: list[float] = field(default_factory=list)  # seconds of each timed solve
+    solve: Callable[[], RigCalibration] | None = None
+
+    @property
+    def solve_s(self) -> float:
+        return statistics.median(self.solve_times) if self.solve_times else float("nan")
+
+    def time_solves(self, repeats: int) -> None:
+        assert self.solve is not None
+        for _ in range(repeats):
+            started = time.perf_counter()
+            self.rc = self.solve()
+            self.solve_times.append(time.perf_counter() - started)
+
     corners: Array = field(default_factory=lambda: np.zeros(0))
     points2d: Array = field(default_factory=lambda: np.zeros(0))
-    ours_linear_s: float = float("nan")
-    ours_robust_s: float = float("nan")
+    linear_times: list[float] = field(default_factory=list)
+    robust_times: list[float] = field(default_factory=list)
     ours_linear: Array = field(default_factory=lambda: np.zeros((0, 3)))
     ours_robust: Array = field(default_factory=lambda: np.zeros((0, 3)))
+
+    @property
+    def ours_linear_s(self) -> float:
+        return statistics.median(self.linear_times)
+
+    @property
+    def ours_robust_s(self) -> float:
+        return statistics.median(self.robust_times)
+
+    def time_triangulation(self, repeats: int) -> None:
+        assert self.rc is not None
+        linear, robust, self.ours_linear, self.ours_robust = our_triangulation(
+            self.points2d, lenses_of(self.rc), repeats
+        )
+        self.linear_times += linear
+        self.robust_times += robust
+
     peer: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # mode → runs
 
 
@@ -547,16 +606,20 @@ def main() -> None:
         cams = [RigCameraViews(PLACES[c], (), floor=floors[c]) for c in range(n)]
         # solve_rig reads only each camera's given lens (none here) and whether it has a floor
         # picture: the pictures themselves were used up by the detection above
+        rig.solve = lambda cams=cams, n=n: solve_rig(cams, observed[:n], board, LENIENT)
         try:
-            rig.solve_s, rig.rc = median_time(
-                lambda cams=cams, n=n: solve_rig(cams, observed[:n], board, LENIENT), repeats
-            )
+            rig.rc = rig.solve()  # warm-up, untimed
         except LabrigError as exc:
             rig.error = f"{exc.code}: {exc.message}"
             print(f"  {n} cameras: our solve refused: {rig.error}")
             continue
+        rig.time_solves(repeats)
         rig.corners = ordered_corners(observed[:n], board, lenses_of(rig.rc))
-        print(f"  {n} cameras: solve_rig {rig.solve_s:.3f} s (median of {repeats})", flush=True)
+        print(
+            f"  {n} cameras: solve_rig {rig.solve_s:.3f} s (median of {repeats}; more rounds "
+            "are timed between aniposelib's runs)",
+            flush=True,
+        )
 
     main_rig = rigs[MAIN]
     if main_rig.rc is None:
@@ -565,6 +628,7 @@ def main() -> None:
 
     print(f"markers: {seconds:g} s at {FPS:g} fps in {MAIN} cameras, {MARKERS} markers", flush=True)
     mr = markers_run(lenses, seconds)
+    reference = markers_run(true_lenses(MAIN), seconds)  # the same pipeline, perfect cameras
 
     volume = volume_points(n_points)
     q = mr.raw_all.shape[1]
@@ -576,6 +640,8 @@ def main() -> None:
             rig.points2d = noisy_px(volume, n)
             if n == MAIN:  # the marker observations too, both ways
                 rig.points2d = np.concatenate([rig.points2d, mr.raw_all, mr.raw_used], axis=1)
+            our_triangulation(rig.points2d, lenses_of(rig.rc), 1)  # warm-up, untimed
+            rig.time_triangulation(repeats)
             for mode in ("iterative", "ransac"):
                 if mode == "ransac" and n not in ransac_counts:
                     continue
@@ -593,6 +659,9 @@ def main() -> None:
                         mode,
                     )
                     rig.peer.setdefault(mode, []).append(result)
+                    if mode == "iterative":  # ours again, alternating with the peer's runs
+                        rig.time_solves(repeats)
+                        rig.time_triangulation(repeats)
                     status = (
                         f"calib {result['calib_seconds']:.2f} s"
                         if result.get("ok")
@@ -603,17 +672,14 @@ def main() -> None:
                         f"(process {time.perf_counter() - started:.0f} s)",
                         flush=True,
                     )
-            rig_lenses = lenses_of(rig.rc)
-            (rig.ours_linear_s, rig.ours_robust_s, rig.ours_linear, rig.ours_robust) = (
-                our_triangulation(rig.points2d, rig_lenses, repeats)
-            )
 
-    report(rigs, mr, volume, q, instants, repeats, peer_runs, detect_s, run_started)
+    report(rigs, mr, reference, volume, q, instants, repeats, peer_runs, detect_s, run_started)
 
 
 def report(
     rigs: dict[int, Rig],
     mr: MarkerRun,
+    reference: MarkerRun,
     volume: Array,
     q: int,
     instants: int,
@@ -638,7 +704,7 @@ def report(
     centres = np.array([x.pose.centre_mm for x in lenses])
     pos_floor, ang_floor = camera_errors(rotations, centres)
     pos_k, ang_k = camera_errors(rotations, centres, align(centres, true_centres(MAIN), False))
-    reproj, n_obs = reprojection_rms(main_rig.corners, lenses)
+    reproj, reproj_board, n_obs = reprojection_rms(main_rig.corners, lenses, rc.board)
     print()
     print(
         f"=== cameras: {MAIN} cameras, {instants} instants (views seen by >= 2 cameras: "
@@ -681,7 +747,7 @@ def report(
         )
     )
     print(f"reprojection RMS (board corners triangulated and reprojected, {n_obs} observations):")
-    print(f"  ours {reproj:.3f} px")
+    print(f"  ours {reproj:.3f} px (board-fitted {reproj_board:.3f} px)")
     for mode, (_, _, res) in peer_rows.items():
         fx = ", ".join(f"{c['matrix'][0][0]:.1f}" for c in res["cameras"])
         print(
@@ -721,28 +787,26 @@ def report(
         f"=== markers: {mr.frames} frames x {MAIN} cameras, tracked in {mr.track_seconds:.1f} s "
         f"(render + track), reconstructed in {mr.reconstruct_seconds:.2f} s ==="
     )
-    errs = []
     for m, mk in enumerate(rec.markers):
         e = np.linalg.norm(mk.xyz - mr.truth_q[mr.marker_q == m], axis=1)
-        errs.append(e)
         print(
             f"  marker {m} = {MARKER_PATHS[mr.who[m]][0]:<8} {len(mk.instants):>4} instants, RMSE "
             f"{rms(e):.3f} mm, max {e.max():.2f} mm, reprojection {rms(mk.error_px):.3f} px, "
             f"2-camera share {mk.two_camera_share:.2f}"
         )
-    all_err = np.concatenate(errs) if errs else np.zeros(0)
-    rmse = rms(all_err)
-    found = set(mr.who)
-    # the steady marker: the reconstructed marker following it longest
-    steady = [m for m, w in enumerate(mr.who) if w == STEADY]
-    best = max(steady, key=lambda m: len(rec.markers[m].instants)) if steady else -1
-    steady_q = mr.marker_q == best
-    peak = steady_peak(rec.markers[best].xyz, mr.instant_q[steady_q]) if steady else None
+    rmse, peak, found, steady_q = marker_summary(mr)
     print(
-        f"ours: RMSE {rmse:.3f} mm over {len(all_err)} points ({len(found)}/{MARKERS} true markers "
+        f"ours: RMSE {rmse:.3f} mm over {len(mr.truth_q)} points ({found}/{MARKERS} true markers "
         f"found, {len(rec.unmatched)} unmatched tracks), world frame; steady peak speed "
         f"{fmt(peak, 1)} mm/s (truth {STEADY_MM_S:.2f}, "
         f"{fmt(100 * (peak / STEADY_MM_S - 1) if peak else None, 2)} %)"
+    )
+    ref_rmse, ref_peak, ref_found, _ = marker_summary(reference)
+    print(
+        f"reference, the same tracking + reconstruct with the TRUE cameras: RMSE {ref_rmse:.3f} mm "
+        f"over {len(reference.truth_q)} points ({ref_found}/{MARKERS} markers), steady peak speed "
+        f"{fmt(ref_peak, 1)} mm/s ({fmt(100 * (ref_peak / STEADY_MM_S - 1) if ref_peak else None)} "
+        "%)"
     )
     # ours and the peer on the same marker-instants, each after its camera-centre similarity
     sim_o = align(np.array([x.pose.centre_mm for x in lenses]), true_centres(MAIN), scale=True)
@@ -770,16 +834,19 @@ def report(
         peak is not None and abs(peak / STEADY_MM_S - 1) <= SPEED_SHARE,
         f"steady peak speed {fmt(peak, 1)} mm/s not within 1 % of {STEADY_MM_S:.2f} mm/s",
     )
-    target(len(found) == MARKERS, f"only {len(found)} of {MARKERS} true markers reconstructed")
+    target(found == MARKERS, f"only {found} of {MARKERS} true markers reconstructed")
 
     # --- speed and scaling
     print()
     print(
-        f"=== speed: calibration = solve only, warm (ours median of {repeats}, aniposelib median "
-        f"of {peer_runs} peer run(s) after --warmup); triangulation px -> 3-D, warm medians ==="
+        f"=== speed: calibration = solve only, warm (ours median of {repeats * (peer_runs + 1)} "
+        f"solves, {repeats} after each aniposelib run; aniposelib median of {peer_runs} peer "
+        "run(s) after --warmup); triangulation px -> 3-D, warm medians, ours timed between the "
+        "peer's runs ==="
     )
     print(
-        f"{'cameras':<8}{'ours s':>8}{'anip. it. s':>12}{'anip. ransac s':>15}{'ours/anip':>10}"
+        f"{'cameras':<8}{'ours s':>8}{'multiview':>10}{'anip. it. s':>12}{'anip. ransac s':>15}"
+        f"{'ours/anip':>10}"
         f"{'ours mm floor':>14}{'ours mm K':>10}{'anip. it. mm K':>15}{'anip. ransac mm K':>18}"
         "  ours valid"
     )
@@ -802,7 +869,8 @@ def report(
                 worst[-1] = float(camera_errors(pr, pc, align(pc, true_centres(n), False))[0].max())
         reasons = ",".join(r.code.removeprefix("LABRIG_RIG_") for r in rig.rc.checks.reasons)
         print(
-            f"{n:<8}{rig.solve_s:>8.3f}{fmt(peer_s, 3):>12}{fmt(peer_calib_s(rs_runs), 3):>15}"
+            f"{n:<8}{rig.solve_s:>8.3f}{rig.rc.solve_seconds:>10.3f}{fmt(peer_s, 3):>12}"
+            f"{fmt(peer_calib_s(rs_runs), 3):>15}"
             f"{fmt(rig.solve_s / peer_s):>10}{worst[0]:>14.2f}{fmt(worst[1]):>10}"
             f"{fmt(worst[2]):>15}{fmt(worst[3]):>18}  {rig.rc.valid}"
             + (f" ({reasons})" if reasons else "")
@@ -812,8 +880,9 @@ def report(
                 if not r.get("ok"):
                     print(f"        aniposelib {mode} FAILED: {r.get('error')}")
     print(
-        "  (mm: the worst camera centre's error; floor = in our floor frame, K = after the rigid "
-        "alignment of the camera centres to the truth, not for 2 cameras)"
+        "  (ours s: solve_rig, of which multiview: the pose solves (last run); mm: the worst "
+        "camera centre's error; floor = in our floor frame, K = after the rigid alignment of the "
+        "camera centres to the truth, not for 2 cameras)"
     )
     print(
         f"{'cameras':<8}{'points':>8}{'ours pt/s':>11}{'ours robust':>12}{'anip. pt/s':>12}"

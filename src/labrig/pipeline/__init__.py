@@ -18,6 +18,7 @@ from labrig.pipeline.attempts import (
 from labrig.pipeline.rig_attempts import (
     RigNotSavedError,
     RigRecovered,
+    attempt_label,
     rig_pipeline,
     save_interrupted_rigs,
     save_rig_attempt,
@@ -32,6 +33,7 @@ __all__ = [
     "RigRecovered",
     "SavedRecording",
     "analysis_stages",
+    "attempt_label",
     "attempt_pipeline",
     "import_attempt",
     "import_rig",

@@ -97,6 +97,14 @@ RIG_BOARD_NOTES = {
 }
 
 
+def attempt_label(note: str | None) -> str:
+    """What an attempt's note makes of it in a list: "board recording" (kept for rig
+    calibration, not analysed), "interrupted", or nothing."""
+    if note and any(note.startswith(n) for n in RIG_BOARD_NOTES.values()):
+        return "board recording"
+    return "interrupted" if note and "Interrupted" in note else ""
+
+
 def save_rig_attempt(
     queue: JobQueue,
     result: RigResult,

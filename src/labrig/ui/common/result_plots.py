@@ -68,7 +68,7 @@ def plot_widget(name: str, title: str) -> pg.PlotWidget:
 
 class ResultPlots(QWidget):
     """The plots: trajectory and speed side by side, or for 3-D the top, front and side views and
-    the speed two by two; :meth:`show_tracks` replaces what they show."""
+    the speed in a row; :meth:`show_tracks` replaces what they show."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,7 +81,11 @@ class ResultPlots(QWidget):
         self.speed = plot_widget("speedPlot", "Speed")
         self._plots = (self.trajectory, self.front, self.side, self.speed)
         self._legends = [
-            p.getPlotItem().addLegend(offset=(-10, 10)) for p in (self.trajectory, self.speed)
+            # a pale backing and dark names: readable over the curves it lies on
+            p.getPlotItem().addLegend(
+                offset=(-10, 10), brush=(255, 255, 255, 210), labelTextColor=OUTLINE
+            )
+            for p in (self.trajectory, self.speed)
         ]
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
@@ -90,17 +94,16 @@ class ResultPlots(QWidget):
     def _arrange(self, three_d: bool) -> None:
         for plot in self._plots:
             self._grid.removeWidget(plot)
-        places: list[tuple[pg.PlotWidget, int, int]] = (
-            [(self.trajectory, 0, 0), (self.front, 0, 1), (self.side, 1, 0), (self.speed, 1, 1)]
-            if three_d
-            else [(self.trajectory, 0, 0), (self.speed, 0, 1)]
-        )
-        for plot, row, column in places:
-            self._grid.addWidget(plot, row, column)
+        # in 3-D the views stand in one row: each is drawn to scale (aspect locked), so a tall
+        # narrow cell shows more of it than a short wide one
+        row = [self.trajectory, self.front, self.side] if three_d else [self.trajectory]
+        for column, plot in enumerate([*row, self.speed]):
+            self._grid.addWidget(plot, 0, column)
+            self._grid.setColumnStretch(column, 1)
+        for column in range(len(row) + 1, len(self._plots)):
+            self._grid.setColumnStretch(column, 0)
         self.front.setVisible(three_d)
         self.side.setVisible(three_d)
-        for row in range(2):
-            self._grid.setRowStretch(row, 1 if three_d or row == 0 else 0)
 
     def clear(self) -> None:
         for plot in self._plots:
@@ -132,7 +135,8 @@ class ResultPlots(QWidget):
         for n, track in enumerate(tracks):
             pen, outline = track_pens(track, n, len(tracks))
             name = f"marker {track.track_id}" if three_d else f"track {track.track_id}"
-            traj.plot(track.x, track.y, pen=pen, shadowPen=outline, name=name)
+            # the speed plot's legend names the markers: over a view to scale it hides the paths
+            traj.plot(track.x, track.y, pen=pen, shadowPen=outline, name=None if three_d else name)
             if three_d and track.z is not None:
                 self.front.plot(track.x, track.z, pen=pen, shadowPen=outline)
                 self.side.plot(track.y, track.z, pen=pen, shadowPen=outline)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
+from labrig.pipeline import attempt_label
 from labrig.results import AttemptSummary, ResultStatus
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.rows_model import RowsTableModel
@@ -38,7 +39,7 @@ class AttemptResultsModel(RowsTableModel[AttemptSummary]):
     def cells(self, row: AttemptSummary) -> tuple[str, ...]:
         return (
             row.subject_code,
-            f"{row.number} (interrupted)" if row.note else str(row.number),
+            f"{row.number} ({label})" if (label := attempt_label(row.note)) else str(row.number),
             STATUS_WORDS[row.status],
             row.protocol,
             f"{row.created_at.astimezone():%Y-%m-%d %H:%M}",
@@ -48,4 +49,6 @@ class AttemptResultsModel(RowsTableModel[AttemptSummary]):
         return STATUS_COLOURS[row.status]
 
     def tooltip(self, row: AttemptSummary) -> str:
-        return "\n".join((f"attempt {row.attempt_id}", *row.reasons))
+        return "\n".join(
+            (f"attempt {row.attempt_id}", *([row.note] if row.note else []), *row.reasons)
+        )

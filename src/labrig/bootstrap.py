@@ -19,7 +19,7 @@ from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegist
 from labrig.pipeline import analysis_stages, save_interrupted_rigs
 from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
 from labrig.results import PUBLISHER, WATCHED, publish_when_done
-from labrig.review import ReviewedResults, RevisionService
+from labrig.review import ReprocessService, ReviewedResults, RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
 from labrig.sync import (
@@ -40,6 +40,7 @@ class Governance:
     revisions: RevisionService
     audit: AuditTrail
     reviewed: ReviewedResults  # what the Results and Review screens read and revise through
+    reprocess: ReprocessService  # a result analysed again under the current calibrations
 
 
 @dataclass
@@ -125,11 +126,13 @@ def bootstrap(
     access = access or AccessControl(store)
     releases = ReleaseService(store, queue, health_check, access)
     revisions = RevisionService(store, access)
+    reprocess = ReprocessService(queue, access)
     governance = Governance(
         access=access,
         revisions=revisions,
         audit=AuditTrail(store),
-        reviewed=ReviewedResults(revisions),
+        reviewed=ReviewedResults(revisions, reprocess),
+        reprocess=reprocess,
     )
     capture = CaptureService(store, storage, access=access, frame_clock=frame_clock)
     # recording comes first: while this workstation records, analysis claims nothing new

@@ -269,3 +269,51 @@ def test_releases_capture_and_calibration_obey_roles_from_the_command_line(
         "640x480@30",
     )
     assert code == 2 and "storing a calibration needs the technician role" in err
+
+
+def test_a_result_whose_calibration_was_superseded_is_flagged_and_reprocessed_in_one_command(
+    tmp_path: Path,
+) -> None:
+    from datetime import timedelta
+
+    from labrig.bootstrap import bootstrap
+    from labrig.calibration.camera import CalibrationThresholds
+    from labrig.store import open_store, utcnow
+    from tests.support.analysis_runs import analyse, calibrate_markers_camera, new_session, record
+
+    root = tmp_path / "store"
+    opened = open_store(root)
+    services = bootstrap(store=opened)
+    try:
+        calibrate_markers_camera(services)
+        session_id = new_session(services)
+        analyse(services, session_id, record(services, session_id))
+        newer = calibrate_markers_camera(
+            services,
+            thresholds=CalibrationThresholds(max_rms_px=0.9),
+            now=utcnow() + timedelta(minutes=1),
+        )
+    finally:
+        services.close()
+        opened.close()
+
+    listed = labrig(root, "review", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "(calibration changed)" in listed.stdout
+    assert f"superseded by calibration {newer.id[:8]}" in listed.stdout
+    [row] = json.loads(labrig(root, "review", "list", "--json").stdout)
+    assert row["flags"] and "labrig review reprocess" in listed.stdout
+
+    again = labrig(root, "review", "reprocess", row["result_id"], "--json")
+    assert again.returncode == 0, again.stderr
+    done = json.loads(again.stdout)
+    assert done["result_id"] == row["result_id"] and done["attempt_id"] != row["attempt_id"]
+    assert labrig(root, "worker", "--drain").returncode == 0
+    results = json.loads(labrig(root, "review", "list", "--json").stdout)
+    fresh = [r for r in results if r["attempt_id"] == done["attempt_id"]]
+    assert len(fresh) == 1 and fresh[0]["status"] == "published" and fresh[0]["flags"] == []
+    kept = [r for r in results if r["result_id"] == row["result_id"]]
+    assert kept[0]["flags"] == row["flags"]  # the earlier result is kept, and still says why
+    # a reprocess of nothing analysed is refused with its code
+    missing = labrig(root, "review", "reprocess", "nosuchresult")
+    assert missing.returncode == 2 and "LABRIG_" in missing.stderr

@@ -33,7 +33,7 @@ from labrig.domain.recordings import RecordingPurpose
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store
-from labrig.store.models import CalibrationRecord, Job, JobOutput
+from labrig.store.models import AnalysisResultRecord, CalibrationRecord, Job, JobOutput
 
 MODE = Mode(1280, 720, 30.0)
 MARKERS = DeviceInfo("virtual:markers", DeviceKind.VIRTUAL, VIRTUAL_CAMERA_NAME, "markers")
@@ -104,6 +104,18 @@ def stage_output(services: Services, attempt_id: str, stage_id: str) -> dict[str
         body = session.scalar(select(JobOutput.body).where(JobOutput.idempotency_key == key))
     assert body is not None, f"{stage_id} committed no output"
     return json.loads(body)  # type: ignore[no-any-return]
+
+
+def newest_result(store: Store, attempt_id: str) -> AnalysisResultRecord:
+    """The attempt's newest result (published or blocked); fails the test when there is none."""
+    with store.read() as session:
+        row = session.scalars(
+            select(AnalysisResultRecord)
+            .where(AnalysisResultRecord.attempt_id == attempt_id)
+            .order_by(AnalysisResultRecord.created_at.desc())
+        ).first()
+    assert row is not None, "no result was published"
+    return row
 
 
 def board_views(mode: Mode, every: int = 30) -> list[View]:

@@ -451,3 +451,45 @@ def test_a_rig_attempt_shows_how_well_its_cameras_were_in_sync(
     assert "spread p50 10.00 ms" in badge.toolTip()
     # and rig.sync says why the result is degraded
     assert any("10.0 ms apart at p99" in r for r in page.detail.current.summary.reasons)  # type: ignore[union-attr]
+
+
+def test_a_result_under_a_superseded_calibration_is_flagged_and_reprocessed_with_one_click(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    from datetime import timedelta
+
+    from labrig.calibration.camera import CalibrationThresholds
+    from labrig.store import utcnow
+
+    calibrate_markers_camera(services)
+    session_id = new_session(services)
+    attempt_id = analyse(services, session_id, record(services, session_id, seconds=0.5))
+    newer = calibrate_markers_camera(
+        services,
+        thresholds=CalibrationThresholds(max_rms_px=0.9),
+        now=utcnow() + timedelta(minutes=1),
+    )
+    _show(qtbot, page)
+    _open(qtbot, page, attempt_id)
+
+    panel = page.detail.flagged_panel
+    assert panel.isVisible()
+    assert f"superseded by calibration {newer.id[:8]}" in panel.reasons.text()
+    status = page.model.index(page.model.row_of(attempt_id) or 0, STATUS_COLUMN).data()
+    assert status == "Published · calibration changed"
+    button = page.detail.reprocess_button
+    assert button.isEnabled()
+    count = page.model.rowCount()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: "Analysing again as a new attempt" in page.detail.reprocess_message.text(),
+        timeout=WAIT_MS,
+    )
+    assert not button.isEnabled()  # one click, one new attempt
+    qtbot.waitUntil(lambda: page.model.rowCount() == count + 1, timeout=WAIT_MS)
+    run_analysis(services)
+    with services.store.read() as s:
+        rows = list(s.scalars(select(AnalysisResultRecord)))
+    fresh = [r for r in rows if r.attempt_id != attempt_id]
+    assert len(fresh) == 1
+    assert json.loads(fresh[0].document)["provenance"]["calibration_id"] == newer.id

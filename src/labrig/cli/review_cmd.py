@@ -1,5 +1,6 @@
-"""``labrig review``: list results, show one (automatic beside effective values, with
-history), revise one."""
+"""``labrig review``: list results (flagged when their calibration changed since), show one
+(automatic beside effective values, with history), revise one, reprocess one under the current
+calibrations."""
 
 from __future__ import annotations
 
@@ -48,24 +49,56 @@ def add_parser(commands: Any) -> None:
     )
     revise.add_argument("--json", action="store_true")
     revise.set_defaults(run=run_revise)
+    again = sub.add_parser(
+        "reprocess",
+        help="analyse a result's attempt again under the calibrations current now (a new "
+        "attempt; the result stays as it was)",
+    )
+    again.add_argument(
+        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
+    )
+    again.add_argument("--json", action="store_true")
+    again.set_defaults(run=run_reprocess)
 
 
 def run_list(args: argparse.Namespace) -> int:
     with services_for(args) as services:
         results = services.governance.revisions.results()
     if args.json:
-        print_json([vars(r) for r in results])
+        print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0
     if not results:
         print("No results yet. Analyse an attempt first (for example 'labrig demo').")
     for r in results:
         flags = ", ".join(
-            f for f, on in (("degraded", r.degraded), ("superseded", r.superseded)) if on
+            f
+            for f, on in (
+                ("degraded", r.degraded),
+                ("superseded", r.superseded),
+                ("calibration changed", bool(r.flags)),
+            )
+            if on
         )
         print(
             f"{r.result_id}  {r.status:<9} {r.revisions:>2} revision(s)  attempt {r.attempt_id[:8]}"
             f"  {r.created_at[:19]}{f'  ({flags})' if flags else ''}"
         )
+        for reason in r.flags:
+            print(f"    flagged: {reason} ('labrig review reprocess {r.result_id[:12]}')")
+    return 0
+
+
+def run_reprocess(args: argparse.Namespace) -> int:
+    with services_for(args) as services:
+        done = services.governance.reprocess.reprocess(args.result_id)
+    if args.json:
+        print_json(done.to_json())
+        return 0
+    print(
+        f"Attempt {done.from_attempt_id[:8]} is analysed again as attempt {done.attempt_id} under "
+        f"the calibrations current now; result {done.result_id[:12]} stays as it was. "
+        "'labrig worker --drain' (or the window) runs the analysis."
+    )
     return 0
 
 

@@ -5,7 +5,8 @@ queue, and saving an attempt with the default pipeline requested. Qt-free.
 Modules: ``media_qc``, ``tracking``, ``kinematics`` (the computations), ``stages`` (the registered
 stages and their settings), ``attempts`` (saving an attempt, recorded or imported, the default
 pipeline), ``rig_attempts`` (a rig recording saved as one attempt, with rig.sync requested),
-``rig_imports`` (a rig's videos from separate devices, synchronised after the fact).
+``rig_imports`` (a rig's videos from separate devices, synchronised after the fact),
+``reanalysis`` (an attempt analysed again under the calibrations current now).
 """
 
 from labrig.pipeline.attempts import (
@@ -15,6 +16,7 @@ from labrig.pipeline.attempts import (
     save_attempt,
     stop_and_save,
 )
+from labrig.pipeline.reanalysis import NothingToReanalyseError, reanalyse
 from labrig.pipeline.rig_attempts import (
     RigNotSavedError,
     RigRecovered,
@@ -28,6 +30,7 @@ from labrig.pipeline.rig_imports import RigImport, import_rig
 from labrig.pipeline.stages import analysis_stages
 
 __all__ = [
+    "NothingToReanalyseError",
     "RigImport",
     "RigNotSavedError",
     "RigRecovered",
@@ -37,6 +40,7 @@ __all__ = [
     "attempt_pipeline",
     "import_attempt",
     "import_rig",
+    "reanalyse",
     "rig_pipeline",
     "save_attempt",
     "save_interrupted_rigs",

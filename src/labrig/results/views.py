@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
+from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
@@ -97,6 +98,8 @@ class AttemptSummary:
     reasons: tuple[str, ...]  # why degraded or blocked; empty otherwise
     result_id: str | None  # the newest result document, if any (while pending: the previous one)
     note: str | None = None  # why the attempt is not a normal one (its recording was interrupted)
+    # its published result was made under a calibration that has changed since (results/flags.py)
+    flags: tuple[CalibrationFlag, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,8 @@ def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSumma
         ids = [attempt.id for attempt, _ in rows]
         results = _newest_results(session, ids)
         jobs = _live_jobs(session, ids)
-    return [_summary(a, s, results.get(a.id), jobs.get(a.id, [])) for a, s in rows]
+    flags = CalibrationFlags(store)
+    return [_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
 
 
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
@@ -220,17 +224,17 @@ def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
             .limit(1)
         ).first()
         jobs = _live_jobs(session, [attempt_id]).get(attempt_id, [])
-        summary = _summary(row[0], row[1], record, jobs)
-        document = json.loads(record.document) if record is not None else None
-        stages = tuple(StageState(j.stage_id, j.state, j.error_code, j.error_message) for j in jobs)
-        return ResultDetail(
-            summary,
-            stages,
-            document,
-            record.digest if record else None,
-            record.created_at if record else None,
-            previous=record is not None and not _current(jobs),
-        )
+    summary = _summary(row[0], row[1], record, jobs, CalibrationFlags(store))
+    document = json.loads(record.document) if record is not None else None
+    stages = tuple(StageState(j.stage_id, j.state, j.error_code, j.error_message) for j in jobs)
+    return ResultDetail(
+        summary,
+        stages,
+        document,
+        record.digest if record else None,
+        record.created_at if record else None,
+        previous=record is not None and not _current(jobs),
+    )
 
 
 def _newest_results(
@@ -274,8 +278,10 @@ def _summary(
     session: CaptureSession,
     record: AnalysisResultRecord | None,
     jobs: Sequence[Job],
+    flags: CalibrationFlags,
 ) -> AttemptSummary:
     status, reasons = _status(record, jobs)
+    published = status in (ResultStatus.PUBLISHED, ResultStatus.DEGRADED)
     return AttemptSummary(
         attempt_id=attempt.id,
         number=attempt.number,
@@ -286,6 +292,7 @@ def _summary(
         reasons=tuple(reasons),
         result_id=record.id if record is not None else None,
         note=attempt.note,
+        flags=flags.of_ids(*used_calibrations(j.config for j in jobs)) if published else (),
     )
 
 

@@ -3,9 +3,11 @@ the roles that allow them and the audit entries that record them, and what the R
 screens read about them. The pure rules (field syntax, applying changes, roles, the audit chain)
 stay in :mod:`labrig.domain`. Qt-free.
 
-Modules: ``revisions`` (the revision service), ``views`` (the screens' reads).
+Modules: ``revisions`` (the revision service), ``views`` (the screens' reads), ``reprocess``
+(a result analysed again under the current calibrations).
 """
 
+from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.revisions import (
     FieldValue,
     ResultNotPublishedError,
@@ -32,6 +34,8 @@ from labrig.review.views import (
 
 __all__ = [
     "FieldValue",
+    "ReprocessService",
+    "Reprocessed",
     "ResultNotPublishedError",
     "ReviewListRow",
     "ReviewedResult",

@@ -34,8 +34,9 @@ from labrig.domain.revisions import (
 from labrig.domain.roles import Action
 from labrig.errors import DatabaseCorruptError, LabrigError
 from labrig.events import record_audit, record_event
+from labrig.results import CalibrationFlags, used_calibrations
 from labrig.store import Store, utcnow
-from labrig.store.models import AnalysisResultRecord, ResultRevision
+from labrig.store.models import AnalysisResultRecord, Job, ResultRevision
 
 
 class UnknownResultError(LabrigError):
@@ -121,6 +122,8 @@ class ResultSummary:
     created_at: str
     revisions: int
     superseded: bool
+    # its calibration changed since (superseded, or the rig's cameras changed): why, one each
+    flags: tuple[str, ...] = ()
 
 
 def find_result(session: Session, ref: str) -> AnalysisResultRecord:
@@ -308,7 +311,22 @@ class RevisionService:
                     select(AnalysisResultRecord).order_by(AnalysisResultRecord.created_at)
                 )
             )
+            configs: dict[str, list[str]] = {}
+            for attempt_id, config in session.execute(
+                select(Job.attempt_id, Job.config).where(
+                    Job.stage_id.in_(("tracking.markers", "tracking.rig"))
+                )
+            ):
+                configs.setdefault(attempt_id or "", []).append(config or "{}")
         latest = {r.attempt_id: r.id for r in rows}
+        flags = CalibrationFlags(self.store)
+
+        def flagged(r: AnalysisResultRecord) -> tuple[str, ...]:
+            if r.status != "published":
+                return ()
+            used = used_calibrations(configs.get(r.attempt_id, []))
+            return tuple(f.reason for f in flags.of_ids(*used))
+
         return [
             ResultSummary(
                 r.id,
@@ -318,6 +336,7 @@ class RevisionService:
                 r.created_at.isoformat(),
                 counts.get(r.id, 0),
                 latest[r.attempt_id] != r.id,
+                flagged(r),
             )
             for r in rows
         ]

@@ -14,7 +14,9 @@ from datetime import datetime
 
 from labrig.access import AccessControl
 from labrig.domain.roles import Action, RoleRequiredError
+from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
+from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.store import Store
 
@@ -159,8 +161,10 @@ class ReviewedResults:
     revising (through the revision service, which decides). Every call blocks on the store: call it
     off the GUI thread."""
 
-    def __init__(self, revisions: RevisionService) -> None:
-        self.revisions = revisions
+    def __init__(
+        self, revisions: RevisionService, reprocessing: ReprocessService | None = None
+    ) -> None:
+        self.revisions, self.reprocessing = revisions, reprocessing
 
     def attempts(self) -> list[AttemptSummary]:
         """Every attempt (newest first) with the status of its result."""
@@ -185,6 +189,12 @@ class ReviewedResults:
 
     def show(self, result_id: str) -> ReviewedResult:
         return self.revisions.show(result_id)
+
+    def reprocess(self, result_id: str) -> Reprocessed:
+        """Analyse the result's attempt again under the current calibrations (a new attempt)."""
+        if self.reprocessing is None:
+            raise UsageError("reprocessing is not offered here")
+        return self.reprocessing.reprocess(result_id)
 
     def revise(
         self, result_id: str, values: dict[str, str], reason: str, base_id: str

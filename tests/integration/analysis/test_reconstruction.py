@@ -24,11 +24,11 @@ from labrig.calibration.rig import RigCalibration
 from labrig.calibration.rig_stored import save_rig_calibration
 from labrig.capture import PipelineStep, create_attempt, create_session
 from labrig.capture.rigs import builtin_rig
-from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline import save_rig_attempt
 from labrig.store import Store, open_store
-from labrig.store.models import AnalysisResultRecord, Job, JobOutput
+from labrig.store.models import Job
 from tests.integration.recording.test_rig_recording import record_frames
+from tests.support.analysis_runs import newest_result, run_analysis, stage_output
 from tests.support.rig_truth import store_truth_calibration, true_paths
 
 FRAMES = 120  # 4 s at 30 fps: the steady marker goes half round its circle
@@ -52,40 +52,18 @@ def rig_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     ]
     services.capture_ids = [c.capture_id for c in result.captures]  # type: ignore[attr-defined]
     services.session_id = session  # type: ignore[attr-defined]
-    run(services)
+    run_analysis(services)
     yield services
     store.close()
 
 
-def run(services: Services) -> None:
-    ThreadExecutor(services.queue, workers=2).run(drain=True)
-    services.dispatcher.dispatch_once()
-
-
 def document(store: Store, attempt_id: str) -> dict[str, Any]:
-    with store.read() as s:
-        row = s.scalars(
-            select(AnalysisResultRecord)
-            .where(AnalysisResultRecord.attempt_id == attempt_id)
-            .order_by(AnalysisResultRecord.created_at.desc())
-        ).first()
-    assert row is not None, "no result was published"
-    return json.loads(row.document)  # type: ignore[no-any-return]
-
-
-def stage_output(store: Store, attempt_id: str, stage_id: str) -> dict[str, Any]:
-    with store.read() as s:
-        job = s.scalars(
-            select(Job).where(Job.attempt_id == attempt_id, Job.stage_id == stage_id)
-        ).one()
-        row = s.get(JobOutput, job.idempotency_key)
-        assert row is not None, f"{stage_id} wrote no output ({job.state}: {job.error_message})"
-        return json.loads(row.body)  # type: ignore[no-any-return]
+    return json.loads(newest_result(store, attempt_id).document)  # type: ignore[no-any-return]
 
 
 def errors_mm(services: Services, attempt_id: str) -> dict[int, np.ndarray]:
     """Each reconstructed marker's distance from the true marker it follows, per instant."""
-    rec = stage_output(services.store, attempt_id, "reconstruction.3d")["reconstruction"]
+    rec = stage_output(services, attempt_id, "reconstruction.3d")["reconstruction"]
     truth = true_paths(services.store, services.capture.virtual_rig, services.captures[0])  # type: ignore[attr-defined]
     out = {}
     for m in rec["markers"]:
@@ -98,7 +76,7 @@ def errors_mm(services: Services, attempt_id: str) -> dict[int, np.ndarray]:
 
 def analyse(services: Services, steps: list[PipelineStep]) -> str:
     attempt_id = create_attempt(services.queue, services.session_id, services.capture_ids, steps)  # type: ignore[attr-defined]
-    run(services)
+    run_analysis(services)
     return attempt_id
 
 
@@ -132,7 +110,7 @@ def test_a_calibrated_rig_gives_3d_positions_in_mm_that_match_the_true_paths(
     }
 
     # the steady marker (truth 0: 800 mm round at 1 m high, 628.3 mm/s): its peak speed within 1 %
-    rec = stage_output(services.store, attempt_id, "reconstruction.3d")["reconstruction"]
+    rec = stage_output(services, attempt_id, "reconstruction.3d")["reconstruction"]
     steady = next(
         m["track_id"]
         for m in rec["markers"]

@@ -30,6 +30,7 @@ from labrig.capture.rig_sync import SyncFigures
 from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
+from labrig.ui.common.flag_panel import FlaggedPanel
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.provenance_view import ProvenanceTree
 from labrig.ui.common.reconstruction_view import ReconstructionView
@@ -131,6 +132,10 @@ class ResultView(QWidget):
         self.pending = message_label("pendingStages")
         self.previous_note = message_label("previousNote")
         self.attempt_note = message_label("attemptNote")  # e.g. its recording was interrupted
+        # made under a calibration that changed since: why, and reprocessing it in one action
+        self.flagged_panel = FlaggedPanel()
+        self.reprocess_button = self.flagged_panel.reprocess_button
+        self.reprocess_message = self.flagged_panel.message
         self.plots = ResultPlots()
         self.metrics = self._build_metrics()
         self.provenance = ProvenanceTree()
@@ -175,6 +180,7 @@ class ResultView(QWidget):
         body.addLayout(badges)
         for widget in (
             self.attempt_note,
+            self.flagged_panel,
             self.degraded_reasons,
             self.blocked_panel,
             self.pending,
@@ -195,6 +201,7 @@ class ResultView(QWidget):
             self.pending,
             self.previous_note,
             self.attempt_note,
+            self.flagged_panel,
         ):
             widget.hide()
         self.plots.clear()
@@ -221,6 +228,8 @@ class ResultView(QWidget):
             self.attempt_note.setText(s.note)
             self.attempt_note.show()
         _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])
+        if s.flags:
+            self.flagged_panel.show_flags(s.flags)
         self._show_reasons(detail)
         self._show_quality(detail)
         self.plots.show_tracks(detail.tracks, detail.units)

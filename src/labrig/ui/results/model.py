@@ -40,7 +40,7 @@ class AttemptResultsModel(RowsTableModel[AttemptSummary]):
         return (
             row.subject_code,
             f"{row.number} ({label})" if (label := attempt_label(row.note)) else str(row.number),
-            STATUS_WORDS[row.status],
+            STATUS_WORDS[row.status] + (" · calibration changed" if row.flags else ""),
             row.protocol,
             f"{row.created_at.astimezone():%Y-%m-%d %H:%M}",
         )

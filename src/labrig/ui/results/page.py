@@ -29,7 +29,7 @@ from labrig.domain.events import EventName
 from labrig.events import EventRecord
 from labrig.export import ExportReport, ExportService
 from labrig.results import AttemptSummary, refreshes_results
-from labrig.review import ReviewedResults, Shown
+from labrig.review import Reprocessed, ReviewedResults, Shown
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.result_view import ResultView
 from labrig.ui.common.task_bar import TaskBar
@@ -87,6 +87,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_message.setWordWrap(True)
         self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.export_progress = TaskBar("exportTask")
+        self.detail.reprocess_button.clicked.connect(self.reprocess_shown)
         self._lay_out()
 
     def _lay_out(self) -> None:
@@ -184,6 +185,33 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_progress.end()
         self.export_button.setEnabled(self._exportable is not None)
         self.export_message.setText(f"Not exported: {say_error(error)}")
+
+    # -- reprocessing under the current calibration ----------------------------------------------
+
+    def reprocess_shown(self) -> None:
+        """Analyse the shown result's attempt again under the current calibrations, off the GUI
+        thread; the new attempt appears in the list when it is created."""
+        shown = self.detail.current
+        result_id = shown.summary.result_id if shown is not None else None
+        if result_id is None:
+            return
+        self.detail.reprocess_button.setEnabled(False)
+        self.detail.reprocess_message.setText("Requesting the analysis…")
+        results = self._results
+        self._exporting.submit(
+            lambda: results.reprocess(result_id), self._reprocessed, self._reprocess_failed
+        )
+
+    def _reprocessed(self, done: Reprocessed) -> None:
+        self.detail.reprocess_message.setText(
+            f"Analysing again as a new attempt ({done.attempt_id[:8]}) under the current "
+            "calibration; this result stays as it was."
+        )
+        self.refresh()  # the new attempt is listed now, not only when its events arrive
+
+    def _reprocess_failed(self, error: Exception) -> None:
+        self.detail.reprocess_button.setEnabled(True)
+        self.detail.reprocess_message.setText(f"Not reprocessed: {say_error(error)}")
 
     # -- the list and the detail -------------------------------------------------------------------
 

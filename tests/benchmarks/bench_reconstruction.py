@@ -28,15 +28,18 @@ is not timed). Its stock per-view board pose (``--board-pose ransac``) and the o
   cameras and compared with the true paths in the world frame: RMSE <= 0.5 mm; the steady marker's
   peak speed (``kinematics``) within 1 % of 2*pi*800/8 mm/s. aniposelib triangulates the same
   marker observations (the raw px of our matched tracks at each instant) with its cameras; its
-  RMSE after the similarity that takes its camera centres onto the true ones.
+  RMSE after the similarity that takes its camera centres onto the true ones. The same tracking
+  and reconstruction with the TRUE cameras is printed as a reference (the reconstruction's own
+  error).
 - **speed**: calibration time = ``solve_rig`` (lenses, ``calibrateMultiviewExtended``, checks;
-  warm, median of 5, ``--quick`` 3) against aniposelib's ``calibrate_rows`` (warm; median of 3
-  peer runs, ``--quick`` 1): target ours/theirs <= 1.0. Triangulation throughput on the same 2-D
+  warm: the median of 5 solves after a warm-up and 5 more after each of aniposelib's runs,
+  ``--quick`` 3) against aniposelib's ``calibrate_rows`` (warm; median of 3 peer runs, ``--quick``
+  1): target ours/theirs <= 1.0. Triangulation throughput on the same 2-D
   points (100k random points of the volume seen by all 8 cameras, ``--quick`` 20k, projected
   through the true cameras with 0.2 px noise; the 4-camera input also carries the marker points):
   ours = ``normalised`` + linear ``triangulate`` (``triangulate_views``, the robust one, printed
-  beside it), theirs = ``CameraGroup.triangulate(undistort=True)``; medians of repeated warm calls;
-  target ours/theirs >= 1.0.
+  beside it), theirs = ``CameraGroup.triangulate(undistort=True)``; medians of repeated warm calls,
+  ours timed between the peer's runs; target ours/theirs >= 1.0.
 - **scaling**: calibration time and triangulation throughput for 2, 4 and 8 cameras (``--quick``: 2
   and 4), both systems.
 

@@ -29,7 +29,7 @@ from labrig.store import Store, open_store
 from labrig.store.models import Job
 from tests.integration.recording.test_rig_recording import record_frames
 from tests.support.analysis_runs import newest_result, run_analysis, stage_output
-from tests.support.rig_truth import store_truth_calibration, true_paths
+from tests.support.rig_truth import errors_mm, store_truth_calibration, true_paths
 
 FRAMES = 120  # 4 s at 30 fps: the steady marker goes half round its circle
 STEADY_SPEED = 2 * math.pi * 800 / 8  # mm/s
@@ -61,17 +61,11 @@ def document(store: Store, attempt_id: str) -> dict[str, Any]:
     return json.loads(newest_result(store, attempt_id).document)  # type: ignore[no-any-return]
 
 
-def errors_mm(services: Services, attempt_id: str) -> dict[int, np.ndarray]:
+def errors_of(services: Services, attempt_id: str) -> dict[int, np.ndarray]:
     """Each reconstructed marker's distance from the true marker it follows, per instant."""
     rec = stage_output(services, attempt_id, "reconstruction.3d")["reconstruction"]
     truth = true_paths(services.store, services.capture.virtual_rig, services.captures[0])  # type: ignore[attr-defined]
-    out = {}
-    for m in rec["markers"]:
-        at = np.asarray(m["instants"])
-        d = np.linalg.norm(truth[at] - np.asarray(m["xyz"])[:, None, :], axis=2)
-        who = int(np.bincount(d.argmin(axis=1)).argmax())
-        out[who] = d[:, who]
-    return out
+    return errors_mm(rec, truth)
 
 
 def analyse(services: Services, steps: list[PipelineStep]) -> str:
@@ -102,7 +96,7 @@ def test_a_calibrated_rig_gives_3d_positions_in_mm_that_match_the_true_paths(
     assert doc["provenance"]["rig_calibration_id"].startswith("truth-")
 
     # every marker of the world is found, and each lies within half a millimetre (RMS) of its path
-    errors = errors_mm(services, attempt_id)
+    errors = errors_of(services, attempt_id)
     assert sorted(errors) == [0, 1, 2, 3]
     every = np.concatenate(list(errors.values()))
     assert float(np.sqrt(np.mean(every**2))) <= 0.5, {
@@ -140,7 +134,7 @@ def test_the_rig_calibration_solved_from_board_pictures_reconstructs_the_paths(
     attempt_id = analyse(services, three_d(stored.id))
     doc = document(services.store, attempt_id)
     assert doc["status"] == "published", doc["reasons"]
-    errors = errors_mm(services, attempt_id)
+    errors = errors_of(services, attempt_id)
     assert sorted(errors) == [0, 1, 2, 3]
     # the calibration's own error (camera positions several mm off: docs/rig-calibration.md) sets
     # this bound, not the reconstruction
@@ -159,7 +153,7 @@ def test_no_valid_rig_calibration_or_one_camera_in_it_blocks_the_3d_result(
     one = analyse(services, three_d(store_truth_calibration(services.store, builtin_rig(), [0])))
     for attempt_id, code, words in (
         (missing, "LABRIG_NO_RIG_CALIBRATION", "Calibrate the rig"),
-        (invalid, "LABRIG_NO_RIG_CALIBRATION", "made invalid by the test"),
+        (invalid, "LABRIG_NO_RIG_CALIBRATION", "made invalid on purpose"),
         (one, "LABRIG_RIG_TOO_FEW_CAMERAS", "two or more calibrated cameras"),
     ):
         doc = document(services.store, attempt_id)

@@ -33,7 +33,15 @@ def test_the_reference_health_check_meets_its_tolerances() -> None:
         "rig sync spread p50 (ms)",
         "force plate rate (Hz)",
         "post-hoc flash offset, camera 3 (ms)",
+        "3-D markers reconstructed",
+        "3-D marker RMSE (mm)",
+        "3-D steady marker peak speed (mm/s)",
     }
+    # the virtual rig in 3-D against its true paths
+    checks = {c.name: c for c in report.checks}
+    assert checks["3-D markers reconstructed"].measured == 4
+    assert 0 < checks["3-D marker RMSE (mm)"].measured <= 0.5
+    assert abs(checks["3-D steady marker peak speed (mm/s)"].measured / 628.3185 - 1) <= 0.01
     # the virtual rig's truth: the 4 ms the second camera was given, the post-hoc starts
     spread = next(c for c in report.checks if c.name == "rig sync spread p50 (ms)")
     assert abs(spread.measured - 4.0) <= 0.5

@@ -95,6 +95,12 @@ def test_a_3d_result_shows_three_views_of_each_path_and_its_reconstruction(
     assert labels == ["x (mm)", "y (mm)", "x (mm)", "z (mm, up)", "y (mm)", "z (mm, up)"]
     assert not plots.trajectory.getPlotItem().getViewBox().yInverted()  # the world's y, not px
     assert view.badges["unitsBadge"].text() == "3-D · mm · s"
+    # a rig's many badges wrap onto more rows: the result never needs more than half the window,
+    # so the attempt list beside it keeps its width, and no badge is cut
+    assert view.minimumSizeHint().width() <= 640
+    for badge in view.badges.values():
+        if badge.isVisible():
+            assert badge.width() >= badge.sizeHint().width(), badge.text()
     assert view.badges["calibrationBadge"].text().startswith("Rig calibration truth-")
 
     # the range z column is shown, with each marker's value

@@ -49,9 +49,10 @@ class ReconstructionView(QWidget):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        # one line a cell, every column as wide as its text (scrolled sideways if need be)
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
         self.cameras = plot_widget("camerasPlot", "Cameras solving each marker")
         self.errors = plot_widget("reprojectionPlot", "Reprojection error")
         plots = QHBoxLayout()
@@ -107,6 +108,7 @@ class ReconstructionView(QWidget):
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)
                 if 0 < column < len(cells) - 1:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

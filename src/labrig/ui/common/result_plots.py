@@ -73,8 +73,8 @@ class ResultPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.trajectory = plot_widget("trajectoryPlot", "Trajectories")
-        self.front = plot_widget("frontPlot", "Front view (x, z)")
-        self.side = plot_widget("sidePlot", "Side view (y, z)")
+        self.front = plot_widget("frontPlot", "Front (x, z)")
+        self.side = plot_widget("sidePlot", "Side (y, z)")
         # a circle drawn by a marker stays a circle
         for plot in (self.trajectory, self.front, self.side):
             plot.getPlotItem().setAspectLocked(True)
@@ -119,7 +119,7 @@ class ResultPlots(QWidget):
         self._arrange(three_d)
         length, time = units or ("", "")
         traj, speed = self.trajectory.getPlotItem(), self.speed.getPlotItem()
-        traj.setTitle("Top view (x, y)" if three_d else "Trajectories", color="#333")
+        traj.setTitle("Top (x, y)" if three_d else "Trajectories", color="#333")
         # y grows downwards in image pixels and, for a board laid as the camera sees it, on the
         # plane too: the trajectories then look as they do in the video. A rig's world is the
         # floor's: y grows away from the front, z up

@@ -15,7 +15,6 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -31,6 +30,7 @@ from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
 from labrig.review import RevisedValue
 from labrig.ui.common.flag_panel import FlaggedPanel
+from labrig.ui.common.flow_layout import FlowLayout
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.provenance_view import ProvenanceTree
 from labrig.ui.common.reconstruction_view import ReconstructionView
@@ -154,10 +154,12 @@ class ResultView(QWidget):
         return table
 
     def _lay_out(self) -> None:
-        badges = QHBoxLayout()
+        # the badges wrap onto a second row rather than widen the panel (and squeeze the list)
+        self.badge_row = QWidget()
+        self.badge_row.setObjectName("badgeRow")
+        badges = FlowLayout(self.badge_row)
         for badge in self.badges.values():
             badges.addWidget(badge)
-        badges.addStretch(1)
         blocked = QVBoxLayout(self.blocked_panel)
         blocked.addWidget(QLabel("<b>Publication is blocked</b>"))
         blocked.addWidget(self.blocked_reasons)
@@ -177,7 +179,7 @@ class ResultView(QWidget):
         self.body = QWidget()  # everything but the title: hidden while no result is shown
         body = QVBoxLayout(self.body)
         body.setContentsMargins(0, 0, 0, 0)
-        body.addLayout(badges)
+        body.addWidget(self.badge_row)
         for widget in (
             self.attempt_note,
             self.flagged_panel,

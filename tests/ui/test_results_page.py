@@ -493,3 +493,9 @@ def test_a_result_under_a_superseded_calibration_is_flagged_and_reprocessed_with
     fresh = [r for r in rows if r.attempt_id != attempt_id]
     assert len(fresh) == 1
     assert json.loads(fresh[0].document)["provenance"]["calibration_id"] == newer.id
+    # opened again, the flagged result says it was analysed again already
+    page.refresh()
+    qtbot.waitUntil(lambda: page.model.row_of(fresh[0].attempt_id) is not None, timeout=WAIT_MS)
+    _open(qtbot, page, fresh[0].attempt_id)
+    _open(qtbot, page, attempt_id)
+    assert "Already analysed again as attempt 2" in page.detail.reprocess_message.text()

@@ -16,7 +16,7 @@ from labrig.pipeline.attempts import (
     save_attempt,
     stop_and_save,
 )
-from labrig.pipeline.reanalysis import NothingToReanalyseError, reanalyse
+from labrig.pipeline.reanalysis import NothingToReanalyseError, reanalyse, reanalyses_of
 from labrig.pipeline.rig_attempts import (
     RigNotSavedError,
     RigRecovered,
@@ -41,6 +41,7 @@ __all__ = [
     "import_attempt",
     "import_rig",
     "reanalyse",
+    "reanalyses_of",
     "rig_pipeline",
     "save_attempt",
     "save_interrupted_rigs",

@@ -18,7 +18,22 @@ from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.pipeline.rig_attempts import rig_pipeline
+from labrig.store import Store
 from labrig.store.models import Attempt, AttemptCapture, Job, RigRecording
+
+REANALYSIS = "Re-analysis of attempt"  # how a re-analysis attempt's note begins
+
+
+def reanalyses_of(store: Store, attempt_id: str) -> list[int]:
+    """The numbers of the attempts that re-analyse ``attempt_id`` (by their notes), oldest
+    first."""
+    with store.read() as db:
+        rows = db.scalars(
+            select(Attempt.number)
+            .where(Attempt.note.like(f"{REANALYSIS} % ({attempt_id})%"))
+            .order_by(Attempt.created_at)
+        )
+        return [int(n) for n in rows]
 
 
 class NothingToReanalyseError(LabrigError):
@@ -56,7 +71,7 @@ def reanalyse(queue: JobQueue, attempt_id: str) -> str:
         config = json.loads(sync.config or "{}")
         pipeline = rig_pipeline(queue, captures, config, _rig_of(queue, captures))
     note = (
-        f"Re-analysis of attempt {number} ({attempt_id}) under the calibrations current now; "
+        f"{REANALYSIS} {number} ({attempt_id}) under the calibrations current now; "
         "its earlier result is kept as it was."
     )
     return create_attempt(queue, session_id, captures, pipeline, note)

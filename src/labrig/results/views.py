@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
+from labrig.pipeline import reanalyses_of
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
 from labrig.store import Store
@@ -144,6 +145,7 @@ class ResultDetail:
     digest: str | None
     created_at: datetime | None
     previous: bool  # the document predates a reprocess that is still running
+    reanalysed_as: tuple[int, ...] = ()  # attempts (by number) that analyse this one again
 
     @property
     def units(self) -> tuple[str, str] | None:
@@ -234,6 +236,7 @@ def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
         record.digest if record else None,
         record.created_at if record else None,
         previous=record is not None and not _current(jobs),
+        reanalysed_as=tuple(reanalyses_of(store, attempt_id)) if summary.flags else (),
     )
 
 

@@ -79,6 +79,10 @@ def test_a_superseded_calibration_flags_its_results_and_reprocessing_uses_the_ne
     kept = newest_result(services.store, attempt_id)
     assert (kept.id, kept.digest, kept.document) == (old.id, old.digest, old.document)
     assert summary_of(services.store, attempt_id).flags == (flag,)
+    # and it says it was analysed again, as which attempt
+    shown = load_result(services.store, attempt_id)
+    assert shown is not None and shown.reanalysed_as == (2,)
+    assert load_result(services.store, done.attempt_id).reanalysed_as == ()  # type: ignore[union-attr]
 
 
 def test_a_rig_whose_cameras_changed_flags_its_3d_results_until_reprocessed(

@@ -34,9 +34,18 @@ class FlaggedPanel(QFrame):
         row.addWidget(self.message, 1)
         layout.addLayout(row)
 
-    def show_flags(self, flags: Sequence[CalibrationFlag]) -> None:
-        """Why the result is flagged; reprocessing is offered when a calibration is current."""
+    def show_flags(
+        self, flags: Sequence[CalibrationFlag], reanalysed_as: Sequence[int] = ()
+    ) -> None:
+        """Why the result is flagged; reprocessing is offered when a calibration is current, and
+        says so when the attempt was analysed again already."""
         self.reasons.setText("\n".join(f"• {f.reason}" for f in flags))
-        self.message.setText("")
+        self.message.setText(
+            "Already analysed again as attempt "
+            + ", ".join(str(n) for n in reanalysed_as)
+            + " of this session."
+            if reanalysed_as
+            else ""
+        )
         self.reprocess_button.setEnabled(any(f.current_id for f in flags))
         self.show()

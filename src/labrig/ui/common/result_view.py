@@ -231,7 +231,7 @@ class ResultView(QWidget):
             self.attempt_note.show()
         _set_badge(self.badges["statusBadge"], *STATUS_BADGES[s.status])
         if s.flags:
-            self.flagged_panel.show_flags(s.flags)
+            self.flagged_panel.show_flags(s.flags, detail.reanalysed_as)
         self._show_reasons(detail)
         self._show_quality(detail)
         self.plots.show_tracks(detail.tracks, detail.units)

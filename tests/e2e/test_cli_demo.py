@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,29 +18,25 @@ from tests.integration.analysis.test_kinematics import true_speed
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
+DEMO = (sys.executable, "-m", "labrig")
+
+
+def run_demo(store: Path, *args: str, timeout: float) -> dict[str, Any]:
+    """``labrig --store STORE demo --attempts 1 ARGS… --json`` in a child process; its summary."""
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "labrig",
-            "--store",
-            str(tmp_path),
-            "demo",
-            "--attempts",
-            "1",
-            "--seconds",
-            "2",
-            "--json",
-        ],
+        [*DEMO, "--store", str(store), "demo", "--attempts", "1", *args, "--json"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         cwd=REPO,
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_demo_calibrates_records_analyses_and_publishes(tmp_path: Path) -> None:
+    summary = run_demo(tmp_path, "--seconds", "2", timeout=300)
     [published] = summary["results"]
     assert published["status"] == "published", published["reasons"]
     # calibrated, so in mm and not degraded: the virtual camera stamps its frames with its own
@@ -99,30 +96,7 @@ def test_the_rig_demo_calibrates_the_virtual_rig_and_publishes_3d_results(tmp_pa
     """``labrig demo --rig virtual``: the board and the floor recorded by the rig, the rig
     calibrated from those recordings (valid: the board-length check passes), one attempt analysed
     in 3-D and published in mm, with the steady marker where the world has it."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "labrig",
-            "--store",
-            str(tmp_path),
-            "demo",
-            "--rig",
-            "virtual",
-            "--attempts",
-            "1",
-            "--seconds",
-            "3",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=REPO,
-        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
-    )
-    assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = run_demo(tmp_path, "--rig", "virtual", "--seconds", "3", timeout=600)
     [published] = summary["results"]
     assert published["status"] == "published", published["reasons"]
     assert published["units"] == {"length": "mm", "time": "s"}

@@ -129,11 +129,16 @@ def run_demo(
         capture_id = load_capture(services.store, manifest).capture_id
         attempt_ids.append(save_attempt(services.queue, session_id, [capture_id]))
     say("Analysing (media.qc → tracking.markers → kinematics)…")
+    return DemoSummary(calibration_id, rms, analyse_all(services, attempt_ids))
+
+
+def analyse_all(services: Services, attempt_ids: list[str]) -> list[dict[str, Any]]:
+    """Run every queued stage to the end and publish; the attempts' result documents (each with
+    its ``result_id``)."""
     ThreadExecutor(services.queue, workers=2).run(drain=True)
     services.dispatcher.dispatch_all()
     with services.store.read() as session:
         rows = session.scalars(
             select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
         )
-        results = [json.loads(r.document) | {"result_id": r.id} for r in rows]
-    return DemoSummary(calibration_id, rms, results)
+        return [json.loads(r.document) | {"result_id": r.id} for r in rows]

@@ -13,11 +13,8 @@ default.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
-
-from sqlalchemy import select
 
 from labrig.calibration import named_board
 from labrig.calibration.camera import CalibrationThresholds
@@ -29,10 +26,8 @@ from labrig.capture import create_session
 from labrig.capture.rig_world import RigSceneName
 from labrig.capture.rigs import VIRTUAL_RIG, get_rig
 from labrig.domain.recordings import RecordingPurpose
-from labrig.jobs import ThreadExecutor
 from labrig.pipeline import save_rig_attempt
-from labrig.scenarios.demo import DemoSummary, Say
-from labrig.store.models import AnalysisResultRecord
+from labrig.scenarios.demo import DemoSummary, Say, analyse_all
 
 if TYPE_CHECKING:
     from labrig.bootstrap import Services
@@ -89,11 +84,4 @@ def run_rig_demo(
         say(f"Recording attempt {n + 1} of {attempts} with the rig ({seconds:g} s)…")
         attempt_ids.append(record_rig(services, rig.name, "markers", seconds, session_id))
     say("Analysing (rig.sync → media.qc → tracking.rig → reconstruction.3d → kinematics.3d)…")
-    ThreadExecutor(services.queue, workers=2).run(drain=True)
-    services.dispatcher.dispatch_all()
-    with services.store.read() as session:
-        rows = session.scalars(
-            select(AnalysisResultRecord).where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
-        )
-        results = [json.loads(r.document) | {"result_id": r.id} for r in rows]
-    return DemoSummary(stored.id, stored.rms_px, results)
+    return DemoSummary(stored.id, stored.rms_px, analyse_all(services, attempt_ids))

@@ -36,6 +36,7 @@ from labrig.capture.rigs import DeviceSpec  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
 from labrig.scenarios import run_demo, run_rig_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
+from labrig.ui.calibration.screen import CalibrationScreen  # noqa: E402
 from labrig.ui.capture.instrument_tile import InstrumentTile  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
 from labrig.ui.results.page import ResultsPage  # noqa: E402
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             wait_until(lambda p=page: p.phase is Phase.RECORDING)  # type: ignore[misc]
             spin(2500)
         else:
-            select_first_row(page)
+            select_first_row(page.camera if isinstance(page, CalibrationScreen) else page)
             spin(1500)
             wait_until(
                 lambda p=page: not getattr(p, "reading", False) and not getattr(p, "busy", False),
@@ -168,6 +169,23 @@ def main(argv: list[str] | None = None) -> int:
             wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
             saved.append(shoot_rig(page, window, args.out / "capture-rig.png"))
             saved.append(shoot_rig(page, window, args.out / "capture-rig-plate.png", "jump"))
+
+    # the Calibration screen's rig mode on the demo's rig calibration: its cameras, then where
+    # they stand
+    window.show_page("calibration")
+    calibration = window.pages.currentWidget()
+    assert isinstance(calibration, CalibrationScreen)
+    calibration.modes.setCurrentWidget(calibration.rig)
+    rig_page = calibration.rig
+    select_first_row(rig_page)
+    wait_until(lambda: rig_page.detail.current is not None and not rig_page.busy, 30)
+    for name, index in (("calibration-rig", 0), ("calibration-rig-positions", 1)):
+        rig_page.detail.tabs.setCurrentIndex(index)
+        spin(600)
+        path = args.out / f"{name}.png"
+        window.grab().save(str(path))
+        saved.append(path)
+    calibration.modes.setCurrentWidget(calibration.camera)
 
     # a rig's 3-D result: the three views and the speed, then its reconstruction tab
     window.show_page("results")

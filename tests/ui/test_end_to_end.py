@@ -42,6 +42,7 @@ from labrig.store.models import AnalysisResultRecord
 from labrig.ui.app import Gui, build_main_window
 from labrig.ui.calibration.form import NO_PLANE
 from labrig.ui.calibration.page import CalibrationPage
+from labrig.ui.calibration.screen import CalibrationScreen
 from labrig.ui.capture.page import CapturePage, Phase
 from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.results.page import ResultsPage
@@ -137,9 +138,11 @@ def _record(qtbot: QtBot, page: CapturePage, scene: SceneName, frames: int, rows
 
 
 def _calibrate(qtbot: QtBot, gui: Gui) -> CalibrationPage:
-    """Calibrate from the board and plane recordings the form picks by itself."""
-    page = _page(gui, "calibration")
-    assert isinstance(page, CalibrationPage)
+    """Calibrate from the board and plane recordings the form picks by itself, in the screen's
+    one-camera mode (the mode it opens in)."""
+    screen = _page(gui, "calibration")
+    assert isinstance(screen, CalibrationScreen) and screen.modes.currentWidget() is screen.camera
+    page = screen.camera
     qtbot.waitUntil(
         lambda: page.form.capture.count() == 1 and page.form.plane.count() == 2, timeout=WAIT_MS
     )
@@ -220,7 +223,7 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     choose(qtbot, capture.setup.scene, "markers")
     qtbot.waitUntil(lambda: "results will be in pixels" in capture.setup.calibration.text())
     capture.setup.calibration.linkActivated.emit("calibration")  # "Calibrate…"
-    assert gui.window.pages.currentWidget() is _calibrate(qtbot, gui)
+    assert getattr(gui.window.pages.currentWidget(), "camera", None) is _calibrate(qtbot, gui)
 
     # back on Capture, before Record: results will be in mm; then two attempts of the markers
     capture = _page(gui, "capture")
@@ -230,8 +233,9 @@ def test_session_calibration_two_attempts_results_and_a_reviewed_value_by_clicki
     _record(qtbot, capture, "markers", ATTEMPT_FRAMES, rows=4)
     first, second = (row.attempt_id for row in capture.attempts.rows[2:])
     assert first is not None and second is not None
-    calibration = _page(gui, "calibration")
-    assert isinstance(calibration, CalibrationPage)
+    screen = _page(gui, "calibration")
+    assert isinstance(screen, CalibrationScreen)
+    calibration = screen.camera
     qtbot.waitUntil(lambda: not calibration.busy, timeout=WAIT_MS)
     assert calibration.form.capture.count() == 1, "attempts are never offered as boards"
     assert calibration.form.plane.itemText(0) == NO_PLANE and calibration.form.plane.count() == 2

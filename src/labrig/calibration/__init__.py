@@ -7,8 +7,9 @@ files), ``camera`` (the solve), ``plane`` (the still board on the plane, the mm 
 (saving, finding the current one), ``views`` (the screen's reads), ``board_captures`` (calibrating
 from committed recordings), ``service`` (what the Calibration screen asks). Rigs: ``rig`` (the
 solve), ``rig_solve``, ``rig_checks``, ``board_order``, ``rig_stored`` (stored rig calibrations and
-their calibrated cameras), ``rig_captures`` (a rig recording's frames paired by time), ``geometry``
-and ``triangulation`` (poses, projection, N-view triangulation).
+their calibrated cameras), ``rig_captures`` (a rig recording's frames paired by time),
+``rig_service`` (what the screen's rig mode asks), ``geometry`` and ``triangulation`` (poses,
+projection, N-view triangulation).
 """
 
 from labrig.calibration.board_captures import (
@@ -41,6 +42,13 @@ from labrig.calibration.plane import (
     still_plane_view,
 )
 from labrig.calibration.rig_captures import pair_instants
+from labrig.calibration.rig_service import (
+    RigCalibrationDetail,
+    RigCalibrationOutcome,
+    RigCalibrationService,
+    RigCalibrationSummary,
+    RigRecordingChoice,
+)
 from labrig.calibration.rig_stored import (
     CalibratedCamera,
     RigCalibrationNotFoundError,
@@ -87,7 +95,12 @@ __all__ = [
     "PlaneTooShortError",
     "Pose",
     "Readiness",
+    "RigCalibrationDetail",
     "RigCalibrationNotFoundError",
+    "RigCalibrationOutcome",
+    "RigCalibrationService",
+    "RigCalibrationSummary",
+    "RigRecordingChoice",
     "StoredCalibration",
     "StoredRigCalibration",
     "Triangulated",

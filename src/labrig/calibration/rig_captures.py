@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import overload
 
 import numpy as np
@@ -20,8 +20,10 @@ from sqlalchemy import select
 
 from labrig.calibration.camera import View
 from labrig.calibration.rig import RigCameraViews
+from labrig.calibration.rig_stored import RigCalibrationMismatchError, rig_binding
 from labrig.capture.media import CaptureMedia, load_capture
 from labrig.capture.rig_sync import capture_stream
+from labrig.capture.rigs import Rig, get_rig
 from labrig.errors import LabrigError, UsageError
 from labrig.store import Store
 from labrig.store.models import Capture, RigRecording
@@ -147,10 +149,9 @@ def recording_views(store: Store, attempt_id: str, every: int = 10) -> RigRecord
     )
 
 
-def floor_views(store: Store, attempt_id: str) -> dict[str, View]:
-    """One frame per camera of a rig recording of the board lying on the floor (the first instant
-    every camera has a frame for)."""
-    recorded = recording_views(store, attempt_id, every=1)
+def _first_instant(recorded: RigRecordingViews, attempt_id: str) -> dict[str, View]:
+    """One frame per camera of a floor board recording: the first instant every camera has a
+    frame for."""
     out = {}
     for cam in recorded.cameras:
         if len(cam.views):
@@ -161,3 +162,35 @@ def floor_views(store: Store, attempt_id: str) -> dict[str, View]:
             "floor board again"
         )
     return out
+
+
+def recorded_rig(
+    store: Store,
+    attempt_id: str,
+    floor_attempt: str | None = None,
+    every: int = 10,
+    rig_name: str | None = None,
+) -> tuple[list[RigCameraViews], Rig]:
+    """The cameras of the board recording ``attempt_id`` (each with its frame of the
+    ``floor_attempt`` recording, when given), and the rig to store their calibration for:
+    ``rig_name``, else the recording's. Refused when that rig's cameras, devices or modes are not
+    those the recording was made with, or when the floor was recorded with other cameras."""
+    recorded = recording_views(store, attempt_id, every)
+    rig = get_rig(store, rig_name or recorded.rig_name)
+    if rig_binding(rig) != recorded.devices:
+        raise RigCalibrationMismatchError(
+            f"rig {rig.name}'s cameras are not those attempt {attempt_id} was recorded with (a "
+            "device or a mode changed since): record the board again with the rig as it is now"
+        )
+    cameras = recorded.cameras
+    if floor_attempt:
+        floor = recording_views(store, floor_attempt, every=1)
+        if floor.devices != recorded.devices:
+            raise RigCalibrationMismatchError(
+                f"the floor recording {floor_attempt} was made with other cameras (rig "
+                f"{floor.rig_name}) than the board recording {attempt_id} (rig "
+                f"{recorded.rig_name}): record the floor board with the same rig"
+            )
+        floors = _first_instant(floor, floor_attempt)
+        cameras = [replace(c, floor=floors.get(c.name)) for c in cameras]
+    return cameras, rig

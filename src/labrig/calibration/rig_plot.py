@@ -8,12 +8,13 @@ compare; a scale bar gives the metres. The same calibration always gives the sam
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from labrig.calibration.rig import RigCalibration
 from labrig.domain.palette import SERIES_BGR
 
 PANEL_W, PANEL_H, MARGIN, TITLE = 620, 520, 64, 36
@@ -57,11 +58,16 @@ def _free_box(
     return (x, y - 12 - h, x + w, y - 12)
 
 
-def rig_views_png(result: RigCalibration) -> bytes:
-    """The top view (x right, y up) and the side view (x right, z up) side by side, as PNG."""
-    centres = np.array([c.pose.centre_mm for c in result.cameras])
-    tips = np.array([c.pose.centre_mm + AXIS_MM * c.pose.axis for c in result.cameras])
-    boards = np.array(result.checks.board_length.positions_mm).reshape(-1, 3)
+def rig_views_png(document: Mapping[str, Any]) -> bytes:
+    """The top view (x right, y up) and the side view (x right, z up) side by side, as PNG, of a
+    rig calibration's document (``RigCalibration.to_json()``, as stored)."""
+    cameras = document["cameras"]
+    names = [str(c["name"]) for c in cameras]
+    centres = np.array([c["centre_mm"] for c in cameras], dtype=np.float64).reshape(-1, 3)
+    axes = np.array([c["optical_axis"] for c in cameras], dtype=np.float64).reshape(-1, 3)
+    tips = centres + AXIS_MM * axes
+    positions = document.get("board_length", {}).get("positions_mm", [])
+    boards = np.array(positions, dtype=np.float64).reshape(-1, 3)
     pts = np.vstack([centres, tips, boards, np.zeros((1, 3))])
     low, high = pts.min(axis=0), pts.max(axis=0)
     usable_w, usable_h = PANEL_W - 2 * MARGIN, PANEL_H - 2 * MARGIN - TITLE
@@ -84,25 +90,25 @@ def rig_views_png(result: RigCalibration) -> bytes:
             image, (ox + MARGIN // 2, TITLE), (ox + PANEL_W - MARGIN // 2, PANEL_H - 8), GRID, 1
         )
         origin = px(np.zeros(3))
-        if axis == 2 and result.world == "floor":  # the floor, z = 0, seen edge on
+        if axis == 2 and document.get("world") == "floor":  # the floor, z = 0, seen edge on
             left, right = ox + MARGIN // 2, ox + PANEL_W - MARGIN // 2
             cv2.line(image, (left, origin[1]), (right, origin[1]), GRID, 2)
         cv2.drawMarker(image, origin, INK, cv2.MARKER_CROSS, 14, 1, cv2.LINE_AA)
         for b in boards:
             cv2.circle(image, px(b), 3, BOARD, -1, cv2.LINE_AA)
         placed: list[tuple[int, int, int, int]] = []  # label boxes: x0, y0, x1, y1
-        for n, cam in enumerate(result.cameras):
+        for n, centre in enumerate(centres):
             colour = COLOURS[n % len(COLOURS)]
-            at = px(cam.pose.centre_mm)
+            at = px(centre)
             cv2.arrowedLine(image, at, px(tips[n]), colour, 2, cv2.LINE_AA, tipLength=0.2)
             cv2.circle(image, at, 6, colour, -1, cv2.LINE_AA)
-        for n, cam in enumerate(result.cameras):  # after every mark, so none is drawn over one
-            at = px(cam.pose.centre_mm)
-            (w, h), _ = cv2.getTextSize(cam.name, FONT, 0.5, 1)
+        for n, name in enumerate(names):  # after every mark, so none is drawn over one
+            at = px(centres[n])
+            (w, h), _ = cv2.getTextSize(name, FONT, 0.5, 1)
             tx = min(max(at[0] - w // 2, ox + 4), ox + PANEL_W - w - 4)
             box = _free_box(placed, tx, at[1], w, h, below=px(tips[n])[1] < at[1])
             placed.append(box)
-            cv2.putText(image, cam.name, (box[0], box[3]), FONT, 0.5, INK, 1, cv2.LINE_AA)
+            cv2.putText(image, name, (box[0], box[3]), FONT, 0.5, INK, 1, cv2.LINE_AA)
         bar = _scale_bar_mm(float(span.max()))
         y = PANEL_H - 18
         x0 = ox + PANEL_W - MARGIN - round(bar * scale)

@@ -13,6 +13,7 @@ from labrig.calibration.board_captures import (
     committed_captures,
 )
 from labrig.calibration.boards import Board, load_boards
+from labrig.calibration.rig_service import RigCalibrationService
 from labrig.calibration.stored import Readiness, readiness
 from labrig.calibration.views import (
     CalibrationDetail,
@@ -32,6 +33,7 @@ class CalibrationService:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.rig = RigCalibrationService(store)  # the rig mode's: rigs calibrated together
 
     def boards(self) -> dict[str, Board]:
         """The named boards, in the file's order (the lab lists its own board first)."""

@@ -54,6 +54,9 @@ class Validity(StrEnum):
     )
     EXPIRED = "expired"  # was valid; older than its thresholds' max_age_days
     NOT_VALID = "not valid"  # did not validate: never used
+    # was valid; the devices or modes it was bound to changed since (a rig calibration): never used
+    # again
+    DEVICE_CHANGED = "device changed"
 
 
 @dataclass(frozen=True)

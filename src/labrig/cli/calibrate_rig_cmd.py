@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 from contextlib import nullcontext
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,17 @@ from labrig.calibration.rig import (
     calibrate_rig,
     parse_floor,
 )
-from labrig.calibration.rig_captures import floor_views, recording_views
+from labrig.calibration.rig_captures import recorded_rig
 from labrig.calibration.rig_checks import RigThresholds
 from labrig.calibration.rig_plot import rig_views_png
 from labrig.calibration.rig_stored import (
-    RigCalibrationMismatchError,
-    rig_binding,
     save_rig_calibration,
 )
-from labrig.capture.rigs import Rig, get_rig
+from labrig.capture.rigs import get_rig
 from labrig.cli.common import store_for
 from labrig.cli.output import print_json
 from labrig.domain.roles import Action
 from labrig.errors import UsageError
-from labrig.store import Store
 
 _RIG = RigThresholds()
 _CAMERA = CalibrationThresholds()
@@ -213,7 +209,9 @@ def run(args: argparse.Namespace) -> int:
             # must exist
             AccessControl(store).require(Action.CALIBRATE)
         if store is not None and args.capture_attempt:
-            cameras, rig = _recorded(store, args)
+            cameras, rig = recorded_rig(
+                store, args.capture_attempt, args.floor_attempt, args.every, args.rig
+            )
         else:
             cameras = _cameras(args)
             rig = get_rig(store, args.rig) if store is not None and args.rig else None
@@ -222,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
         if store is not None and rig is not None:
             stored = save_rig_calibration(store, result, rig)
     if args.plot is not None:
-        args.plot.write_bytes(rig_views_png(result))
+        args.plot.write_bytes(rig_views_png(result.to_json()))
     if args.json:
         doc = result.to_json()
         doc["rig_calibration_id"] = result.digest()
@@ -242,25 +240,6 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     return 0 if result.valid else 1
-
-
-def _recorded(store: Store, args: argparse.Namespace) -> tuple[list[RigCameraViews], Rig]:
-    """The cameras of the ``--capture-attempt`` rig recording (with the ``--floor-attempt``
-    frames), and the rig to store the result for: ``--rig``, else the recording's, which must
-    still have the cameras it was recorded with."""
-    recorded = recording_views(store, args.capture_attempt, args.every)
-    rig = get_rig(store, args.rig or recorded.rig_name)
-    if rig_binding(rig) != recorded.devices:
-        raise RigCalibrationMismatchError(
-            f"rig {rig.name}'s cameras are not those attempt {args.capture_attempt} was recorded "
-            "with (a device or a mode changed since): record the board again with the rig as it "
-            "is now"
-        )
-    cameras = recorded.cameras
-    if args.floor_attempt:
-        floors = floor_views(store, args.floor_attempt)
-        cameras = [replace(c, floor=floors.get(c.name)) for c in cameras]
-    return cameras, rig
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -24,3 +24,27 @@ PURPOSE_LABELS = {
     RecordingPurpose.BOARD: "The calibration board, moved through its poses",
     RecordingPurpose.PLANE: "The board lying still on the measurement plane",
 }
+
+#: A rig recording's purpose is kept at the head of its attempt's note (its captures are the rig's
+#: cameras, each an attempt's): a board or floor board recording is kept for rig calibration and
+#: not analysed. The words are stored, so they stay as they are.
+RIG_PURPOSE_NOTES = {
+    RecordingPurpose.BOARD: "Board recording for rig calibration: not analysed; calibrate the rig "
+    "from it with 'labrig calibrate-rig --capture-attempt ID'.",
+    RecordingPurpose.PLANE: "Floor board recording for rig calibration: not analysed; give it "
+    "to 'labrig calibrate-rig' as --floor-attempt ID to set the world's origin and axes.",
+}
+
+RIG_PURPOSE_LABELS = {
+    RecordingPurpose.ATTEMPT: "An attempt (analysed in 3-D once the rig is calibrated)",
+    RecordingPurpose.BOARD: "The calibration board, moved through the volume",
+    RecordingPurpose.PLANE: "The board lying still on the floor (the world's origin and axes)",
+}
+
+
+def rig_recording_purpose(note: str | None) -> RecordingPurpose:
+    """What a rig recording was for, from its attempt's note."""
+    for purpose, words in RIG_PURPOSE_NOTES.items():
+        if note and note.startswith(words):
+            return purpose
+    return RecordingPurpose.ATTEMPT

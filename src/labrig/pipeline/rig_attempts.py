@@ -18,7 +18,7 @@ from labrig.capture.recorder import provisional_root
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult, sync_of
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
 from labrig.capture.rigs import Rig, RigNotFoundError, get_rig
-from labrig.domain.recordings import RecordingPurpose
+from labrig.domain.recordings import RIG_PURPOSE_NOTES, RecordingPurpose, rig_recording_purpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
@@ -32,14 +32,17 @@ class RigNotSavedError(LabrigError):
 
 
 def stop_and_save_rig(
-    queue: JobQueue, recording: RigRecorder, interrupted: str = ""
+    queue: JobQueue,
+    recording: RigRecorder,
+    interrupted: str = "",
+    purpose: RecordingPurpose = RecordingPurpose.ATTEMPT,
 ) -> SavedRecording:
     """Stop the rig recording and save it as one attempt (:func:`save_rig_attempt`), as the
     Capture screen shows it: frames and drops summed over the cameras, the first camera's
     capture, and the sync in the note. Refused (:class:`RigNotSavedError`) when no camera
     recorded a frame; a commit that fails leaves its capture to recovery."""
     result = recording.stop()
-    attempt_id = save_rig_attempt(queue, result, interrupted)
+    attempt_id = save_rig_attempt(queue, result, interrupted, purpose)
     committed, cameras = result.committed, result.cameras
     first = committed[0].commit
     assert first is not None
@@ -49,6 +52,8 @@ def stop_and_save_rig(
     note = f"{len(cameras)} cameras{with_instruments}; sync {sync}." + (
         f" {result.note}" if result.note else ""
     )
+    if purpose in RIG_PURPOSE_NOTES:
+        note = f"{RIG_SCREEN_NOTES[purpose]} {note}"
     saved = SavedRecording(
         attempt_id=None,
         number=None,
@@ -89,18 +94,20 @@ def rig_pipeline(
     ]
 
 
-RIG_BOARD_NOTES = {
-    RecordingPurpose.BOARD: "Board recording for rig calibration: not analysed; calibrate the rig "
-    "from it with 'labrig calibrate-rig --capture-attempt ID'.",
-    RecordingPurpose.PLANE: "Floor board recording for rig calibration: not analysed; give it "
-    "to 'labrig calibrate-rig' as --floor-attempt ID to set the world's origin and axes.",
+
+
+RIG_SCREEN_NOTES = {
+    RecordingPurpose.BOARD: "Kept for rig calibration, not analysed: calibrate the rig from it on "
+    "Calibration ▸ A rig.",
+    RecordingPurpose.PLANE: "Kept for rig calibration, not analysed: on Calibration ▸ A rig, pick "
+    "it as the floor recording to set the world's origin and axes.",
 }
 
 
 def attempt_label(note: str | None) -> str:
     """What an attempt's note makes of it in a list: "board recording" (kept for rig
     calibration, not analysed), "interrupted", or nothing."""
-    if note and any(note.startswith(n) for n in RIG_BOARD_NOTES.values()):
+    if rig_recording_purpose(note) is not RecordingPurpose.ATTEMPT:
         return "board recording"
     return "interrupted" if note and "Interrupted" in note else ""
 
@@ -124,7 +131,7 @@ def save_rig_attempt(
             f"attempt. {result.note or ''} Check the devices and record again".replace("  ", " ")
         )
     parts = [
-        RIG_BOARD_NOTES.get(purpose, ""),
+        RIG_PURPOSE_NOTES.get(purpose, ""),
         f"Interrupted: {interrupted}." if interrupted else "",
         result.note,
     ]
@@ -134,7 +141,7 @@ def save_rig_attempt(
         _write_outcome(db, result, "interrupted" if interrupted else "saved", attempt_id)
 
     rig = _rig_named(queue, result.rig)
-    pipeline = [] if purpose in RIG_BOARD_NOTES else rig_pipeline(queue, captures, rig=rig)
+    pipeline = [] if purpose in RIG_PURPOSE_NOTES else rig_pipeline(queue, captures, rig=rig)
     return create_attempt(queue, result.session_id, captures, pipeline, note, within)
 
 

@@ -13,13 +13,12 @@ default.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from labrig.calibration import named_board
 from labrig.calibration.camera import CalibrationThresholds
 from labrig.calibration.rig import calibrate_rig
-from labrig.calibration.rig_captures import floor_views, recording_views
+from labrig.calibration.rig_captures import recorded_rig
 from labrig.calibration.rig_checks import RigThresholds
 from labrig.calibration.rig_stored import save_rig_calibration
 from labrig.capture import create_session
@@ -69,9 +68,7 @@ def run_rig_demo(
     say("Recording the board lying on the floor, the world's origin (1 s)…")
     floor = record_rig(services, rig.name, "floor", 1.0, session_id, RecordingPurpose.PLANE)
     say("Calibrating the rig: each camera's lens, then the poses together…")
-    recorded = recording_views(services.store, board, EVERY)
-    floors = floor_views(services.store, floor)
-    cameras = [replace(c, floor=floors.get(c.name)) for c in recorded.cameras]
+    cameras, _ = recorded_rig(services.store, board, floor, EVERY)
     result = calibrate_rig(cameras, named_board(BOARD), DEMO_THRESHOLDS)
     stored = save_rig_calibration(services.store, result, rig)
     verdict = "valid" if stored.valid else "NOT valid: " + "; ".join(stored.reasons)

@@ -9,7 +9,7 @@ and one entry here.
 from __future__ import annotations
 
 from labrig.ui.audit.page import AuditPage
-from labrig.ui.calibration.page import CalibrationPage
+from labrig.ui.calibration.screen import CalibrationScreen
 from labrig.ui.capture.page import CapturePage
 from labrig.ui.devices.page import DevicesPage
 from labrig.ui.queue.page import QueuePage
@@ -36,7 +36,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         "calibration",
         "Calibration",
-        lambda context: CalibrationPage(context.services.calibration, context.bridge),
+        lambda context: CalibrationScreen(context.services.calibration, context.bridge),
     ),
     PageSpec(
         "results",

@@ -20,12 +20,14 @@ VERDICT_WORDS = {
     Validity.SUPERSEDED: "Valid, superseded",
     Validity.EXPIRED: "Expired",
     Validity.NOT_VALID: "Not valid",
+    Validity.DEVICE_CHANGED: "Device changed",
 }
 VERDICT_COLOURS = {
     Validity.IN_USE: QColor(GREEN),
     Validity.SUPERSEDED: QColor(GREY),
     Validity.EXPIRED: QColor(AMBER),
     Validity.NOT_VALID: QColor(RED),
+    Validity.DEVICE_CHANGED: QColor(AMBER),
 }
 
 

@@ -56,6 +56,11 @@ VERDICTS = {
         "never used for analysis; fix what the reasons say and calibrate again",
         "#c03030",
     ),
+    Validity.DEVICE_CHANGED: (
+        "NO LONGER USED",
+        "a device or a mode it was bound to changed since: record the board again and calibrate",
+        "#a06000",
+    ),
 }
 IN_USE_WITHOUT_PLANE = (
     "in use: analysis of this device and mode corrects the lens through it, but stays in pixels "

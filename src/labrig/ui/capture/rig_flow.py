@@ -15,7 +15,9 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from labrig.capture import CaptureService
 from labrig.capture.rig_recorder import RigRecording
+from labrig.capture.rig_world import RigSceneName
 from labrig.capture.rigs import Rig
+from labrig.domain.recordings import RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save_rig
@@ -23,6 +25,11 @@ from labrig.ui.capture.rig_panel import RigChooser, RigGrid
 from labrig.ui.shell.background import BackgroundCalls, say_error
 
 log = logging.getLogger(__name__)
+VIRTUAL_SCENES: dict[RecordingPurpose, RigSceneName] = {
+    RecordingPurpose.ATTEMPT: "markers",
+    RecordingPurpose.BOARD: "board",
+    RecordingPurpose.PLANE: "floor",
+}
 
 
 class RigFlow(QObject):
@@ -44,7 +51,9 @@ class RigFlow(QObject):
         self._calls = BackgroundCalls(1, self)
         self._reads = BackgroundCalls(1, self)
         self._busy: set[str] = set()  # the devices of the rig being started, recorded or saved
+        self._purpose = RecordingPurpose.ATTEMPT  # of the rig recording started
         self.chooser.rigChanged.connect(self._on_chooser_rig_changed)
+        self.chooser.purposeChanged.connect(self._on_chooser_purpose_changed)
 
     def load(self) -> None:
         """Read the rigs (on the pool thread) and show them."""
@@ -58,6 +67,12 @@ class RigFlow(QObject):
     def _on_chooser_rig_changed(self) -> None:
         if self.recording is None and not self._busy:
             self.grid.show_rig(self.chooser.rig())
+
+    @Slot(object)
+    def _on_chooser_purpose_changed(self, purpose: RecordingPurpose) -> None:
+        """The virtual rig's cameras show what the recording is for: the markers, the board
+        carried through the volume, or the board on the floor."""
+        self._capture.virtual_rig.scene = VIRTUAL_SCENES[purpose]
 
     def rig(self) -> Rig | None:
         return self.chooser.rig()
@@ -74,6 +89,7 @@ class RigFlow(QObject):
         if rig is None or self._busy:
             return False
         self._busy = {d.device_id for d in rig.devices}
+        self._purpose = self.chooser.chosen_purpose()
         self.grid.show_rig(rig)
         capture = self._capture
         self._calls.submit(
@@ -113,9 +129,11 @@ class RigFlow(QObject):
             return
         self.tick()  # the last counts before they freeze
         self.grid.stop()
-        queue = self._queue
+        queue, purpose = self._queue, self._purpose
         self._calls.submit(
-            lambda: stop_and_save_rig(queue, recording), self._on_saved, self._on_save_failed
+            lambda: stop_and_save_rig(queue, recording, purpose=purpose),
+            self._on_saved,
+            self._on_save_failed,
         )
 
     def _on_saved(self, row: SavedRecording) -> None:
@@ -147,7 +165,7 @@ class RigFlow(QObject):
         saved = None
         if recording is not None:
             try:
-                saved = stop_and_save_rig(self._queue, recording, interrupted)
+                saved = stop_and_save_rig(self._queue, recording, interrupted, self._purpose)
             except LabrigError:  # its captures stay provisional: start-up recovery salvages them
                 log.exception("saving the rig recording in progress failed while quitting")
         if not self.grid.shut_down(timeout_ms):

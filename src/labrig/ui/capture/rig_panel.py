@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QComboBox,
+    QFormLayout,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QVBoxLayout,
     QWidget,
@@ -28,33 +28,67 @@ from labrig.capture.recorder import Recorder
 from labrig.capture.rig_recorder import RigRecording, RigStatus
 from labrig.capture.rigs import Rig
 from labrig.capture.samples import SampleMode
+from labrig.domain.recordings import RIG_PURPOSE_LABELS, RecordingPurpose
 from labrig.ui.capture.instrument_tile import InstrumentTile
 from labrig.ui.capture.preview import PreviewStream, RecorderFeed
 from labrig.ui.capture.widgets import PreviewView, clock
-from labrig.ui.common.widgets import message_label
+from labrig.ui.common.widgets import fixed_lines, message_label
 
+PURPOSE_NOTES = {
+    RecordingPurpose.ATTEMPT: "Analysed when saved: in 3-D, in mm, once the rig has a valid rig "
+    "calibration (Calibration ▸ A rig).",
+    RecordingPurpose.BOARD: "Not analysed: kept to calibrate the rig from (Calibration ▸ A rig). "
+    "Carry the board through the volume for about 30 s, where two or more cameras see it whole.",
+    RecordingPurpose.PLANE: "Not analysed: sets the world's origin and axes when the rig is "
+    "calibrated. Lay the board flat on the floor where every camera sees it; 1 s is enough.",
+}
 NO_RIGS = "No rig yet: make one on the Devices screen (or 'labrig rigs add')."
 
 
 class RigChooser(QWidget):
-    """Which rig to record, and what it is made of."""
+    """Which rig to record, what it is made of, and what the recording is for."""
 
     rigChanged = Signal()
+    #: the recording's purpose was changed (a RecordingPurpose)
+    purposeChanged = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setObjectName("rigCombo")
         self.devices = message_label("rigDevices")
+        self.purpose = QComboBox()
+        self.purpose.setObjectName("rigRecordingPurpose")
+        for value, label in RIG_PURPOSE_LABELS.items():
+            self.purpose.addItem(label, value.value)
+            self.purpose.setItemData(self.purpose.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
+        # the words are long: the box is as wide as the column, and opens wide enough to read them
+        self.purpose.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.purpose.setMinimumContentsLength(16)
+        self.purpose_note = fixed_lines(message_label("rigPurposeNote"), 3)
         self.rigs: list[Rig] = []
         layout = QVBoxLayout(self)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Rig:"))
-        row.addWidget(self.combo, 1)
-        layout.addLayout(row)
+        form = QFormLayout()
+        form.addRow("Rig", self.combo)
+        form.addRow("This recording is", self.purpose)
+        layout.addLayout(form)
+        layout.addWidget(self.purpose_note)
         layout.addWidget(self.devices)
         layout.addStretch(1)
         self.combo.currentIndexChanged.connect(self._on_combo_current_index_changed)
+        self.purpose.currentIndexChanged.connect(self._on_purpose_current_index_changed)
+        self._on_purpose_current_index_changed(0)
+
+    def chosen_purpose(self) -> RecordingPurpose:
+        return RecordingPurpose(self.purpose.currentData())
+
+    @Slot(int)
+    def _on_purpose_current_index_changed(self, _index: int) -> None:
+        purpose = self.chosen_purpose()
+        self.purpose_note.setText(PURPOSE_NOTES[purpose])
+        self.purposeChanged.emit(purpose)
 
     def set_rigs(self, rigs: list[Rig]) -> None:
         """Show ``rigs``, keeping the one picked when it is still there."""

@@ -3,8 +3,10 @@ board carried through the volume and then lying on the floor (what the recording
 virtual rig's scene), calibrates the rig on the Calibration screen's rig mode and reads the
 verdict, each camera's figures, its coverage and where the cameras stand, checked here against the
 virtual rig's true cameras; the rig's next recording is analysed in 3-D under that calibration.
-When the rig's cameras change, the calibration is listed as no longer used, and the old recording
-is refused with what to do, nothing stored.
+The same recordings calibrate the rig from the command line (``labrig calibrate-rig
+--capture-attempt``). When the rig's cameras change, the calibration is listed as no longer used,
+and the old recording is refused, on the screen and by the command line, with what to do, nothing
+stored.
 
 The board is recorded for 900 frames (30 s of the 30 fps cameras: the board wanders slowly, and
 the CLI's own test of ``calibrate-rig --capture-attempt`` needs as long); every 15th instant is
@@ -32,6 +34,8 @@ from labrig.ui.calibration.rig_form import NO_FLOOR
 from labrig.ui.calibration.rig_page import RigCalibrationPage
 from labrig.ui.calibration.screen import CalibrationScreen
 from labrig.ui.capture.page import CapturePage, Phase
+from tests.e2e.test_cli_calibrate_rig import BOARD as BOARD_ARG
+from tests.e2e.test_cli_calibrate_rig import labrig
 from tests.ui.capture_helpers import LEFT, WAIT_MS, choose, fill_session, shown_capture_page
 
 HD = Mode(1280, 720, 30.0, "any")
@@ -82,6 +86,9 @@ def test_a_rig_is_calibrated_by_clicking_and_its_cameras_stand_where_they_truly_
     chooser = capture.rig_flow.chooser
     qtbot.waitUntil(lambda: chooser.combo.findData("trio") >= 0, timeout=WAIT_MS)
     choose(qtbot, chooser.combo, "trio")
+    qtbot.waitUntil(
+        lambda: chooser.calibration.text().startswith("Not calibrated as a rig"), timeout=WAIT_MS
+    )
 
     said = _record(qtbot, capture, RecordingPurpose.BOARD, BOARD_FRAMES)
     assert services.capture.virtual_rig.scene == "board", "the virtual rig shows the board"
@@ -134,12 +141,38 @@ def test_a_rig_is_calibrated_by_clicking_and_its_cameras_stand_where_they_truly_
     row = page.model.row_of(detail.summary.calibration_id)
     assert row is not None and page.table.currentIndex().row() == row
 
-    # the rig's next recording is analysed in 3-D under it
-    _record(qtbot, capture_page(ui), RecordingPurpose.ATTEMPT, ATTEMPT_FRAMES)
+    # back on Capture the rig is calibrated, and its next recording is analysed in 3-D under it
+    capture = capture_page(ui)
+    qtbot.waitUntil(
+        lambda: (
+            f"Rig calibration {detail.summary.calibration_id[:12]}…, valid until"
+            in chooser.calibration.text()
+        ),
+        timeout=WAIT_MS,
+    )
+    assert chooser.calibration.text().endswith("attempts are analysed in 3-D, in mm.")
+    _record(qtbot, capture, RecordingPurpose.ATTEMPT, ATTEMPT_FRAMES)
     assert services.capture.virtual_rig.scene == "markers"
     with services.store.read() as db:
         tracking = db.scalars(select(Job).where(Job.stage_id == "tracking.rig")).one()
     assert json.loads(tracking.config)["rig_calibration_id"] == detail.summary.calibration_id
+
+    # the same recordings calibrate the rig from the command line too
+    cli = labrig(
+        *BOARD_ARG,
+        *("--capture-attempt", board.attempt_id, "--floor-attempt", floor.attempt_id),
+        *("--every", "15", "--min-shared", "2", "--min-coverage", "0.2"),
+        *("--min-rig-coverage", "0.2", "--min-views", "6", "--json"),
+        store=services.store.root,
+    )
+    assert cli.returncode in (0, 1), cli.stderr
+    doc = json.loads(cli.stdout)
+    assert cli.returncode == 0, doc["reasons"]
+    assert doc["world"] == "floor" and doc["stored"]["rig"] == "trio"
+    assert doc["instants"] >= 59  # every 15th of ~900 frames, each paired across the cameras
+    for c, cam in enumerate(doc["cameras"]):
+        assert cam["name"] == PLACES[c]
+        assert np.linalg.norm(np.subtract(cam["centre_mm"], rig_camera(c).centre_mm)) < 50.0
 
     # the rig loses a camera: the calibration is no longer used, and its recording is refused
     services.capture.remove_rig("trio")
@@ -158,10 +191,18 @@ def test_a_rig_is_calibrated_by_clicking_and_its_cameras_stand_where_they_truly_
     qtbot.waitUntil(lambda: page.form.button.isEnabled(), timeout=WAIT_MS * 2)
     said = page.form.status.text()
     assert said.startswith("Not calibrated: "), said
-    assert "LABRIG_RIG_CALIBRATION_MISMATCH" in said or "a device or a mode changed" in said
+    assert "a device or a mode changed since" in said, said
+    again = labrig(*BOARD_ARG, "--capture-attempt", board.attempt_id, store=services.store.root)
+    assert again.returncode == 2 and "LABRIG_RIG_CALIBRATION_MISMATCH" in again.stderr
+    assert "a device or a mode changed since" in again.stderr
     with services.store.read() as db:
-        assert db.scalar(select(func.count()).select_from(RigCalibrationRecord)) == 1
+        assert db.scalar(select(func.count()).select_from(RigCalibrationRecord)) == 2
         assert db.scalar(select(func.count()).select_from(Attempt)) == 3
+    capture_page(ui)
+    qtbot.waitUntil(
+        lambda: chooser.calibration.text().startswith("No valid rig calibration for the rig"),
+        timeout=WAIT_MS,
+    )
 
 
 def capture_page(gui: Gui) -> CapturePage:

@@ -27,6 +27,7 @@ from labrig.calibration.rig_stored import (
     current_rig_calibration,
     load_rig_calibration,
     rig_binding,
+    rig_calibrations,
     save_rig_calibration,
 )
 from labrig.calibration.views import Validity, age_words
@@ -87,6 +88,39 @@ class RigCalibrationDetail:
 
 
 @dataclass(frozen=True)
+class RigReadiness:
+    """What the rig's next recording would be analysed with: its current rig calibration, or
+    why there is none."""
+
+    rig_name: str
+    cameras: int
+    current: StoredRigCalibration | None
+    ever_calibrated: bool  # a rig calibration was stored for it once: its recordings go 3-D
+
+    def words(self) -> str:
+        if self.cameras < 2:
+            return "One camera: its recordings are analysed as that camera's."
+        if self.current is not None:
+            until = self.current.valid_until
+            return (
+                f"Rig calibration {self.current.id[:12]}…, valid until "
+                f"{until.astimezone():%Y-%m-%d}: attempts are analysed in 3-D, in mm."
+                if until is not None
+                else f"Rig calibration {self.current.id[:12]}…: attempts are analysed in 3-D."
+            )
+        if self.ever_calibrated:
+            return (
+                "No valid rig calibration for the rig as it is now (expired, or a device or mode "
+                "changed): 3-D analysis of its attempts is blocked until it is calibrated again "
+                "on Calibration ▸ A rig."
+            )
+        return (
+            "Not calibrated as a rig: each camera's attempts are analysed on their own, in 2-D. "
+            "Record the board and calibrate on Calibration ▸ A rig for 3-D in mm."
+        )
+
+
+@dataclass(frozen=True)
 class RigCalibrationOutcome:
     result: RigCalibration
     stored: StoredRigCalibration
@@ -114,6 +148,16 @@ class RigCalibrationService:
     def rigs(self) -> list[Rig]:
         """The rigs with two or more cameras: those a rig calibration is made for."""
         return [r for r in list_rigs(self.store) if sum(not d.instrument for d in r.devices) >= 2]
+
+    def readiness(self, rig: Rig) -> RigReadiness:
+        """What ``rig``'s next recording would be analysed with."""
+        cameras = sum(not d.instrument for d in rig.devices)
+        return RigReadiness(
+            rig.name,
+            cameras,
+            current_rig_calibration(self.store, rig),
+            bool(rig_calibrations(self.store, rig.name)),
+        )
 
     def recordings(self) -> list[RigRecordingChoice]:
         """Saved rig recordings, newest first, each with what it was recorded for."""

@@ -117,7 +117,7 @@ class CapturePage(QWidget):
         self._closing = False
         self._calls = BackgroundCalls(1, self)
         self.preview = DevicePreview(self)
-        self.rig_flow = RigFlow(capture, queue, self)
+        self.rig_flow = RigFlow(capture, queue, calibration.rig, self)
         self.attempts = AttemptTableModel(self)
         self._info_timer = QTimer(self)
         self._info_timer.setInterval(INFO_INTERVAL_MS)
@@ -289,9 +289,11 @@ class CapturePage(QWidget):
         self.setup.follow(self.picker.choice())
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Back from the Calibration screen: the device may be calibrated now."""
+        """Back from the Calibration screen: the device, or the rig, may be calibrated now."""
         super().showEvent(event)
         self._show_setup()
+        if self.rig_mode and self._phase is Phase.READY:
+            self.rig_flow.load()
 
     @Slot(int)
     def _on_device_tabs_current_changed(self, index: int) -> None:

@@ -10,9 +10,11 @@ recorders' in-memory counters.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from labrig.calibration import RigCalibrationService
 from labrig.capture import CaptureService
 from labrig.capture.rig_recorder import RigRecording
 from labrig.capture.rig_world import RigSceneName
@@ -23,6 +25,7 @@ from labrig.jobs import JobQueue
 from labrig.pipeline import SavedRecording, stop_and_save_rig
 from labrig.ui.capture.rig_panel import RigChooser, RigGrid
 from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.latest import Latest
 
 log = logging.getLogger(__name__)
 VIRTUAL_SCENES: dict[RecordingPurpose, RigSceneName] = {
@@ -42,14 +45,21 @@ class RigFlow(QObject):
     #: The recording was saved (a SavedRecording) or not (None), and what to tell.
     ended = Signal(object, str)
 
-    def __init__(self, capture: CaptureService, queue: JobQueue, parent: QObject | None = None):
+    def __init__(
+        self,
+        capture: CaptureService,
+        queue: JobQueue,
+        calibration: RigCalibrationService,
+        parent: QObject | None = None,
+    ):
         super().__init__(parent)
-        self._capture, self._queue = capture, queue
+        self._capture, self._queue, self._calibration = capture, queue, calibration
         self.chooser = RigChooser()
         self.grid = RigGrid()
         self.recording: RigRecording | None = None
         self._calls = BackgroundCalls(1, self)
         self._reads = BackgroundCalls(1, self)
+        self._readiness = Latest(self._reads)
         self._busy: set[str] = set()  # the devices of the rig being started, recorded or saved
         self._purpose = RecordingPurpose.ATTEMPT  # of the rig recording started
         self.chooser.rigChanged.connect(self._on_chooser_rig_changed)
@@ -65,8 +75,19 @@ class RigFlow(QObject):
 
     @Slot()
     def _on_chooser_rig_changed(self) -> None:
+        rig = self.chooser.rig()
         if self.recording is None and not self._busy:
-            self.grid.show_rig(self.chooser.rig())
+            self.grid.show_rig(rig)
+        if rig is None:
+            self.chooser.calibration.clear()
+            return
+        self._readiness.request(
+            partial(self._calibration.readiness, rig),
+            lambda ready: self.chooser.calibration.setText(ready.words()),
+            lambda error: self.chooser.calibration.setText(
+                f"Whether the rig is calibrated could not be read: {say_error(error)}"
+            ),
+        )
 
     @Slot(object)
     def _on_chooser_purpose_changed(self, purpose: RecordingPurpose) -> None:

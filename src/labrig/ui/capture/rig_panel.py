@@ -68,6 +68,8 @@ class RigChooser(QWidget):
         )
         self.purpose.setMinimumContentsLength(16)
         self.purpose_note = fixed_lines(message_label("rigPurposeNote"), 3)
+        # what the rig's attempts would be analysed with now
+        self.calibration = fixed_lines(message_label("rigCalibration"), 3)
         self.rigs: list[Rig] = []
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -75,6 +77,7 @@ class RigChooser(QWidget):
         form.addRow("This recording is", self.purpose)
         layout.addLayout(form)
         layout.addWidget(self.purpose_note)
+        layout.addWidget(self.calibration)
         layout.addWidget(self.devices)
         layout.addStretch(1)
         self.combo.currentIndexChanged.connect(self._on_combo_current_index_changed)

@@ -1,6 +1,6 @@
 """What the Calibration screen's rig mode asks of the core: the rigs, their board and floor
-recordings, the stored rig calibrations with their verdicts, one in detail (with the picture of
-where the cameras stand), and calibrating a rig from its recordings.
+recordings, the stored rig calibrations with their verdicts, one in detail, and calibrating a rig
+from its recordings.
 
 Every call opens its own reads (or media files) and blocks, so it may run on any thread; the screen
 calls them on pool threads. Qt-free.
@@ -20,7 +20,6 @@ from labrig.calibration.boards import parse_board
 from labrig.calibration.rig import RigCalibration, calibrate_rig
 from labrig.calibration.rig_captures import recorded_rig
 from labrig.calibration.rig_checks import RigThresholds
-from labrig.calibration.rig_plot import rig_views_png
 from labrig.calibration.rig_stored import (
     StoredRigCalibration,
     binding_digest,
@@ -79,7 +78,6 @@ class RigCalibrationDetail:
     summary: RigCalibrationSummary
     document: dict[str, Any]  # labrig.rig-calibration/1, as stored
     binding: tuple[dict[str, Any], ...]
-    picture_png: bytes = field(repr=False)  # the cameras from above and from the side
 
     @property
     def reasons(self) -> list[dict[str, str]]:
@@ -198,16 +196,14 @@ class RigCalibrationService:
         return self._judged(rows, now or utcnow())
 
     def detail(self, calibration_id: str) -> RigCalibrationDetail:
-        """One stored rig calibration, judged now, with the picture of its cameras."""
+        """One stored rig calibration, judged now."""
         stored = load_rig_calibration(self.store, calibration_id)
         with self.store.read() as session:
             rows = session.execute(
                 select(*_COLUMNS).where(RigCalibrationRecord.id == calibration_id)
             ).all()
         (summary,) = self._judged(rows, utcnow())
-        return RigCalibrationDetail(
-            summary, stored.document, stored.binding, rig_views_png(stored.document)
-        )
+        return RigCalibrationDetail(summary, stored.document, stored.binding)
 
     def _judged(self, rows: Sequence[_Listed], now: datetime) -> list[RigCalibrationSummary]:
         """Each row as listed: in use, superseded by a newer one, expired, made of cameras the

@@ -35,10 +35,10 @@ RIG_PURPOSE_NOTES = {
     "to 'labrig calibrate-rig' as --floor-attempt ID to set the world's origin and axes.",
 }
 
-RIG_PURPOSE_LABELS = {
-    RecordingPurpose.ATTEMPT: "An attempt (analysed in 3-D once the rig is calibrated)",
-    RecordingPurpose.BOARD: "The calibration board, moved through the volume",
-    RecordingPurpose.PLANE: "The board lying still on the floor (the world's origin and axes)",
+RIG_PURPOSE_LABELS = {  # short: the Capture screen says more under the choice
+    RecordingPurpose.ATTEMPT: "An attempt (analysed)",
+    RecordingPurpose.BOARD: "The board, carried through the volume",
+    RecordingPurpose.PLANE: "The board lying on the floor",
 }
 
 

@@ -94,8 +94,6 @@ def rig_pipeline(
     ]
 
 
-
-
 RIG_SCREEN_NOTES = {
     RecordingPurpose.BOARD: "Kept for rig calibration, not analysed: calibrate the rig from it on "
     "Calibration ▸ A rig.",

@@ -1,6 +1,6 @@
 """What the Calibration screen's rig mode reads and does: the rig recordings on offer with what
 each was recorded for, the stored rig calibrations judged (in use, superseded, expired, made of
-cameras the rig no longer has, never valid), one in detail with its picture, and the refusals of
+cameras the rig no longer has, never valid), one in detail, drawn to any size, and the refusals of
 recordings that cannot calibrate a rig, nothing stored."""
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-import cv2
-import numpy as np
 import pytest
 from sqlalchemy import func, select
 
@@ -18,6 +16,7 @@ from labrig.calibration.camera import Reason
 from labrig.calibration.rig import RigCalibration
 from labrig.calibration.rig_captures import NotARigRecordingError
 from labrig.calibration.rig_checks import RigChecks, RigThresholds
+from labrig.calibration.rig_plot import rig_views_image
 from labrig.calibration.rig_stored import RigCalibrationMismatchError, save_rig_calibration
 from labrig.calibration.views import Validity
 from labrig.capture import create_session
@@ -132,8 +131,8 @@ def test_stored_rig_calibrations_are_judged_and_shown_with_their_picture(
     detail = service.detail(newer.id)
     assert detail.summary.validity is Validity.IN_USE and detail.summary.cameras == tuple(NAMES)
     assert [b["device_id"] for b in detail.binding] == [rig_device_id(i) for i in range(4)]
-    picture = cv2.imdecode(np.frombuffer(detail.picture_png, np.uint8), cv2.IMREAD_COLOR)
-    assert picture is not None and picture.shape[1] > picture.shape[0]
+    picture = rig_views_image(detail.document, (400, 300))  # drawn to the room it is given
+    assert picture.shape == (300, 800, 3)
     assert service.detail(never.id).reasons == [{"code": "X_TEST", "message": "do this"}]
 
     # a camera of the rig is swapped for another: none of its calibrations is used any more

@@ -26,7 +26,7 @@ VIRTUAL_BOARD = BOARD_NAMES["chessboard"]  # the virtual rig's board, unless set
 NO_FLOOR = "none: the first camera is the origin"
 NO_RECORDINGS = (
     "No rig board recordings yet. On the Capture screen, pick the rig (the A rig tab), choose "
-    "\u201cThis recording is: the calibration board, moved through the volume\u201d (the virtual "
+    "\u201cThis recording is: the board, carried through the volume\u201d (the virtual "
     "rig shows it), and record about 30 s while the board is carried where the cameras see it. "
     "Then record the board lying on the floor for about 1 s: it sets the world's origin and axes."
 )

@@ -5,7 +5,7 @@ where the cameras stand (from above and from the side) and every pair of cameras
 
 The widget reads nothing: the page hands it a
 :class:`~labrig.calibration.rig_service.RigCalibrationDetail`, read off the GUI thread (the picture
-of the cameras is drawn there too). Threading contract: GUI thread only.
+of where the cameras stand is drawn here, to the room it has). Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QPixmap, QResizeEvent
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QImage, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
@@ -29,22 +29,16 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.calibration import RigCalibrationDetail
+from labrig.calibration.rig_plot import rig_views_image
 from labrig.domain.palette import SERIES_BGR
 from labrig.store import utcnow
 from labrig.ui.calibration.overlays import REJECTED, CoverageMap
 from labrig.ui.calibration.view import COVERAGE_CAPTION, VERDICTS
 from labrig.ui.common.widgets import message_label, title_over_body
 
-CAMERA_COLUMNS = (
-    "Camera",
-    "Device",
-    "RMS (px)",
-    "Lens RMS (px)",
-    "Views used",
-    "Dropped",
-    "Coverage",
-    "Views shared with",
-)
+# each camera's device is in the binding line above the table; its views shared with each other
+# camera, in the Pairs tab and in the Shared cell's tooltip
+CAMERA_COLUMNS = ("Camera", "RMS (px)", "Lens (px)", "Views used", "Dropped", "Coverage", "Shared")
 PAIR_COLUMNS = ("Cameras", "Apart (mm)", "Axes apart (°)", "Shared views")
 COLOURS = tuple(f"#{r:02x}{g:02x}{b:02x}" for b, g, r in SERIES_BGR)
 COVERAGE_COLUMNS = 2  # coverage maps per row
@@ -61,47 +55,54 @@ def _table(name: str, columns: tuple[str, ...]) -> QTableWidget:
     return table
 
 
-def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
+def _fill(
+    table: QTableWidget, rows: list[tuple[str, ...]], tips: list[dict[int, str]] | None = None
+) -> None:
+    """``rows`` of cells; ``tips``: a row's tooltips by column (else a cell's tooltip is its
+    text)."""
     table.setRowCount(len(rows))
     for r, cells in enumerate(rows):
         for c, text in enumerate(cells):
             item = QTableWidgetItem(text)
-            item.setToolTip(text)
+            item.setToolTip((tips[r] if tips else {}).get(c, text))
             table.setItem(r, c, item)
     table.resizeColumnsToContents()
 
 
-class Picture(QLabel):
-    """A picture scaled to the room it is given, its proportions kept."""
+class RigPicture(QLabel):
+    """Where the cameras stand, from above and from the side, drawn again to the room the label
+    has whenever it is resized (a moment after the last resize), so the lettering stays readable."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.setObjectName(name)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
-        self.setMinimumSize(240, 100)
-        self.original = QPixmap()
+        self.setMinimumSize(320, 160)
+        self.document: dict[str, Any] | None = None
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(80)
+        self._redraw.timeout.connect(self._draw)
 
-    def show_png(self, png: bytes) -> None:
-        self.original = QPixmap()
-        self.original.loadFromData(png, "PNG")
-        self._scale()
+    def show_document(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self._draw()
 
-    def _scale(self) -> None:
-        if self.original.isNull():
+    def _draw(self) -> None:
+        if self.document is None:
             self.clear()
             return
-        self.setPixmap(
-            self.original.scaled(
-                self.size(),
-                Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation,
-            )
-        )
+        width = max(self.width() // 2, 1)  # each view no taller than it is wide
+        panel = (width, max(min(self.height(), width), 1))
+        bgr = np.ascontiguousarray(rig_views_image(self.document, panel))
+        height, width = bgr.shape[:2]
+        image = QImage(bgr.data, width, height, 3 * width, QImage.Format.Format_BGR888).copy()
+        self.setPixmap(QPixmap.fromImage(image))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._scale()
+        self._redraw.start()
 
 
 class RigCalibrationView(QWidget):
@@ -123,7 +124,7 @@ class RigCalibrationView(QWidget):
         item.getAxis("left").enableAutoSIPrefix(False)
         self.legend = item.addLegend(offset=(-10, 10))
         self.errors_caption = message_label("rigErrorsCaption")
-        self.picture = Picture("rigPicture")
+        self.picture = RigPicture("rigPicture")
         self.picture_caption = message_label(
             "rigPictureCaption",
             "Each camera a dot, its arrow where it looks; grey dots: where the board was carried "
@@ -198,11 +199,11 @@ class RigCalibrationView(QWidget):
         )
         self.reasons.setVisible(bool(detail.reasons))
         self._show_figures(doc)
-        _fill(self.cameras, self._camera_rows(detail))
+        _fill(self.cameras, *self._camera_rows(doc))
         _fill(self.pairs, self._pair_rows(doc))
         self._show_errors(doc)
         self._show_coverage(doc)
-        self.picture.show_png(detail.picture_png)
+        self.picture.show_document(doc)
         self.placeholder.hide()
         self.body.show()
         self.current = detail
@@ -247,28 +248,38 @@ class RigCalibrationView(QWidget):
         )
 
     @staticmethod
-    def _camera_rows(detail: RigCalibrationDetail) -> list[tuple[str, ...]]:
-        doc = detail.document
-        bound = {b["place"]: b for b in detail.binding}
-        shared = {p["cameras"][0] + "|" + p["cameras"][1]: p["shared_views"] for p in doc["pairs"]}
+    def _camera_rows(doc: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[dict[int, str]]]:
+        """Each camera's figures, and the tooltip of its Shared cell: the views it shares with
+        each other camera."""
+        shared: dict[tuple[str, str], int] = {}
+        for p in doc["pairs"]:
+            a, b = p["cameras"]
+            shared[(a, b)] = shared[(b, a)] = int(p["shared_views"])
         rows: list[tuple[str, ...]] = []
+        tips: list[dict[int, str]] = []
+        shared_at = CAMERA_COLUMNS.index("Shared")
         for cam in doc["cameras"]:
             name = cam["name"]
-            others = [c["name"] for c in doc["cameras"] if c["name"] != name]
-            counts = [shared.get(f"{name}|{o}", shared.get(f"{o}|{name}", 0)) for o in others]
+            others = [(c["name"], shared.get((name, c["name"]), 0)) for c in doc["cameras"]]
+            others = [(o, n) for o, n in others if o != name]
             rows.append(
                 (
                     name,
-                    bound.get(name, {}).get("device_id", ""),
                     f"{cam['rms_px']:.3f}",
                     f"{cam['intrinsics_rms_px']:.3f}",
                     f"{len(cam['views'])} of {len(cam['detected'])}",
                     str(len(cam["rejected"])),
                     f"{cam['coverage']:.0%}",
-                    ", ".join(f"{o} {n}" for o, n in zip(others, counts, strict=True)),
+                    str(sum(n for _, n in others)),
                 )
             )
-        return rows
+            tips.append(
+                {
+                    shared_at: f"views camera {name} shares with: "
+                    + ", ".join(f"{o} {n}" for o, n in others)
+                }
+            )
+        return rows, tips
 
     @staticmethod
     def _pair_rows(doc: dict[str, Any]) -> list[tuple[str, ...]]:

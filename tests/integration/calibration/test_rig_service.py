@@ -27,6 +27,7 @@ from labrig.domain.recordings import RecordingPurpose
 from labrig.pipeline import save_rig_attempt
 from labrig.store import Store, utcnow
 from labrig.store.models import RigCalibrationRecord
+from labrig.tasks import TaskCancelledError, TaskControl
 from tests.integration.conftest import BOARD, NAMES
 from tests.integration.recording.test_rig_recording import record_frames
 
@@ -146,3 +147,22 @@ def test_stored_rig_calibrations_are_judged_and_shown_with_their_picture(
     assert changed[newer.id] is Validity.DEVICE_CHANGED
     assert changed[older.id] is Validity.DEVICE_CHANGED
     assert changed[never.id] is Validity.NOT_VALID
+
+
+def test_a_rig_calibration_cancelled_while_the_board_is_searched_stores_nothing(
+    services: Services,
+) -> None:
+    _rig(services, "duo", HD, cameras=2)
+    board = _recorded(services, "duo", RecordingPurpose.BOARD, "board")
+    seen: list[str] = []
+
+    def on_progress(fraction: float, message: str) -> None:
+        seen.append(message)
+        if message.startswith("board found in 1 of"):
+            task.cancel()  # as the Cancel button does, from the window's thread
+
+    task = TaskControl(on_progress)
+    with pytest.raises(TaskCancelledError):
+        services.calibration.rig.calibrate(BOARD.name, board, every=1, task=task)
+    assert any(m.startswith("board found in 1 of 2") for m in seen), seen
+    assert _stored_count(services.store) == 0

@@ -6,8 +6,11 @@ and optionally a view of the board lying on the floor. Each camera's intrinsics 
 single-camera solve (:func:`labrig.calibration.camera.calibrate`, with its outlier rejection) on
 that camera's views, unless a valid single-camera calibration is given for it. The poses of all
 cameras are then solved together by OpenCV's multi-view calibration
-(``cv2.calibrateMultiviewExtended``); instants whose error is far above the others are dropped and
-the poses solved again once. A floor view sets the world's origin and axes (origin at the board's
+(``cv2.calibrateMultiviewExtended``); instants whose error is far above the others are dropped.
+Each solved lens is then refined against the rig (the board where the other cameras put it fixes
+the focal length that a camera's own far views leave loose; a given calibration is kept) and the
+poses solved again with the refined lenses (:func:`labrig.calibration.rig_solve.solve_poses`).
+A floor view sets the world's origin and axes (origin at the board's
 first corner, x along its first row of corners, z up out of the printed side, so the floor is
 z = 0); without one the first camera is the origin (its x right, y down, z ahead).
 
@@ -305,8 +308,14 @@ def solve_rig(
     ):
         ob.detections = ordered
     started = time.perf_counter()
-    poses, errors, used, limit = solve_poses(observed, intrinsics, board, mask, t)
+    given = [cam.intrinsics is not None for cam in cameras]
+    poses, errors, used, limit, lenses = solve_poses(observed, lenses, board, mask, t, given)
     seconds = time.perf_counter() - started
+    # the lenses as refined against the rig (a given calibration is kept as it is)
+    intrinsics = [
+        intr if fixed else replace(intr, camera_matrix=lens[0], dist=lens[1])
+        for intr, lens, fixed in zip(intrinsics, lenses, given, strict=True)
+    ]
     world = "first camera"
     floor_names: tuple[str, ...] = ()
     if any(ob.floor is not None for ob in observed):

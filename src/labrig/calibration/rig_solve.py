@@ -1,7 +1,16 @@
 """The solving steps of a rig calibration (:mod:`labrig.calibration.rig`): finding the board in
-each camera's views, the poses of all cameras together (``cv2.calibrateMultiviewExtended``, the
-intrinsics fixed, with one round of dropping views far above the others), and the move to the
-floor board's axes. Qt-free, no database, deterministic for the same inputs.
+each camera's views, the poses of all cameras together (``cv2.calibrateMultiviewExtended``, with
+one round of dropping views far above the others), the lenses refined against the rig, and the
+move to the floor board's axes. Qt-free, no database, deterministic for the same inputs.
+
+``cv2.calibrateMultiviewExtended`` never changes the lenses it is given: its joint least squares
+is over the poses only (OpenCV 5.1's ``multiview_calibration.cpp``; without
+``CALIB_USE_INTRINSIC_GUESS`` it runs ``calibrateCamera`` on each camera alone, as the
+single-camera solve does). A lens solved from its own views alone is loosely fixed when the board
+is metres away (its focal length trades against the board's distance), so :func:`refine_lenses`
+alternates the two OpenCV solves: the poses with the lenses fixed, then each camera's lens by
+``cv2.calibrateCamera`` with the board where the rig puts it at the instants other cameras saw it
+too (those views as one fixed, non-planar set of points; its own other views as usual).
 """
 
 from __future__ import annotations
@@ -14,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from labrig.calibration.boards import Board, Detection, detect
+from labrig.calibration.camera import FLAGS as LENS_FLAGS
 from labrig.calibration.camera import (
-    CalibrationResult,
     DegenerateViewsError,
     ImageSizeMismatchError,
     View,
@@ -28,6 +37,14 @@ from labrig.tasks import Task
 
 M_PER_MM = 1e-3  # cv2.calibrateMultiview wants the board in metres (docs: ECOSYSTEM.md)
 _CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 200, 1e-7)
+_LENS_CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
+# the pose solves between lens rounds: looser (the rounds go on; the last solve uses _CRITERIA)
+_ROUND_CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 20, 1e-5)
+#: rounds of :func:`refine_lenses`, and how far each lens moves past its round's solution (1: to
+#: it): the rig pulls a lens only part of the way each round, so the step is overrelaxed
+LENS_ROUNDS = 6
+LENS_STEP = 1.5
+Lens = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]  # camera matrix, k1 k2 p1 p2 k3
 #: the floor board's axes → world axes: x kept, y and z turned over, so z points up out of the
 #: printed side (a board lying face up has its own z pointing into the floor)
 FLOOR_TO_WORLD = np.diag([1.0, -1.0, -1.0])
@@ -77,12 +94,14 @@ def observe(
 
 def multiview(
     observed: Sequence[Observed],
-    intrinsics: Sequence[CalibrationResult],
+    lenses: Sequence[Lens],
     board: Board,
     mask: npt.NDArray[np.uint8],
-) -> tuple[list[Pose], Array]:
-    """One ``cv2.calibrateMultiviewExtended`` with the intrinsics fixed: poses relative to the
-    first camera (mm) and each view's RMS error (cameras × instants, NaN where not used)."""
+    criteria: tuple[int, int, float] = _CRITERIA,
+) -> tuple[list[Pose], Array, dict[int, Pose]]:
+    """One ``cv2.calibrateMultiviewExtended`` with the lenses fixed: poses relative to the first
+    camera (mm), each view's RMS error (cameras × instants, NaN where not used) and the board's
+    pose in the first camera's frame at each instant used (board → first camera, mm)."""
     n_points = board.corner_count
     obj = (board.object_points() * M_PER_MM).astype(np.float32)
     image_points = []
@@ -95,12 +114,12 @@ def multiview(
             per.append(pts.reshape(-1, 1, 2))
         image_points.append(per)
     cams = len(observed)
-    ks = [np.asarray(i.camera_matrix, np.float64) for i in intrinsics]
-    dists = [np.asarray(i.dist, np.float64).reshape(1, -1) for i in intrinsics]
+    ks = [np.asarray(k, np.float64) for k, _ in lenses]
+    dists = [np.asarray(d, np.float64).reshape(1, -1) for _, d in lenses]
     threads = cv2.getNumThreads()
     cv2.setNumThreads(1)  # summed in a fixed order: the same views give the same digits
     try:
-        _, _, _, rs, ts, _, _, _, per_frame = cv2.calibrateMultiviewExtended(
+        _, _, _, rs, ts, _, rvecs0, tvecs0, per_frame = cv2.calibrateMultiviewExtended(
             [obj] * mask.shape[1],
             image_points,
             [ob.size for ob in observed],
@@ -110,8 +129,8 @@ def multiview(
             dists,
             [np.zeros((3, 1)) for _ in range(cams)],
             [np.zeros((3, 1)) for _ in range(cams)],
-            flags=cv2.CALIB_USE_INTRINSIC_GUESS,
-            criteria=_CRITERIA,
+            flags=cv2.CALIB_USE_INTRINSIC_GUESS,  # use (and keep) the lenses given
+            criteria=criteria,
         )
     except cv2.error as exc:
         raise DegenerateViewsError(
@@ -129,21 +148,94 @@ def multiview(
         raise DegenerateViewsError(
             "the pose solve diverged: the views are too alike; move and tilt the board more"
         )
+    boards = {
+        k: Pose.of(rvecs0[k], np.asarray(tvecs0[k], np.float64).reshape(3) / M_PER_MM)
+        for k in range(mask.shape[1])
+        if mask[:, k].any() and np.asarray(rvecs0[k]).size == 3
+    }
     errors = np.asarray(per_frame, dtype=np.float64).reshape(cams, -1)
     errors = np.where((mask > 0) & (errors >= 0), errors, np.nan)
-    return poses, errors
+    return poses, errors, boards
+
+
+def refine_lenses(
+    observed: Sequence[Observed],
+    lenses: Sequence[Lens],
+    board: Board,
+    mask: npt.NDArray[np.uint8],
+    fixed: Sequence[bool],
+) -> list[Lens]:
+    """Each camera's lens refined against the rig (the module's docstring), over ``mask``'s views;
+    the lenses ``fixed`` are kept. Each of :data:`LENS_ROUNDS` rounds solves the poses
+    (:func:`multiview`, over the instants two or more cameras saw: an instant one camera saw does
+    not move them), then for each camera ``cv2.calibrateCamera`` (the single-camera solve's lens
+    model, :data:`labrig.calibration.camera.FLAGS`, starting from its lens) on the
+    board corners of its shared instants placed by the rig, in the first camera's frame, as one
+    view, and on each of its other views. Deterministic for the same inputs."""
+    out = [
+        (np.asarray(k, np.float64).copy(), np.asarray(d, np.float64).ravel()[:5].copy())
+        for k, d in lenses
+    ]
+    shared = mask.sum(axis=0) >= 2
+    shared_mask = (mask * shared[None, :]).astype(np.uint8)
+    obj = board.object_points()
+    threads = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        for _ in range(LENS_ROUNDS):
+            _, _, boards = multiview(observed, out, board, shared_mask, _ROUND_CRITERIA)
+            for c, ob in enumerate(observed):
+                if fixed[c]:
+                    continue
+                placed_obj, placed_img = [], []
+                objs, imgs = [], []
+                for k, d in enumerate(ob.detections):
+                    if d is None or not mask[c, k]:
+                        continue
+                    if shared[k] and k in boards:
+                        b = boards[k]
+                        placed_obj.append(obj[d.ids] @ b.rotation.T + b.translation_mm)
+                        placed_img.append(d.corners)
+                    else:
+                        objs.append(obj[d.ids].astype(np.float32))
+                        imgs.append(d.corners.astype(np.float32).reshape(-1, 1, 2))
+                if not placed_obj:
+                    continue
+                # in metres, as the poses are solved
+                objs.insert(0, (np.concatenate(placed_obj) * M_PER_MM).astype(np.float32))
+                imgs.insert(0, np.concatenate(placed_img).astype(np.float32).reshape(-1, 1, 2))
+                k0, d0 = out[c]
+                _, k1, d1, _, _ = cv2.calibrateCamera(
+                    objs,
+                    imgs,
+                    ob.size,
+                    k0.copy(),
+                    d0.copy(),
+                    flags=LENS_FLAGS | cv2.CALIB_USE_INTRINSIC_GUESS,
+                    criteria=_LENS_CRITERIA,
+                )
+                k1, d1 = np.asarray(k1, np.float64), np.asarray(d1, np.float64).ravel()[:5]
+                if not (np.isfinite(k1).all() and np.isfinite(d1).all()):
+                    continue
+                out[c] = (k0 + LENS_STEP * (k1 - k0), d0 + LENS_STEP * (d1 - d0))
+    finally:
+        cv2.setNumThreads(threads)
+    return out
 
 
 def solve_poses(
     observed: Sequence[Observed],
-    intrinsics: Sequence[CalibrationResult],
+    lenses: Sequence[Lens],
     board: Board,
     mask: npt.NDArray[np.uint8],
     t: RigThresholds,
-) -> tuple[list[Pose], Array, npt.NDArray[np.bool_], float]:
+    fixed: Sequence[bool] | None = None,
+) -> tuple[list[Pose], Array, npt.NDArray[np.bool_], float, list[Lens]]:
     """Solve, drop the views far above the median error (never leaving a camera without views
-    shared with the others), solve again once. Also returns the error limit applied (px)."""
-    poses, errors = multiview(observed, intrinsics, board, mask)
+    shared with the others), refine the lenses on the views kept (:func:`refine_lenses`; the
+    lenses ``fixed`` are kept as given) and solve the poses once more with them. Also returns the
+    error limit applied (px) and the lenses."""
+    _, errors, _ = multiview(observed, lenses, board, mask)
     used = mask > 0
     limit = error_limit(errors[used], t.max_view_error_factor, t.view_error_floor_px)
     worse = used & (np.nan_to_num(errors, nan=0.0) > limit)
@@ -151,9 +243,11 @@ def solve_poses(
         kept = (used & ~worse).astype(np.uint8)
         kept_names = [ob.name for ob in observed]
         if len(connected_groups(kept_names, shared_views(kept_names, kept))) == 1:
-            poses2, errors2 = multiview(observed, intrinsics, board, kept)
-            return poses2, np.where(kept > 0, errors2, errors), kept > 0, limit
-    return poses, errors, used, limit
+            used = kept > 0
+    fixed = fixed if fixed is not None else [False] * len(observed)
+    refined = refine_lenses(observed, lenses, board, used.astype(np.uint8), fixed)
+    poses2, errors2, _ = multiview(observed, refined, board, used.astype(np.uint8))
+    return poses2, np.where(used, errors2, errors), used, limit, refined
 
 
 def to_floor(

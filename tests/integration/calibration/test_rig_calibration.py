@@ -96,7 +96,8 @@ def test_without_a_floor_view_the_first_camera_is_the_origin(
         truth = rig_camera(c)
         in_first = r0 @ truth.centre_mm + t0.tvec  # camera c's centre in the first camera's frame
         cam = result.camera(NAMES[c])
-        assert np.linalg.norm(cam.pose.centre_mm - in_first) < POSITION_MM
+        # in the first camera's axes its own angle error carries to cameras 3-5 m away
+        assert np.linalg.norm(cam.pose.centre_mm - in_first) < 20.0
 
 
 # -- refusals --------------------------------------------------------------------------------

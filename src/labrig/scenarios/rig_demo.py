@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from labrig.bootstrap import Services
 
 BOARD = "virtual-rig-9x6-80"
-BOARD_SECONDS, EVERY = 30.0, 10  # three pictures a second from each camera
+BOARD_SECONDS, EVERY = 30.0, 15  # two pictures a second from each camera: 60 instants
 DEMO_THRESHOLDS = RigThresholds(min_coverage=0.2, camera=CalibrationThresholds(min_coverage=0.2))
 
 

@@ -9,9 +9,9 @@ and the old recording is refused, on the screen and by the command line, with wh
 stored.
 
 The board is recorded for 900 frames (30 s of the 30 fps cameras: the board wanders slowly, and
-the CLI's own test of ``calibrate-rig --capture-attempt`` needs as long); every 15th instant is
-used. Recordings stop once they hold their frames, not after a time, so a loaded machine only
-takes longer.
+with every 30th instant camera back shares only 3 views, 4 needed); every 15th instant is used.
+Recordings stop once they hold their frames, not after a time, so a loaded machine only takes
+longer.
 """
 
 from __future__ import annotations

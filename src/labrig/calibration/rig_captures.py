@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -118,13 +118,23 @@ def pair_frames(
     return [[int(i) for i in row] for row in kept]
 
 
+def recorded_cameras(row: RigRecording) -> list[dict[str, Any]]:
+    """The cameras of a rig recording as it stored them (its instruments left out)."""
+    return [d for d in json.loads(row.devices) if d.get("kind", "camera") == "camera"]
+
+
+def as_bound(cameras: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """Recorded cameras as a rig calibration is bound to them: place, device id, mode label."""
+    return [{"place": d["place"], "device_id": d["device_id"], "mode": d["mode"]} for d in cameras]
+
+
 def recording_views(store: Store, attempt_id: str, every: int = 10) -> RigRecordingViews:
     """The cameras of the rig recording that became ``attempt_id``, their frames paired by time,
     named by their places."""
     if every < 1:
         raise UsageError("--every must be at least 1")
     row = _rig_recording(store, attempt_id)
-    devices = [d for d in json.loads(row.devices) if d.get("kind", "camera") == "camera"]
+    devices = recorded_cameras(row)
     medias, names, streams = [], [], []
     for d in devices:
         with store.read() as session:
@@ -142,11 +152,7 @@ def recording_views(store: Store, attempt_id: str, every: int = 10) -> RigRecord
         RigCameraViews(name, _Frames(media, name, indices))
         for name, media, indices in zip(names, medias, pairs, strict=True)
     ]
-    return RigRecordingViews(
-        row.rig_name,
-        cameras,
-        [{"place": d["place"], "device_id": d["device_id"], "mode": d["mode"]} for d in devices],
-    )
+    return RigRecordingViews(row.rig_name, cameras, as_bound(devices))
 
 
 def _first_instant(recorded: RigRecordingViews, attempt_id: str) -> dict[str, View]:

@@ -18,7 +18,7 @@ from sqlalchemy import Row, select
 
 from labrig.calibration.boards import parse_board
 from labrig.calibration.rig import RigCalibration, calibrate_rig
-from labrig.calibration.rig_captures import recorded_rig
+from labrig.calibration.rig_captures import as_bound, recorded_cameras, recorded_rig
 from labrig.calibration.rig_checks import RigThresholds
 from labrig.calibration.rig_stored import (
     StoredRigCalibration,
@@ -168,9 +168,7 @@ class RigCalibrationService:
             ).all()
         out = []
         for recording, attempt in rows:
-            devices = [
-                d for d in json.loads(recording.devices) if d.get("kind", "camera") == "camera"
-            ]
+            devices = recorded_cameras(recording)
             out.append(
                 RigRecordingChoice(
                     attempt.id,
@@ -179,10 +177,7 @@ class RigCalibrationService:
                     rig_recording_purpose(attempt.note),
                     attempt.created_at,
                     tuple(d["place"] for d in devices),
-                    tuple(
-                        {"place": d["place"], "device_id": d["device_id"], "mode": d["mode"]}
-                        for d in devices
-                    ),
+                    tuple(as_bound(devices)),
                 )
             )
         return out

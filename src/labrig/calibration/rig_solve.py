@@ -42,8 +42,8 @@ _LENS_CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
 _ROUND_CRITERIA = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 20, 1e-5)
 #: rounds of :func:`refine_lenses`, and how far each lens moves past its round's solution (1: to
 #: it): the rig pulls a lens only part of the way each round, so the step is overrelaxed
-LENS_ROUNDS = 6
-LENS_STEP = 1.5
+LENS_ROUNDS = 8
+LENS_STEP = 2.0
 Lens = tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]  # camera matrix, k1 k2 p1 p2 k3
 #: the floor board's axes → world axes: x kept, y and z turned over, so z points up out of the
 #: printed side (a board lying face up has its own z pointing into the floor)

@@ -2,15 +2,17 @@
 
 A chessboard looks the same turned half a turn, so each camera's detection numbers its corners from
 whichever end lies nearer the top-left of that camera's picture: two cameras facing each other
-number them from opposite ends. A single-camera calibration does not mind; a rig calibration does,
-since every camera must name the same corner alike. (ChArUco corners carry their own ids and need
-none of this.)
+number them from opposite ends. A square one (as many inner corners across as down) also looks the
+same turned a quarter turn, so a camera that sees it turned on its side (mounted on its side, or
+looking down on it) may number it from a third or fourth corner. A single-camera calibration does
+not mind; a rig calibration does, since every camera must name the same corner alike. (ChArUco
+corners carry their own ids and need none of this.)
 
 :func:`consistent_order` settles it. Each view's board pose is solved (``cv2.solvePnP``) with the
-camera's own intrinsics. Going out from the first camera through shared instants, a camera's pose
-relative to the cameras already placed is the one most of its shared views agree on, under one of
-the two orders; each of its views then takes the order that agrees. The first camera to see the
-board at an instant sets that instant's order.
+camera's own intrinsics under every order the board allows (:func:`renumberings`). Going out from
+the first camera through shared instants, a camera's pose relative to the cameras already placed is
+the one most of its shared views agree on, under one of the orders; each of its views then takes
+the order that agrees. The first camera to see the board at an instant sets that instant's order.
 """
 
 from __future__ import annotations
@@ -36,6 +38,25 @@ def turned(detection: Detection, board: Board) -> Detection:
     return Detection(detection.name, (last - detection.ids)[order], detection.corners[order])
 
 
+def quarter_turned(detection: Detection, board: Board) -> Detection:
+    """The same detection of a square chessboard numbered as if turned a quarter turn: corner
+    (row r, column c) renamed (c, n - 1 - r)."""
+    n = board.corner_grid[0]
+    rows, cols = np.divmod(detection.ids, n)
+    ids = cols * n + (n - 1 - rows)
+    order = np.argsort(ids)
+    return Detection(detection.name, ids[order], detection.corners[order])
+
+
+def renumberings(detection: Detection, board: Board) -> list[Detection]:
+    """``detection`` under every numbering a chessboard's symmetry allows: as found, turned half
+    a turn, and for a square board turned a quarter turn either way."""
+    half = turned(detection, board)
+    if board.corner_grid[0] != board.corner_grid[1]:
+        return [detection, half]
+    return [detection, half, quarter_turned(detection, board), quarter_turned(half, board)]
+
+
 def _pose(detection: Detection, board: Board, lens: tuple[Array, Array]) -> Pose | None:
     ok, rvec, tvec = cv2.solvePnP(
         board.object_points()[detection.ids], detection.corners, lens[0], lens[1]
@@ -55,31 +76,34 @@ def consistent_order(
     if board.kind != "chessboard" or not out:
         return out
     cams, instants = len(out), len(out[0])
-    # board → camera poses under both orders, per camera and instant
-    poses: list[list[tuple[Pose, Pose] | None]] = []
+    # board → camera poses under every order (renumberings), per camera and instant
+    poses: list[list[list[Pose] | None]] = []
+    options: list[list[list[Detection] | None]] = []
     for c in range(cams):
-        row: list[tuple[Pose, Pose] | None] = []
+        row: list[list[Pose] | None] = []
+        opts: list[list[Detection] | None] = []
         for k in range(instants):
             d = out[c][k]
-            a = _pose(d, board, lenses[c]) if d is not None else None
-            b = _pose(turned(d, board), board, lenses[c]) if d is not None else None
-            row.append((a, b) if a is not None and b is not None else None)
+            numbered = renumberings(d, board) if d is not None else []
+            found = [_pose(o, board, lenses[c]) for o in numbered]
+            solved = [p for p in found if p is not None]
+            ok = bool(numbered) and len(solved) == len(found)
+            row.append(solved if ok else None)
+            opts.append(numbered if ok else None)
         poses.append(row)
+        options.append(opts)
     placed: dict[int, Pose] = {0: Pose(np.eye(3), np.zeros(3))}  # first camera → camera c
     boards: dict[int, Pose] = {}  # instant → board → first camera (the order set at that instant)
 
-    def place_views(c: int, flips: dict[int, bool]) -> None:
+    def place_views(c: int, chosen: dict[int, int]) -> None:
         for k in range(instants):
-            p = poses[c][k]
-            if p is None:
+            p, numbered = poses[c][k], options[c][k]
+            if p is None or numbered is None:
                 continue
-            flip = flips.get(k, False)
-            if flip:
-                d = out[c][k]
-                assert d is not None
-                out[c][k] = turned(d, board)
+            which = chosen.get(k, 0)
+            out[c][k] = numbered[which]
             if k not in boards:
-                boards[k] = p[1 if flip else 0].then(placed[c].inverse())
+                boards[k] = p[which].then(placed[c].inverse())
 
     place_views(0, {})
     while len(placed) < cams:
@@ -97,10 +121,10 @@ def consistent_order(
         # first camera → camera c, as each shared instant says under each order
         candidates = []
         for k in ks:
-            pair = poses[c][k]
-            assert pair is not None
-            for flip in (False, True):
-                candidates.append((k, flip, boards[k].inverse().then(pair[int(flip)])))
+            each = poses[c][k]
+            assert each is not None
+            for which, p in enumerate(each):
+                candidates.append((k, which, boards[k].inverse().then(p)))
         votes = [
             sum(
                 1
@@ -110,17 +134,17 @@ def consistent_order(
             for _, _, cand in candidates
         ]
         chosen = candidates[int(np.argmax(votes))][2]
-        flips = {}
+        orders = {}
         for k in ks:
-            pair = poses[c][k]
-            assert pair is not None
+            each = poses[c][k]
+            assert each is not None
             errors = [
                 rotation_angle_deg(chosen.rotation, boards[k].inverse().then(p).rotation)
-                for p in pair
+                for p in each
             ]
-            flips[k] = errors[1] < errors[0]
+            orders[k] = int(np.argmin(errors))
         placed[c] = chosen
-        place_views(c, flips)
+        place_views(c, orders)
     return out
 
 
@@ -133,14 +157,15 @@ def floor_poses(
     """Each camera's floor view as the floor board's pose in the first camera's frame (through
     the camera's pose ``relative`` to the first); None where it saw no floor or the pose could not
     be solved. A chessboard is numbered alike in every view: the first camera whose pose was
-    solved sets the order, every other takes the order whose pose agrees better."""
+    solved sets the order, every other takes the order (:func:`renumberings`) whose pose agrees
+    best."""
     out: list[Pose | None] = []
     reference: Pose | None = None  # floor board → first camera
     for c, d in enumerate(floors):
         if d is None:
             out.append(None)
             continue
-        options = [d, turned(d, board)] if board.kind == "chessboard" else [d]
+        options = renumberings(d, board) if board.kind == "chessboard" else [d]
         seen = [_pose(o, board, lenses[c]) for o in options]
         in_first = [p.then(relative[c].inverse()) if p is not None else None for p in seen]
         if reference is None:

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from labrig.calibration.boards import _CLASSIC as BOARD_FLAGS
 from labrig.calibration.boards import (
     Board,
     BoardSpecError,
@@ -196,6 +197,26 @@ def test_charuco_views_are_detected_and_calibrate() -> None:
         and abs(k[1, 2] - TRUTH.cy) < 5
     )
     assert abs(result.dist[0]) < 0.05 and result.rms_px < 0.2 and result.valid, result.reasons
+
+
+def test_a_grainy_picture_the_classic_detector_misses_is_found_by_the_sector_detector(
+    board_pngs: list[Path],
+) -> None:
+    """Grain that defeats OpenCV's classic chessboard search (a dim room, a high gain) still
+    gives the corners, through the sector-based search tried where the quick check sees a board;
+    a picture without a board gives nothing."""
+    clean = cv2.imread(str(board_pngs[0]))
+    found = detect(clean, CHESS)
+    assert found is not None
+    grain = np.random.default_rng(7).normal(0.0, 45.0, clean.shape)
+    grainy = np.clip(clean + grain, 0, 255).astype(np.uint8)
+    gray = cv2.cvtColor(grainy, cv2.COLOR_BGR2GRAY)
+    assert not cv2.findChessboardCorners(gray, CHESS.corner_grid, flags=BOARD_FLAGS)[0]
+    rescued = detect(grainy, CHESS)
+    assert rescued is not None and len(rescued.corners) == CHESS.corner_count
+    assert np.abs(rescued.corners - found.corners).max() < 1.0
+    blank = np.clip(np.full_like(clean, 128) + grain, 0, 255).astype(np.uint8)
+    assert detect(blank, CHESS) is None
 
 
 def test_plane_homography_maps_pixels_to_board_millimetres(solved: CalibrationResult) -> None:

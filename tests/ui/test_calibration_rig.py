@@ -108,10 +108,11 @@ def test_a_rig_is_calibrated_by_clicking_and_its_cameras_stand_where_they_truly_
     assert floor is not None and floor.purpose is RecordingPurpose.PLANE, "the floor is picked"
     assert form.floor.itemText(0) == NO_FLOOR
     assert form.board.currentText() == "virtual-rig-9x6-80", "the virtual rig's own board"
-    # the board crossing the middle of the volume for 30 s covers a fifth of each picture
+    # the board crossing the middle of the volume for 30 s covers a fifth of each picture (19-21 %
+    # with the instants the recording pairs): what the README says to set
     form.every.setValue(15)
-    form.lens_coverage.setValue(20)
-    form.shared_coverage.setValue(20)
+    form.lens_coverage.setValue(15)
+    form.shared_coverage.setValue(15)
     qtbot.mouseClick(form.button, LEFT)
     qtbot.waitUntil(lambda: not form.button.isEnabled(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: page.detail.current is not None, timeout=SOLVE_MS)
@@ -130,11 +131,11 @@ def test_a_rig_is_calibrated_by_clicking_and_its_cameras_stand_where_they_truly_
         assert table.item(c, 0).text() == place
         assert f"{place} = virtual:rig-{c + 1} in 1280x720@30" in page.detail.binding.text()
         assert table.item(c, 6).toolTip().startswith(f"views camera {place} shares with: ")
-        # where each camera stands, against the virtual rig's truth: 3.2 m away, within 1.5 %
-        # from 60 instants of three cameras (the millimetre targets are the benchmark's, on four)
+        # where each camera stands, against the virtual rig's truth, 3-5 m away, from 60 instants
+        # of three cameras (the millimetre targets are the benchmark's, on four)
         solved = detail.document["cameras"][c]["centre_mm"]
         off = np.linalg.norm(np.subtract(solved, rig_camera(c).centre_mm))
-        assert off < 50.0, f"camera {place} solved {off:.1f} mm from where it stands"
+        assert off < 5.0, f"camera {place} solved {off:.1f} mm from where it stands"  # 1.2-1.5
     assert page.detail.pairs.rowCount() == 3
     maps = [plot for _, plot in page.detail.coverage_maps if not plot.isHidden()]
     assert len(maps) == 3 and all(m.counts is not None and m.counts.sum() > 0 for m in maps)

@@ -136,10 +136,11 @@ def test_the_rig_calibration_solved_from_board_pictures_reconstructs_the_paths(
     assert doc["status"] == "published", doc["reasons"]
     errors = errors_of(services, attempt_id)
     assert sorted(errors) == [0, 1, 2, 3]
-    # the calibration's own error (camera positions several mm off: docs/rig-calibration.md) sets
-    # this bound, not the reconstruction
+    # the calibration's own error (cameras up to 2 mm off from 30 pictures:
+    # docs/rig-calibration.md) sets this bound, not the reconstruction (0.15 mm with the truth)
     every = np.concatenate(list(errors.values()))
-    assert float(np.sqrt(np.mean(every**2))) <= 15.0
+    rmse = float(np.sqrt(np.mean(every**2)))
+    assert rmse <= 1.5, rmse
 
 
 def test_no_valid_rig_calibration_or_one_camera_in_it_blocks_the_3d_result(

@@ -247,6 +247,8 @@ MIN_CHARUCO_CORNERS = 6
 _SUBPIX = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 1e-3)
 _CLASSIC = cv2.CALIB_CB_ADAPTIVE_THRESH | cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_FAST_CHECK
 _SECTOR = cv2.CALIB_CB_NORMALIZE_IMAGE | cv2.CALIB_CB_EXHAUSTIVE | cv2.CALIB_CB_ACCURACY
+#: pictures up to this many pixels (640x480) always get the sector-based search (`_chessboard`)
+SECTOR_ALWAYS_PX = 640 * 480
 
 
 def detect(image: npt.NDArray[np.uint8], board: Board, name: str = "") -> Detection | None:
@@ -270,10 +272,12 @@ def _chessboard(gray: npt.NDArray[np.uint8], board: Board) -> tuple[Any, Any] | 
         # a window wider than half a square drifts to the next corner
         half = int(np.clip(spacing * 0.4, 2, 11))
         corners = cv2.cornerSubPix(gray, corners, (half, half), (-1, -1), _SUBPIX)
-    elif cv2.checkChessboard(gray, grid):
-        # the sector-based detector copes with noise that defeats the classic one, but takes half
-        # a second a 1280x720 picture: it is tried only where OpenCV's quick check sees a
-        # chessboard, not on the many pictures a rig's camera takes with no whole board in them
+    elif gray.size <= SECTOR_ALWAYS_PX or cv2.checkChessboard(gray, grid):
+        # the sector-based detector finds boards the classic one misses (small squares, grain),
+        # but takes half a second a 1280x720 picture: on larger pictures it is tried only where
+        # OpenCV's quick check sees a chessboard, not on the many pictures a rig's camera takes
+        # with no whole board in them. The quick check misses boards of squares under ~12 px, so
+        # up to 640x480 (a tenth of a second) it is always tried.
         ok, corners = cv2.findChessboardCornersSB(gray, grid, flags=_SECTOR)
     if not ok:
         return None

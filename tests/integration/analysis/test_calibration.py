@@ -42,6 +42,7 @@ from labrig.calibration.images import (
     load_views,
 )
 from labrig.calibration.plane import pixels_to_mm, plane_homography
+from labrig.capture.sources import Mode
 from labrig.capture.virtual import CameraModel, VirtualCamera
 from labrig.errors import UsageError
 
@@ -217,6 +218,20 @@ def test_a_grainy_picture_the_classic_detector_misses_is_found_by_the_sector_det
     assert np.abs(rescued.corners - found.corners).max() < 1.0
     blank = np.clip(np.full_like(clean, 128) + grain, 0, 255).astype(np.uint8)
     assert detect(blank, CHESS) is None
+
+
+def test_a_small_picture_of_small_squares_is_found_though_the_quick_check_misses_it() -> None:
+    """A 320x240 webcam's picture of the board, its squares ~10 px: OpenCV's quick check (and so
+    the classic search) misses it; up to 640x480 the sector-based search is always tried."""
+    camera = VirtualCamera("board", paced=False)
+    camera.open(Mode(640, 480, 30.0))
+    big = camera.render(0)
+    small = cv2.resize(big, (320, 240), interpolation=cv2.INTER_AREA)
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    assert not cv2.checkChessboard(gray, CHESS.corner_grid)
+    found, reference = detect(small, CHESS), detect(big, CHESS)
+    assert found is not None and reference is not None
+    assert np.abs(found.corners * 2 - reference.corners).max() < 1.5  # px of the 640x480 picture
 
 
 def test_plane_homography_maps_pixels_to_board_millimetres(solved: CalibrationResult) -> None:

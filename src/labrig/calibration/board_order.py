@@ -76,34 +76,28 @@ def consistent_order(
     if board.kind != "chessboard" or not out:
         return out
     cams, instants = len(out), len(out[0])
-    # board → camera poses under every order (renumberings), per camera and instant
-    poses: list[list[list[Pose] | None]] = []
-    options: list[list[list[Detection] | None]] = []
+    # each view under every order (renumberings) with its board → camera pose, per camera and
+    # instant; None where the board was not seen or a pose could not be solved
+    poses: list[list[list[tuple[Detection, Pose]] | None]] = []
     for c in range(cams):
-        row: list[list[Pose] | None] = []
-        opts: list[list[Detection] | None] = []
-        for k in range(instants):
-            d = out[c][k]
+        row: list[list[tuple[Detection, Pose]] | None] = []
+        for d in out[c]:
             numbered = renumberings(d, board) if d is not None else []
-            found = [_pose(o, board, lenses[c]) for o in numbered]
-            solved = [p for p in found if p is not None]
-            ok = bool(numbered) and len(solved) == len(found)
-            row.append(solved if ok else None)
-            opts.append(numbered if ok else None)
+            found = [(o, _pose(o, board, lenses[c])) for o in numbered]
+            solved = [(o, p) for o, p in found if p is not None]
+            row.append(solved if numbered and len(solved) == len(found) else None)
         poses.append(row)
-        options.append(opts)
     placed: dict[int, Pose] = {0: Pose(np.eye(3), np.zeros(3))}  # first camera → camera c
     boards: dict[int, Pose] = {}  # instant → board → first camera (the order set at that instant)
 
     def place_views(c: int, chosen: dict[int, int]) -> None:
         for k in range(instants):
-            p, numbered = poses[c][k], options[c][k]
-            if p is None or numbered is None:
+            each = poses[c][k]
+            if each is None:
                 continue
-            which = chosen.get(k, 0)
-            out[c][k] = numbered[which]
+            out[c][k], pose = each[chosen.get(k, 0)]
             if k not in boards:
-                boards[k] = p[which].then(placed[c].inverse())
+                boards[k] = pose.then(placed[c].inverse())
 
     place_views(0, {})
     while len(placed) < cams:
@@ -123,7 +117,7 @@ def consistent_order(
         for k in ks:
             each = poses[c][k]
             assert each is not None
-            for which, p in enumerate(each):
+            for which, (_, p) in enumerate(each):
                 candidates.append((k, which, boards[k].inverse().then(p)))
         votes = [
             sum(
@@ -140,7 +134,7 @@ def consistent_order(
             assert each is not None
             errors = [
                 rotation_angle_deg(chosen.rotation, boards[k].inverse().then(p).rotation)
-                for p in each
+                for _, p in each
             ]
             orders[k] = int(np.argmin(errors))
         placed[c] = chosen

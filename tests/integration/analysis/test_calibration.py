@@ -204,8 +204,8 @@ def test_a_grainy_picture_the_classic_detector_misses_is_found_by_the_sector_det
     board_pngs: list[Path],
 ) -> None:
     """Grain that defeats OpenCV's classic chessboard search (a dim room, a high gain) still
-    gives the corners, through the sector-based search tried where the quick check sees a board;
-    a picture without a board gives nothing."""
+    gives the corners, through the sector-based search; a picture without a board gives
+    nothing."""
     clean = cv2.imread(str(board_pngs[0]))
     found = detect(clean, CHESS)
     assert found is not None

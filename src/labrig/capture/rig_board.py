@@ -219,9 +219,7 @@ class BoardView:
         def sample(sx: npt.NDArray[np.float32], sy: npt.NDArray[np.float32]) -> Any:
             """The print at (sx, sy), and whether each point lies on it (and ahead)."""
             on = (sx >= -0.5) & (sy >= -0.5) & (sx <= w - 0.5) & (sy <= h - 0.5)
-            got = cv2.remap(
-                picture.image, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-            )
+            got = _remap(picture.image, sx, sy)
             return got, on
 
         centre, on = sample(map_x, map_y)
@@ -285,3 +283,26 @@ class BoardView:
             (px[:, 0] >= 0) & (px[:, 0] < self.width) & (px[:, 1] >= 0) & (px[:, 1] < self.height)
         )
         return {"facing": facing, "corners_px": px, "in_view": inside & facing}
+
+
+#: ``cv2.remap`` takes maps of fewer than 32767 columns and rows: longer ones are folded to this
+_REMAP_WIDTH = 4096
+
+
+def _remap(
+    image: npt.NDArray[Any], sx: npt.NDArray[np.float32], sy: npt.NDArray[np.float32]
+) -> Any:
+    """``image`` sampled bilinearly at (sx, sy), maps of any shape and length (a board filling
+    the picture has over 32767 edge pixels, each sampled 9 times: more than one map row holds)."""
+    if max(sx.shape) < _REMAP_WIDTH:
+        return cv2.remap(image, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    n = sx.size
+    rows = -(-n // _REMAP_WIDTH)
+
+    def folded(m: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return np.pad(m.ravel(), (0, rows * _REMAP_WIDTH - n)).reshape(rows, _REMAP_WIDTH)
+
+    got = cv2.remap(
+        image, folded(sx), folded(sy), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    return got.ravel()[:n].reshape(sx.shape)

@@ -117,3 +117,22 @@ def test_the_rigs_boards_are_named_boards_calibration_detects(kind: str, name: s
     camera.open(MODE)
     detection = detect(camera.render(0), board)
     assert detection is not None and len(detection.corners) >= 0.8 * board.corner_count
+
+
+def test_a_board_filling_the_picture_is_drawn() -> None:
+    # 28.3 s into the scene the ChArUco board passes close to the back camera: over 32767 of its
+    # pixels lie on an edge, more samples than one cv2.remap map row takes (it raised there)
+    rig = VirtualRig(scene="board", board="charuco", epoch_ns=0)
+    camera = rig.camera(2)
+    camera.open(MODE)
+    n = 850
+    truth = rig.truth(2, MODE, n)["board"]
+    img = camera.render(n)
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    corners, ids, _, _ = cv2.aruco.CharucoDetector(charuco()).detectBoard(gray)
+    assert ids is not None and len(ids) >= 12
+    error = corners.reshape(-1, 2) - truth["corners_px"][ids.ravel()]
+    assert np.abs(error).max() < 1.5
+    # the board covers much of the picture: the edges drawn span it
+    edges = cv2.Canny(gray, 50, 150) > 0
+    assert edges.sum() > 32767 // 9

@@ -8,15 +8,16 @@ may record); ``sources``, ``opencv_source``, ``virtual`` (frame sources); ``reco
 ``manifest``, ``commit``, ``recovery`` (recording; ``stream_recorder`` and ``recording_state``
 what every recording shares); ``importer``, ``watch`` (media made elsewhere);
 ``integrity`` (``labrig verify``); ``sessions`` (sessions and attempts); ``media`` (committed media
-read back); ``rigs``, ``rig_recorder``, ``rig_sync`` (rigs, recording one, its sync measured);
-``rig_world``, ``rig_camera`` (the virtual rig); ``samples``, ``sample_sink``,
-``instrument_recorder``, ``usb_instrument``, ``virtual_instrument``, ``verify_instrument``
-(instruments: sample streams recorded in a rig); ``verdicts`` (a device's verdict);
-``service`` (the front ends' entry).
+read back; ``frame_access``, any frame by its stored index, for the player); ``rigs``,
+``rig_recorder``, ``rig_sync`` (rigs, recording one, its sync measured); ``rig_world``,
+``rig_camera`` (the virtual rig); ``samples``, ``sample_sink``, ``instrument_recorder``,
+``usb_instrument``, ``virtual_instrument``, ``verify_instrument`` (instruments: sample streams
+recorded in a rig); ``verdicts`` (a device's verdict); ``service`` (the front ends' entry).
 """
 
 from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover_virtual
+from labrig.capture.frame_access import FrameOutOfRangeError, FrameReader, FrameUnreadableError
 from labrig.capture.importer import import_media
 from labrig.capture.integrity import verify_store
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
@@ -64,7 +65,10 @@ __all__ = [
     "DiscoverySettings",
     "FileNameNotUtf8Error",
     "FrameClock",
+    "FrameOutOfRangeError",
+    "FrameReader",
     "FrameSource",
+    "FrameUnreadableError",
     "Image",
     "Mode",
     "PipelineStep",

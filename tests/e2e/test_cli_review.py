@@ -317,3 +317,47 @@ def test_a_result_whose_calibration_was_superseded_is_flagged_and_reprocessed_in
     # a reprocess of nothing analysed is refused with its code
     missing = labrig(root, "review", "reprocess", "nosuchresult")
     assert missing.returncode == 2 and "LABRIG_" in missing.stderr
+
+
+def test_a_reviewer_corrects_the_tracked_data_from_the_command_line(
+    store: Path, template: tuple[Path, TemplateResults], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rid = template[1].published_id
+    corrected = labrig(
+        store,
+        "review",
+        "correct",
+        rid[:8],
+        "--occlude",
+        "0@10-17",
+        "--fill",
+        "0@10-17:spline",
+        "--swap",
+        "1,2@25",
+        "--reason",
+        "hand over marker 0; identities switched at 25",
+    )
+    assert corrected.returncode == 0, corrected.stderr
+    assert "track 0 filled (spline) from frame 10 to 17" in corrected.stdout
+    assert "tracks 1, 2 swapped from frame 25 on" in corrected.stdout
+    shown = labrig(store, "review", "show", rid)
+    assert "track 0 hidden from frame 10 to 17" in shown.stdout
+    after = json.loads(labrig(store, "review", "show", rid, "--json").stdout)
+    [revision] = after["revisions"]
+    assert [o["kind"] for o in revision["operations"]] == ["occlude", "fill", "swap"]
+    fields = {f["field"]: f for f in after["fields"]}
+    # the swap exchanged the two tracks' last five frames: their lengths changed
+    assert fields["track:1.path_length"]["effective"] != fields["track:1.path_length"]["automatic"]
+    assert fields["track:1.path_length"]["revision"] == 1
+    for args, code in (
+        ([rid, "--fill", "0@0-29", "--reason", "x"], "LABRIG_CORRECTION_REFUSED"),
+        ([rid, "--fill", "0@3-1", "--reason", "x"], "LABRIG_CORRECTION_SYNTAX"),
+        ([rid, "--reason", "x"], "LABRIG_CORRECTION_SYNTAX"),
+        ([rid, "--trim", "0-5", "--reason", " "], "LABRIG_REASON_REQUIRED"),
+        ([rid, "--trim", "0-5", "--reason", "x", "--base", rid], "LABRIG_REVISION_CONFLICT"),
+    ):
+        assert main(["--store", str(store), "review", "correct", *args]) == 2, code
+        assert f"labrig: {code}: " in capsys.readouterr().err
+    assert main(["--store", str(store), "review", "list", "--json"]) == 0
+    listed = {r["result_id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert listed[rid]["revisions"] == 1

@@ -1,6 +1,6 @@
 """``labrig review``: list results (flagged when their calibration changed since), show one
-(automatic beside effective values, with history), revise one, reprocess one under the current
-calibrations."""
+(automatic beside effective values, with history), revise one's values, correct its tracked data,
+reprocess one under the current calibrations."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from labrig.cli.common import services_for
 from labrig.cli.output import print_json
+from labrig.domain.corrections import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
 from labrig.review import ReviewedResult
 
@@ -28,9 +29,7 @@ def add_parser(commands: Any) -> None:
     revise = sub.add_parser(
         "revise", help="change a published result's values, beside the automatic ones"
     )
-    revise.add_argument(
-        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
-    )
+    _revision_arguments(revise)
     revise.add_argument(
         "--set",
         dest="values",
@@ -39,16 +38,46 @@ def add_parser(commands: Any) -> None:
         metavar="track:ID.metric=VALUE",
         help=f"a new value, e.g. {EXAMPLE} (repeat for several fields)",
     )
-    revise.add_argument(
-        "--reason", required=True, help="why (kept with the revision and in the audit trail)"
-    )
-    revise.add_argument(
-        "--base",
-        metavar="REVISION_ID",
-        help="refuse if the result was revised since this revision (or the result id) was read",
-    )
-    revise.add_argument("--json", action="store_true")
     revise.set_defaults(run=run_revise)
+    correct = sub.add_parser(
+        "correct",
+        help="correct a published result's tracked data (its tracks and so its kinematics), "
+        "beside the automatic ones",
+        description="Each operation is stored, in the order given, in one revision beside the "
+        "automatic result; frames are stored frame indices, positions picture px as tracked.",
+    )
+    _revision_arguments(correct)
+    for kind, metavar, text in (
+        ("move", "TRACK@FRAME=X,Y", "the track's position at that frame"),
+        ("occlude", "TRACK@A-B", "the track was hidden from frame A to B: no position there"),
+        ("fill", "TRACK@A-B[:linear|spline]", "interpolate the track's missing frames A to B"),
+        ("swap", "T1,T2@FRAME", "the two tracks exchange identities from that frame on"),
+        ("trim", "A-B", "analyse frames A to B only, in every track"),
+    ):
+        correct.add_argument(
+            f"--{kind}",
+            dest="operations",
+            action="append",
+            default=[],
+            type=lambda text, kind=kind: (kind, text),
+            metavar=metavar,
+            help=f"{text} (repeatable)",
+        )
+    correct.add_argument(
+        "--max-gap",
+        type=int,
+        default=MAX_GAP,
+        metavar="FRAMES",
+        help=f"the longest gap a --fill bridges ({MAX_GAP})",
+    )
+    correct.add_argument(
+        "--min-valid",
+        type=int,
+        default=MIN_VALID,
+        metavar="FRAMES",
+        help=f"the valid frames a --fill needs on each side of a gap ({MIN_VALID})",
+    )
+    correct.set_defaults(run=run_correct)
     again = sub.add_parser(
         "reprocess",
         help="analyse a result's attempt again under the calibrations current now (a new "
@@ -59,6 +88,22 @@ def add_parser(commands: Any) -> None:
     )
     again.add_argument("--json", action="store_true")
     again.set_defaults(run=run_reprocess)
+
+
+def _revision_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every revision is given: the result, why, the state it was made on, and --json."""
+    parser.add_argument(
+        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
+    )
+    parser.add_argument(
+        "--reason", required=True, help="why (kept with the revision and in the audit trail)"
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REVISION_ID",
+        help="refuse if the result was revised since this revision (or the result id) was read",
+    )
+    parser.add_argument("--json", action="store_true")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -130,6 +175,28 @@ def run_revise(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_correct(args: argparse.Namespace) -> int:
+    operations: list[Operation] = [
+        parse_operation(kind, text, max_gap=args.max_gap, min_valid=args.min_valid)
+        for kind, text in args.operations
+    ]
+    with services_for(args) as services:
+        revision = services.governance.revisions.correct(
+            args.result_id, operations, args.reason, base_id=args.base
+        )
+    if args.json:
+        print_json(revision.to_json())
+        return 0
+    print(
+        f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: "
+        f"{revision.id}"
+    )
+    for o in revision.operations:
+        print(f"  {o.describe()}")
+    print(f"'labrig review show {revision.result_id[:12]}' gives the values they lead to.")
+    return 0
+
+
 def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.6g}"
 
@@ -159,5 +226,7 @@ def _print(r: ReviewedResult) -> None:
             f"{rev.base_id}"
         )
         print(f"  reason: {rev.reason}")
+        for o in rev.operations:
+            print(f"  {o.describe()}")
         for c in rev.changes:
             print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")

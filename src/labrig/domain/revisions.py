@@ -16,6 +16,8 @@ from typing import Any
 from labrig.errors import LabrigError
 
 SCHEMA = "labrig.revision/1"
+#: a revision that also corrects the tracked data: /1 plus its ``operations``
+SCHEMA_CORRECTIONS = "labrig.revision/2"
 #: the metrics a reviewer may revise (``reason`` is prose and ``track_id`` an identity: neither is)
 REVISABLE = (
     "path_length",
@@ -163,5 +165,6 @@ def apply_changes(
     out = [dict(m) for m in metrics]
     by_track = {str(m.get("track_id")): m for m in out}
     for change in changes:
-        by_track[str(change.track_id)][change.metric] = change.new
+        if str(change.track_id) in by_track:  # a track a correction trimmed away has no metrics
+            by_track[str(change.track_id)][change.metric] = change.new
     return out

@@ -26,6 +26,7 @@ Pure computation: no Qt, no database, deterministic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -254,3 +255,34 @@ def _extent_3d(xyz: Array) -> float:
     except QhullError:
         vertices = np.arange(len(xyz))
     return float(pdist(xyz[vertices]).max()) if len(vertices) > 1 else 0.0
+
+
+def tracks_kinematics(
+    tracks: Iterable[Mapping[str, Any]],
+    times_s: Array | None,
+    fps: float,
+    homography: npt.ArrayLike | None,
+    window_s: float | None,
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The kinematics stage's work on a video's tracks (each ``frames``, ``xy`` in px, and its
+    ``track_id`` and ``colour_rgb``): the units and one document per track. ``times_s``: the
+    frames' recorded times (None when not known: lengths per frame); ``homography``: image px to
+    plane mm (None: lengths in px). The stage and a reviewer's corrected tracks share it, so a
+    correction's effective result is computed exactly as the automatic one was."""
+    length: Units = "mm" if homography is not None else "px"
+    time: TimeUnits = "s" if times_s is not None else "frames"
+    results = []
+    for item in tracks:
+        frames = np.asarray(item["frames"], dtype=np.int64)
+        xy = np.asarray(item["xy"], dtype=np.float64).reshape(-1, 2)
+        if homography is not None:
+            xy = to_plane_mm(xy, homography)
+        if times_s is None:
+            t = frames.astype(np.float64)
+        else:
+            t = times_s[frames] if len(times_s) > int(frames.max()) else frames / fps
+        k = kinematics(xy, t, length, time, window_s=window_s if times_s is not None else None)
+        results.append(
+            {"track_id": item["track_id"], "colour_rgb": item.get("colour_rgb"), **k.to_json()}
+        )
+    return {"length": length, "time": time}, results

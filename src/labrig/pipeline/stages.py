@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 from labrig.calibration import StoredCalibration, load_calibration
 from labrig.capture import load_capture
 from labrig.capture.rig_sync import (
@@ -201,37 +199,23 @@ def _tracking(store: Store, ctx: StageContext) -> StageOutput:
 
 
 def _kinematics(store: Store, ctx: StageContext) -> StageOutput:
-    from labrig.pipeline.kinematics import TimeUnits, Units, kinematics, to_plane_mm
+    from labrig.pipeline.kinematics import tracks_kinematics
 
     media = load_capture(store, ctx.input_digests[0])
     [tracking] = list(ctx.upstream.values())
     calibration = _calibration(store, ctx.config)
-    metric = calibration is not None and calibration.plane_homography is not None
+    homography = calibration.plane_homography if calibration is not None else None
     # seconds whenever the frames' times are known, calibrated or not; frames only without any
-    timed = media.timed
-    times = media.times_s()
-    length: Units = "mm" if metric else "px"
-    time: TimeUnits = "s" if timed else "frames"
-    results = []
-    for item in tracking["tracks"]["tracks"]:
-        frames = np.asarray(item["frames"], dtype=np.int64)
-        xy = np.asarray(item["xy"], dtype=np.float64).reshape(-1, 2)
-        if metric:
-            assert calibration is not None and calibration.plane_homography is not None
-            xy = to_plane_mm(xy, calibration.plane_homography)
-        if timed:
-            t = times[frames] if len(times) > int(frames.max()) else frames / media.fps
-        else:
-            t = frames.astype(np.float64)
-        k = kinematics(xy, t, length, time, window_s=ctx.config["window_s"] if timed else None)
-        results.append(
-            {"track_id": item["track_id"], "colour_rgb": item.get("colour_rgb"), **k.to_json()}
-        )
-        ctx.check_cancelled()
-    units = {"length": length, "time": time}
+    units, results = tracks_kinematics(
+        tracking["tracks"]["tracks"],
+        media.times_s() if media.timed else None,
+        media.fps,
+        homography,
+        ctx.config["window_s"],
+    )
     return output(
         {"capture_id": media.capture_id, "units": units, "tracks": results},
-        [] if metric else [NO_CALIBRATION],
+        [] if homography is not None else [NO_CALIBRATION],
     )
 
 

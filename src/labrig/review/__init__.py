@@ -3,10 +3,13 @@ the roles that allow them and the audit entries that record them, and what the R
 screens read about them. The pure rules (field syntax, applying changes, roles, the audit chain)
 stay in :mod:`labrig.domain`. Qt-free.
 
-Modules: ``revisions`` (the revision service), ``views`` (the screens' reads), ``reprocess``
-(a result analysed again under the current calibrations).
+Modules: ``revisions`` (the revision service: values revised, tracked data corrected),
+``records`` (stored revisions read back), ``effective`` (the corrected tracks and their kinematics),
+``reviewed`` (a result as a reviewer reads it), ``views`` (the screens' reads), ``reprocess`` (a
+result analysed again under the current calibrations).
 """
 
+from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.revisions import (
     FieldValue,
@@ -33,6 +36,8 @@ from labrig.review.views import (
 )
 
 __all__ = [
+    "CorrectionUnsupportedError",
+    "EffectiveTracks",
     "FieldValue",
     "ReprocessService",
     "Reprocessed",

@@ -5,12 +5,15 @@ changed metric with the value it replaced and the new one, and carries a reason,
 the reviewer and the UTC time. It records ``review.revised`` and an audit entry
 in the same transaction. The automatic result stays byte-identical (its row is
 append-only in the database, and its digest is checked when it is read back);
-the effective values are the automatic ones with every revision applied in order.
+the effective values are the automatic ones with every revision applied in order. A revision may
+instead correct the tracked data (:meth:`RevisionService.correct`), whose values are then
+recomputed (:mod:`labrig.review.effective`). The stored revisions are read back by
+:mod:`labrig.review.records`; a result as a reviewer reads it is built by
+:mod:`labrig.review.reviewed`.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,96 +24,52 @@ from sqlalchemy.orm import Session
 
 from labrig.access import AccessControl
 from labrig.domain.audit import require_reason
+from labrig.domain.corrections import CorrectionSyntaxError, Operation
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import (
-    REVISABLE,
     SCHEMA,
+    SCHEMA_CORRECTIONS,
     Change,
     FieldSyntaxError,
-    apply_changes,
     plan_changes,
 )
 from labrig.domain.roles import Action
-from labrig.errors import DatabaseCorruptError, LabrigError
 from labrig.events import record_audit, record_event
 from labrig.results import CalibrationFlags, used_calibrations
+from labrig.review.effective import (
+    EffectiveTracks,
+    TrackedInput,
+    effective_metrics,
+    effective_tracks,
+    operations_of,
+    tracked_input,
+)
+from labrig.review.records import (
+    ResultNotPublishedError,
+    RevisionConflictError,
+    RevisionView,
+    UnknownResultError,
+    automatic_of,
+    find_result,
+    history_of,
+)
+from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, Job, ResultRevision
 
-
-class UnknownResultError(LabrigError):
-    code = "LABRIG_UNKNOWN_RESULT"
-
-
-class ResultNotPublishedError(LabrigError):
-    code = "LABRIG_RESULT_NOT_PUBLISHED"
-
-
-class RevisionConflictError(LabrigError):
-    code = "LABRIG_REVISION_CONFLICT"
-
-
-@dataclass(frozen=True)
-class RevisionView:
-    id: str
-    result_id: str
-    number: int
-    base_id: str
-    reviewer: str
-    reason: str
-    created_at: str
-    changes: list[Change]
-    digest: str
-
-    @classmethod
-    def of(cls, row: ResultRevision) -> RevisionView:
-        doc = json.loads(row.document)
-        return cls(
-            id=row.id,
-            result_id=row.result_id,
-            number=row.number,
-            base_id=row.base_id,
-            reviewer=row.reviewer,
-            reason=row.reason,
-            created_at=doc["created_at"],
-            changes=[Change.of(c) for c in doc["changes"]],
-            digest=row.digest,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(vars(self)) | {"changes": [c.to_json() for c in self.changes]}
-
-
-@dataclass(frozen=True)
-class FieldValue:
-    """One revisable metric: the machine's value, the value in force,
-    and the revision that set it."""
-
-    field: str
-    automatic: float | None
-    effective: float | None
-    revision: int | None  # number of the revision that set the effective value (None: automatic)
-
-
-@dataclass(frozen=True)
-class ReviewedResult:
-    result_id: str
-    attempt_id: str
-    status: str
-    degraded: bool
-    units: dict[str, str] | None
-    automatic_digest: str  # SHA-256 of the automatic document, as published
-    automatic_intact: bool  # the stored automatic document still hashes to that digest
-    superseded_by: str | None  # a newer result of the same attempt (after a reprocess), if any
-    fields: list[FieldValue]
-    revisions: list[RevisionView]
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(vars(self)) | {
-            "fields": [vars(f) for f in self.fields],
-            "revisions": [r.to_json() for r in self.revisions],
-        }
+__all__ = [
+    "FieldValue",
+    "ResultNotPublishedError",
+    "ResultSummary",
+    "ReviewedResult",
+    "RevisionConflictError",
+    "RevisionService",
+    "RevisionView",
+    "UnknownResultError",
+    "find_result",
+    "reviewed_in",
+]
 
 
 @dataclass(frozen=True)
@@ -124,49 +83,6 @@ class ResultSummary:
     superseded: bool
     # its calibration changed since (superseded, or the rig's cameras changed): why, one each
     flags: tuple[str, ...] = ()
-
-
-def find_result(session: Session, ref: str) -> AnalysisResultRecord:
-    """A result by id or by a unique prefix of at least 4 characters; else
-    :class:`UnknownResultError`."""
-    ref = ref.strip()
-    row = session.get(AnalysisResultRecord, ref) if ref else None
-    if row is not None:
-        return row
-    rows = (
-        list(
-            session.scalars(
-                select(AnalysisResultRecord)
-                .where(AnalysisResultRecord.id.startswith(ref, autoescape=True))
-                .limit(2)
-            )
-        )
-        if len(ref) >= 4
-        else []
-    )
-    if len(rows) == 1:
-        return rows[0]
-    why = "matches several results; give more of its id" if rows else "is not the id of a result"
-    raise UnknownResultError(f"'{ref}' {why}. List results with 'labrig review list'")
-
-
-def _history(session: Session, result_id: str) -> list[ResultRevision]:
-    return list(
-        session.scalars(
-            select(ResultRevision)
-            .where(ResultRevision.result_id == result_id)
-            .order_by(ResultRevision.number)
-        )
-    )
-
-
-def _automatic(result: AnalysisResultRecord) -> dict[str, Any]:
-    if sha256_hex(result.document.encode()) != result.digest:
-        raise DatabaseCorruptError(
-            f"the stored automatic document of result {result.id} no longer matches its "
-            "digest; restore the database from a backup and report this"
-        )
-    return json.loads(result.document)  # type: ignore[no-any-return]
 
 
 class RevisionService:
@@ -189,6 +105,35 @@ class RevisionService:
             raise FieldSyntaxError(
                 "a revision changes at least one field (--set track:ID.metric=VALUE)"
             )
+        return self._record(result_id, why, base_id, values, ())
+
+    def correct(
+        self,
+        result_id: str,
+        operations: Sequence[Operation],
+        reason: str,
+        *,
+        base_id: str | None = None,
+    ) -> RevisionView:
+        """Record corrections of the result's tracked data (:mod:`labrig.domain.corrections`) as
+        a revision → ``review.revised``; refused, with nothing stored, when one does not apply to
+        the tracks as the revisions before it left them. ``base_id`` as for :meth:`revise`."""
+        why = require_reason(reason, "a correction")
+        if not operations:
+            raise CorrectionSyntaxError(
+                "a correction names at least one operation (--move, --occlude, --fill, --swap or "
+                "--trim)"
+            )
+        return self._record(result_id, why, base_id, {}, operations)
+
+    def _record(
+        self,
+        result_id: str,
+        why: str,
+        base_id: str | None,
+        values: Mapping[str, Any],
+        operations: Sequence[Operation],
+    ) -> RevisionView:
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.REVISE)
             result = find_result(session, result_id)
@@ -198,16 +143,24 @@ class RevisionService:
                     "revised. Its analysis did not pass its quality gates; fix the cause it names "
                     "and reprocess the attempt"
                 )
-            history = _history(session, result.id)
+            history = history_of(session, result.id)
             head = history[-1].id if history else result.id
             if base_id is not None and base_id != head:
                 raise RevisionConflictError(
                     f"result {result.id} was revised since you read it (latest is {head}, "
                     f"not {base_id}); look at 'labrig review show {result.id}' and retry"
                 )
-            effective = self._effective(_automatic(result), history)
-            changes = plan_changes(effective, values)
-            row = self._add(session, result, head, len(history) + 1, actor.user, why, changes)
+            if operations:  # refused here, before anything is stored, if one does not apply
+                done = [o for r in history for o in RevisionView.of(r).operations]
+                source = tracked_input(self.store, session, result)
+                effective_tracks(source, [*done, *operations])
+                changes: list[Change] = []
+            else:
+                effective = effective_metrics(self.store, session, result, history)
+                changes = plan_changes(effective, values)
+            row = self._add(
+                session, result, head, len(history) + 1, actor.user, why, changes, operations
+            )
             record_event(
                 session,
                 EventName.REVIEW_REVISED,
@@ -231,7 +184,8 @@ class RevisionService:
                     "base_id": head,
                     "revision_digest": row.digest,
                     "changes": [c.to_json() for c in changes],
-                },
+                }
+                | ({"operations": [o.to_json() for o in operations]} if operations else {}),
             )
             return RevisionView.of(row)
 
@@ -244,10 +198,11 @@ class RevisionService:
         reviewer: str,
         reason: str,
         changes: Sequence[Change],
+        operations: Sequence[Operation] = (),
     ) -> ResultRevision:
         revision_id, now = str(uuid.uuid4()), utcnow()
         document = {
-            "schema": SCHEMA,
+            "schema": SCHEMA_CORRECTIONS if operations else SCHEMA,
             "revision_id": revision_id,
             "result_id": result.id,
             "result_digest": result.digest,
@@ -257,7 +212,7 @@ class RevisionService:
             "reason": reason,
             "created_at": now.isoformat(),
             "changes": [c.to_json() for c in changes],
-        }
+        } | ({"operations": [o.to_json() for o in operations]} if operations else {})
         body = canonical_json(document)
         row = ResultRevision(
             id=revision_id,
@@ -274,26 +229,26 @@ class RevisionService:
         session.flush()
         return row
 
-    @staticmethod
-    def _effective(
-        document: Mapping[str, Any], history: Sequence[ResultRevision]
-    ) -> list[dict[str, Any]]:
-        metrics = list(document.get("metrics") or [])
-        for revision in history:
-            metrics = apply_changes(metrics, RevisionView.of(revision).changes)
-        return metrics
+    def effective(self, result_id: str) -> tuple[TrackedInput, EffectiveTracks]:
+        """The result's automatic tracks (and what their kinematics were computed from), and its
+        effective ones after every correction, with their kinematics."""
+        with self.store.read() as session:
+            result = find_result(session, result_id)
+            operations = operations_of(history_of(session, result.id))
+            source = tracked_input(self.store, session, result)
+        return source, effective_tracks(source, operations)
 
     def automatic_document(self, result_id: str) -> bytes:
         """The automatic result document exactly as published (its digest is checked)."""
         with self.store.read() as session:
             result = find_result(session, result_id)
-        _automatic(result)
+        automatic_of(result)
         return result.document.encode()
 
     def show(self, result_id: str) -> ReviewedResult:
         """The automatic values beside the effective ones, and the revision history."""
         with self.store.read() as session:
-            return reviewed_in(session, find_result(session, result_id))
+            return reviewed_in(session, find_result(session, result_id), self.store)
 
     def results(self) -> list[ResultSummary]:
         """Every result, oldest first, with its number of revisions."""
@@ -340,48 +295,3 @@ class RevisionService:
             )
             for r in rows
         ]
-
-
-def reviewed_in(session: Session, result: AnalysisResultRecord) -> ReviewedResult:
-    """``result`` with its history and effective values, read in ``session`` (so in one snapshot
-    with whatever else the caller reads there, e.g. an export's audit chain head)."""
-    revisions = [RevisionView.of(r) for r in _history(session, result.id)]
-    newer = session.scalar(
-        select(AnalysisResultRecord.id)
-        .where(
-            AnalysisResultRecord.attempt_id == result.attempt_id,
-            AnalysisResultRecord.created_at > result.created_at,
-        )
-        .order_by(AnalysisResultRecord.created_at.desc())
-        .limit(1)
-    )
-    document = json.loads(result.document)
-    return ReviewedResult(
-        result_id=result.id,
-        attempt_id=result.attempt_id,
-        status=result.status,
-        degraded=result.degraded,
-        units=document.get("units"),
-        automatic_digest=result.digest,
-        automatic_intact=sha256_hex(result.document.encode()) == result.digest,
-        superseded_by=newer,
-        fields=_field_values(document.get("metrics") or [], revisions),
-        revisions=revisions,
-    )
-
-
-def _field_values(
-    metrics: Sequence[Mapping[str, Any]], revisions: Sequence[RevisionView]
-) -> list[FieldValue]:
-    set_by: dict[str, tuple[float, int]] = {}
-    for revision in revisions:
-        for change in revision.changes:
-            set_by[change.field] = (change.new, revision.number)
-    out = []
-    for track in metrics:
-        for metric in REVISABLE:
-            key = f"track:{track.get('track_id')}.{metric}"
-            automatic = track.get(metric)
-            effective, number = set_by.get(key, (automatic, None))
-            out.append(FieldValue(key, automatic, effective, number))
-    return out

@@ -78,7 +78,9 @@ def test_the_frames_located_are_the_frames_counted_and_a_cut_segment_keeps_its_w
 
 def test_a_video_of_another_codec_is_read_forward_and_back_exactly(tmp_path: Path) -> None:
     path = tmp_path / "imported.avi"
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"XVID"), MODE.fps, (MODE.width, MODE.height))
+    writer = cv2.VideoWriter(
+        str(path), cv2.VideoWriter.fourcc(*"XVID"), MODE.fps, (MODE.width, MODE.height)
+    )
     assert writer.isOpened()
     for n in range(60):
         writer.write(tagged(n))

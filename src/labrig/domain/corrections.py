@@ -1,0 +1,308 @@
+"""Corrections of tracked data: the operations a reviewer applies to an automatic result's tracks,
+and the corrected tracks they give. Pure: no database, no Qt, deterministic.
+
+A track is its frames (stored frame indices, ascending) and a position per frame. The operations,
+applied in order to the automatic tracks, give the effective tracks; the automatic ones are never
+changed. Each operation is plain JSON (:meth:`Operation.to_json`) so a revision stores it:
+
+* ``move``: track T at frame F is at (x, y) (a frame it had no position at gains one);
+* ``occlude``: track T has no position from frame A to B (the marker was hidden);
+* ``fill``: track T's missing frames from A to B are interpolated, ``linear`` or by a cubic
+  ``spline`` through the valid frames around the gap, refused when a gap is longer than
+  ``max_gap`` frames or has fewer than ``min_valid`` valid frames on either side (a spline that
+  would invent a movement is not a fill); filled frames are remembered as such;
+* ``swap``: tracks T1 and T2 exchange their positions from frame F on (an identity switch);
+* ``trim``: only frames A to B are analysed, in every track.
+
+Syntax for the command line (:func:`parse_operation`): ``--move T@F=X,Y``, ``--occlude T@A-B``,
+``--fill T@A-B:linear|spline``, ``--swap T1,T2@F``, ``--trim A-B``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy.interpolate import CubicSpline
+
+from labrig.errors import LabrigError
+
+Array = npt.NDArray[np.float64]
+Kind = Literal["move", "occlude", "fill", "swap", "trim"]
+KINDS: tuple[Kind, ...] = ("move", "occlude", "fill", "swap", "trim")
+FILL_METHODS = ("linear", "spline")
+#: fill's defaults: the longest gap it bridges (frames) and the valid frames it needs each side
+MAX_GAP, MIN_VALID = 30, 2
+
+
+class CorrectionSyntaxError(LabrigError):
+    code = "LABRIG_CORRECTION_SYNTAX"
+
+
+class CorrectionRefusedError(LabrigError):
+    """An operation that does not apply to the tracks as they are (no such track or frame, a gap
+    too long to fill, nothing to change)."""
+
+    code = "LABRIG_CORRECTION_REFUSED"
+
+
+@dataclass(frozen=True)
+class Track:
+    """One track's frames and positions (N×D), and which of its frames were filled."""
+
+    frames: npt.NDArray[np.int64]
+    xy: Array
+    filled: frozenset[int] = field(default_factory=frozenset)
+
+    def at(self, frame: int) -> Array | None:
+        i = int(np.searchsorted(self.frames, frame))
+        return self.xy[i] if i < len(self.frames) and self.frames[i] == frame else None
+
+    def keep(self, mask: npt.NDArray[np.bool_]) -> Track:
+        kept = self.frames[mask]
+        return Track(kept, self.xy[mask], self.filled & frozenset(int(f) for f in kept))
+
+
+Tracks = dict[str, Track]  # track id (as text) → track
+
+
+@dataclass(frozen=True)
+class Operation:
+    kind: Kind
+    tracks: tuple[str, ...] = ()  # the track(s) it names (swap: two; trim: none)
+    start: int = 0  # frame (move, swap) or first frame of the range (occlude, fill, trim)
+    end: int = 0  # last frame of the range (the same as start for move and swap)
+    xy: tuple[float, ...] = ()  # move: the new position
+    method: str = "linear"  # fill
+    max_gap: int = MAX_GAP  # fill
+    min_valid: int = MIN_VALID  # fill
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": self.kind}
+        if self.tracks:
+            body["tracks"] = list(self.tracks)
+        if self.kind in ("move", "swap"):
+            body["frame"] = self.start
+        else:
+            body["frames"] = [self.start, self.end]
+        if self.kind == "move":
+            body["xy"] = list(self.xy)
+        if self.kind == "fill":
+            body |= {"method": self.method, "max_gap": self.max_gap, "min_valid": self.min_valid}
+        return body
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> Operation:
+        kind = body["kind"]
+        start, end = (body["frame"],) * 2 if "frame" in body else body["frames"]
+        return cls(
+            kind,
+            tuple(str(t) for t in body.get("tracks", ())),
+            int(start),
+            int(end),
+            tuple(float(v) for v in body.get("xy", ())),
+            body.get("method", "linear"),
+            int(body.get("max_gap", MAX_GAP)),
+            int(body.get("min_valid", MIN_VALID)),
+        )
+
+    def describe(self) -> str:
+        """One line a reviewer reads in a history."""
+        t = ", ".join(self.tracks)
+        if self.kind == "move":
+            return (
+                f"moved track {t} at frame {self.start} to ({', '.join(f'{v:g}' for v in self.xy)})"
+            )
+        if self.kind == "occlude":
+            return f"track {t} hidden from frame {self.start} to {self.end}"
+        if self.kind == "fill":
+            return f"track {t} filled ({self.method}) from frame {self.start} to {self.end}"
+        if self.kind == "swap":
+            return f"tracks {t} swapped from frame {self.start} on"
+        return f"analysed frames {self.start} to {self.end} only"
+
+
+_TRACK = r"([A-Za-z0-9_.-]+)"
+_RANGE = r"(\d+)-(\d+)"
+_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_SYNTAX: dict[Kind, tuple[re.Pattern[str], str]] = {
+    "move": (
+        re.compile(rf"^{_TRACK}@(\d+)={_NUMBER},{_NUMBER}$"),
+        "TRACK@FRAME=X,Y, e.g. 0@120=640.5,360",
+    ),
+    "occlude": (re.compile(rf"^{_TRACK}@{_RANGE}$"), "TRACK@A-B, e.g. 0@120-140"),
+    "fill": (
+        re.compile(rf"^{_TRACK}@{_RANGE}(?::(linear|spline))?$"),
+        "TRACK@A-B:linear or TRACK@A-B:spline, e.g. 0@120-140:spline",
+    ),
+    "swap": (re.compile(rf"^{_TRACK},{_TRACK}@(\d+)$"), "T1,T2@FRAME, e.g. 0,1@200"),
+    "trim": (re.compile(rf"^{_RANGE}$"), "A-B, e.g. 30-900"),
+}
+
+
+def parse_operation(
+    kind: str, text: str, *, max_gap: int = MAX_GAP, min_valid: int = MIN_VALID
+) -> Operation:
+    """An operation from its command-line form (the module's docstring)."""
+    if kind not in _SYNTAX:
+        raise CorrectionSyntaxError(f"unknown correction '{kind}'; use one of {', '.join(KINDS)}")
+    pattern, example = _SYNTAX[kind]
+    m = pattern.match(text.strip())
+    if m is None:
+        raise CorrectionSyntaxError(f"--{kind} '{text}' is not understood; write {example}")
+    g = m.groups()
+    if kind == "move":
+        return Operation("move", (g[0],), int(g[1]), int(g[1]), (float(g[2]), float(g[3])))
+    if kind == "swap":
+        if g[0] == g[1]:
+            raise CorrectionSyntaxError(
+                f"--swap '{text}' names track {g[0]} twice; name two tracks"
+            )
+        return Operation("swap", (g[0], g[1]), int(g[2]), int(g[2]))
+    names, (a, b) = ((), g[0:2]) if kind == "trim" else ((g[0],), g[1:3])
+    if int(a) > int(b):
+        raise CorrectionSyntaxError(f"--{kind} '{text}': the range {a}-{b} runs backwards")
+    if kind == "fill":
+        if max_gap < 1 or min_valid < 1:
+            raise CorrectionSyntaxError("a fill needs a maximum gap and valid frames of at least 1")
+        return Operation(
+            "fill",
+            names,
+            int(a),
+            int(b),
+            method=g[3] or "linear",
+            max_gap=max_gap,
+            min_valid=min_valid,
+        )
+    return Operation(kind, names, int(a), int(b))
+
+
+def apply(tracks: Mapping[str, Track], operations: Sequence[Operation]) -> Tracks:
+    """The tracks after ``operations``, in order; refused (:class:`CorrectionRefusedError`) at the
+    first that does not apply, saying which."""
+    out = dict(tracks)
+    for n, op in enumerate(operations, start=1):
+        try:
+            out = _APPLY[op.kind](out, op)
+        except CorrectionRefusedError as exc:
+            if len(operations) == 1:
+                raise
+            raise CorrectionRefusedError(
+                f"correction {n} ({op.describe()}): {exc.message}"
+            ) from None
+    return out
+
+
+def _track(tracks: Tracks, name: str) -> Track:
+    if name not in tracks:
+        raise CorrectionRefusedError(
+            f"the result has no track {name}; its tracks are {', '.join(sorted(tracks)) or 'none'}"
+        )
+    return tracks[name]
+
+
+def _move(tracks: Tracks, op: Operation) -> Tracks:
+    t = _track(tracks, op.tracks[0])
+    if len(op.xy) != t.xy.shape[1]:
+        raise CorrectionRefusedError(
+            f"track {op.tracks[0]} has {t.xy.shape[1]} coordinates a frame; give as many"
+        )
+    i = int(np.searchsorted(t.frames, op.start))
+    point = np.asarray(op.xy, dtype=np.float64)
+    if i < len(t.frames) and t.frames[i] == op.start:
+        xy = t.xy.copy()
+        xy[i] = point
+        frames = t.frames
+    else:
+        frames = np.insert(t.frames, i, op.start)
+        xy = np.insert(t.xy, i, point, axis=0)
+    return tracks | {op.tracks[0]: Track(frames, xy, t.filled - {op.start})}
+
+
+def _occlude(tracks: Tracks, op: Operation) -> Tracks:
+    t = _track(tracks, op.tracks[0])
+    hidden = (t.frames >= op.start) & (t.frames <= op.end)
+    if not hidden.any():
+        raise CorrectionRefusedError(
+            f"track {op.tracks[0]} has no position from frame {op.start} to {op.end}: "
+            "nothing to hide"
+        )
+    return tracks | {op.tracks[0]: t.keep(~hidden)}
+
+
+def _fill(tracks: Tracks, op: Operation) -> Tracks:
+    name = op.tracks[0]
+    t = _track(tracks, name)
+    wanted = np.arange(op.start, op.end + 1)
+    missing = wanted[~np.isin(wanted, t.frames)]
+    if not len(missing):
+        raise CorrectionRefusedError(
+            f"track {name} has a position at every frame from {op.start} to {op.end}: "
+            "no gap to fill"
+        )
+    # each run of missing frames is one gap, bounded by valid frames on both sides
+    runs = np.split(missing, np.nonzero(np.diff(missing) > 1)[0] + 1)
+    for run in runs:
+        before = int((t.frames < run[0]).sum())
+        after = int((t.frames > run[-1]).sum())
+        if len(run) > op.max_gap:
+            raise CorrectionRefusedError(
+                f"track {name}'s gap from frame {run[0]} to {run[-1]} is {len(run)} frames, longer "
+                f"than the {op.max_gap} a fill bridges; mark it hidden instead, or fill a shorter "
+                "range"
+            )
+        if before < op.min_valid or after < op.min_valid:
+            raise CorrectionRefusedError(
+                f"track {name}'s gap from frame {run[0]} to {run[-1]} has {before} valid frames "
+                f"before it and {after} after; a fill needs {op.min_valid} on each side"
+            )
+    frames = t.frames.astype(np.float64)
+    if op.method == "spline":
+        values = CubicSpline(frames, t.xy, axis=0, bc_type="not-a-knot")(missing.astype(np.float64))
+    else:
+        values = np.stack(
+            [np.interp(missing, frames, t.xy[:, d]) for d in range(t.xy.shape[1])], axis=1
+        )
+    all_frames = np.concatenate([t.frames, missing])
+    order = np.argsort(all_frames, kind="stable")
+    xy = np.concatenate([t.xy, values])[order]
+    filled = t.filled | frozenset(int(f) for f in missing)
+    return tracks | {name: Track(all_frames[order], xy, filled)}
+
+
+def _swap(tracks: Tracks, op: Operation) -> Tracks:
+    a, b = (_track(tracks, n) for n in op.tracks)
+    a_before, a_after = a.keep(a.frames < op.start), a.keep(a.frames >= op.start)
+    b_before, b_after = b.keep(b.frames < op.start), b.keep(b.frames >= op.start)
+    if not len(a_after.frames) and not len(b_after.frames):
+        raise CorrectionRefusedError(
+            f"neither track {op.tracks[0]} nor {op.tracks[1]} has a position from frame "
+            f"{op.start} on: nothing to swap"
+        )
+    return tracks | {op.tracks[0]: _join(a_before, b_after), op.tracks[1]: _join(b_before, a_after)}
+
+
+def _join(first: Track, then: Track) -> Track:
+    return Track(
+        np.concatenate([first.frames, then.frames]),
+        np.concatenate([first.xy, then.xy]) if len(then.frames) else first.xy,
+        first.filled | then.filled,
+    )
+
+
+def _trim(tracks: Tracks, op: Operation) -> Tracks:
+    out = {
+        name: t.keep((t.frames >= op.start) & (t.frames <= op.end)) for name, t in tracks.items()
+    }
+    if not any(len(t.frames) for t in out.values()):
+        raise CorrectionRefusedError(
+            f"no track has a position from frame {op.start} to {op.end}; trim to a range with data"
+        )
+    return out
+
+
+_APPLY = {"move": _move, "occlude": _occlude, "fill": _fill, "swap": _swap, "trim": _trim}

@@ -34,12 +34,14 @@ from labrig.bootstrap import bootstrap  # noqa: E402
 from labrig.capture import DEFAULT_MODE  # noqa: E402
 from labrig.capture.rigs import DeviceSpec  # noqa: E402
 from labrig.capture.sources import Mode  # noqa: E402
+from labrig.domain.corrections import parse_operation  # noqa: E402
 from labrig.scenarios import run_demo, run_rig_demo  # noqa: E402
 from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.calibration.screen import CalibrationScreen  # noqa: E402
 from labrig.ui.capture.instrument_tile import InstrumentTile  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
 from labrig.ui.results.page import ResultsPage  # noqa: E402
+from labrig.ui.review.page import ReviewPage  # noqa: E402
 
 RIG_MODE = Mode(1280, 720, 30.0, "any")
 
@@ -120,6 +122,15 @@ def main(argv: list[str] | None = None) -> int:
         {f"track:{metric['track_id']}.peak_speed": round(metric["peak_speed"] * 0.97, 2)},
         "peak frame blurred by motion; value read from the neighbouring frames",
     )
+    # and a correction of its tracked data: a marker moved at one frame, drawn over the video
+    source, _ = services.governance.revisions.effective(newest["result_id"])
+    track, frame = sorted(source.tracks)[0], 20
+    x, y = source.tracks[track].at(frame)
+    services.governance.revisions.correct(
+        newest["result_id"],
+        [parse_operation("move", f"{track}@{frame}={x + 30:.1f},{y - 20:.1f}")],
+        "marker mistracked onto a reflection at this frame",
+    )
     # a rig of three virtual cameras and the force plate, as 'labrig rigs add' makes it
     services.capture.add_rig(
         "jump",
@@ -169,6 +180,19 @@ def main(argv: list[str] | None = None) -> int:
             wait_until(lambda p=page: p.phase is Phase.READY, 60)  # type: ignore[misc]
             saved.append(shoot_rig(page, window, args.out / "capture-rig.png"))
             saved.append(shoot_rig(page, window, args.out / "capture-rig-plate.png", "jump"))
+
+    # the Review screen's player at the corrected frame: the corrected marker beside the grey
+    # cross where the tracker had it
+    window.show_page("review")
+    review = window.pages.currentWidget()
+    assert isinstance(review, ReviewPage)
+    wait_until(lambda: review.player.shown_index is not None and not review.player.busy, 20)
+    review.player.seek(frame)
+    wait_until(lambda: review.player.shown_index == frame and not review.player.busy, 20)
+    spin(400)
+    path = args.out / "review-correction.png"
+    window.grab().save(str(path))
+    saved.append(path)
 
     # the Calibration screen's rig mode on the demo's rig calibration: its cameras, then where
     # they stand

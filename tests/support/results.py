@@ -36,7 +36,8 @@ class TemplateResults:
 
 
 def _attempt(services: Services, session_id: str, *, blocked: bool = False) -> str:
-    camera = VirtualCamera("markers", frames_limit=30)
+    # each frame carries its index in its corner: the player tests read which frame is shown
+    camera = VirtualCamera("markers", frames_limit=30, tag_frames=True)
     # stamped 1/30 s apart, however busy the machine (labrig.capture.sink.SteadyClock)
     recorder = Recorder(
         services.store, camera, DEVICE, MODE, session_id=session_id, clock=SteadyClock(MODE.fps)

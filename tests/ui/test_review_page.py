@@ -19,6 +19,8 @@ from sqlalchemy import func, select
 
 from labrig.access import AccessControl
 from labrig.bootstrap import Services, bootstrap
+from labrig.capture.frame_tags import read_frame_tag
+from labrig.domain.corrections import parse_operation
 from labrig.domain.idempotency import sha256_hex
 from labrig.store import Store, open_store
 from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
@@ -349,3 +351,31 @@ def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(
     assert "revision 1 by rita" in item.toolTip() and "marker 0 occluded" in item.toolTip()
     assert page.detail.badges["revisedBadge"].isVisible()
     assert page.detail.badges["revisedBadge"].text() == "REVISED: 1 value"
+
+
+def test_the_reviewer_sees_the_recording_and_a_correction_redraws_its_track(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    page, services = bench.review_page("rita")
+    _open_result(qtbot, page, rig.published_id)
+    player = page.player
+    # the recording opens at its first frame: the index drawn in the picture on screen is 0
+    qtbot.waitUntil(lambda: player.shown_index == 0 and not player.busy, timeout=WAIT_MS)
+    assert read_frame_tag(player.shown_frames[0]) == 0 and len(player.views) == 1
+    player.seek(9)
+    qtbot.waitUntil(lambda: player.shown_index == 9 and not player.busy, timeout=WAIT_MS)
+    track = next(o for o in player.views[0].overlays if o.track_id == "2")
+    assert track.effective is not None and track.effective.at(9) is not None
+    x, y = track.automatic.at(9)
+    # a colleague's correction arrives through the bridge: the track is redrawn, the frame kept
+    services.governance.revisions.correct(
+        rig.published_id, [parse_operation("move", f"2@9={x},{y + 25}")], "mistracked"
+    )
+
+    def redrawn() -> bool:
+        now = next(o for o in player.views[0].overlays if o.track_id == "2").effective
+        return now is not None and now.at(9).tolist() == [x, y + 25]
+
+    qtbot.waitUntil(redrawn, timeout=WAIT_MS)
+    assert player.shown_index == 9 and page.history.rowCount() == 1
+    assert "moved track 2 at frame 9" in page.history.item(0, 3).text()

@@ -6,9 +6,10 @@ Each camera is a sensor that exposes frame ``n`` at its own instant on the host'
 
 whether anyone reads it or not. ``n`` counts from the world's epoch (when the rig was created), so
 at one instant cameras of the same rate show about the same ``n``, and each frame carries its ``n``
-in a pattern of 24 blocks in its top-left corner (:func:`read_frame_tag`). ``read`` waits for the
-next exposure; a reader more than :data:`BUFFERS` frames behind loses the oldest (the sensor's
-buffers are overwritten), as a real camera does, and a frame can be dropped at random. Each frame
+in a pattern of 24 blocks in its top-left corner (:mod:`labrig.capture.frame_tags`). ``read``
+waits for the next exposure; a reader more than :data:`BUFFERS` frames behind loses the oldest
+(the sensor's buffers are overwritten), as a real camera does, and a frame can be dropped at
+random. Each frame
 comes with the host time of its exposure (as a camera driver stamps its buffers, whatever the
 reader's scheduling) and the camera's own clock, which ticks exactly one period per frame: a
 camera given a drift drifts against the host.
@@ -34,6 +35,7 @@ import cv2
 import numpy as np
 
 from labrig.capture.devices import DeviceInfo, DeviceKind
+from labrig.capture.frame_tags import write_frame_tag
 from labrig.capture.rig_board import BoardKind
 from labrig.capture.rig_world import (
     BOARD_SCENES,
@@ -52,8 +54,6 @@ from labrig.capture.virtual import UnsupportedModeError, noise_bank
 RIG_CAMERA_NAME = "Labrig virtual rig camera"
 RIG_ADDRESS_PREFIX = "rig-"
 BUFFERS = 4  # frames a camera holds for a reader that is late
-TAG_BITS, TAG_BLOCK, TAG_ORIGIN = 24, 8, (8, 8)  # the frame-index pattern: bits, block px, x/y
-TAG_ON, TAG_OFF = 84, 12  # grey levels of a 1 and a 0
 
 
 def rig_device_id(index: int) -> str:
@@ -83,28 +83,6 @@ def rig_devices() -> list[DeviceInfo]:
         )
         for i in range(MAX_CAMERAS)
     ]
-
-
-def write_frame_tag(img: Image, n: int) -> None:
-    """Draw ``n`` (mod 2^24) as 24 dark or grey 8×8 blocks, most significant first, in the
-    top-left corner; blocks sit on the JPEG grid so they survive compression, and stay darker than
-    anything a marker tracker takes for a marker."""
-    x0, y0 = TAG_ORIGIN
-    for bit in range(TAG_BITS):
-        on = (n >> (TAG_BITS - 1 - bit)) & 1
-        x = x0 + bit * TAG_BLOCK
-        img[y0 : y0 + TAG_BLOCK, x : x + TAG_BLOCK] = TAG_ON if on else TAG_OFF
-
-
-def read_frame_tag(img: Image) -> int:
-    """The frame index :func:`write_frame_tag` drew in ``img`` (decoded from pixels)."""
-    x0, y0 = TAG_ORIGIN
-    n = 0
-    for bit in range(TAG_BITS):
-        x = x0 + bit * TAG_BLOCK
-        block = img[y0 + 2 : y0 + TAG_BLOCK - 2, x + 2 : x + TAG_BLOCK - 2]
-        n = (n << 1) | int(block.mean() > (TAG_ON + TAG_OFF) / 2)
-    return n
 
 
 @dataclass(frozen=True)

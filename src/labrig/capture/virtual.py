@@ -24,6 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from labrig.capture.frame_tags import write_frame_tag
 from labrig.capture.sources import Image, Mode
 from labrig.capture.virtual_scenes import (
     SCENE_LABELS,
@@ -119,7 +120,8 @@ class VirtualCamera:
     the device stops answering after that many frames (a pulled cable). ``seed`` picks the
     sensor-noise pattern (``noise`` is its sigma in grey levels; 0 turns it off). ``scene_of``:
     read before each frame, it switches the scene shown (a :meth:`SceneSwitch.follow`); without it
-    the camera shows ``scene`` throughout.
+    the camera shows ``scene`` throughout. ``tag_frames``: each frame's index is drawn in its
+    top-left corner (:func:`labrig.capture.frame_tags.read_frame_tag` reads it back).
 
     Threading: ``open``/``read``/``close`` from one thread at a time (the grab thread); ``render``
     and ``truth`` may be called from any thread.
@@ -137,12 +139,14 @@ class VirtualCamera:
         frames_limit: int | None = None,
         fail_after: int | None = None,
         scene_of: Callable[[], SceneName] | None = None,
+        tag_frames: bool = False,
     ) -> None:
         if scene not in SCENES:
             raise ValueError(f"unknown virtual scene {scene!r}: 'markers', 'board' or 'plane'")
         self.scene_name, self.paced, self.seed, self.noise = scene, paced, seed, noise
         self._scene_of = scene_of
         self.frames_limit, self.fail_after, self._board = frames_limit, fail_after, board
+        self.tag_frames = tag_frames  # each frame's index drawn in its top-left corner
         self._base_model, self._index, self._opened = model or CameraModel(), 0, False
         self._due: float | None = None
         self._configure(DEFAULT_MODE)
@@ -219,6 +223,8 @@ class VirtualCamera:
             add, sub = self._noise[frame_index % len(self._noise)]
             cv2.add(img, add, dst=img)
             cv2.subtract(img, sub, dst=img)
+        if self.tag_frames:
+            write_frame_tag(img, frame_index)
         return img
 
     def truth(self, frame_index: int) -> dict[str, Any]:

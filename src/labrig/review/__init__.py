@@ -5,11 +5,13 @@ stay in :mod:`labrig.domain`. Qt-free.
 
 Modules: ``revisions`` (the revision service: values revised, tracked data corrected),
 ``records`` (stored revisions read back), ``effective`` (the corrected tracks and their kinematics),
-``reviewed`` (a result as a reviewer reads it), ``views`` (the screens' reads), ``reprocess`` (a
+``reviewed`` (a result as a reviewer reads it), ``player`` (what the review player shows: every
+camera of the attempt in step, the tracks to draw), ``views`` (the screens' reads), ``reprocess`` (a
 result analysed again under the current calibrations).
 """
 
 from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
+from labrig.review.player import Overlay, PlayerCamera, ResultMedia
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.revisions import (
     FieldValue,
@@ -39,8 +41,11 @@ __all__ = [
     "CorrectionUnsupportedError",
     "EffectiveTracks",
     "FieldValue",
+    "Overlay",
+    "PlayerCamera",
     "ReprocessService",
     "Reprocessed",
+    "ResultMedia",
     "ResultNotPublishedError",
     "ReviewListRow",
     "ReviewedResult",

@@ -16,6 +16,7 @@ from labrig.access import AccessControl
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
+from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.store import Store
@@ -189,6 +190,10 @@ class ReviewedResults:
 
     def show(self, result_id: str) -> ReviewedResult:
         return self.revisions.show(result_id)
+
+    def media(self, result_id: str) -> ResultMedia:
+        """The cameras of the result's attempt and the tracks to draw over them, for the player."""
+        return result_media(self.revisions.store, self.revisions, result_id)
 
     def reprocess(self, result_id: str) -> Reprocessed:
         """Analyse the result's attempt again under the current calibrations (a new attempt)."""

@@ -12,9 +12,9 @@ import pytest
 
 from labrig.capture.avi import count_avi_frames, jpeg_chunks
 from labrig.capture.frame_access import FrameOutOfRangeError, FrameReader, FrameUnreadableError
+from labrig.capture.frame_tags import read_frame_tag, write_frame_tag
 from labrig.capture.manifest import SegmentV1
 from labrig.capture.media import CaptureMedia
-from labrig.capture.rig_camera import read_frame_tag, write_frame_tag
 from labrig.capture.sink import SegmentSink
 from labrig.capture.sources import Mode
 

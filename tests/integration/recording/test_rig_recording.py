@@ -14,8 +14,9 @@ from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.capture import create_session, iter_frames, load_capture
+from labrig.capture.frame_tags import read_frame_tag
 from labrig.capture.recorder import DeviceBusyError
-from labrig.capture.rig_camera import CameraTiming, read_frame_tag
+from labrig.capture.rig_camera import CameraTiming
 from labrig.capture.rig_recorder import RigDeviceError, RigRecording
 from labrig.capture.rig_sync import SyncFigures
 from labrig.capture.rigs import DeviceSpec, RigExistsError, RigInvalidError

@@ -28,6 +28,7 @@ from labrig.domain.revisions import FieldRef
 from labrig.domain.roles import RoleRequiredError
 from labrig.events import EventRecord
 from labrig.review import (
+    ResultMedia,
     ReviewedResult,
     ReviewedResults,
     ReviewerState,
@@ -38,6 +39,7 @@ from labrig.review import (
     revised_values,
 )
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
+from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
@@ -87,6 +89,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._results = results
         self._saves = BackgroundCalls(threads=1, parent=self)  # never queued behind a read
         self._user_reads = Latest(self._reads)
+        self._media_reads = Latest(self._reads)
         self.shown: ReviewedResult | None = None  # the result on screen
         # what the next revision is made on (see the module docstring)
         self._base: str | None = None
@@ -98,6 +101,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.values = ValuesTable()
         self.history = HistoryTable()
         self.form = ReviseForm()
+        self.player = PlayerWidget()
         self._lay_out()
         self.show_placeholder(self.nothing_selected_text)
         self.values.itemSelectionChanged.connect(self._on_values_item_selection_changed)
@@ -116,10 +120,13 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         row.addLayout(history, 3)
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("reviewValuesSplitter")  # positions kept between runs by name
+        split.addWidget(self.player)
         split.addWidget(self.values)
         split.addWidget(lower)
-        split.setStretchFactor(0, 3)  # the values get the room; the form and history need less
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(0, 4)  # the video gets the most room, then the values
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 2)
+        split.setSizes([320, 160, 220])  # at 1280x800: the video, three rows, the form whole
         self.detail = QWidget()
         detail = QVBoxLayout(self.detail)
         detail.setContentsMargins(0, 0, 0, 0)
@@ -155,8 +162,10 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         super().refresh()
 
     def shut_down(self, timeout_ms: int) -> None:
-        """Wait for a save and for reads, so none outlives the store."""
+        """Wait for a save, for reads and for the player's decoding, so none outlives the
+        store."""
         self._saves.wait(timeout_ms)
+        self.player.shut_down(timeout_ms)
         super().shut_down(timeout_ms)
 
     def read_list(self) -> list[ReviewListRow]:
@@ -201,6 +210,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
 
     def show_detail(self, detail: ReviewedResult) -> None:
         same = self.shown is not None and self.shown.result_id == detail.result_id
+        if not same or len(detail.revisions) != len(self.shown.revisions if self.shown else []):
+            self._read_media(detail.result_id, keep_frame=same)
         head = head_of(detail)
         if not same or self._base is None or not self.form.dirty:
             self._base = head
@@ -209,10 +220,29 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
             self.form.status.setText(ARRIVED.format(number=latest.number, reviewer=latest.reviewer))
         self._show_result(detail)
 
+    def _read_media(self, result_id: str, keep_frame: bool) -> None:
+        """The recording to play (and the tracks to draw, corrected as the revisions say)."""
+        self._media_reads.request(
+            partial(self._results.media, result_id),
+            partial(self._on_media_read, keep_frame=keep_frame),
+            lambda error: self.player.status.setText(
+                f"Could not open the recording: {say_error(error)}"
+            ),
+        )
+
+    def _on_media_read(self, media: ResultMedia, keep_frame: bool) -> None:
+        if self.shown is None or self.shown.result_id != media.result_id:
+            return  # another result was chosen meanwhile
+        if keep_frame and self.player.media is not None:
+            self.player.set_overlays(media.overlays)
+        else:
+            self.player.set_media(media)
+
     # -- showing -------------------------------------------------------------------------------
 
     def show_placeholder(self, text: str) -> None:
         self.shown, self._base = None, None
+        self.player.set_media(None)
         self.heading.show_text(text)
         self.values.setRowCount(0)
         self.history.setRowCount(0)

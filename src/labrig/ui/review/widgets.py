@@ -208,8 +208,11 @@ class HistoryTable(QTableWidget):
         self.setRowCount(len(history))
         for row, revision in enumerate(history):
             changed = "\n".join(
-                f"{field_words(c.field, units)}: {format_value(c.old)} → {format_value(c.new)}"
-                for c in revision.changes
+                [o.describe() for o in revision.operations]
+                + [
+                    f"{field_words(c.field, units)}: {format_value(c.old)} → {format_value(c.new)}"
+                    for c in revision.changes
+                ]
             )
             cells = (
                 _item(str(revision.number), number=True),

@@ -1,0 +1,183 @@
+"""What the review player shows of a result: every camera of its attempt, frame-accurate, in step,
+and the tracked markers to draw over the first camera's picture. Qt-free.
+
+The player's position is a frame of the first camera (the one a 2-D result was tracked on), by its
+stored index. Every other camera shows its frame nearest in recorded time, within half a frame
+period (none past its ends), as a rig's analysis pairs them. Frames are read by
+:class:`~labrig.capture.FrameReader` (one per camera, opened by :meth:`ResultMedia.readers` on the
+thread that decodes). The overlays are the effective tracks (after every correction) and the
+automatic ones, in picture px: tracks measured on an undistorted picture are distorted back
+through the calibration's lens so they sit on the markers as recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import select
+
+from labrig.calibration import load_calibration
+from labrig.capture import CaptureMedia, FrameReader, load_capture, read_timestamps
+from labrig.capture.samples import is_sample_mode
+from labrig.domain.corrections import Track
+from labrig.review.effective import CorrectionUnsupportedError
+from labrig.review.records import find_result
+from labrig.review.revisions import RevisionService
+from labrig.store import Store
+from labrig.store.models import AttemptCapture, Capture, Job
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PlayerCamera:
+    capture_id: str
+    device_id: str
+    frame_count: int
+    width: int
+    height: int
+    times_s: Array  # each frame's time from the first camera's first frame
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """One track drawn over the first camera: its id and colour, and its positions (picture px)
+    by frame, automatic and effective (whose ``filled`` frames a correction interpolated)."""
+
+    track_id: str
+    colour_rgb: tuple[int, int, int] | None
+    automatic: Track
+    effective: Track | None  # None when the corrections removed it
+
+
+@dataclass(frozen=True)
+class ResultMedia:
+    result_id: str
+    cameras: list[PlayerCamera]
+    media: list[CaptureMedia]
+    overlays: list[Overlay]
+
+    @property
+    def frame_count(self) -> int:
+        """The first camera's frames: the player's positions."""
+        return self.cameras[0].frame_count if self.cameras else 0
+
+    @property
+    def fps(self) -> float:
+        return self.media[0].fps if self.media else 30.0
+
+    def frames_at(self, index: int) -> list[int | None]:
+        """Each camera's frame at the first camera's frame ``index`` (nearest in time, within half
+        a frame period; None where that camera has none)."""
+        lead = self.cameras[0].times_s
+        at = float(lead[min(max(index, 0), len(lead) - 1)]) if len(lead) else 0.0
+        out: list[int | None] = [index]
+        for camera, media in zip(self.cameras[1:], self.media[1:], strict=True):
+            times = camera.times_s
+            if not len(times):
+                out.append(None)
+                continue
+            k = int(np.clip(np.searchsorted(times, at), 1, len(times) - 1)) if len(times) > 1 else 0
+            if k > 0 and abs(times[k - 1] - at) <= abs(times[k] - at):
+                k -= 1
+            out.append(k if abs(times[k] - at) <= 0.5 / media.fps else None)
+        return out
+
+    def readers(self) -> list[FrameReader]:
+        """A frame reader per camera, for the one thread that decodes."""
+        return [FrameReader(m) for m in self.media]
+
+
+def result_media(store: Store, revisions: RevisionService, result_id: str) -> ResultMedia:
+    """The cameras of ``result_id``'s attempt and the tracks to draw (none for a result whose
+    tracks cannot be read back, such as a rig's 3-D one: its pictures still play)."""
+    with store.read() as session:
+        result = find_result(session, result_id)
+        rows = session.execute(
+            select(Capture.manifest_sha256)
+            .join(AttemptCapture, AttemptCapture.capture_id == Capture.id)
+            .where(AttemptCapture.attempt_id == result.attempt_id)
+            .order_by(AttemptCapture.position)
+        ).all()
+        result_id = result.id
+        lens = _tracking_lens(store, session, json.loads(result.document))
+    media = [load_capture(store, digest) for (digest,) in rows if digest]
+    media = [m for m in media if not is_sample_mode(m.mode)]
+    starts = [m.times_s() for m in media]
+    cameras = []
+    origin = _first_mono_s(media[0]) if media else 0.0
+    for m, relative in zip(media, starts, strict=True):
+        offset = _first_mono_s(m) - origin
+        cameras.append(
+            PlayerCamera(
+                m.capture_id,
+                m.device_id,
+                m.frame_count,
+                int(m.mode.get("width") or 0),
+                int(m.mode.get("height") or 0),
+                relative + offset,
+            )
+        )
+    return ResultMedia(result_id, cameras, media, _overlays(revisions, result_id, lens))
+
+
+def _first_mono_s(media: CaptureMedia) -> float:
+    """The first frame's recorded monotonic time (s), 0 when the frames' times are not recorded:
+    the cameras of a rig share the host's clock, so their frames line up by it."""
+    first = media.timestamps[0] if media.timestamps else None
+    if first is None:
+        return 0.0
+    stamps = read_timestamps(first)
+    return stamps[0] / 1e9 if stamps else 0.0
+
+
+def _tracking_lens(store: Store, session: Any, document: dict[str, Any]) -> tuple[Any, Any] | None:
+    """The lens the tracks were undistorted through (camera matrix, distortion), or None."""
+    job = next(
+        (j for j in document["provenance"]["jobs"] if j["stage_id"] == "tracking.markers"), None
+    )
+    row = session.get(Job, job["job_id"]) if job else None
+    config = json.loads(row.config) if row is not None and row.config else {}
+    calibration_id = config.get("calibration_id")
+    if not calibration_id:
+        return None
+    calibration = load_calibration(store, calibration_id)
+    return np.asarray(calibration.camera_matrix), np.asarray(calibration.dist)
+
+
+def _overlays(
+    revisions: RevisionService, result_id: str, lens: tuple[Any, Any] | None
+) -> list[Overlay]:
+    try:
+        source, effective = revisions.effective(result_id)
+    except CorrectionUnsupportedError:
+        return []
+    out = []
+    for name, track in source.tracks.items():
+        corrected = effective.tracks.get(name)
+        colour = source.colours.get(name)
+        out.append(
+            Overlay(
+                name,
+                None if colour is None else (int(colour[0]), int(colour[1]), int(colour[2])),
+                _in_picture(track, lens),
+                None if corrected is None else _in_picture(corrected, lens),
+            )
+        )
+    return out
+
+
+def _in_picture(track: Track, lens: tuple[Any, Any] | None) -> Track:
+    """``track`` in the recorded picture's px: undistorted positions distorted back."""
+    if lens is None or not len(track.frames):
+        return track
+    matrix, dist = lens
+    inverse = np.linalg.inv(matrix)
+    rays = np.column_stack([track.xy, np.ones(len(track.xy))]) @ inverse.T
+    px, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), matrix, dist)
+    return Track(track.frames, np.asarray(px, dtype=np.float64).reshape(-1, 2), track.filled)

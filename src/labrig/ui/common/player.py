@@ -1,0 +1,395 @@
+"""The review player: every camera of a result's attempt side by side, stepped frame by frame by
+stored index, with the tracked markers drawn over the first camera.
+
+Keys (with the player focused): ← / → a frame back / on, Home / End the first / last frame, Space
+or K play / pause, L play on (faster each press, up to 4×), J play back. The slider and the frame
+field seek; :meth:`PlayerWidget.seek` lets a plot seek too, and :attr:`PlayerWidget.frame_shown`
+tells it which frame is on screen.
+
+Overlays, on the first camera: each track's effective position at the frame, a circle in its
+plot colour with its id; its trail over ±:data:`TRAIL` frames; a frame a correction filled drawn
+dashed; the automatic position, where a correction moved it, as a grey cross.
+
+Threading contract: GUI thread only. Frames are decoded on one pool thread
+(:class:`~labrig.ui.shell.background.BackgroundCalls` through
+:class:`~labrig.ui.shell.latest.Latest`): a burst of seeks (a dragged slider) decodes the frame
+asked for last, never a queue of stale ones; while playing, a tick whose frame is still decoding is
+skipped, so a slow disk drops frames from the screen, never the pace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QColor, QImage, QKeyEvent, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from labrig.capture import FrameReader
+from labrig.review import Overlay, ResultMedia
+from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.latest import Latest
+
+TRAIL = 15  # frames of trail drawn before and after the current one
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+GREY = QColor(150, 150, 150)
+
+
+class FrameView(QWidget):
+    """One camera's frame, scaled to fit with its aspect kept, and the overlays over it."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.image: QImage | None = None
+        self.index: int | None = None
+        self.overlays: Sequence[Overlay] = ()
+        self.setMinimumSize(240, 180)  # a marker and its id stay legible
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def show_frame(self, image: QImage | None, index: int | None) -> None:
+        self.image, self.index = image, index
+        self.update()
+
+    def target(self) -> QRectF:
+        """Where the picture is drawn (fitted, centred)."""
+        if self.image is None or self.image.width() == 0:
+            return QRectF(self.rect())
+        scale = min(self.width() / self.image.width(), self.height() / self.image.height())
+        w, h = self.image.width() * scale, self.image.height() * scale
+        return QRectF((self.width() - w) / 2, (self.height() - h) / 2, w, h)
+
+    def paintEvent(self, event: Any) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor(20, 20, 20))
+        if self.image is None:
+            painter.setPen(GREY)
+            text = f"{self.name}: no frame at this time" if self.index is None else self.name
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, text)
+            return
+        area = self.target()
+        painter.drawImage(area, self.image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        scale = area.width() / self.image.width()
+        for overlay in self.overlays:
+            self._draw(painter, overlay, area, scale)
+        painter.setPen(QColor(255, 255, 255))
+        painter.drawText(
+            area.adjusted(6, 4, -6, -4),
+            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
+            f"{self.name} · frame {self.index}",
+        )
+
+    def _draw(self, painter: QPainter, overlay: Overlay, area: QRectF, scale: float) -> None:
+        if self.index is None:
+            return
+        colour = QColor(*(overlay.colour_rgb or (255, 200, 0)))
+
+        def at(xy: Any) -> QPointF:
+            return QPointF(area.left() + (xy[0] + 0.5) * scale, area.top() + (xy[1] + 0.5) * scale)
+
+        track = overlay.effective
+        if track is not None and len(track.frames):
+            near = (track.frames >= self.index - TRAIL) & (track.frames <= self.index + TRAIL)
+            path = QPainterPath()
+            for n, xy in enumerate(track.xy[near]):
+                path.moveTo(at(xy)) if n == 0 else path.lineTo(at(xy))
+            trail = QColor(colour)
+            trail.setAlpha(140)
+            painter.setPen(QPen(trail, 1.5))
+            painter.drawPath(path)
+            here = track.at(self.index)
+            if here is not None:
+                pen = QPen(colour, 2.0)
+                if self.index in track.filled:
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                painter.setPen(pen)
+                painter.drawEllipse(at(here), 9.0, 9.0)
+                painter.drawText(at(here) + QPointF(11, -11), overlay.track_id)
+        automatic = overlay.automatic.at(self.index)
+        effective = None if track is None else track.at(self.index)
+        if automatic is not None and (effective is None or np.any(automatic != effective)):
+            painter.setPen(QPen(GREY, 1.5))
+            p = at(automatic)
+            painter.drawLine(p + QPointF(-5, -5), p + QPointF(5, 5))
+            painter.drawLine(p + QPointF(-5, 5), p + QPointF(5, -5))
+
+
+class PlayerWidget(QWidget):
+    """See the module docstring."""
+
+    frame_shown = Signal(int)  # the first camera's frame now on screen
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("player")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.media: ResultMedia | None = None
+        self.position = 0  # the frame asked for last
+        self.shown_index: int | None = None  # the first camera's frame on screen
+        self.shown_frames: list[np.ndarray | None] = []  # each camera's decoded picture, BGR
+        self._readers: list[FrameReader] = []  # owned by the decoding thread
+        self._reader_of: str | None = None
+        self._decoding = BackgroundCalls(threads=1, parent=self)
+        self._latest = Latest(self._decoding)
+        self._direction = 1
+        self._speed = 1.0
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self._on_tick)
+        self.views_row = QHBoxLayout()
+        self.views: list[FrameView] = []
+        self.status = QLabel("No recording to show.")
+        self.status.setObjectName("playerStatus")
+        self._build_controls()
+
+    def _build_controls(self) -> None:
+        def button(text: str, tip: str, slot: Any) -> QPushButton:
+            b = QPushButton(text)
+            b.setToolTip(tip)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            b.clicked.connect(slot)
+            return b
+
+        self.first_button = button("First", "First frame (Home)", lambda: self.seek(0))
+        self.back_button = button("◀", "A frame back (←)", lambda: self.step(-1))
+        self.play_button = button("Play", "Play or pause (Space, K)", self.toggle)
+        self.play_button.setMinimumWidth(70)
+        self.on_button = button("▶", "A frame on (→)", lambda: self.step(1))
+        self.last_button = button("Last", "Last frame (End)", lambda: self.seek(self.last))
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName("playerSlider")
+        self.slider.valueChanged.connect(self._on_slider)
+        self.frame_box = QSpinBox()
+        self.frame_box.setObjectName("playerFrame")
+        self.frame_box.setToolTip("The first camera's stored frame index")
+        self.frame_box.editingFinished.connect(lambda: self.seek(self.frame_box.value()))
+        self.speed_box = QComboBox()
+        self.speed_box.setToolTip("Playing speed")
+        for speed in SPEEDS:
+            self.speed_box.addItem(f"{speed:g}×", speed)
+        self.speed_box.setCurrentIndex(SPEEDS.index(1.0))
+        self.speed_box.currentIndexChanged.connect(
+            lambda i: self._set_speed(float(self.speed_box.itemData(i)))
+        )
+        controls = QHBoxLayout()
+        for w in (self.first_button, self.back_button, self.play_button, self.on_button):
+            controls.addWidget(w)
+        controls.addWidget(self.last_button)
+        controls.addWidget(self.slider, 1)
+        controls.addWidget(QLabel("Frame"))
+        controls.addWidget(self.frame_box)
+        controls.addWidget(self.speed_box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.views_row, 1)
+        layout.addLayout(controls)
+        layout.addWidget(self.status)
+        self._enable(False)
+
+    # -- what is shown -------------------------------------------------------------------------
+
+    @property
+    def last(self) -> int:
+        return max(self.media.frame_count - 1, 0) if self.media is not None else 0
+
+    @property
+    def playing(self) -> bool:
+        return self.timer.isActive()
+
+    @property
+    def busy(self) -> bool:
+        return self._latest.busy
+
+    def set_media(self, media: ResultMedia | None) -> None:
+        """Show ``media`` (None: nothing), from its first frame."""
+        self.pause()
+        self.media = media
+        for view in self.views:
+            self.views_row.removeWidget(view)
+            view.deleteLater()
+        self.views = []
+        self.shown_index, self.shown_frames = None, []
+        if media is None or not media.cameras:
+            self._enable(False)
+            self.status.setText("No recording to show.")
+            return
+        for n, camera in enumerate(media.cameras):
+            view = FrameView(f"camera {n + 1}")
+            view.setToolTip(f"{camera.device_id}, {camera.width}×{camera.height}")
+            if n == 0:
+                view.overlays = media.overlays
+            self.views.append(view)
+            self.views_row.addWidget(view, 1)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, self.last)
+        self.slider.blockSignals(False)
+        self.frame_box.setRange(0, self.last)
+        self._enable(True)
+        self.seek(0)
+
+    def set_overlays(self, overlays: Sequence[Overlay]) -> None:
+        """New tracks to draw (after a correction), the frame kept."""
+        if self.views:
+            self.views[0].overlays = overlays
+            self.views[0].update()
+
+    def _enable(self, on: bool) -> None:
+        for w in (
+            self.first_button,
+            self.back_button,
+            self.play_button,
+            self.on_button,
+            self.last_button,
+            self.slider,
+            self.frame_box,
+            self.speed_box,
+        ):
+            w.setEnabled(on)
+
+    # -- moving --------------------------------------------------------------------------------
+
+    def seek(self, index: int) -> None:
+        """Show the first camera's frame ``index`` (clamped), and the others' at its time."""
+        media = self.media
+        if media is None:
+            return
+        self.position = min(max(int(index), 0), self.last)
+        wanted = media.frames_at(self.position)
+        self._latest.request(
+            lambda: self._decode(media, wanted),
+            lambda frames: self._on_decoded(media, wanted, frames),
+            self._on_failed,
+        )
+
+    def step(self, frames: int) -> None:
+        self.pause()
+        self.seek(self.position + frames)
+
+    @Slot()
+    def toggle(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play(1)
+
+    def play(self, direction: int) -> None:
+        if self.media is None:
+            return
+        if direction > 0 and self.position >= self.last:
+            self.seek(0)  # from the start again, as a video player does
+        self._direction = direction
+        self.timer.start(max(1, round(1000 / (self.media.fps * self._speed))))
+        self.play_button.setText("Pause")
+
+    def pause(self) -> None:
+        self.timer.stop()
+        self.play_button.setText("Play")
+
+    def _set_speed(self, speed: float) -> None:
+        self._speed = speed
+        if self.playing:
+            self.play(self._direction)
+
+    @Slot()
+    def _on_tick(self) -> None:
+        if self._latest.busy:
+            return  # the frame before is still decoding: this tick's frame is dropped
+        following = self.position + self._direction
+        if not 0 <= following <= self.last:
+            self.pause()
+            return
+        self.seek(following)
+
+    @Slot(int)
+    def _on_slider(self, value: int) -> None:
+        if value != self.position:
+            self.seek(value)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_Left:
+            self.step(-1)
+        elif key == Qt.Key.Key_Right:
+            self.step(1)
+        elif key == Qt.Key.Key_Home:
+            self.pause()
+            self.seek(0)
+        elif key == Qt.Key.Key_End:
+            self.pause()
+            self.seek(self.last)
+        elif key in (Qt.Key.Key_Space, Qt.Key.Key_K):
+            self.toggle()
+        elif key == Qt.Key.Key_L:
+            if self.playing and self._direction > 0:
+                faster = [s for s in SPEEDS if s > self._speed]
+                if faster:
+                    self.speed_box.setCurrentIndex(SPEEDS.index(faster[0]))
+            else:
+                self.play(1)
+        elif key == Qt.Key.Key_J:
+            self.play(-1)
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    # -- decoding (pool thread) and showing (GUI thread) -----------------------------------------
+
+    def _decode(self, media: ResultMedia, wanted: list[int | None]) -> list[Any]:
+        if self._reader_of != media.result_id:
+            for reader in self._readers:
+                reader.close()
+            self._readers, self._reader_of = media.readers(), media.result_id
+        out: list[Any] = []
+        for reader, index in zip(self._readers, wanted, strict=True):
+            if index is None or index >= reader.frame_count:
+                out.append(None)
+                continue
+            bgr = reader.frame(index)
+            h, w = bgr.shape[:2]
+            image = QImage(bgr.data, w, h, bgr.strides[0], QImage.Format.Format_BGR888).copy()
+            out.append((bgr, image))
+        return out
+
+    def _on_decoded(self, media: ResultMedia, wanted: list[int | None], frames: list[Any]) -> None:
+        if media is not self.media:
+            return  # another result was chosen meanwhile
+        self.shown_frames = [None if f is None else f[0] for f in frames]
+        for view, index, frame in zip(self.views, wanted, frames, strict=True):
+            view.show_frame(None if frame is None else frame[1], index)
+        self.shown_index = wanted[0]
+        self.slider.blockSignals(True)
+        self.slider.setValue(self.position)
+        self.slider.blockSignals(False)
+        self.frame_box.setValue(self.position)
+        time_s = float(media.cameras[0].times_s[self.position]) if media.cameras else 0.0
+        self.status.setText(
+            f"Frame {self.position} of {media.frame_count} · {time_s:.3f} s · "
+            f"{len(media.cameras)} camera(s)"
+        )
+        if self.shown_index is not None:
+            self.frame_shown.emit(self.shown_index)
+
+    def _on_failed(self, error: Exception) -> None:
+        self.pause()
+        self.status.setText(f"Could not show the frame: {say_error(error)}")
+
+    def shut_down(self, timeout_ms: int) -> None:
+        """Stop playing and wait for the decoding thread, then close the files it read."""
+        self.pause()
+        self._decoding.wait(timeout_ms)
+        for reader in self._readers:
+            reader.close()
+        self._readers, self._reader_of = [], None

@@ -13,6 +13,7 @@ from labrig.domain.corrections import (
     Track,
     apply,
     parse_operation,
+    suspicious_frames,
 )
 
 
@@ -112,3 +113,30 @@ def test_operations_round_trip_as_json_and_refuse_bad_syntax() -> None:
         assert refused.value.code == "LABRIG_CORRECTION_SYNTAX"
     with pytest.raises(CorrectionRefusedError, match="no track 7; its tracks are 0, 1"):
         apply(tracks(), [op("move", "7@3=1,1")])
+
+
+def test_suspicious_frames_name_jumps_gaps_fills_and_lost_tracks() -> None:
+    before = tracks()
+    assert suspicious_frames(before, last_frame=119) == []  # a smooth circle and a line
+    corrected = apply(
+        before,
+        [
+            op("move", "1@40=500,50"),  # a 420 px jump in and out
+            op("occlude", "0@60-64"),
+            op("occlude", "0@80-83"),
+            op("fill", "0@80-83:spline"),
+            op("trim", "0-110"),
+        ],
+    )
+    found = [
+        (s.frame, s.track_id, s.why.split()[0])
+        for s in suspicious_frames(corrected, last_frame=119)
+    ]
+    assert found == [
+        (40, "1", "jumps"),
+        (41, "1", "jumps"),
+        (60, "0", "missing"),
+        (80, "0", "filled"),
+        (111, "0", "lost"),
+        (111, "1", "lost"),
+    ]

@@ -306,3 +306,41 @@ def _trim(tracks: Tracks, op: Operation) -> Tracks:
 
 
 _APPLY = {"move": _move, "occlude": _occlude, "fill": _fill, "swap": _swap, "trim": _trim}
+
+
+@dataclass(frozen=True)
+class Suspicious:
+    """A frame a reviewer should look at: which track, and why."""
+
+    frame: int
+    track_id: str
+    why: str
+
+
+def suspicious_frames(
+    tracks: Mapping[str, Track], *, jump_px: float = 25.0, last_frame: int | None = None
+) -> list[Suspicious]:
+    """The frames to look at in ``tracks``, in frame order: a jump between consecutive frames
+    longer than ``jump_px``, the first frame of each gap (a frame missing inside the track's span),
+    a track ending before ``last_frame`` (lost), and each run of filled frames' first frame."""
+    out: list[Suspicious] = []
+    for name, t in tracks.items():
+        if not len(t.frames):
+            continue
+        steps = np.diff(t.frames)
+        jumps = np.linalg.norm(np.diff(t.xy, axis=0), axis=1)
+        for i in np.nonzero((steps == 1) & (jumps > jump_px))[0]:
+            out.append(
+                Suspicious(int(t.frames[i + 1]), name, f"jumps {jumps[i]:.0f} px in one frame")
+            )
+        for i in np.nonzero(steps > 1)[0]:
+            a, b = int(t.frames[i]) + 1, int(t.frames[i + 1]) - 1
+            out.append(Suspicious(a, name, f"missing from frame {a} to {b} ({b - a + 1} frames)"))
+        filled = sorted(t.filled)
+        for n, f in enumerate(filled):
+            if n == 0 or filled[n - 1] != f - 1:
+                out.append(Suspicious(f, name, "filled by a correction: check it"))
+        if last_frame is not None and int(t.frames[-1]) < last_frame:
+            end = int(t.frames[-1]) + 1
+            out.append(Suspicious(end, name, f"lost from frame {end} on"))
+    return sorted(out, key=lambda s: (s.frame, s.track_id))

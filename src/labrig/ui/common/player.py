@@ -2,12 +2,16 @@
 stored index, with the tracked markers drawn over the first camera.
 
 Keys (with the player focused): ← / → a frame back / on, Home / End the first / last frame, Space
-or K play / pause, L play on (faster each press, up to 4×), J play back. The slider and the frame
+or K play / pause, L play on (faster each press, up to 4×), J play back, N / P the next / previous
+frame to look at. The slider and the frame
 field seek; :meth:`PlayerWidget.seek` lets a plot seek too, and :attr:`PlayerWidget.frame_shown`
 tells it which frame is on screen.
 
+Frames to look at (:func:`labrig.domain.corrections.suspicious_frames`, on the tracks in force): a
+jump, a gap, a filled stretch, a track lost before the end; the list counts those not yet shown.
+
 Overlays, on the first camera: each track's effective position at the frame, a circle in its
-plot colour with its id; its trail over ±:data:`TRAIL` frames; a frame a correction filled drawn
+plot colour with its id; its trail over ±15 frames; a frame a correction filled drawn
 dashed; the automatic position, where a correction moved it, as a grey cross.
 
 Threading contract: GUI thread only. Frames are decoded on one pool thread
@@ -23,14 +27,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QColor, QImage, QKeyEvent, QPainter, QPainterPath, QPen
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QSlider,
     QSpinBox,
     QVBoxLayout,
@@ -38,93 +41,13 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.capture import FrameReader
+from labrig.domain.corrections import Suspicious, Track, suspicious_frames
 from labrig.review import Overlay, ResultMedia
+from labrig.ui.common.frame_view import FrameView
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.latest import Latest
 
-TRAIL = 15  # frames of trail drawn before and after the current one
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
-GREY = QColor(150, 150, 150)
-
-
-class FrameView(QWidget):
-    """One camera's frame, scaled to fit with its aspect kept, and the overlays over it."""
-
-    def __init__(self, name: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.name = name
-        self.image: QImage | None = None
-        self.index: int | None = None
-        self.overlays: Sequence[Overlay] = ()
-        self.setMinimumSize(240, 180)  # a marker and its id stay legible
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-
-    def show_frame(self, image: QImage | None, index: int | None) -> None:
-        self.image, self.index = image, index
-        self.update()
-
-    def target(self) -> QRectF:
-        """Where the picture is drawn (fitted, centred)."""
-        if self.image is None or self.image.width() == 0:
-            return QRectF(self.rect())
-        scale = min(self.width() / self.image.width(), self.height() / self.image.height())
-        w, h = self.image.width() * scale, self.image.height() * scale
-        return QRectF((self.width() - w) / 2, (self.height() - h) / 2, w, h)
-
-    def paintEvent(self, event: Any) -> None:
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), QColor(20, 20, 20))
-        if self.image is None:
-            painter.setPen(GREY)
-            text = f"{self.name}: no frame at this time" if self.index is None else self.name
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, text)
-            return
-        area = self.target()
-        painter.drawImage(area, self.image)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        scale = area.width() / self.image.width()
-        for overlay in self.overlays:
-            self._draw(painter, overlay, area, scale)
-        painter.setPen(QColor(255, 255, 255))
-        painter.drawText(
-            area.adjusted(6, 4, -6, -4),
-            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
-            f"{self.name} · frame {self.index}",
-        )
-
-    def _draw(self, painter: QPainter, overlay: Overlay, area: QRectF, scale: float) -> None:
-        if self.index is None:
-            return
-        colour = QColor(*(overlay.colour_rgb or (255, 200, 0)))
-
-        def at(xy: Any) -> QPointF:
-            return QPointF(area.left() + (xy[0] + 0.5) * scale, area.top() + (xy[1] + 0.5) * scale)
-
-        track = overlay.effective
-        if track is not None and len(track.frames):
-            near = (track.frames >= self.index - TRAIL) & (track.frames <= self.index + TRAIL)
-            path = QPainterPath()
-            for n, xy in enumerate(track.xy[near]):
-                path.moveTo(at(xy)) if n == 0 else path.lineTo(at(xy))
-            trail = QColor(colour)
-            trail.setAlpha(140)
-            painter.setPen(QPen(trail, 1.5))
-            painter.drawPath(path)
-            here = track.at(self.index)
-            if here is not None:
-                pen = QPen(colour, 2.0)
-                if self.index in track.filled:
-                    pen.setStyle(Qt.PenStyle.DashLine)
-                painter.setPen(pen)
-                painter.drawEllipse(at(here), 9.0, 9.0)
-                painter.drawText(at(here) + QPointF(11, -11), overlay.track_id)
-        automatic = overlay.automatic.at(self.index)
-        effective = None if track is None else track.at(self.index)
-        if automatic is not None and (effective is None or np.any(automatic != effective)):
-            painter.setPen(QPen(GREY, 1.5))
-            p = at(automatic)
-            painter.drawLine(p + QPointF(-5, -5), p + QPointF(5, 5))
-            painter.drawLine(p + QPointF(-5, 5), p + QPointF(5, -5))
 
 
 class PlayerWidget(QWidget):
@@ -152,6 +75,8 @@ class PlayerWidget(QWidget):
         self.views: list[FrameView] = []
         self.status = QLabel("No recording to show.")
         self.status.setObjectName("playerStatus")
+        self.suspicious: list[Suspicious] = []
+        self._seen: set[int] = set()  # indices into ``suspicious`` shown since it was made
         self._build_controls()
 
     def _build_controls(self) -> None:
@@ -191,10 +116,31 @@ class PlayerWidget(QWidget):
         controls.addWidget(QLabel("Frame"))
         controls.addWidget(self.frame_box)
         controls.addWidget(self.speed_box)
+        self.look_box = QComboBox()
+        self.look_box.setObjectName("playerSuspicious")
+        self.look_box.setToolTip("Frames to look at: jumps, gaps, filled stretches, lost tracks")
+        self.look_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.look_box.setMinimumContentsLength(30)
+        self.look_box.activated.connect(self._on_look_chosen)
+        self.previous_button = button(
+            "Previous", "The previous frame to look at (P)", self.previous
+        )
+        self.next_button = button("Next", "The next frame to look at (N)", self.next)
+        self.left_label = QLabel("")
+        self.left_label.setObjectName("playerLeft")
+        looking = QHBoxLayout()
+        looking.addWidget(QLabel("To look at:"))
+        looking.addWidget(self.look_box, 1)
+        looking.addWidget(self.previous_button)
+        looking.addWidget(self.next_button)
+        looking.addWidget(self.left_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.views_row, 1)
         layout.addLayout(controls)
+        layout.addLayout(looking)
         layout.addWidget(self.status)
         self._enable(False)
 
@@ -221,6 +167,9 @@ class PlayerWidget(QWidget):
             view.deleteLater()
         self.views = []
         self.shown_index, self.shown_frames = None, []
+        self.suspicious, self._seen = [], set()
+        self.look_box.clear()
+        self.left_label.clear()
         if media is None or not media.cameras:
             self._enable(False)
             self.status.setText("No recording to show.")
@@ -237,6 +186,7 @@ class PlayerWidget(QWidget):
         self.slider.blockSignals(False)
         self.frame_box.setRange(0, self.last)
         self._enable(True)
+        self._list_suspicious()
         self.seek(0)
 
     def set_overlays(self, overlays: Sequence[Overlay]) -> None:
@@ -244,6 +194,7 @@ class PlayerWidget(QWidget):
         if self.views:
             self.views[0].overlays = overlays
             self.views[0].update()
+            self._list_suspicious()
 
     def _enable(self, on: bool) -> None:
         for w in (
@@ -255,8 +206,52 @@ class PlayerWidget(QWidget):
             self.slider,
             self.frame_box,
             self.speed_box,
+            self.look_box,
+            self.previous_button,
+            self.next_button,
         ):
             w.setEnabled(on)
+
+    def _list_suspicious(self) -> None:
+        overlays = self.views[0].overlays if self.views else ()
+        tracks: dict[str, Track] = {
+            o.track_id: o.effective for o in overlays if o.effective is not None
+        }
+        self.suspicious = suspicious_frames(tracks, last_frame=self.last)
+        self._seen = set()
+        self.look_box.clear()
+        for s in self.suspicious:
+            self.look_box.addItem(f"frame {s.frame} · track {s.track_id}: {s.why}")
+        self._count_left()
+
+    def _count_left(self) -> None:
+        total = len(self.suspicious)
+        left = total - len(self._seen)
+        self.left_label.setText(
+            f"{left} of {total} left" if total else "nothing to look at: no jumps, gaps or losses"
+        )
+
+    @Slot()
+    def next(self) -> None:
+        """Seek the next frame to look at after the one shown (from the start after the last)."""
+        following = [i for i, s in enumerate(self.suspicious) if s.frame > self.position]
+        self._look(following[0] if following else 0)
+
+    @Slot()
+    def previous(self) -> None:
+        before = [i for i, s in enumerate(self.suspicious) if s.frame < self.position]
+        self._look(before[-1] if before else len(self.suspicious) - 1)
+
+    @Slot(int)
+    def _on_look_chosen(self, index: int) -> None:
+        self._look(index)
+
+    def _look(self, index: int) -> None:
+        if not 0 <= index < len(self.suspicious):
+            return
+        self.pause()
+        self.look_box.setCurrentIndex(index)
+        self.seek(self.suspicious[index].frame)
 
     # -- moving --------------------------------------------------------------------------------
 
@@ -340,6 +335,10 @@ class PlayerWidget(QWidget):
                 self.play(1)
         elif key == Qt.Key.Key_J:
             self.play(-1)
+        elif key == Qt.Key.Key_N:
+            self.next()
+        elif key == Qt.Key.Key_P:
+            self.previous()
         else:
             super().keyPressEvent(event)
             return
@@ -379,6 +378,10 @@ class PlayerWidget(QWidget):
             f"Frame {self.position} of {media.frame_count} · {time_s:.3f} s · "
             f"{len(media.cameras)} camera(s)"
         )
+        shown = {i for i, s in enumerate(self.suspicious) if s.frame == self.position}
+        if shown - self._seen:
+            self._seen |= shown
+            self._count_left()
         if self.shown_index is not None:
             self.frame_shown.emit(self.shown_index)
 

@@ -150,8 +150,9 @@ class RevisionService:
                     f"result {result.id} was revised since you read it (latest is {head}, "
                     f"not {base_id}); look at 'labrig review show {result.id}' and retry"
                 )
+            automatic_of(result)  # a stored document that no longer matches its digest: refused
             if operations:  # refused here, before anything is stored, if one does not apply
-                done = [o for r in history for o in RevisionView.of(r).operations]
+                done = operations_of(history)
                 source = tracked_input(self.store, session, result)
                 effective_tracks(source, [*done, *operations])
                 changes: list[Change] = []

@@ -5,6 +5,8 @@ filled by spline against the scene's truth; refusals and stale views storing not
 
 from __future__ import annotations
 
+import sqlite3
+
 import numpy as np
 import pytest
 from sqlalchemy import func, select
@@ -14,6 +16,7 @@ from labrig.capture.virtual import VirtualCamera
 from labrig.domain.corrections import parse_operation
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
+from labrig.store.dialects import drop_append_only_ddl
 from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
 from tests.integration.review.conftest import Rig
 
@@ -120,3 +123,26 @@ def test_a_correction_that_does_not_apply_or_a_stale_view_stores_nothing(rig: Ri
     # on the current view it is taken
     reviews.correct(rig.published_id, [parse_operation("occlude", "0@5-6")], "ok", base_id=first.id)
     assert counts(rig)[0] == before[0] + 1
+
+
+def test_a_result_whose_stored_document_no_longer_matches_its_digest_is_not_revised(
+    rig: Rig,
+) -> None:
+    with sqlite3.connect(rig.store.db_path) as conn:
+        for statement in drop_append_only_ddl("sqlite", ["analysis_results"]):
+            conn.execute(statement)
+        conn.execute(
+            "UPDATE analysis_results SET document = replace(document, 'published', 'publishec') "
+            "WHERE id = ?",
+            (rig.published_id,),
+        )
+    before = counts(rig)
+    reviews = rig.services.governance.revisions
+    for attempt in (
+        lambda: reviews.correct(rig.published_id, [parse_operation("trim", "2-27")], "why"),
+        lambda: reviews.revise(rig.published_id, {"track:0.path_length": "1"}, "why"),
+    ):
+        with pytest.raises(LabrigError) as refused:
+            attempt()
+        assert refused.value.code == "LABRIG_DB_CORRUPT", refused.value.code
+    assert counts(rig) == before

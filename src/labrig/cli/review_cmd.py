@@ -11,7 +11,7 @@ from labrig.cli.common import services_for
 from labrig.cli.output import print_json
 from labrig.domain.corrections import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
-from labrig.review import ReviewedResult
+from labrig.review import ReviewedResult, RevisionView
 
 
 def add_parser(commands: Any) -> None:
@@ -163,16 +163,7 @@ def run_revise(args: argparse.Namespace) -> int:
         revision = services.governance.revisions.revise(
             args.result_id, values, args.reason, base_id=args.base
         )
-    if args.json:
-        print_json(revision.to_json())
-        return 0
-    print(
-        f"Revision {revision.number} of result {revision.result_id} by {revision.reviewer}: "
-        f"{revision.id}"
-    )
-    for c in revision.changes:
-        print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
-    return 0
+    return _stored(revision, args.json)
 
 
 def run_correct(args: argparse.Namespace) -> int:
@@ -184,7 +175,12 @@ def run_correct(args: argparse.Namespace) -> int:
         revision = services.governance.revisions.correct(
             args.result_id, operations, args.reason, base_id=args.base
         )
-    if args.json:
+    return _stored(revision, args.json)
+
+
+def _stored(revision: RevisionView, as_json: bool) -> int:
+    """Print a revision just stored: what it corrected and changed, or its JSON."""
+    if as_json:
         print_json(revision.to_json())
         return 0
     print(
@@ -193,7 +189,10 @@ def run_correct(args: argparse.Namespace) -> int:
     )
     for o in revision.operations:
         print(f"  {o.describe()}")
-    print(f"'labrig review show {revision.result_id[:12]}' gives the values they lead to.")
+    for c in revision.changes:
+        print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
+    if revision.operations:
+        print(f"'labrig review show {revision.result_id[:12]}' gives the values they lead to.")
     return 0
 
 

@@ -361,3 +361,37 @@ def test_a_reviewer_corrects_the_tracked_data_from_the_command_line(
     assert main(["--store", str(store), "review", "list", "--json"]) == 0
     listed = {r["result_id"]: r for r in json.loads(capsys.readouterr().out)}
     assert listed[rid]["revisions"] == 1
+
+
+def test_a_reviewer_approves_a_result_and_a_later_correction_clears_it(
+    store: Path, template: tuple[Path, TemplateResults], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rid = template[1].published_id
+    approved = labrig(store, "review", "approve", rid[:8], "--meaning", "approved", user="rita")
+    assert approved.returncode == 0, approved.stderr
+    assert "signed off as approved; effective result sha256 " in approved.stdout
+    shown = labrig(store, "review", "show", rid)
+    assert "Sign-off: Approved by rita at " in shown.stdout
+    corrected = labrig(store, "review", "correct", rid, "--trim", "2-27", "--reason", "settling")
+    assert corrected.returncode == 0, corrected.stderr
+    state = json.loads(labrig(store, "review", "show", rid, "--json").stdout)["sign_off"]
+    assert (state["in_force"], state["meaning"], state["reviewer"], state["cleared_by"]) == (
+        False,
+        "approved",
+        "rita",
+        2,
+    )
+    assert (
+        "Sign-off: Sign-off cleared: approved by rita"
+        in labrig(store, "review", "show", rid).stdout
+    )
+    trail = labrig(store, "audit", "--object", rid, "--json")
+    assert trail.returncode == 0, trail.stderr
+    actions = [e["action"] for e in json.loads(trail.stdout)]
+    assert actions.count("review.sign_off") == 1 and actions.count("review.revise") == 1
+    for args, code in (
+        ([rid, "--meaning", "fine"], "LABRIG_SIGNOFF_MEANING"),
+        ([rid, "--meaning", "reviewed", "--base", rid], "LABRIG_REVISION_CONFLICT"),
+    ):
+        assert main(["--store", str(store), "review", "approve", *args]) == 2, code
+        assert f"labrig: {code}: " in capsys.readouterr().err

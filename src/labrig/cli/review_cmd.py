@@ -1,6 +1,6 @@
 """``labrig review``: list results (flagged when their calibration changed since), show one
 (automatic beside effective values, with history), revise one's values, correct its tracked data,
-reprocess one under the current calibrations."""
+sign it off as reviewed or approved, reprocess one under the current calibrations."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from labrig.review import ReviewedResult, RevisionView
 
 
 def add_parser(commands: Any) -> None:
-    review = commands.add_parser("review", help="results a reviewer checks: list, show, revise")
+    review = commands.add_parser(
+        "review", help="results a reviewer checks: list, show, revise, correct, approve"
+    )
     sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="every result with its status and number of revisions")
     listing.add_argument("--json", action="store_true")
@@ -78,6 +80,30 @@ def add_parser(commands: Any) -> None:
         help=f"the valid frames a --fill needs on each side of a gap ({MIN_VALID})",
     )
     correct.set_defaults(run=run_correct)
+    approve = sub.add_parser(
+        "approve",
+        help="sign a published result off as reviewed or approved (who, when, and the digest of "
+        "the effective result, in the audit trail); a later correction clears it",
+    )
+    approve.add_argument(
+        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
+    )
+    approve.add_argument(
+        "--meaning",
+        required=True,
+        metavar="reviewed|approved",
+        help="what the sign-off says: reviewed (checked) or approved (released for use)",
+    )
+    approve.add_argument(
+        "--reason", default="", help="a note kept with the sign-off (default: 'signed off as …')"
+    )
+    approve.add_argument(
+        "--base",
+        metavar="REVISION_ID",
+        help="refuse if the result was revised since this revision (or the result id) was read",
+    )
+    approve.add_argument("--json", action="store_true")
+    approve.set_defaults(run=run_approve)
     again = sub.add_parser(
         "reprocess",
         help="analyse a result's attempt again under the calibrations current now (a new "
@@ -178,6 +204,14 @@ def run_correct(args: argparse.Namespace) -> int:
     return _stored(revision, args.json)
 
 
+def run_approve(args: argparse.Namespace) -> int:
+    with services_for(args) as services:
+        revision = services.governance.revisions.sign_off(
+            args.result_id, args.meaning, args.reason, base_id=args.base
+        )
+    return _stored(revision, args.json)
+
+
 def _stored(revision: RevisionView, as_json: bool) -> int:
     """Print a revision just stored: what it corrected and changed, or its JSON."""
     if as_json:
@@ -191,6 +225,11 @@ def _stored(revision: RevisionView, as_json: bool) -> int:
         print(f"  {o.describe()}")
     for c in revision.changes:
         print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
+    if revision.sign_off:
+        print(
+            f"  signed off as {revision.sign_off.meaning}; effective result sha256 "
+            f"{revision.sign_off.approved_digest}"
+        )
     if revision.operations:
         print(f"'labrig review show {revision.result_id[:12]}' gives the values they lead to.")
     return 0
@@ -213,6 +252,7 @@ def _print(r: ReviewedResult) -> None:
     )
     if r.superseded_by:
         print(f"A newer result of this attempt exists: {r.superseded_by}")
+    print(f"Sign-off: {r.sign_off.describe() if r.sign_off else 'none'}")
     print(f"\n{'field':<32} {'automatic':>12} {'effective':>12}")
     for f in r.fields:
         mark = f"  (revision {f.revision})" if f.revision is not None else ""
@@ -229,3 +269,8 @@ def _print(r: ReviewedResult) -> None:
             print(f"  {o.describe()}")
         for c in rev.changes:
             print(f"  {c.field}: {_num(c.old)} → {_num(c.new)}")
+        if rev.sign_off:
+            print(
+                f"  signed off as {rev.sign_off.meaning}; effective result sha256 "
+                f"{rev.sign_off.approved_digest}"
+            )

@@ -16,8 +16,11 @@ from typing import Any
 from labrig.errors import LabrigError
 
 SCHEMA = "labrig.revision/1"
-#: a revision that also corrects the tracked data: /1 plus its ``operations``
+#: a revision that corrects the tracked data or signs the result off: /1 plus its ``operations``
+#: or its ``sign_off``
 SCHEMA_CORRECTIONS = "labrig.revision/2"
+#: what a sign-off says of the effective result, in the order a lab gives them
+SIGN_OFF_MEANINGS = ("reviewed", "approved")
 #: the metrics a reviewer may revise (``reason`` is prose and ``track_id`` an identity: neither is)
 REVISABLE = (
     "path_length",
@@ -45,6 +48,20 @@ class NotANumberError(LabrigError):
 
 class NoChangeError(LabrigError):
     code = "LABRIG_REVISION_NO_CHANGE"
+
+
+class SignOffMeaningError(LabrigError):
+    code = "LABRIG_SIGNOFF_MEANING"
+
+
+def sign_off_meaning(text: str) -> str:
+    """``reviewed`` or ``approved`` (any case); anything else refused, naming both."""
+    meaning = text.strip().lower()
+    if meaning not in SIGN_OFF_MEANINGS:
+        raise SignOffMeaningError(
+            f"'{text}' is not a sign-off meaning; give one of {', '.join(SIGN_OFF_MEANINGS)}"
+        )
+    return meaning
 
 
 @dataclass(frozen=True)

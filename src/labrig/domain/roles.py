@@ -32,6 +32,7 @@ class Action(StrEnum):
     CAPTURE = "recording or importing captures"
     CALIBRATE = "storing a calibration"
     REVISE = "revising a result"
+    SIGN_OFF = "signing off a result"
     PUBLISH = "publishing a result"
     EXPORT = "exporting results"
     SYNC = "running sync to the archive"
@@ -44,6 +45,7 @@ REQUIRED_ROLE: Mapping[Action, Role] = {
     Action.CAPTURE: Role.TECHNICIAN,
     Action.CALIBRATE: Role.TECHNICIAN,
     Action.REVISE: Role.REVIEWER,
+    Action.SIGN_OFF: Role.REVIEWER,
     Action.PUBLISH: Role.REVIEWER,
     Action.EXPORT: Role.REVIEWER,
     Action.SYNC: Role.TECHNICIAN,

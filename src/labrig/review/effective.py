@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from labrig.calibration import load_calibration
 from labrig.capture import load_capture
 from labrig.domain.corrections import Operation, Track, apply
+from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import Change, apply_changes
 from labrig.errors import LabrigError
 from labrig.pipeline.kinematics import tracks_kinematics
@@ -164,3 +165,18 @@ def effective_metrics(
     metrics, _ = corrected_metrics(store, session, result, history)
     changes = [Change.of(c) for r in history for c in json.loads(r.document)["changes"]]
     return apply_changes(metrics, changes)
+
+
+def effective_digest(
+    result: AnalysisResultRecord,
+    metrics: Sequence[Mapping[str, Any]],
+    history: Sequence[ResultRevision],
+) -> str:
+    """SHA-256 of what a sign-off approves: the automatic document's digest, every correction of
+    the tracks in order and the metrics in force. Any later correction or value set changes it."""
+    body = {
+        "result_digest": result.digest,
+        "operations": [o.to_json() for o in operations_of(history)],
+        "metrics": list(metrics),
+    }
+    return sha256_hex(canonical_json(body))

@@ -31,6 +31,18 @@ class RevisionConflictError(LabrigError):
 
 
 @dataclass(frozen=True)
+class SignOff:
+    """A reviewer's sign-off of the effective result: what it means and the digest of what it
+    approved (:func:`labrig.review.effective.effective_digest`)."""
+
+    meaning: str
+    approved_digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"meaning": self.meaning, "approved_digest": self.approved_digest}
+
+
+@dataclass(frozen=True)
 class RevisionView:
     id: str
     result_id: str
@@ -42,6 +54,12 @@ class RevisionView:
     changes: list[Change]
     digest: str
     operations: list[Operation] = field(default_factory=list)  # corrections of the tracked data
+    sign_off: SignOff | None = None
+
+    @property
+    def changes_data(self) -> bool:
+        """Whether it changed a value or the tracks (a sign-off alone does not)."""
+        return bool(self.changes or self.operations)
 
     @classmethod
     def of(cls, row: ResultRevision) -> RevisionView:
@@ -57,12 +75,14 @@ class RevisionView:
             changes=[Change.of(c) for c in doc["changes"]],
             digest=row.digest,
             operations=[Operation.of(o) for o in doc.get("operations", [])],
+            sign_off=SignOff(**doc["sign_off"]) if doc.get("sign_off") else None,
         )
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self)) | {
             "changes": [c.to_json() for c in self.changes],
             "operations": [o.to_json() | {"text": o.describe()} for o in self.operations],
+            "sign_off": self.sign_off.to_json() if self.sign_off else None,
         }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -31,6 +31,50 @@ class FieldValue:
 
 
 @dataclass(frozen=True)
+class SignOffState:
+    """The latest sign-off of a result, and the revision that cleared it (one after it that
+    changed a value or the tracks), if any."""
+
+    number: int  # the sign-off's revision
+    meaning: str
+    reviewer: str
+    created_at: str
+    approved_digest: str
+    cleared_by: int | None = None
+    cleared_reviewer: str | None = None
+
+    @property
+    def in_force(self) -> bool:
+        return self.cleared_by is None
+
+    def describe(self) -> str:
+        when = self.created_at[:16].replace("T", " ")
+        said = f"{self.meaning} by {self.reviewer} at {when} UTC (revision {self.number})"
+        if self.in_force:
+            return said[0].upper() + said[1:]
+        return (
+            f"Sign-off cleared: {said}, then revision {self.cleared_by} by "
+            f"{self.cleared_reviewer} changed the data; sign it off again"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(vars(self)) | {"in_force": self.in_force, "text": self.describe()}
+
+
+def sign_off_state(revisions: Sequence[RevisionView]) -> SignOffState | None:
+    """The latest sign-off in ``revisions`` and whether a later revision cleared it."""
+    state: SignOffState | None = None
+    for r in revisions:
+        if r.sign_off is not None:
+            state = SignOffState(
+                r.number, r.sign_off.meaning, r.reviewer, r.created_at, r.sign_off.approved_digest
+            )
+        elif state is not None and state.in_force and r.changes_data:
+            state = replace(state, cleared_by=r.number, cleared_reviewer=r.reviewer)
+    return state
+
+
+@dataclass(frozen=True)
 class ReviewedResult:
     result_id: str
     attempt_id: str
@@ -42,11 +86,13 @@ class ReviewedResult:
     superseded_by: str | None  # a newer result of the same attempt (after a reprocess), if any
     fields: list[FieldValue]
     revisions: list[RevisionView]
+    sign_off: SignOffState | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self)) | {
             "fields": [vars(f) for f in self.fields],
             "revisions": [r.to_json() for r in self.revisions],
+            "sign_off": self.sign_off.to_json() if self.sign_off else None,
         }
 
 
@@ -85,6 +131,7 @@ def reviewed_in(
         superseded_by=newer,
         fields=_field_values(document.get("metrics") or [], corrected, revisions),
         revisions=revisions,
+        sign_off=sign_off_state(revisions),
     )
 
 

@@ -32,7 +32,9 @@ from labrig.domain.revisions import (
     SCHEMA_CORRECTIONS,
     Change,
     FieldSyntaxError,
+    NoChangeError,
     plan_changes,
+    sign_off_meaning,
 )
 from labrig.domain.roles import Action
 from labrig.events import record_audit, record_event
@@ -40,6 +42,7 @@ from labrig.results import CalibrationFlags, used_calibrations
 from labrig.review.effective import (
     EffectiveTracks,
     TrackedInput,
+    effective_digest,
     effective_metrics,
     effective_tracks,
     operations_of,
@@ -49,12 +52,13 @@ from labrig.review.records import (
     ResultNotPublishedError,
     RevisionConflictError,
     RevisionView,
+    SignOff,
     UnknownResultError,
     automatic_of,
     find_result,
     history_of,
 )
-from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in
+from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in, sign_off_state
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, Job, ResultRevision
 
@@ -126,6 +130,19 @@ class RevisionService:
             )
         return self._record(result_id, why, base_id, {}, operations)
 
+    def sign_off(
+        self, result_id: str, meaning: str, reason: str = "", *, base_id: str | None = None
+    ) -> RevisionView:
+        """Sign the effective result off as ``meaning`` (``reviewed`` or ``approved``): a revision
+        that changes nothing and records who, when, the meaning and the digest of the effective
+        result it approves (:func:`effective_digest`) → ``review.revised`` and the audit entry
+        ``review.sign_off``. A later revision that changes a value or the tracks clears it.
+        ``base_id`` as for :meth:`revise`: a sign-off of a view that is no longer current is
+        refused."""
+        said = sign_off_meaning(meaning)
+        why = require_reason(reason or f"signed off as {said}", "a sign-off")
+        return self._record(result_id, why, base_id, {}, (), sign_off=said)
+
     def _record(
         self,
         result_id: str,
@@ -133,15 +150,17 @@ class RevisionService:
         base_id: str | None,
         values: Mapping[str, Any],
         operations: Sequence[Operation],
+        *,
+        sign_off: str | None = None,
     ) -> RevisionView:
         with self.store.write() as session:
-            actor = self.access.authorize(session, Action.REVISE)
+            actor = self.access.authorize(session, Action.SIGN_OFF if sign_off else Action.REVISE)
             result = find_result(session, result_id)
             if result.status != "published":
                 raise ResultNotPublishedError(
                     f"result {result.id} is {result.status}: only published results can be "
-                    "revised. Its analysis did not pass its quality gates; fix the cause it names "
-                    "and reprocess the attempt"
+                    "revised or signed off. Its analysis did not pass its quality gates; fix the "
+                    "cause it names and reprocess the attempt"
                 )
             history = history_of(session, result.id)
             head = history[-1].id if history else result.id
@@ -151,16 +170,27 @@ class RevisionService:
                     f"not {base_id}); look at 'labrig review show {result.id}' and retry"
                 )
             automatic_of(result)  # a stored document that no longer matches its digest: refused
-            if operations:  # refused here, before anything is stored, if one does not apply
+            changes: list[Change] = []
+            approval: SignOff | None = None
+            if sign_off:
+                approval = self._approval(session, result, history, sign_off)
+            elif operations:  # refused here, before anything is stored, if one does not apply
                 done = operations_of(history)
                 source = tracked_input(self.store, session, result)
                 effective_tracks(source, [*done, *operations])
-                changes: list[Change] = []
             else:
                 effective = effective_metrics(self.store, session, result, history)
                 changes = plan_changes(effective, values)
             row = self._add(
-                session, result, head, len(history) + 1, actor.user, why, changes, operations
+                session,
+                result,
+                head,
+                len(history) + 1,
+                actor.user,
+                why,
+                changes,
+                operations,
+                approval,
             )
             record_event(
                 session,
@@ -175,7 +205,7 @@ class RevisionService:
             record_audit(
                 session,
                 actor,
-                "review.revise",
+                "review.sign_off" if approval else "review.revise",
                 "result",
                 result.id,
                 why,
@@ -186,9 +216,27 @@ class RevisionService:
                     "revision_digest": row.digest,
                     "changes": [c.to_json() for c in changes],
                 }
-                | ({"operations": [o.to_json() for o in operations]} if operations else {}),
+                | ({"operations": [o.to_json() for o in operations]} if operations else {})
+                | ({"sign_off": approval.to_json()} if approval else {}),
             )
             return RevisionView.of(row)
+
+    def _approval(
+        self,
+        session: Session,
+        result: AnalysisResultRecord,
+        history: Sequence[ResultRevision],
+        meaning: str,
+    ) -> SignOff:
+        """What a sign-off as ``meaning`` records; refused when the same sign-off is in force."""
+        state = sign_off_state([RevisionView.of(r) for r in history])
+        if state is not None and state.in_force and state.meaning == meaning:
+            raise NoChangeError(
+                f"result {result.id} is already signed off as {meaning}: "
+                f"{state.describe()}; nothing changed since"
+            )
+        metrics = effective_metrics(self.store, session, result, history)
+        return SignOff(meaning, effective_digest(result, metrics, history))
 
     @staticmethod
     def _add(
@@ -200,10 +248,11 @@ class RevisionService:
         reason: str,
         changes: Sequence[Change],
         operations: Sequence[Operation] = (),
+        sign_off: SignOff | None = None,
     ) -> ResultRevision:
         revision_id, now = str(uuid.uuid4()), utcnow()
         document = {
-            "schema": SCHEMA_CORRECTIONS if operations else SCHEMA,
+            "schema": SCHEMA_CORRECTIONS if operations or sign_off else SCHEMA,
             "revision_id": revision_id,
             "result_id": result.id,
             "result_digest": result.digest,
@@ -214,6 +263,8 @@ class RevisionService:
             "created_at": now.isoformat(),
             "changes": [c.to_json() for c in changes],
         } | ({"operations": [o.to_json() for o in operations]} if operations else {})
+        if sign_off is not None:
+            document["sign_off"] = sign_off.to_json()
         body = canonical_json(document)
         row = ResultRevision(
             id=revision_id,

@@ -12,6 +12,7 @@ from labrig.scenarios.reference_check import release_health_check
 from labrig.store import Store
 from labrig.ui.app import Gui, build_main_window
 from tests.ui.jobs_helpers import TEST_LEASE
+from tests.ui.review_helpers import bench, review_template, rig  # noqa: F401 (the Review tests')
 
 
 @pytest.fixture

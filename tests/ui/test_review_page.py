@@ -8,120 +8,29 @@ read back through the services.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-
-import pytest
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
-from sqlalchemy import func, select
 
-from labrig.access import AccessControl
-from labrig.bootstrap import Services, bootstrap
 from labrig.capture.frame_tags import read_frame_tag
 from labrig.domain.corrections import parse_operation
 from labrig.domain.idempotency import sha256_hex
-from labrig.store import Store, open_store
-from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
 from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.common.roles_policy import NO_ADMIN_POLICY
 from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
-from labrig.ui.shell.bridge import EventBridge
-from tests.support.results import TemplateResults, copy_store, make_results
 from tests.ui.analysis_helpers import click_row
-from tests.ui.jobs_helpers import TEST_LEASE
-
-LEFT = Qt.MouseButton.LeftButton
-WAIT_MS = 10_000
-FIELD = "track:0.peak_speed"
-
-
-@pytest.fixture(scope="session")
-def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, TemplateResults]:
-    root = tmp_path_factory.mktemp("review-ui-template") / "store"
-    return root, make_results(root)
-
-
-def as_user(store: Store, user: str) -> AccessControl:
-    return AccessControl(store, user=lambda: user, host=lambda: "bench-1")
-
-
-@dataclass
-class Rig:
-    store: Store
-    published_id: str
-
-    def services_as(self, user: str) -> Services:
-        return bootstrap(
-            store=self.store, poll_seconds=0.05, lease=TEST_LEASE, access=as_user(self.store, user)
-        )
-
-
-@pytest.fixture
-def rig(template: tuple[Path, TemplateResults], tmp_path: Path) -> Iterator[Rig]:
-    store = open_store(copy_store(template[0], tmp_path / "store"))
-    yield Rig(store, template[1].published_id)
-    store.close()
-
-
-class Bench:
-    """Services acting as one user each, with a bridge attached and the dispatcher running; pages
-    built on them are shut down, and the threads stopped, at the end of the test."""
-
-    def __init__(self, qtbot: QtBot, rig: Rig) -> None:
-        self.qtbot, self.rig = qtbot, rig
-        self.opened: list[tuple[Services, EventBridge]] = []
-        self.pages: list[ReviewPage | ResultsPage] = []
-
-    def open_as(self, user: str) -> tuple[Services, EventBridge]:
-        services = self.rig.services_as(user)
-        bridge = EventBridge()
-        bridge.attach(services)
-        services.start()
-        self.opened.append((services, bridge))
-        return services, bridge
-
-    def show(self, page: ReviewPage | ResultsPage) -> None:
-        self.qtbot.addWidget(page)
-        self.pages.append(page)
-        page.resize(1400, 900)
-        page.show()
-        self.qtbot.waitExposed(page)
-
-    def review_page(self, user: str) -> tuple[ReviewPage, Services]:
-        services, bridge = self.open_as(user)
-        page = ReviewPage(services.governance.reviewed, bridge)
-        self.show(page)
-        self.qtbot.waitUntil(
-            lambda: page.model.rowCount() == 1 and page.reviewer is not None, timeout=WAIT_MS
-        )
-        return page, services
-
-    def close(self) -> None:
-        for page in self.pages:
-            page.shut_down(5000)
-        for services, bridge in self.opened:
-            bridge.detach(services)
-            services.dispatcher_thread.stop()
-
-
-@pytest.fixture
-def bench(qtbot: QtBot, rig: Rig) -> Iterator[Bench]:
-    made = Bench(qtbot, rig)
-    yield made
-    made.close()
-
-
-def _open_result(qtbot: QtBot, page: ReviewPage, result_id: str) -> None:
-    row = page.model.row_of(result_id)
-    assert row is not None, "the result is not listed"
-    click_row(qtbot, page.table, row)
-    qtbot.waitUntil(
-        lambda: page.shown is not None and page.shown.result_id == result_id, timeout=WAIT_MS
-    )
+from tests.ui.review_helpers import (
+    FIELD,
+    LEFT,
+    WAIT_MS,
+    Bench,
+    Rig,
+    as_user,
+    counts,
+    open_result,
+    open_tab,
+    staff,
+)
 
 
 def _type_revision(qtbot: QtBot, page: ReviewPage, field: str, value: str, reason: str) -> None:
@@ -146,21 +55,6 @@ def _cells(page: ReviewPage, field: str) -> tuple[str, str, str]:
     return automatic, effective, change
 
 
-def _counts(store: Store) -> tuple[int, ...]:
-    with store.read() as session:
-        return tuple(
-            session.scalar(select(func.count()).select_from(m)) or 0
-            for m in (ResultRevision, OutboxEvent, AuditEntry)
-        )
-
-
-def _staff(store: Store) -> None:
-    admin = as_user(store, "ada")
-    admin.set_role("ada", "admin", "lab manager")
-    admin.set_role("rita", "reviewer", "senior analyst")
-    admin.set_role("tom", "technician", "bench technician")
-
-
 def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic_one(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
@@ -169,7 +63,7 @@ def test_a_reviewer_revises_a_value_by_clicking_and_sees_it_beside_the_automatic
     assert "rita" in page.user.text() and not page.policy.isHidden()  # no admin yet
     # the blocked one cannot be revised
     assert page.list_status.text() == "1 published result, newest first."
-    _open_result(qtbot, page, rig.published_id)
+    open_result(qtbot, page, rig.published_id)
     automatic, effective, change = _cells(page, FIELD)
     assert automatic == effective and change == "— (automatic)"
     assert page.form.button.isEnabled() and page.history.rowCount() == 0
@@ -219,7 +113,7 @@ def test_the_no_admin_policy_is_stated_until_an_admin_is_assigned(
     assert not page.policy.isHidden() and page.policy.text() == NO_ADMIN_POLICY
     assert page.reviewer is not None and page.reviewer.refusal is None  # anyone may revise
 
-    _staff(rig.store)
+    staff(rig.store)
     page.hide()
     page.show()  # shown again: who is signed in, and the roster, are read again
     qtbot.waitUntil(page.policy.isHidden, timeout=WAIT_MS)
@@ -230,8 +124,8 @@ def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
     page, services = bench.review_page("rita")
-    _open_result(qtbot, page, rig.published_id)
-    before = _counts(services.store)
+    open_result(qtbot, page, rig.published_id)
+    before = counts(services.store)
 
     _type_revision(qtbot, page, FIELD, "812.5", "   ")
     qtbot.mouseClick(page.form.button, LEFT)
@@ -247,18 +141,19 @@ def test_an_empty_reason_is_refused_in_words_and_nothing_is_stored(
     qtbot.waitUntil(lambda: "is not a number" in page.form.status.text(), timeout=WAIT_MS)
     assert page.form.status.text().startswith(f"Not saved: {FIELD}: 'twelve' is not a number")
     assert page.form.value.text() == "twelve"  # nothing typed is lost
-    assert _counts(services.store) == before
+    assert counts(services.store) == before
     assert services.governance.revisions.show(rig.published_id).revisions == []
 
 
 def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
-    _staff(rig.store)
+    staff(rig.store)
     page, _services = bench.review_page("tom")
-    _open_result(qtbot, page, rig.published_id)
+    open_result(qtbot, page, rig.published_id)
 
     assert page.user.text() == "Signed in as tom (technician role)."
+    open_tab(qtbot, page, page.form)
     assert page.form.permission.isVisible() and not page.form.button.isEnabled()
     assert not page.form.value.isEnabled() and not page.form.reason.isEnabled()
     text = page.form.permission.text()
@@ -272,14 +167,14 @@ def test_a_technician_is_told_which_role_is_needed_and_who_grants_it(
 def test_a_role_refusal_from_the_service_is_shown_in_words_and_nothing_is_stored(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
-    _staff(rig.store)
+    staff(rig.store)
     page, services = bench.review_page("rita")
-    _open_result(qtbot, page, rig.published_id)
+    open_result(qtbot, page, rig.published_id)
     assert page.form.button.isEnabled() and not page.form.permission.isVisible()
     _type_revision(qtbot, page, FIELD, "812.5", "checked against the video")
     # while she types
     as_user(rig.store, "ada").set_role("rita", "technician", "moved to the capture bench")
-    before = _counts(services.store)
+    before = counts(services.store)
 
     qtbot.mouseClick(page.form.button, LEFT)
 
@@ -293,14 +188,14 @@ def test_a_role_refusal_from_the_service_is_shown_in_words_and_nothing_is_stored
     # the form follows the service
     qtbot.waitUntil(lambda: not page.form.button.isEnabled(), timeout=WAIT_MS)
     assert page.user.text() == "Signed in as rita (technician role)."
-    assert _counts(services.store) == before
+    assert counts(services.store) == before
 
 
 def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_shown(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
     page, services = bench.review_page("rita")
-    _open_result(qtbot, page, rig.published_id)
+    open_result(qtbot, page, rig.published_id)
     _type_revision(qtbot, page, FIELD, "812.5", "marker 0 occluded")
     bob = rig.services_as("bob").governance.revisions.revise(
         rig.published_id, {FIELD: 790}, "re-measured by hand"
@@ -357,7 +252,7 @@ def test_the_reviewer_sees_the_recording_and_a_correction_redraws_its_track(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
     page, services = bench.review_page("rita")
-    _open_result(qtbot, page, rig.published_id)
+    open_result(qtbot, page, rig.published_id)
     player = page.player
     # the recording opens at its first frame: the index drawn in the picture on screen is 0
     qtbot.waitUntil(lambda: player.shown_index == 0 and not player.busy, timeout=WAIT_MS)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-import cv2
 import numpy as np
 
+from labrig.pipeline.lens import distort_px
 from labrig.pipeline.tracking import Array, Calibration, Image, Track, Tracks
 
 SAMPLES = 5  # frames sampled per track
@@ -66,10 +66,4 @@ def _rgb(samples: list[Array]) -> tuple[int, int, int] | None:
 
 def _distort(points: Array, calibration: Calibration | None) -> Array:
     """Undistorted image px (``cv2.undistortPoints`` with ``P=K``) back to the image's px."""
-    if calibration is None:
-        return points
-    k, dist = calibration
-    rays = cv2.undistortPoints(points.reshape(-1, 1, 2), k, np.zeros(5), P=None)
-    ideal = np.concatenate([rays.reshape(-1, 2), np.ones((len(points), 1))], axis=1)
-    img, _ = cv2.projectPoints(ideal, np.zeros(3), np.zeros(3), k, dist)
-    return np.asarray(img, dtype=np.float64).reshape(-1, 2)
+    return points if calibration is None else distort_px(points, calibration)

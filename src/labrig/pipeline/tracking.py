@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
+from labrig.pipeline.lens import undistort_px
 from labrig.pipeline.media_qc import CHECK_EVERY
 from labrig.tasks import UNTRACKED, Task
 
@@ -37,7 +38,6 @@ Detector = Callable[[Image], Array]
 # camera matrix K (3×3, px) and distortion coefficients (OpenCV order)
 Calibration = tuple[Array, Array]
 _FAR = 1e9  # cost of a pairing outside the gate: never chosen over a real one, filtered afterwards
-_UNDISTORT = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 30, 1e-9)
 
 __all__ = ["Track", "Tracks", "detect_markers", "track"]
 PROGRESS_MESSAGE = "tracking markers"
@@ -254,11 +254,7 @@ class _Linker:
 def _undistort(points: Array, calibration: Calibration | None) -> Array:
     """Image px → px of the undistorted image (same camera matrix), or the points as they are
     without a calibration."""
-    if calibration is None or not len(points):
-        return np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    k, dist = calibration
-    ideal = cv2.undistortPoints(points.reshape(-1, 1, 2), k, dist, P=k, criteria=_UNDISTORT)
-    return np.asarray(ideal, dtype=np.float64).reshape(-1, 2)
+    return undistort_px(points, calibration)
 
 
 def track(

@@ -13,6 +13,7 @@ result analysed again under the current calibrations).
 from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
 from labrig.review.player import Overlay, PlayerCamera, ResultMedia
 from labrig.review.reprocess import Reprocessed, ReprocessService
+from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import (
     FieldValue,
     ResultNotPublishedError,
@@ -56,6 +57,7 @@ __all__ = [
     "RevisionService",
     "RevisionView",
     "Shown",
+    "SignOffState",
     "find_result",
     "head_of",
     "local_time",

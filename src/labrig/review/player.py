@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select
@@ -25,6 +24,7 @@ from labrig.calibration import load_calibration
 from labrig.capture import CaptureMedia, FrameReader, load_capture, read_timestamps
 from labrig.capture.samples import is_sample_mode
 from labrig.domain.corrections import Track
+from labrig.pipeline.lens import Lens, distort_px, undistort_px
 from labrig.review.effective import CorrectionUnsupportedError
 from labrig.review.records import find_result
 from labrig.review.revisions import RevisionService
@@ -61,6 +61,14 @@ class ResultMedia:
     cameras: list[PlayerCamera]
     media: list[CaptureMedia]
     overlays: list[Overlay]
+    # the lens the tracks were undistorted through (camera matrix, distortion), None: not
+    lens: Lens | None = None
+
+    def tracked_px(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the first camera's recorded picture in the tracks' px (undistorted through
+        the lens when they were): where a marker dragged there is stored by a ``move``."""
+        out = undistort_px([[x, y]], self.lens)[0]
+        return float(out[0]), float(out[1])
 
     @property
     def frame_count(self) -> int:
@@ -123,7 +131,7 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
                 relative + offset,
             )
         )
-    return ResultMedia(result_id, cameras, media, _overlays(revisions, result_id, lens))
+    return ResultMedia(result_id, cameras, media, _overlays(revisions, result_id, lens), lens)
 
 
 def _first_mono_s(media: CaptureMedia) -> float:
@@ -176,8 +184,4 @@ def _in_picture(track: Track, lens: tuple[Any, Any] | None) -> Track:
     """``track`` in the recorded picture's px: undistorted positions distorted back."""
     if lens is None or not len(track.frames):
         return track
-    matrix, dist = lens
-    inverse = np.linalg.inv(matrix)
-    rays = np.column_stack([track.xy, np.ones(len(track.xy))]) @ inverse.T
-    px, _ = cv2.projectPoints(rays.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), matrix, dist)
-    return Track(track.frames, np.asarray(px, dtype=np.float64).reshape(-1, 2), track.filled)
+    return Track(track.frames, distort_px(track.xy, lens), track.filled)

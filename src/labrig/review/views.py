@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from labrig.access import AccessControl
+from labrig.domain.corrections import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
 from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
+from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.store import Store
 
@@ -145,15 +147,17 @@ def revised_values(
     return out
 
 
-def read_revised(revisions: RevisionService, result_id: str | None) -> dict[str, RevisedValue]:
-    """The revised fields of ``result_id`` (none for no result)."""
+def read_revised(
+    revisions: RevisionService, result_id: str | None
+) -> tuple[dict[str, RevisedValue], SignOffState | None]:
+    """The revised fields of ``result_id`` and its latest sign-off (none for no result)."""
     if result_id is None:
-        return {}
+        return {}, None
     reviewed = revisions.show(result_id)
-    return revised_values(reviewed.fields, reviewed.revisions)
+    return revised_values(reviewed.fields, reviewed.revisions), reviewed.sign_off
 
 
-Shown = tuple[ResultDetail | None, dict[str, RevisedValue]]
+Shown = tuple[ResultDetail | None, dict[str, RevisedValue], SignOffState | None]
 
 
 class ReviewedResults:
@@ -172,13 +176,13 @@ class ReviewedResults:
         return list_attempts(self.revisions.store)
 
     def attempt_result(self, attempt_id: str) -> Shown:
-        """The attempt's result (None when the attempt is gone) and the values
-        reviewers revised in it."""
+        """The attempt's result (None when the attempt is gone), the values reviewers revised in
+        it and its latest sign-off."""
         detail = load_result(self.revisions.store, attempt_id)
         result_id = (
             detail.summary.result_id if detail is not None and detail.document is not None else None
         )
-        return detail, read_revised(self.revisions, result_id)
+        return detail, *read_revised(self.revisions, result_id)
 
     def published(self) -> list[ReviewListRow]:
         """Every published result, newest first (see :func:`read_review_list`)."""
@@ -206,3 +210,13 @@ class ReviewedResults:
     ) -> RevisionView:
         """A new revision of ``result_id`` made on ``base_id`` (refused when a newer one exists)."""
         return self.revisions.revise(result_id, values, reason, base_id=base_id)
+
+    def correct(
+        self, result_id: str, operations: Sequence[Operation], reason: str, base_id: str
+    ) -> RevisionView:
+        """Corrections of ``result_id``'s tracks made on ``base_id``, as one revision."""
+        return self.revisions.correct(result_id, operations, reason, base_id=base_id)
+
+    def sign_off(self, result_id: str, meaning: str, note: str, base_id: str) -> RevisionView:
+        """A sign-off of ``result_id``'s effective result as it stood at ``base_id``."""
+        return self.revisions.sign_off(result_id, meaning, note, base_id=base_id)

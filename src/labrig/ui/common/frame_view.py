@@ -10,18 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from labrig.review import Overlay
 
 TRAIL = 15  # frames of trail drawn before and after the current one
 GREY = QColor(150, 150, 150)
+GRAB_PX = 14.0  # on screen: how near a marker a press picks it up
 
 
 class FrameView(QWidget):
-    """One camera's frame, scaled to fit with its aspect kept, and the overlays over it."""
+    """One camera's frame, scaled to fit with its aspect kept, and the overlays over it. When
+    :attr:`editable`, a marker is dragged with the mouse: :attr:`dragged` then says which track,
+    at which frame, and where it was dropped (picture px)."""
+
+    dragged = Signal(str, int, float, float)  # track id, frame, x, y (picture px)
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -29,8 +34,12 @@ class FrameView(QWidget):
         self.image: QImage | None = None
         self.index: int | None = None
         self.overlays: Sequence[Overlay] = ()
+        self.editable = False
+        self._drag: tuple[str, int] | None = None  # the track and frame being dragged
+        self._drag_at = QPointF()  # where the mouse is, widget px
         self.setMinimumSize(240, 180)  # a marker and its id stay legible
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMouseTracking(True)  # the cursor says where a marker can be picked up
 
     def show_frame(self, image: QImage | None, index: int | None) -> None:
         self.image, self.index = image, index
@@ -43,6 +52,64 @@ class FrameView(QWidget):
         scale = min(self.width() / self.image.width(), self.height() / self.image.height())
         w, h = self.image.width() * scale, self.image.height() * scale
         return QRectF((self.width() - w) / 2, (self.height() - h) / 2, w, h)
+
+    def screen_point(self, xy: Any) -> QPointF:
+        """A picture px position on the widget (a pixel's centre)."""
+        area = self.target()
+        scale = area.width() / self.image.width() if self.image is not None else 1.0
+        return QPointF(area.left() + (xy[0] + 0.5) * scale, area.top() + (xy[1] + 0.5) * scale)
+
+    def picture_point(self, point: QPointF) -> tuple[float, float]:
+        """A widget position in picture px (inverse of :meth:`screen_point`)."""
+        area = self.target()
+        scale = area.width() / self.image.width() if self.image is not None else 1.0
+        return (point.x() - area.left()) / scale - 0.5, (point.y() - area.top()) / scale - 0.5
+
+    def marker_near(self, point: QPointF) -> str | None:
+        """The track whose marker at the frame shown is nearest ``point``, within
+        :data:`GRAB_PX`."""
+        if self.image is None or self.index is None:
+            return None
+        best: tuple[float, str] | None = None
+        for overlay in self.overlays:
+            here = None if overlay.effective is None else overlay.effective.at(self.index)
+            if here is None:
+                continue
+            p = self.screen_point(here)
+            distance = float(np.hypot(p.x() - point.x(), p.y() - point.y()))
+            if distance <= GRAB_PX and (best is None or distance < best[0]):
+                best = (distance, overlay.track_id)
+        return None if best is None else best[1]
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        track = self.marker_near(event.position()) if self.editable else None
+        if track is None or self.index is None or event.button() != Qt.MouseButton.LeftButton:
+            super().mousePressEvent(event)
+            return
+        self._drag, self._drag_at = (track, self.index), event.position()
+        self.setCursor(Qt.CursorShape.ClosedHandCursor)
+        event.accept()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._drag is not None:
+            self._drag_at = event.position()
+            self.update()
+        elif self.editable:
+            near = self.marker_near(event.position()) is not None
+            self.setCursor(Qt.CursorShape.OpenHandCursor if near else Qt.CursorShape.ArrowCursor)
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        drag, self._drag = self._drag, None
+        if drag is None:
+            super().mouseReleaseEvent(event)
+            return
+        self.setCursor(Qt.CursorShape.ArrowCursor)
+        self.update()
+        x, y = self.picture_point(event.position())
+        if self.image is not None and 0 <= x < self.image.width() and 0 <= y < self.image.height():
+            self.dragged.emit(drag[0], drag[1], x, y)
+        event.accept()
 
     def paintEvent(self, event: Any) -> None:
         painter = QPainter(self)
@@ -58,6 +125,10 @@ class FrameView(QWidget):
         scale = area.width() / self.image.width()
         for overlay in self.overlays:
             self._draw(painter, overlay, area, scale)
+        if self._drag is not None:  # where the marker would go
+            painter.setPen(QPen(QColor(255, 255, 255), 1.5, Qt.PenStyle.DashLine))
+            painter.drawEllipse(self._drag_at, 9.0, 9.0)
+            painter.drawText(self._drag_at + QPointF(11, -11), f"{self._drag[0]} →")
         painter.setPen(QColor(255, 255, 255))
         painter.drawText(
             area.adjusted(6, 4, -6, -4),

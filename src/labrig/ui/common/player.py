@@ -3,7 +3,7 @@ stored index, with the tracked markers drawn over the first camera.
 
 Keys (with the player focused): ← / → a frame back / on, Home / End the first / last frame, Space
 or K play / pause, L play on (faster each press, up to 4×), J play back, N / P the next / previous
-frame to look at. The slider and the frame
+frame to look at, I / O the first / last frame of a range to correct. The slider and the frame
 field seek; :meth:`PlayerWidget.seek` lets a plot seek too, and :attr:`PlayerWidget.frame_shown`
 tells it which frame is on screen.
 
@@ -11,8 +11,10 @@ Frames to look at (:func:`labrig.domain.corrections.suspicious_frames`, on the t
 jump, a gap, a filled stretch, a track lost before the end; the list counts those not yet shown.
 
 Overlays, on the first camera: each track's effective position at the frame, a circle in its
-plot colour with its id; its trail over ±15 frames; a frame a correction filled drawn
-dashed; the automatic position, where a correction moved it, as a grey cross.
+plot colour with its id; its trail over ±15 frames; a frame a correction filled drawn dashed; the
+automatic position, where a correction moved it, as a grey cross. With :meth:`set_editable`, a
+marker dragged on the first camera is reported by :attr:`PlayerWidget.marker_moved` in the tracks'
+px (undistorted back through the lens when they were measured undistorted).
 
 Threading contract: GUI thread only. Frames are decoded on one pool thread
 (:class:`~labrig.ui.shell.background.BackgroundCalls` through
@@ -54,6 +56,9 @@ class PlayerWidget(QWidget):
     """See the module docstring."""
 
     frame_shown = Signal(int)  # the first camera's frame now on screen
+    # a marker dragged on the first camera: track id, frame, x, y in the tracks' px
+    marker_moved = Signal(str, int, float, float)
+    range_marked = Signal(str, int)  # "from" (I) or "to" (O), and the frame shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,6 +82,7 @@ class PlayerWidget(QWidget):
         self.status.setObjectName("playerStatus")
         self.suspicious: list[Suspicious] = []
         self._seen: set[int] = set()  # indices into ``suspicious`` shown since it was made
+        self.editable = False  # markers may be dragged (the reviewer may correct)
         self._build_controls()
 
     def _build_controls(self) -> None:
@@ -179,6 +185,8 @@ class PlayerWidget(QWidget):
             view.setToolTip(f"{camera.device_id}, {camera.width}×{camera.height}")
             if n == 0:
                 view.overlays = media.overlays
+                view.editable = self.editable
+                view.dragged.connect(self._on_dragged)
             self.views.append(view)
             self.views_row.addWidget(view, 1)
         self.slider.blockSignals(True)
@@ -195,6 +203,17 @@ class PlayerWidget(QWidget):
             self.views[0].overlays = overlays
             self.views[0].update()
             self._list_suspicious()
+
+    def set_editable(self, editable: bool) -> None:
+        """Whether markers on the first camera may be dragged to a new position."""
+        self.editable = editable
+        if self.views:
+            self.views[0].editable = editable
+
+    @Slot(str, int, float, float)
+    def _on_dragged(self, track_id: str, frame: int, x: float, y: float) -> None:
+        if self.media is not None:
+            self.marker_moved.emit(track_id, frame, *self.media.tracked_px(x, y))
 
     def _enable(self, on: bool) -> None:
         for w in (
@@ -339,6 +358,8 @@ class PlayerWidget(QWidget):
             self.next()
         elif key == Qt.Key.Key_P:
             self.previous()
+        elif key in (Qt.Key.Key_I, Qt.Key.Key_O):
+            self.range_marked.emit("from" if key == Qt.Key.Key_I else "to", self.position)
         else:
             super().keyPressEvent(event)
             return

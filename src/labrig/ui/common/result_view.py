@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from labrig.capture.rig_sync import SyncFigures
 from labrig.domain.jobs import JobState
 from labrig.results import ResultDetail, ResultStatus
-from labrig.review import RevisedValue
+from labrig.review import RevisedValue, SignOffState
 from labrig.ui.common.flag_panel import FlaggedPanel
 from labrig.ui.common.flow_layout import FlowLayout
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
@@ -119,6 +119,7 @@ class ResultView(QWidget):
                 "qcBadge",
                 "syncBadge",
                 "revisedBadge",
+                "signOffBadge",
             )
         }
         self.degraded_reasons = message_label("degradedReasons")
@@ -214,10 +215,13 @@ class ResultView(QWidget):
         self.placeholder.show()
 
     def show_result(
-        self, detail: ResultDetail, revised: Mapping[str, RevisedValue] | None = None
+        self,
+        detail: ResultDetail,
+        revised: Mapping[str, RevisedValue] | None = None,
+        sign_off: SignOffState | None = None,
     ) -> None:
         """``revised``: the values reviewers changed (by ``track:ID.metric``), shown beside
-        the automatic ones."""
+        the automatic ones; ``sign_off``: the result's latest sign-off, in force or cleared."""
         self.show_message("")
         self.placeholder.hide()
         self.body.show()
@@ -236,6 +240,13 @@ class ResultView(QWidget):
         self._show_quality(detail)
         self.plots.show_tracks(detail.tracks, detail.units)
         self._show_metrics(detail.metrics, detail.units, revised or {})
+        if sign_off is not None:
+            _set_badge(
+                self.badges["signOffBadge"],
+                sign_off.meaning.upper() if sign_off.in_force else "SIGN-OFF CLEARED",
+                GREEN if sign_off.in_force else AMBER,
+                sign_off.describe(),
+            )
         three_d = detail.reconstruction is not None
         self.tabs.setTabVisible(self.tabs.indexOf(self.reconstruction), three_d)
         if detail.reconstruction is not None:

@@ -225,11 +225,11 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         return detail[0]
 
     def show_detail(self, detail: Read) -> None:
-        shown, revised = detail[1]
+        shown, revised, sign_off = detail[1]
         if shown is None:
             self.detail.show_message("This attempt is not in the store any more.")
             return
-        self.detail.show_result(shown, revised)
+        self.detail.show_result(shown, revised, sign_off)
         published = shown.document is not None and shown.document.get("status") == "published"
         self._exportable = shown.summary.result_id if published else None
         self.export_button.setEnabled(

@@ -21,11 +21,13 @@ from __future__ import annotations
 from functools import partial
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from labrig.domain.corrections import Operation, parse_operation
 from labrig.domain.events import EventName
 from labrig.domain.revisions import FieldRef
 from labrig.domain.roles import RoleRequiredError
+from labrig.errors import LabrigError
 from labrig.events import EventRecord
 from labrig.review import (
     ResultMedia,
@@ -43,6 +45,7 @@ from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
+from labrig.ui.review.actions import CorrectionForm, Requested, SignOffForm
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import (
     HistoryTable,
@@ -57,9 +60,9 @@ from labrig.ui.shell.latest import Latest
 
 LIST_WIDTH = 420  # px: subject, attempt, time, revisions and note fit without scrolling
 INTRO = (
-    "A revision corrects a published result's value with a reason. It is stored beside the "
-    "automatic result, which never changes: both stay visible here and on the Results page, with "
-    "who changed what, when and why."
+    "Step through the recording, correct the tracks (drag a marker, hide, fill, swap, trim) or a "
+    "value with a reason, and sign the result off. Each is a revision stored beside the automatic "
+    "result, which never changes: both stay visible, with who changed what, when and why."
 )
 REFRESHING = frozenset({EventName.RESULT_PUBLISHED, EventName.REVIEW_REVISED})
 CONFLICT = (
@@ -101,19 +104,33 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.values = ValuesTable()
         self.history = HistoryTable()
         self.form = ReviseForm()
+        self.correction = CorrectionForm()
+        self.signing = SignOffForm()
+        self.action_tabs = QTabWidget()
+        self.action_tabs.setObjectName("reviewActions")
         self.player = PlayerWidget()
+        self._correctable = False  # the shown result's tracks can be corrected
         self._lay_out()
         self.show_placeholder(self.nothing_selected_text)
         self.values.itemSelectionChanged.connect(self._on_values_item_selection_changed)
         self.form.track_box.currentIndexChanged.connect(self._on_form_field_changed)
         self.form.metric_box.currentIndexChanged.connect(self._on_form_field_changed)
         self.form.button.clicked.connect(self._on_form_button_clicked)
+        self.correction.requested.connect(self._on_correction_requested)
+        self.player.marker_moved.connect(self.correction.ask_move)
+        self.player.range_marked.connect(self.correction.mark)
+        self.signing.requested.connect(self._on_sign_off_requested)
 
     def _lay_out(self) -> None:
         lower = QWidget()
         row = QHBoxLayout(lower)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.form, 2)
+        self.form.setTitle("")
+        self.form.setFlat(True)
+        self.action_tabs.addTab(self.correction, "Correct the tracks")
+        self.action_tabs.addTab(self.form, "Revise a value")
+        self.action_tabs.addTab(self.signing, "Sign off")
+        row.addWidget(self.action_tabs, 2)
         history = QVBoxLayout()
         history.addWidget(QLabel("<b>History of revisions</b>"))
         history.addWidget(self.history, 1)
@@ -193,7 +210,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
 
     def on_selection_changed(self, key: str | None) -> None:
         self.form.clear_draft()  # a draft belongs to the result it was typed for
-        self.form.status.clear()
+        for status in (self.form.status, self.correction.status, self.signing.status):
+            status.clear()
 
     def _read_reviewer(self) -> None:
         self._user_reads.request(
@@ -207,6 +225,19 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.user.setText(state.describe())
         self.policy.show_policy(state.enforced)
         self.form.set_refusal(state.refusal)
+        self._allow()
+        if state.refusal:
+            for status in (self.correction.status, self.signing.status):
+                status.setText(f"You cannot correct or sign off results: {state.refusal}")
+
+    def _allow(self) -> None:
+        """Open the correction and sign-off forms (and dragging on the video) to a reviewer who
+        may use them on the result shown."""
+        allowed = self.reviewer is not None and self.reviewer.refusal is None
+        shown = self.shown is not None
+        self.correction.set_allowed(allowed and shown and self._correctable)
+        self.player.set_editable(allowed and self._correctable)
+        self.signing.set_allowed(allowed and shown)
 
     def show_detail(self, detail: ReviewedResult) -> None:
         same = self.shown is not None and self.shown.result_id == detail.result_id
@@ -237,6 +268,14 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
             self.player.set_overlays(media.overlays)
         else:
             self.player.set_media(media)
+        self._correctable = bool(media.overlays)
+        self.correction.set_tracks([o.track_id for o in media.overlays], media.frame_count - 1)
+        if not self._correctable:
+            self.correction.status.setText(
+                "This result's tracks cannot be corrected here (a rig's 3-D result, or its "
+                "tracking output is missing): revise its values instead."
+            )
+        self._allow()
 
     # -- showing -------------------------------------------------------------------------------
 
@@ -248,6 +287,10 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.history.setRowCount(0)
         self.form.set_choices([], None)
         self.form.show_current(None)
+        self._correctable = False
+        self.correction.set_tracks([], 0)
+        self.signing.show_state(None)
+        self._allow()
 
     def _show_result(self, reviewed: ReviewedResult) -> None:
         self.shown = reviewed
@@ -257,6 +300,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.history.show_history(reviewed.revisions, reviewed.units)
         tracks = list(dict.fromkeys(FieldRef.parse(f.field).track_id for f in reviewed.fields))
         self.form.set_choices(tracks, reviewed.units)
+        self.signing.show_state(reviewed.sign_off)
+        self._allow()
         self._on_form_field_changed()
 
     @Slot()
@@ -270,6 +315,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     def _on_values_item_selection_changed(self) -> None:
         field = self.values.selected_field()
         if field is not None:
+            self.action_tabs.setCurrentWidget(self.form)
             self.form.choose(field)
 
     # -- saving --------------------------------------------------------------------------------
@@ -318,16 +364,70 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._reread(revision.result_id)
 
     def _on_revision_refused(self, error: Exception) -> None:
-        self.form.set_saving(False)
+        self._refused(error, self.form)
+
+    def _refused(self, error: Exception, form: ReviseForm | CorrectionForm | SignOffForm) -> None:
+        form.set_saving(False)
         if isinstance(error, RevisionConflictError):
-            self.form.status.setText(CONFLICT.format(code=error.code))
+            form.status.setText(CONFLICT.format(code=error.code))
             self._base = None  # the next save is made on the state read now
         else:
-            self.form.status.setText(f"Not saved: {say_error(error)}")
+            form.status.setText(f"Not saved: {say_error(error)}")
         if isinstance(error, RoleRequiredError):
             self._read_reviewer()
         if self.shown is not None:
             self._reread(self.shown.result_id)
+
+    @Slot(list)
+    def _on_correction_requested(self, requested: Requested) -> None:
+        shown, form = self.shown, self.correction
+        if shown is None or self._saves.busy or form.busy:
+            return
+        reason = form.reason.text().strip()
+        if not reason:
+            form.status.setText(
+                "Not saved: say why in Why first (it is kept with the correction and in the audit "
+                "trail), then do it again."
+            )
+            form.reason.setFocus()
+            return
+        try:
+            operations: list[Operation] = [parse_operation(k, t) for k, t in requested]
+        except LabrigError as error:
+            form.status.setText(f"Not saved: {say_error(error)}")
+            return
+        form.set_saving(True)
+        form.status.setText(f"Saving: {'; '.join(o.describe() for o in operations)}…")
+        work = partial(self._results.correct, shown.result_id, operations, reason, head_of(shown))
+        self._saves.submit(work, self._on_correction_saved, partial(self._refused, form=form))
+
+    def _on_correction_saved(self, revision: RevisionView) -> None:
+        self.correction.set_saving(False)
+        self.correction.status.setText(
+            f"Revision {revision.number} saved: "
+            f"{'; '.join(o.describe() for o in revision.operations)}. The automatic tracks are "
+            "kept (grey crosses where they differ); the values are recomputed."
+        )
+        self._reread(revision.result_id)
+
+    @Slot(str, str)
+    def _on_sign_off_requested(self, meaning: str, note: str) -> None:
+        shown = self.shown
+        if shown is None or self._saves.busy:
+            return
+        self.signing.set_saving(True)
+        self.signing.status.setText(f"Signing off as {meaning}…")
+        work = partial(self._results.sign_off, shown.result_id, meaning, note, head_of(shown))
+        self._saves.submit(work, self._on_signed_off, partial(self._refused, form=self.signing))
+
+    def _on_signed_off(self, revision: RevisionView) -> None:
+        self.signing.set_saving(False)
+        self.signing.status.setText(
+            f"Signed off as {revision.sign_off.meaning if revision.sign_off else '?'} "
+            f"(revision {revision.number}); the audit trail holds who, when and the SHA-256 of the "
+            "values in force."
+        )
+        self._reread(revision.result_id)
 
     def _reread(self, result_id: str) -> None:
         """After a save or a refusal: the shown result and the list,

@@ -116,10 +116,12 @@ def open_result(qtbot: QtBot, page: ReviewPage, result_id: str) -> None:
 
 
 def open_tab(qtbot: QtBot, page: ReviewPage, tab: QWidget) -> None:
-    """Click the tab of ``tab`` (correcting, revising, signing off) under the video."""
-    bar = page.action_tabs.tabBar()
-    qtbot.mouseClick(bar, LEFT, pos=bar.tabRect(page.action_tabs.indexOf(tab)).center())
-    assert page.action_tabs.currentWidget() is tab
+    """Click the tab of ``tab`` under the video: correcting, revising or signing off on the left;
+    the speed, the values or the history on the right."""
+    tabs = page.action_tabs if page.action_tabs.indexOf(tab) >= 0 else page.evidence_tabs
+    bar = tabs.tabBar()
+    qtbot.mouseClick(bar, LEFT, pos=bar.tabRect(tabs.indexOf(tab)).center())
+    assert tabs.currentWidget() is tab
 
 
 def counts(store: Store) -> tuple[int, ...]:

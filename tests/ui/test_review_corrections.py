@@ -6,9 +6,11 @@ services; the automatic document stays byte-identical."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
 from pytestqt.qtbot import QtBot
 
+from labrig.capture.frame_tags import read_frame_tag
 from labrig.domain.corrections import parse_operation
 from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
@@ -158,3 +160,31 @@ def test_a_sign_off_shows_on_both_pages_and_a_later_correction_clears_it(
     )
     assert "then revision 2 by rita changed the data" in page.signing.state.text()
     qtbot.waitUntil(lambda: badge.text() == "SIGN-OFF CLEARED", timeout=WAIT_MS)
+
+
+def test_the_speed_plot_follows_the_video_and_a_click_on_it_seeks_the_video(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    page, services = bench.review_page("rita")
+    source, _ = services.governance.revisions.effective(rig.published_id)
+    x, y = source.tracks["0"].at(20)
+    services.governance.revisions.correct(
+        rig.published_id, [parse_operation("move", f"0@20={x + 30},{y}")], "reflection"
+    )
+    open_result(qtbot, page, rig.published_id)
+    open_tab(qtbot, page, page.curves)
+    qtbot.waitUntil(lambda: page.player.media is not None and not page.busy, timeout=WAIT_MS)
+    media = page.player.media
+    assert media is not None and media.curves is not None
+    # the moved track's automatic speed is drawn dashed beside the corrected one; only that one
+    assert page.curves.changed == ["0"]
+    _at_frame(qtbot, page, 8)
+    assert page.curves.time_line.value() == pytest.approx(media.time_of(8))
+    # a click on the plot at the time of frame 25 shows frame 25
+    view_box = page.curves.item.vb
+    scene = view_box.mapViewToScene(QPointF(media.time_of(25), 50.0))
+    at = page.curves.plot.mapFromScene(scene)
+    qtbot.mouseClick(page.curves.plot.viewport(), LEFT, pos=at)
+    qtbot.waitUntil(lambda: page.player.shown_index == 25 and not page.player.busy, timeout=WAIT_MS)
+    assert read_frame_tag(page.player.shown_frames[0]) == 25
+    assert page.curves.time_line.value() == pytest.approx(media.time_of(25))

@@ -36,6 +36,7 @@ from tests.ui.review_helpers import (
 def _type_revision(qtbot: QtBot, page: ReviewPage, field: str, value: str, reason: str) -> None:
     """Click the field's row in the values table (which picks it in the form), then type the
     value and reason."""
+    open_tab(qtbot, page, page.values)
     row = page.values.row_of(field)
     assert row is not None, f"the values table has no row for {field}"
     rect = page.values.visualItemRect(page.values.item(row, 0))

@@ -16,6 +16,7 @@ from labrig.results.views import (
     list_attempts,
     load_result,
     refreshes_results,
+    track_series,
     units_words,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "load_result",
     "publish_when_done",
     "refreshes_results",
+    "track_series",
     "units_words",
     "used_calibrations",
 ]

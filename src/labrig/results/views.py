@@ -166,7 +166,7 @@ class ResultDetail:
 
     @property
     def tracks(self) -> list[TrackSeries]:
-        return [_series(s) for s in (self.document or {}).get("series") or []]
+        return [track_series(s) for s in (self.document or {}).get("series") or []]
 
     @property
     def advice(self) -> list[str]:
@@ -313,7 +313,8 @@ def _status(
     return ResultStatus.PENDING, []
 
 
-def _series(raw: Mapping[str, Any]) -> TrackSeries:
+def track_series(raw: Mapping[str, Any]) -> TrackSeries:
+    """One kinematics document (a result's ``series`` item) as the plots draw it."""
     dims = 3 if raw.get("xyz") else 2
     xy = np.asarray(raw.get("xyz") or raw.get("xy") or [], dtype=np.float64).reshape(-1, dims)
     t = np.asarray(raw.get("t") or [], dtype=np.float64)

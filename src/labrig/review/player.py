@@ -25,7 +25,8 @@ from labrig.capture import CaptureMedia, FrameReader, load_capture, read_timesta
 from labrig.capture.samples import is_sample_mode
 from labrig.domain.corrections import Track
 from labrig.pipeline.lens import Lens, distort_px, undistort_px
-from labrig.review.effective import CorrectionUnsupportedError
+from labrig.results import TrackSeries, track_series
+from labrig.review.effective import CorrectionUnsupportedError, effective_tracks
 from labrig.review.records import find_result
 from labrig.review.revisions import RevisionService
 from labrig.store import Store
@@ -56,6 +57,16 @@ class Overlay:
 
 
 @dataclass(frozen=True)
+class Curves:
+    """Each track's speed as the kinematics stage computed it (automatic) and as the corrected
+    tracks give it (in force), in the result's units (length, time)."""
+
+    units: tuple[str, str]
+    automatic: list[TrackSeries]
+    effective: list[TrackSeries]
+
+
+@dataclass(frozen=True)
 class ResultMedia:
     result_id: str
     cameras: list[PlayerCamera]
@@ -63,6 +74,27 @@ class ResultMedia:
     overlays: list[Overlay]
     # the lens the tracks were undistorted through (camera matrix, distortion), None: not
     lens: Lens | None = None
+    curves: Curves | None = None  # the tracks' speeds, automatic and in force
+
+    def frame_at_time(self, t: float) -> int:
+        """The first camera's frame nearest the time ``t`` (its times, or frame numbers when the
+        result's time is counted in frames)."""
+        if self.curves is not None and self.curves.units[1] == "frames":
+            return min(max(round(t), 0), max(self.frame_count - 1, 0))
+        times = self.cameras[0].times_s if self.cameras else np.zeros(0)
+        if not len(times):
+            return 0
+        k = int(np.clip(np.searchsorted(times, t), 1, len(times) - 1)) if len(times) > 1 else 0
+        if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t):
+            k -= 1
+        return k
+
+    def time_of(self, index: int) -> float:
+        """The first camera's frame ``index`` on the curves' time axis."""
+        if self.curves is not None and self.curves.units[1] == "frames":
+            return float(index)
+        times = self.cameras[0].times_s if self.cameras else np.zeros(0)
+        return float(times[min(max(index, 0), len(times) - 1)]) if len(times) else 0.0
 
     def tracked_px(self, x: float, y: float) -> tuple[float, float]:
         """A point of the first camera's recorded picture in the tracks' px (undistorted through
@@ -131,7 +163,8 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
                 relative + offset,
             )
         )
-    return ResultMedia(result_id, cameras, media, _overlays(revisions, result_id, lens), lens)
+    overlays, curves = _tracks(revisions, result_id, lens)
+    return ResultMedia(result_id, cameras, media, overlays, lens, curves)
 
 
 def _first_mono_s(media: CaptureMedia) -> float:
@@ -158,13 +191,21 @@ def _tracking_lens(store: Store, session: Any, document: dict[str, Any]) -> tupl
     return np.asarray(calibration.camera_matrix), np.asarray(calibration.dist)
 
 
-def _overlays(
-    revisions: RevisionService, result_id: str, lens: tuple[Any, Any] | None
-) -> list[Overlay]:
+def _tracks(
+    revisions: RevisionService, result_id: str, lens: Lens | None
+) -> tuple[list[Overlay], Curves | None]:
+    """The overlays (picture px) and the speed curves of the result's tracks, automatic and in
+    force (none for a result whose tracks cannot be read back)."""
     try:
         source, effective = revisions.effective(result_id)
     except CorrectionUnsupportedError:
-        return []
+        return [], None
+    automatic = effective_tracks(source, ())  # as the kinematics stage computed them
+    curves = Curves(
+        (automatic.units.get("length", ""), automatic.units.get("time", "")),
+        [track_series(k) for k in automatic.kinematics],
+        [track_series(k) for k in effective.kinematics],
+    )
     out = []
     for name, track in source.tracks.items():
         corrected = effective.tracks.get(name)
@@ -177,7 +218,7 @@ def _overlays(
                 None if corrected is None else _in_picture(corrected, lens),
             )
         )
-    return out
+    return out, curves
 
 
 def _in_picture(track: Track, lens: tuple[Any, Any] | None) -> Track:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import partial
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from labrig.domain.corrections import Operation, parse_operation
 from labrig.domain.events import EventName
@@ -46,6 +46,7 @@ from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
 from labrig.ui.review.actions import CorrectionForm, Requested, SignOffForm
+from labrig.ui.review.curves import SpeedCurves
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import (
     HistoryTable,
@@ -58,7 +59,7 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.latest import Latest
 
-LIST_WIDTH = 420  # px: subject, attempt, time, revisions and note fit without scrolling
+LIST_WIDTH = 410  # px: subject, attempt, time, revisions and note fit without scrolling
 INTRO = (
     "Step through the recording, correct the tracks (drag a marker, hide, fill, swap, trim) or a "
     "value with a reason, and sign the result off. Each is a revision stored beside the automatic "
@@ -108,6 +109,9 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.signing = SignOffForm()
         self.action_tabs = QTabWidget()
         self.action_tabs.setObjectName("reviewActions")
+        self.curves = SpeedCurves()
+        self.evidence_tabs = QTabWidget()
+        self.evidence_tabs.setObjectName("reviewEvidence")
         self.player = PlayerWidget()
         self._correctable = False  # the shown result's tracks can be corrected
         self._lay_out()
@@ -120,30 +124,30 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.player.marker_moved.connect(self.correction.ask_move)
         self.player.range_marked.connect(self.correction.mark)
         self.signing.requested.connect(self._on_sign_off_requested)
+        self.player.frame_shown.connect(self._on_frame_shown)
+        self.curves.time_clicked.connect(self._on_curve_clicked)
 
     def _lay_out(self) -> None:
-        lower = QWidget()
-        row = QHBoxLayout(lower)
-        row.setContentsMargins(0, 0, 0, 0)
         self.form.setTitle("")
         self.form.setFlat(True)
         self.action_tabs.addTab(self.correction, "Correct the tracks")
         self.action_tabs.addTab(self.form, "Revise a value")
         self.action_tabs.addTab(self.signing, "Sign off")
-        row.addWidget(self.action_tabs, 2)
-        history = QVBoxLayout()
-        history.addWidget(QLabel("<b>History of revisions</b>"))
-        history.addWidget(self.history, 1)
-        row.addLayout(history, 3)
+        self.evidence_tabs.addTab(self.curves, "Speed")
+        self.evidence_tabs.addTab(self.values, "Values")
+        self.evidence_tabs.addTab(self.history, "History")
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.setObjectName("reviewLowerSplitter")  # positions kept between runs by name
+        lower.addWidget(self.action_tabs)
+        lower.addWidget(self.evidence_tabs)
+        lower.setSizes([400, 400])
         split = QSplitter(Qt.Orientation.Vertical)
-        split.setObjectName("reviewValuesSplitter")  # positions kept between runs by name
+        split.setObjectName("reviewPlayerSplitter")
         split.addWidget(self.player)
-        split.addWidget(self.values)
         split.addWidget(lower)
-        split.setStretchFactor(0, 4)  # the video gets the most room, then the values
-        split.setStretchFactor(1, 3)
-        split.setStretchFactor(2, 2)
-        split.setSizes([320, 160, 220])  # at 1280x800: the video, three rows, the form whole
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setSizes([330, 290])  # at 1280x800: the video, then the forms whole
         self.detail = QWidget()
         detail = QVBoxLayout(self.detail)
         detail.setContentsMargins(0, 0, 0, 0)
@@ -268,6 +272,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
             self.player.set_overlays(media.overlays)
         else:
             self.player.set_media(media)
+        self.curves.show_curves(media.curves)
+        self._on_frame_shown(self.player.position)
         self._correctable = bool(media.overlays)
         self.correction.set_tracks([o.track_id for o in media.overlays], media.frame_count - 1)
         if not self._correctable:
@@ -285,6 +291,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.heading.show_text(text)
         self.values.setRowCount(0)
         self.history.setRowCount(0)
+        self.evidence_tabs.setTabText(self.evidence_tabs.indexOf(self.history), "History")
+        self.curves.show_curves(None)
         self.form.set_choices([], None)
         self.form.show_current(None)
         self._correctable = False
@@ -298,6 +306,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         revised = revised_values(reviewed.fields, reviewed.revisions)
         self.values.show_values(reviewed.fields, revised, reviewed.units)
         self.history.show_history(reviewed.revisions, reviewed.units)
+        history = self.evidence_tabs.indexOf(self.history)
+        self.evidence_tabs.setTabText(history, f"History ({len(reviewed.revisions)})")
         tracks = list(dict.fromkeys(FieldRef.parse(f.field).track_id for f in reviewed.fields))
         self.form.set_choices(tracks, reviewed.units)
         self.signing.show_state(reviewed.sign_off)
@@ -310,6 +320,17 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.form.show_current(
             next((f for f in self.shown.fields if f.field == field), None) if self.shown else None
         )
+
+    @Slot(int)
+    def _on_frame_shown(self, index: int) -> None:
+        if self.player.media is not None:
+            self.curves.set_time(self.player.media.time_of(index))
+
+    @Slot(float)
+    def _on_curve_clicked(self, t: float) -> None:
+        if self.player.media is not None:
+            self.player.pause()
+            self.player.seek(self.player.media.frame_at_time(t))
 
     @Slot()
     def _on_values_item_selection_changed(self) -> None:

@@ -213,6 +213,11 @@ class HistoryTable(QTableWidget):
                     f"{field_words(c.field, units)}: {format_value(c.old)} → {format_value(c.new)}"
                     for c in revision.changes
                 ]
+                + (
+                    [f"signed off as {revision.sign_off.meaning}"]
+                    if revision.sign_off is not None
+                    else []
+                )
             )
             cells = (
                 _item(str(revision.number), number=True),

@@ -7,6 +7,8 @@ Schemas (each field documented in docs/export-sync.md):
   effective value and the revision that set it, the revision history, status, reasons, units and QC.
 - ``metrics.csv`` — the same fields, one row per track and metric.
 - ``series.csv`` — the automatic smoothed positions and velocities per track and sample.
+- ``series-effective.csv`` — only when a reviewer corrected the tracks: the same series of the
+  corrected tracks, each sample with its frame and whether a gap fill interpolated it.
 - ``provenance.json`` — ``labrig.export.provenance/1``: inputs, captures and their digests,
   calibration, release, jobs, revisions, and who exported it when, with the audit chain head.
 """
@@ -21,11 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from labrig.domain.revisions import FieldRef
+from labrig.export.effective_series import EffectiveSeries
 from labrig.export.plots import Curve, line_plot
 from labrig.export.snapshot import ResultSnapshot
 
 RESULT_SCHEMA = "labrig.export.result/1"
 PROVENANCE_SCHEMA = "labrig.export.provenance/1"
+EFFECTIVE_SERIES_NAME = "series-effective.csv"
 LENGTH_METRICS = frozenset({"path_length", "displacement", "range_x", "range_y", "extent"})
 
 
@@ -83,6 +87,34 @@ def result_document(snap: ResultSnapshot) -> dict[str, Any]:
         },
         "revisions": [v.to_json() for v in r.revisions],
         "qc": automatic.get("qc"),
+        "sign_off": r.sign_off.to_json() if r.sign_off is not None else None,
+        "effective_series": effective_series_document(snap.effective, automatic),
+    }
+
+
+def effective_series_document(
+    effective: EffectiveSeries | None, automatic: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """What ``series-effective.csv`` holds and where it came from; None when no revision corrects
+    the tracks (the series in force is then the automatic one, ``series.csv``)."""
+    if effective is None:
+        return None
+    kept = {str(t.track_id) for t in effective.tracks}
+    return {
+        "file": EFFECTIVE_SERIES_NAME,
+        "meaning": "effective: the tracks as the reviewer corrected them, with their kinematics "
+        "recomputed as the automatic ones were",
+        "revisions": list(effective.revisions),
+        "units": effective.units,
+        "tracks": [
+            {"track_id": t.track_id, "samples": len(t.t), "filled_frames": t.filled_frames}
+            for t in effective.tracks
+        ],
+        "emptied_tracks": [
+            s.get("track_id")
+            for s in automatic.get("series") or []
+            if str(s.get("track_id")) not in kept
+        ],
     }
 
 
@@ -112,21 +144,25 @@ def metrics_csv(document: Mapping[str, Any]) -> bytes:
     )
 
 
+def _track_rows(track: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
+    velocity = track.get("velocity") or []
+    for i, (t, xy) in enumerate(zip(track.get("t") or [], track.get("xy") or [], strict=False)):
+        v = velocity[i] if i < len(velocity) else None
+        speed = math.hypot(v[0], v[1]) if v is not None else None
+        yield (
+            track.get("track_id"),
+            t,
+            xy[0],
+            xy[1],
+            v[0] if v else None,
+            v[1] if v else None,
+            speed,
+        )
+
+
 def _series_rows(series: Sequence[Mapping[str, Any]]) -> Iterable[Sequence[Any]]:
     for track in series:
-        velocity = track.get("velocity") or []
-        for i, (t, xy) in enumerate(zip(track.get("t") or [], track.get("xy") or [], strict=False)):
-            v = velocity[i] if i < len(velocity) else None
-            speed = math.hypot(v[0], v[1]) if v is not None else None
-            yield (
-                track.get("track_id"),
-                t,
-                xy[0],
-                xy[1],
-                v[0] if v else None,
-                v[1] if v else None,
-                speed,
-            )
+        yield from _track_rows(track)
 
 
 def series_csv(automatic: Mapping[str, Any]) -> bytes:
@@ -134,6 +170,21 @@ def series_csv(automatic: Mapping[str, Any]) -> bytes:
     return _csv(
         ("track_id", "t", "x", "y", "vx", "vy", "speed"),
         _series_rows(automatic.get("series") or []),
+    )
+
+
+def effective_series_csv(effective: EffectiveSeries) -> bytes:
+    """The corrected tracks' smoothed series, as :func:`series_csv` writes the automatic one, each
+    sample with the stored frame at its time and ``filled`` 1 when a gap fill interpolated it."""
+    return _csv(
+        ("track_id", "t", "x", "y", "vx", "vy", "speed", "frame", "filled"),
+        (
+            (*row, frame, int(filled))
+            for track in effective.tracks
+            for row, frame, filled in zip(
+                _track_rows(track.document()), track.frames, track.filled, strict=True
+            )
+        ),
     )
 
 
@@ -188,5 +239,13 @@ def provenance(snap: ResultSnapshot, exported: Mapping[str, Any]) -> dict[str, A
             {"number": r.number, "revision_id": r.revision_id, "digest": r.digest}
             for r in snap.revisions
         ],
+        "sign_off": sign_off_line(snap),
         "exported": dict(exported),
     }
+
+
+def sign_off_line(snap: ResultSnapshot) -> str | None:
+    """The result's latest sign-off in one line (and whether a later revision cleared it), or
+    None when it was never signed off."""
+    state = snap.reviewed.sign_off
+    return state.describe() if state is not None else None

@@ -131,7 +131,7 @@ class ExportService:
         with self.store.read() as session:
             actor = self.access.authorize(session, Action.EXPORT)
             rows = select_results(session, refs, everything)
-            results = [snapshot(session, row, blobs) for row in rows]
+            results = [snapshot(session, row, self.store, blobs) for row in rows]
             head = chain_head(session)
             store_id = session.scalar(select(Meta.value).where(Meta.key == "store_id")) or ""
         return _Snapshot(actor, head, store_id, results)
@@ -164,6 +164,10 @@ class ExportService:
                     "automatic_digest": result.reviewed.automatic_digest,
                     "revisions": len(result.revisions),
                     "superseded_by": result.reviewed.superseded_by,
+                    "effective_series": f"results/{folder}/{docs.EFFECTIVE_SERIES_NAME}"
+                    if result.effective is not None
+                    else None,
+                    "sign_off": docs.sign_off_line(result),
                 }
             )
         captures: dict[str, str] = {}
@@ -194,6 +198,11 @@ class ExportService:
         writer.write(f"{folder}/result.json", docs.pretty_json(document))
         writer.write(f"{folder}/metrics.csv", docs.metrics_csv(document))
         writer.write(f"{folder}/series.csv", docs.series_csv(result.automatic))
+        if result.effective is not None:  # beside the automatic series, never instead of it
+            writer.write(
+                f"{folder}/{docs.EFFECTIVE_SERIES_NAME}",
+                docs.effective_series_csv(result.effective),
+            )
         writer.write(
             f"{folder}/provenance.json", docs.pretty_json(docs.provenance(result, exported))
         )

@@ -1,5 +1,6 @@
-"""What an export reads from the catalog, in one read transaction: results, revisions,
-captures, chain head.
+"""What an export reads from the catalog, in one read transaction: results (their values in force,
+with the tracks as a reviewer corrected them, and the effective series), revisions, captures,
+chain head.
 
 Everything an export writes comes from one snapshot, so the audit chain head it records was taken
 in the same transaction as its data: a store whose chain no longer holds that head was rewritten
@@ -18,8 +19,9 @@ from sqlalchemy.orm import Session
 
 from labrig.capture.manifest import read_committed_manifest
 from labrig.errors import LabrigError
+from labrig.export.effective_series import EffectiveSeries, read_effective_series
 from labrig.review import ResultNotPublishedError, ReviewedResult, find_result, reviewed_in
-from labrig.store import BlobStore
+from labrig.store import BlobStore, Store
 from labrig.store.models import (
     AnalysisResultRecord,
     Attempt,
@@ -67,6 +69,8 @@ class ResultSnapshot:
     attempt_number: int
     revisions: tuple[RevisionDocument, ...]
     captures: tuple[CaptureFiles, ...]
+    # the series of the tracks as a reviewer corrected them (None: no revision corrects them)
+    effective: EffectiveSeries | None = None
 
     @property
     def automatic(self) -> dict[str, Any]:
@@ -108,24 +112,29 @@ def select_results(
     return rows
 
 
-def snapshot(session: Session, result: AnalysisResultRecord, blobs: BlobStore) -> ResultSnapshot:
+def snapshot(
+    session: Session, result: AnalysisResultRecord, store: Store, blobs: BlobStore
+) -> ResultSnapshot:
+    """What an export writes of ``result``, read in ``session``. ``store`` is where its media and
+    calibrations are: the values and series of tracks a reviewer corrected are recomputed from
+    them (:mod:`labrig.review.effective`)."""
     attempt = session.get(Attempt, result.attempt_id)
     sitting = session.get(CaptureSession, attempt.session_id) if attempt is not None else None
-    revisions = tuple(
-        RevisionDocument(r.number, r.id, r.document, r.digest)
-        for r in session.scalars(
+    history = list(
+        session.scalars(
             select(ResultRevision)
             .where(ResultRevision.result_id == result.id)
             .order_by(ResultRevision.number)
         )
     )
+    revisions = tuple(RevisionDocument(r.number, r.id, r.document, r.digest) for r in history)
     capture_ids = session.scalars(
         select(AttemptCapture.capture_id)
         .where(AttemptCapture.attempt_id == result.attempt_id)
         .order_by(AttemptCapture.position)
     )
     return ResultSnapshot(
-        reviewed=reviewed_in(session, result),
+        reviewed=reviewed_in(session, result, store),
         automatic_text=result.document,
         created_at=result.created_at.isoformat(),
         session={
@@ -139,6 +148,7 @@ def snapshot(session: Session, result: AnalysisResultRecord, blobs: BlobStore) -
         attempt_number=attempt.number if attempt is not None else 0,
         revisions=revisions,
         captures=tuple(capture_files(session, cid, blobs) for cid in capture_ids),
+        effective=read_effective_series(store, session, result, history),
     )
 
 

@@ -91,6 +91,16 @@ class Bench:
         )
         return page, services
 
+    def results_page(self, user: str) -> tuple[ResultsPage, Services]:
+        """The Results page as ``user``, showing the published result's attempt."""
+        services, bridge = self.open_as(user)
+        page = ResultsPage(services.governance.reviewed, services.export, bridge)
+        self.show(page)
+        attempt_id = services.governance.revisions.show(self.rig.published_id).attempt_id
+        self.qtbot.waitUntil(lambda: page.model.row_of(attempt_id) is not None, timeout=WAIT_MS)
+        click_row(self.qtbot, page.table, page.model.row_of(attempt_id) or 0)
+        return page, services
+
     def close(self) -> None:
         for page in self.pages:
             page.shut_down(5000)

@@ -12,9 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from labrig.capture.frame_tags import read_frame_tag
 from labrig.domain.corrections import parse_operation
-from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
-from tests.ui.analysis_helpers import click_row
 from tests.ui.review_helpers import LEFT, WAIT_MS, Bench, Rig, counts, open_result, open_tab
 
 
@@ -140,12 +138,7 @@ def test_a_sign_off_shows_on_both_pages_and_a_later_correction_clears_it(
     )
     assert "Signed off as approved (revision 1)" in page.signing.status.text()
 
-    results_services, bridge = bench.open_as("rita")
-    results = ResultsPage(results_services.governance.reviewed, results_services.export, bridge)
-    bench.show(results)
-    attempt_id = services.governance.revisions.show(rig.published_id).attempt_id
-    qtbot.waitUntil(lambda: results.model.row_of(attempt_id) is not None, timeout=WAIT_MS)
-    click_row(qtbot, results.table, results.model.row_of(attempt_id) or 0)
+    results, _ = bench.results_page("rita")
     badge = results.detail.badges["signOffBadge"]
     qtbot.waitUntil(lambda: badge.isVisible() and badge.text() == "APPROVED", timeout=WAIT_MS)
     assert "Approved by rita" in badge.toolTip()
@@ -179,7 +172,7 @@ def test_the_speed_plot_follows_the_video_and_a_click_on_it_seeks_the_video(
     # the moved track's automatic speed is drawn dashed beside the corrected one; only that one
     assert page.curves.changed == ["0"]
     _at_frame(qtbot, page, 8)
-    assert page.curves.time_line.value() == pytest.approx(media.time_of(8))
+    assert page.curves.time_cursor.time == pytest.approx(media.time_of(8))
     # a click on the plot at the time of frame 25 shows frame 25
     view_box = page.curves.item.vb
     scene = view_box.mapViewToScene(QPointF(media.time_of(25), 50.0))
@@ -187,4 +180,26 @@ def test_the_speed_plot_follows_the_video_and_a_click_on_it_seeks_the_video(
     qtbot.mouseClick(page.curves.plot.viewport(), LEFT, pos=at)
     qtbot.waitUntil(lambda: page.player.shown_index == 25 and not page.player.busy, timeout=WAIT_MS)
     assert read_frame_tag(page.player.shown_frames[0]) == 25
-    assert page.curves.time_line.value() == pytest.approx(media.time_of(25))
+    assert page.curves.time_cursor.time == pytest.approx(media.time_of(25))
+
+
+def test_the_results_page_plays_the_recording_and_its_speed_plot_seeks_it(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    results, _ = bench.results_page("rita")
+    player = results.player
+    qtbot.waitUntil(lambda: player.shown_index == 0 and not player.busy, timeout=WAIT_MS)
+    assert player.media is not None and player.media.result_id == rig.published_id
+    assert {o.track_id for o in player.views[0].overlays} == {"0", "1", "2"}
+    # a click on the speed plot at the time of frame 17 opens the recording there
+    plot = results.detail.plots.speed
+    scene = plot.getPlotItem().vb.mapViewToScene(QPointF(player.media.time_of(17), 50.0))
+    qtbot.mouseClick(plot.viewport(), LEFT, pos=plot.mapFromScene(scene))
+    qtbot.waitUntil(lambda: player.shown_index == 17 and not player.busy, timeout=WAIT_MS)
+    assert results.detail.tabs.currentWidget() is player
+    assert read_frame_tag(player.shown_frames[0]) == 17
+    # stepping the video moves the plot's cursor to the frame's time
+    player.setFocus()
+    qtbot.keyClick(player, Qt.Key.Key_Right)
+    qtbot.waitUntil(lambda: player.shown_index == 18 and not player.busy, timeout=WAIT_MS)
+    assert results.detail.plots.time_cursor.time == pytest.approx(player.media.time_of(18))

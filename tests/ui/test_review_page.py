@@ -15,10 +15,8 @@ from labrig.domain.corrections import parse_operation
 from labrig.domain.idempotency import sha256_hex
 from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.common.roles_policy import NO_ADMIN_POLICY
-from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, CHANGE_COLUMN, EFFECTIVE_COLUMN
-from tests.ui.analysis_helpers import click_row
 from tests.ui.review_helpers import (
     FIELD,
     LEFT,
@@ -226,12 +224,7 @@ def test_a_concurrent_revision_is_refused_as_a_conflict_and_the_newer_value_is_s
 def test_the_results_page_shows_a_revised_value_beside_the_automatic_one(
     qtbot: QtBot, rig: Rig, bench: Bench
 ) -> None:
-    services, bridge = bench.open_as("rita")
-    page = ResultsPage(services.governance.reviewed, services.export, bridge)
-    bench.show(page)
-    attempt_id = services.governance.revisions.show(rig.published_id).attempt_id
-    qtbot.waitUntil(lambda: page.model.row_of(attempt_id) is not None, timeout=WAIT_MS)
-    click_row(qtbot, page.table, page.model.row_of(attempt_id) or 0)
+    page, services = bench.results_page("rita")
     qtbot.waitUntil(lambda: page.detail.current is not None, timeout=WAIT_MS)
     column = [key for key, _, _ in METRIC_COLUMNS].index("peak_speed")
     automatic = page.detail.metrics.item(0, column).text()

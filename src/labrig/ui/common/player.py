@@ -25,7 +25,7 @@ skipped, so a slow disk drops frames from the screen, never the pace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,7 @@ class PlayerWidget(QWidget):
         self._reader_of: str | None = None
         self._decoding = BackgroundCalls(threads=1, parent=self)
         self._latest = Latest(self._decoding)
+        self._loads = Latest(self._decoding)  # reading what to show: after it, its frames
         self._direction = 1
         self._speed = 1.0
         self.timer = QTimer(self)
@@ -162,7 +163,38 @@ class PlayerWidget(QWidget):
 
     @property
     def busy(self) -> bool:
-        return self._latest.busy
+        """Reading a result's recording, or decoding a frame."""
+        return self._latest.busy or self._loads.busy
+
+    def load(
+        self,
+        read: Callable[[], ResultMedia],
+        *,
+        keep_frame: bool,
+        wanted: Callable[[ResultMedia], bool],
+        then: Callable[[ResultMedia], None] | None = None,
+    ) -> None:
+        """Read what to show with ``read`` off the GUI thread (a newer load overtakes it), then
+        show it if ``wanted`` still says so: with ``keep_frame``, when it is the result on screen,
+        only its tracks are replaced (after a correction); else from its first frame. ``then``
+        runs after it is shown."""
+
+        def loaded(media: ResultMedia) -> None:
+            if not wanted(media):
+                return  # another result was chosen meanwhile
+            same = self.media is not None and self.media.result_id == media.result_id
+            if keep_frame and same:
+                self.set_overlays(media.overlays)
+            else:
+                self.set_media(media)
+            if then is not None:
+                then(media)
+
+        self._loads.request(
+            read,
+            loaded,
+            lambda error: self.status.setText(f"Could not open the recording: {say_error(error)}"),
+        )
 
     def set_media(self, media: ResultMedia | None) -> None:
         """Show ``media`` (None: nothing), from its first frame."""

@@ -23,6 +23,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from labrig.results import TrackSeries
+from labrig.ui.common.time_cursor import TimeCursor
 
 BACKGROUND = (255, 255, 255)
 OUTLINE = (51, 51, 51)  # the titles' grey
@@ -79,6 +80,8 @@ class ResultPlots(QWidget):
         for plot in (self.trajectory, self.front, self.side):
             plot.getPlotItem().setAspectLocked(True)
         self.speed = plot_widget("speedPlot", "Speed")
+        # at the frame the Results page's player shows; a click there seeks it
+        self.time_cursor = TimeCursor(self.speed, self)
         self._plots = (self.trajectory, self.front, self.side, self.speed)
         self._legends = [
             # a pale backing and dark names: readable over the curves it lies on

@@ -10,9 +10,10 @@ Newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtCore import QStandardPaths, Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,6 +32,7 @@ from labrig.export import ExportReport, ExportService
 from labrig.results import AttemptSummary, refreshes_results
 from labrig.review import Reprocessed, ReviewedResults, Shown
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
+from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
 from labrig.ui.common.task_bar import TaskBar
 from labrig.ui.results.model import AttemptResultsModel
@@ -88,6 +90,11 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.export_progress = TaskBar("exportTask")
         self.detail.reprocess_button.clicked.connect(self.reprocess_shown)
+        # the attempt's recording, frame by frame, with its tracks drawn (as on the Review page)
+        self.player = PlayerWidget()
+        self.detail.tabs.insertTab(1, self.player, "Recording")
+        self.player.frame_shown.connect(self._on_frame_shown)
+        self.detail.plots.time_cursor.clicked.connect(self._on_plot_clicked)
         self._lay_out()
 
     def _lay_out(self) -> None:
@@ -118,9 +125,38 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         return self.list_busy
 
     def shut_down(self, timeout_ms: int) -> None:
-        """Wait for running reads and an export, so none outlives the store."""
+        """Wait for running reads, the player's decoding and an export, so none outlives the
+        store."""
+        self.player.shut_down(timeout_ms)
         super().shut_down(timeout_ms)
         self._exporting.wait(timeout_ms)
+
+    # -- the recording ---------------------------------------------------------------------------
+
+    def _read_media(self, result_id: str | None, keep_frame: bool) -> None:
+        """The shown result's recording and tracks for the player (nothing for no result)."""
+        if result_id is None:
+            self.player.set_media(None)
+            return
+        self.player.load(
+            partial(self._results.media, result_id),
+            keep_frame=keep_frame,
+            wanted=lambda media: self._exportable == media.result_id,
+        )
+
+    @Slot(int)
+    def _on_frame_shown(self, index: int) -> None:
+        if self.player.media is not None and self.player.media.curves is not None:
+            self.detail.plots.time_cursor.set_time(self.player.media.time_of(index))
+
+    @Slot(float)
+    def _on_plot_clicked(self, t: float) -> None:
+        """A click on the speed plot: the recording at that time."""
+        if self.player.media is None:
+            return
+        self.player.pause()
+        self.player.seek(self.player.media.frame_at_time(t))
+        self.detail.tabs.setCurrentWidget(self.player)
 
     # -- export ----------------------------------------------------------------------------------
 
@@ -231,13 +267,18 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             return
         self.detail.show_result(shown, revised, sign_off)
         published = shown.document is not None and shown.document.get("status") == "published"
+        before = self._exportable
         self._exportable = shown.summary.result_id if published else None
+        if self._exportable != before or self._exportable is None:
+            self._read_media(self._exportable, keep_frame=False)
         self.export_button.setEnabled(
             self._exportable is not None and not self.export_progress.running
         )
 
     def show_placeholder(self, text: str) -> None:
         self.detail.show_message(text)
+        self._exportable = None
+        self.player.set_media(None)
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
         return (
@@ -256,5 +297,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             and shown is not None
             and shown.summary.result_id == event.payload.get("result_id")
         ):
-            # its revised values changed; the list did not
+            # its revised values changed, and its tracks may have (the frame shown is kept); the
+            # list did not
             self.request_detail(shown.summary.attempt_id)
+            self._read_media(shown.summary.result_id, keep_frame=True)

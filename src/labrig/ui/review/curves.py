@@ -7,16 +7,15 @@ Threading contract: GUI thread only.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from labrig.results import TrackSeries
 from labrig.review.player import Curves
 from labrig.ui.common.result_plots import OUTLINE, plot_widget, track_pens
+from labrig.ui.common.time_cursor import TimeCursor
 
 
 def _differs(a: TrackSeries, b: TrackSeries | None) -> bool:
@@ -28,10 +27,8 @@ def _differs(a: TrackSeries, b: TrackSeries | None) -> bool:
 
 
 class SpeedCurves(QWidget):
-    """See the module docstring; :attr:`time_clicked` gives the time clicked, in the curves'
+    """See the module docstring; ``time_cursor.clicked`` gives the time clicked, in the curves'
     time units."""
-
-    time_clicked = Signal(float)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,12 +38,10 @@ class SpeedCurves(QWidget):
         self.legend = self.item.addLegend(
             offset=(10, 5), brush=(255, 255, 255, 210), labelTextColor=OUTLINE, colCount=2
         )
-        self.time_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(OUTLINE, width=1))
+        self.time_cursor = TimeCursor(self.plot, self)
         self.note = QLabel("")
         self.note.setObjectName("speedNote")
         self.note.setWordWrap(True)
-        self.plot.scene().sigMouseClicked.connect(self._on_clicked)
-        self.plot.setToolTip("Click to show the video at that time")
         self.changed: list[str] = []  # the tracks whose speed a correction changed
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -57,7 +52,6 @@ class SpeedCurves(QWidget):
     def show_curves(self, curves: Curves | None) -> None:
         self.item.clearPlots()
         self.legend.clear()
-        self.item.removeItem(self.time_line)
         self.changed = []
         if curves is None or (not curves.effective and not curves.automatic):
             self.note.setText("No tracked speeds to show for this result.")
@@ -84,7 +78,7 @@ class SpeedCurves(QWidget):
                 self.item.plot(
                     now.t, now.speed, pen=pen, shadowPen=outline, name=f"track {now.track_id}"
                 )
-        self.item.addItem(self.time_line, ignoreBounds=True)
+        self.time_cursor.attach()
         peaks = [
             float(np.nanmax(c.speed))
             for c in (*curves.automatic, *curves.effective)
@@ -101,10 +95,4 @@ class SpeedCurves(QWidget):
 
     def set_time(self, t: float) -> None:
         """Put the cursor at ``t`` (the frame shown)."""
-        self.time_line.setValue(t)
-
-    def _on_clicked(self, event: Any) -> None:
-        position = event.scenePos()
-        if not self.item.vb.sceneBoundingRect().contains(position):
-            return
-        self.time_clicked.emit(float(self.item.vb.mapSceneToView(position).x()))
+        self.time_cursor.set_time(t)

@@ -93,7 +93,6 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._results = results
         self._saves = BackgroundCalls(threads=1, parent=self)  # never queued behind a read
         self._user_reads = Latest(self._reads)
-        self._media_reads = Latest(self._reads)
         self.shown: ReviewedResult | None = None  # the result on screen
         # what the next revision is made on (see the module docstring)
         self._base: str | None = None
@@ -125,7 +124,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.player.range_marked.connect(self.correction.mark)
         self.signing.requested.connect(self._on_sign_off_requested)
         self.player.frame_shown.connect(self._on_frame_shown)
-        self.curves.time_clicked.connect(self._on_curve_clicked)
+        self.curves.time_cursor.clicked.connect(self._on_curve_clicked)
 
     def _lay_out(self) -> None:
         self.form.setTitle("")
@@ -170,8 +169,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
 
     @property
     def busy(self) -> bool:
-        """A read or a save is running or queued."""
-        return self._reads.busy or self._saves.busy
+        """A read, a save or the player's reading of the recording is running or queued."""
+        return self._reads.busy or self._saves.busy or self.player.busy
 
     def refresh(self) -> None:
         """Read the list of published results and who is signed in again (off the GUI thread)."""
@@ -257,21 +256,14 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
 
     def _read_media(self, result_id: str, keep_frame: bool) -> None:
         """The recording to play (and the tracks to draw, corrected as the revisions say)."""
-        self._media_reads.request(
+        self.player.load(
             partial(self._results.media, result_id),
-            partial(self._on_media_read, keep_frame=keep_frame),
-            lambda error: self.player.status.setText(
-                f"Could not open the recording: {say_error(error)}"
-            ),
+            keep_frame=keep_frame,
+            wanted=lambda media: self.shown is not None and self.shown.result_id == media.result_id,
+            then=self._on_media_shown,
         )
 
-    def _on_media_read(self, media: ResultMedia, keep_frame: bool) -> None:
-        if self.shown is None or self.shown.result_id != media.result_id:
-            return  # another result was chosen meanwhile
-        if keep_frame and self.player.media is not None:
-            self.player.set_overlays(media.overlays)
-        else:
-            self.player.set_media(media)
+    def _on_media_shown(self, media: ResultMedia) -> None:
         self.curves.show_curves(media.curves)
         self._on_frame_shown(self.player.position)
         self._correctable = bool(media.overlays)

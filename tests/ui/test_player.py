@@ -131,7 +131,9 @@ def test_the_frames_to_look_at_are_listed_and_stepped_through_with_n_and_p(
     widget, services, result_id = player
     widget.set_media(services.governance.reviewed.media(result_id))
     shown(qtbot, widget, 0)
-    assert widget.suspicious == [] and "nothing to look at" in widget.left_label.text()
+    assert (
+        widget.looking.suspicious == [] and "nothing to look at" in widget.looking.left_label.text()
+    )
     x, y = services.governance.revisions.effective(result_id)[0].tracks["1"].at(20)
     services.governance.revisions.correct(
         result_id,
@@ -143,13 +145,17 @@ def test_the_frames_to_look_at_are_listed_and_stepped_through_with_n_and_p(
     )
     widget.set_overlays(services.governance.reviewed.media(result_id).overlays)
     # the hidden frames, and the moved point's jump out and back
-    assert [(s.frame, s.track_id) for s in widget.suspicious] == [(8, "0"), (20, "1"), (21, "1")]
-    assert widget.left_label.text() == "3 of 3 left"
-    assert "frame 8 · track 0: missing from frame 8 to 11" in widget.look_box.itemText(0)
+    assert [(s.frame, s.track_id) for s in widget.looking.suspicious] == [
+        (8, "0"),
+        (20, "1"),
+        (21, "1"),
+    ]
+    assert widget.looking.left_label.text() == "3 of 3 left"
+    assert "frame 8 · track 0: missing from frame 8 to 11" in widget.looking.look_box.itemText(0)
     widget.setFocus()
     for frame, left in ((8, 2), (20, 1), (21, 0)):
         qtbot.keyClick(widget, Qt.Key.Key_N)
         assert shown(qtbot, widget, frame) == frame
-        assert widget.left_label.text() == f"{left} of 3 left"
+        assert widget.looking.left_label.text() == f"{left} of 3 left"
     qtbot.keyClick(widget, Qt.Key.Key_P)
     assert shown(qtbot, widget, 20) == 20

@@ -7,8 +7,7 @@ frame to look at, I / O the first / last frame of a range to correct. The slider
 field seek; :meth:`PlayerWidget.seek` lets a plot seek too, and :attr:`PlayerWidget.frame_shown`
 tells it which frame is on screen.
 
-Frames to look at (:func:`labrig.domain.corrections.suspicious_frames`, on the tracks in force): a
-jump, a gap, a filled stretch, a track lost before the end; the list counts those not yet shown.
+Frames to look at: :mod:`labrig.ui.common.look_bar`, under the controls.
 
 Overlays, on the first camera: each track's effective position at the frame, a circle in its
 plot colour with its id; its trail over ±15 frames; a frame a correction filled drawn dashed; the
@@ -43,9 +42,10 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.capture import FrameReader
-from labrig.domain.corrections import Suspicious, Track, suspicious_frames
+from labrig.domain.corrections import Track
 from labrig.review import Overlay, ResultMedia
 from labrig.ui.common.frame_view import FrameView
+from labrig.ui.common.look_bar import LookBar
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.latest import Latest
 
@@ -81,8 +81,6 @@ class PlayerWidget(QWidget):
         self.views: list[FrameView] = []
         self.status = QLabel("No recording to show.")
         self.status.setObjectName("playerStatus")
-        self.suspicious: list[Suspicious] = []
-        self._seen: set[int] = set()  # indices into ``suspicious`` shown since it was made
         self.editable = False  # markers may be dragged (the reviewer may correct)
         self._build_controls()
 
@@ -123,31 +121,13 @@ class PlayerWidget(QWidget):
         controls.addWidget(QLabel("Frame"))
         controls.addWidget(self.frame_box)
         controls.addWidget(self.speed_box)
-        self.look_box = QComboBox()
-        self.look_box.setObjectName("playerSuspicious")
-        self.look_box.setToolTip("Frames to look at: jumps, gaps, filled stretches, lost tracks")
-        self.look_box.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.look_box.setMinimumContentsLength(30)
-        self.look_box.activated.connect(self._on_look_chosen)
-        self.previous_button = button(
-            "Previous", "The previous frame to look at (P)", self.previous
-        )
-        self.next_button = button("Next", "The next frame to look at (N)", self.next)
-        self.left_label = QLabel("")
-        self.left_label.setObjectName("playerLeft")
-        looking = QHBoxLayout()
-        looking.addWidget(QLabel("To look at:"))
-        looking.addWidget(self.look_box, 1)
-        looking.addWidget(self.previous_button)
-        looking.addWidget(self.next_button)
-        looking.addWidget(self.left_label)
+        self.looking = LookBar()
+        self.looking.go.connect(self._on_look)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.views_row, 1)
         layout.addLayout(controls)
-        layout.addLayout(looking)
+        layout.addWidget(self.looking)
         layout.addWidget(self.status)
         self._enable(False)
 
@@ -205,9 +185,7 @@ class PlayerWidget(QWidget):
             view.deleteLater()
         self.views = []
         self.shown_index, self.shown_frames = None, []
-        self.suspicious, self._seen = [], set()
-        self.look_box.clear()
-        self.left_label.clear()
+        self.looking.clear()
         if media is None or not media.cameras:
             self._enable(False)
             self.status.setText("No recording to show.")
@@ -257,9 +235,7 @@ class PlayerWidget(QWidget):
             self.slider,
             self.frame_box,
             self.speed_box,
-            self.look_box,
-            self.previous_button,
-            self.next_button,
+            self.looking,
         ):
             w.setEnabled(on)
 
@@ -268,41 +244,12 @@ class PlayerWidget(QWidget):
         tracks: dict[str, Track] = {
             o.track_id: o.effective for o in overlays if o.effective is not None
         }
-        self.suspicious = suspicious_frames(tracks, last_frame=self.last)
-        self._seen = set()
-        self.look_box.clear()
-        for s in self.suspicious:
-            self.look_box.addItem(f"frame {s.frame} · track {s.track_id}: {s.why}")
-        self._count_left()
-
-    def _count_left(self) -> None:
-        total = len(self.suspicious)
-        left = total - len(self._seen)
-        self.left_label.setText(
-            f"{left} of {total} left" if total else "nothing to look at: no jumps, gaps or losses"
-        )
-
-    @Slot()
-    def next(self) -> None:
-        """Seek the next frame to look at after the one shown (from the start after the last)."""
-        following = [i for i, s in enumerate(self.suspicious) if s.frame > self.position]
-        self._look(following[0] if following else 0)
-
-    @Slot()
-    def previous(self) -> None:
-        before = [i for i, s in enumerate(self.suspicious) if s.frame < self.position]
-        self._look(before[-1] if before else len(self.suspicious) - 1)
+        self.looking.list_for(tracks, self.last)
 
     @Slot(int)
-    def _on_look_chosen(self, index: int) -> None:
-        self._look(index)
-
-    def _look(self, index: int) -> None:
-        if not 0 <= index < len(self.suspicious):
-            return
+    def _on_look(self, frame: int) -> None:
         self.pause()
-        self.look_box.setCurrentIndex(index)
-        self.seek(self.suspicious[index].frame)
+        self.seek(frame)
 
     # -- moving --------------------------------------------------------------------------------
 
@@ -387,9 +334,9 @@ class PlayerWidget(QWidget):
         elif key == Qt.Key.Key_J:
             self.play(-1)
         elif key == Qt.Key.Key_N:
-            self.next()
+            self.looking.next()
         elif key == Qt.Key.Key_P:
-            self.previous()
+            self.looking.previous()
         elif key in (Qt.Key.Key_I, Qt.Key.Key_O):
             self.range_marked.emit("from" if key == Qt.Key.Key_I else "to", self.position)
         else:
@@ -431,10 +378,7 @@ class PlayerWidget(QWidget):
             f"Frame {self.position} of {media.frame_count} · {time_s:.3f} s · "
             f"{len(media.cameras)} camera(s)"
         )
-        shown = {i for i, s in enumerate(self.suspicious) if s.frame == self.position}
-        if shown - self._seen:
-            self._seen |= shown
-            self._count_left()
+        self.looking.shown(self.position)
         if self.shown_index is not None:
             self.frame_shown.emit(self.shown_index)
 

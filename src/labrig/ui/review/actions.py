@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from labrig.domain.corrections import Operation, parse_operation
 from labrig.domain.revisions import SIGN_OFF_MEANINGS
-from labrig.review import SignOffState
+from labrig.errors import LabrigError
+from labrig.review import RevisionView, SignOffState
 
 Requested = list[tuple[str, str]]  # (kind, text) in the command line's syntax
 DRAG_HINT = (
@@ -125,6 +127,33 @@ class CorrectionForm(QWidget):
     def ask_move(self, track_id: str, frame: int, x: float, y: float) -> None:
         """A marker dragged on the video: ask for it to be moved there."""
         self.requested.emit([("move", f"{track_id}@{frame}={x:.2f},{y:.2f}")])
+
+    def plan(self, requested: Requested) -> tuple[list[Operation], str] | None:
+        """The operations ``requested`` and the reason typed, or None with the refusal said in
+        the status line (no reason, or an operation that does not parse)."""
+        reason = self.reason.text().strip()
+        if not reason:
+            self.status.setText(
+                "Not saved: say why in Why first (it is kept with the correction and in the audit "
+                "trail), then do it again."
+            )
+            self.reason.setFocus()
+            return None
+        try:
+            operations = [parse_operation(kind, text) for kind, text in requested]
+        except LabrigError as error:
+            self.status.setText(f"Not saved: {error.message}")
+            return None
+        self.status.setText(f"Saving: {'; '.join(o.describe() for o in operations)}…")
+        return operations, reason
+
+    def saved(self, revision: RevisionView) -> None:
+        self.set_saving(False)
+        self.status.setText(
+            f"Revision {revision.number} saved: "
+            f"{'; '.join(o.describe() for o in revision.operations)}. The automatic tracks are "
+            "kept (grey crosses where they differ); the values are recomputed."
+        )
 
     def set_tracks(self, tracks: Sequence[str], last_frame: int) -> None:
         """The shown result's tracks and its frames (0 to ``last_frame``); the choices kept."""
@@ -232,6 +261,14 @@ class SignOffForm(QWidget):
         colour = "#1d6b2a" if state.in_force else "#a05a00"
         self.state.setText(state.describe())
         self.state.setStyleSheet(f"color: {colour}; font-weight: bold;")
+
+    def saved(self, revision: RevisionView) -> None:
+        self.set_saving(False)
+        meaning = revision.sign_off.meaning if revision.sign_off else "?"
+        self.status.setText(
+            f"Signed off as {meaning} (revision {revision.number}); the audit trail holds who, "
+            "when and the SHA-256 of the values in force."
+        )
 
     def set_allowed(self, allowed: bool) -> None:
         self._allowed = allowed

@@ -23,11 +23,9 @@ from functools import partial
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from labrig.domain.corrections import Operation, parse_operation
 from labrig.domain.events import EventName
 from labrig.domain.revisions import FieldRef
 from labrig.domain.roles import RoleRequiredError
-from labrig.errors import LabrigError
 from labrig.events import EventRecord
 from labrig.review import (
     ResultMedia,
@@ -396,31 +394,16 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         shown, form = self.shown, self.correction
         if shown is None or self._saves.busy or form.busy:
             return
-        reason = form.reason.text().strip()
-        if not reason:
-            form.status.setText(
-                "Not saved: say why in Why first (it is kept with the correction and in the audit "
-                "trail), then do it again."
-            )
-            form.reason.setFocus()
+        planned = form.plan(requested)  # None: refused in the form's words
+        if planned is None:
             return
-        try:
-            operations: list[Operation] = [parse_operation(k, t) for k, t in requested]
-        except LabrigError as error:
-            form.status.setText(f"Not saved: {say_error(error)}")
-            return
+        operations, reason = planned
         form.set_saving(True)
-        form.status.setText(f"Saving: {'; '.join(o.describe() for o in operations)}…")
         work = partial(self._results.correct, shown.result_id, operations, reason, head_of(shown))
         self._saves.submit(work, self._on_correction_saved, partial(self._refused, form=form))
 
     def _on_correction_saved(self, revision: RevisionView) -> None:
-        self.correction.set_saving(False)
-        self.correction.status.setText(
-            f"Revision {revision.number} saved: "
-            f"{'; '.join(o.describe() for o in revision.operations)}. The automatic tracks are "
-            "kept (grey crosses where they differ); the values are recomputed."
-        )
+        self.correction.saved(revision)
         self._reread(revision.result_id)
 
     @Slot(str, str)
@@ -434,12 +417,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self._saves.submit(work, self._on_signed_off, partial(self._refused, form=self.signing))
 
     def _on_signed_off(self, revision: RevisionView) -> None:
-        self.signing.set_saving(False)
-        self.signing.status.setText(
-            f"Signed off as {revision.sign_off.meaning if revision.sign_off else '?'} "
-            f"(revision {revision.number}); the audit trail holds who, when and the SHA-256 of the "
-            "values in force."
-        )
+        self.signing.saved(revision)
         self._reread(revision.result_id)
 
     def _reread(self, result_id: str) -> None:

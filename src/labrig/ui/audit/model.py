@@ -16,6 +16,7 @@ COLUMNS = ("#", "When", "Who", "Action", "Object", "Reason")
 #: what each action is called on screen (the stored name in the tooltip and the detail)
 ACTION_WORDS = {
     "review.revise": "revised a result",
+    "review.sign_off": "signed off a result",
     "roles.set": "changed a role",
     "release.activate": "activated a release",
     "release.rollback": "rolled back a release",

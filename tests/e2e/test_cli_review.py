@@ -395,3 +395,29 @@ def test_a_reviewer_approves_a_result_and_a_later_correction_clears_it(
     ):
         assert main(["--store", str(store), "review", "approve", *args]) == 2, code
         assert f"labrig: {code}: " in capsys.readouterr().err
+
+
+def test_a_reviewer_undoes_a_correction_from_the_command_line(
+    store: Path, template: tuple[Path, TemplateResults], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rid = template[1].published_id
+    before = json.loads(labrig(store, "review", "show", rid, "--json").stdout)["fields"]
+    assert (
+        labrig(store, "review", "correct", rid, "--trim", "2-27", "--reason", "x").returncode == 0
+    )
+    undone = labrig(store, "review", "undo", rid, "--revision", "1", "--reason", "not settling")
+    assert undone.returncode == 0, undone.stderr
+    assert "undoes revision 1" in undone.stdout
+    shown = labrig(store, "review", "show", rid)
+    assert "— undone by revision 2" in shown.stdout
+    after = json.loads(labrig(store, "review", "show", rid, "--json").stdout)["fields"]
+    assert [(f["field"], f["effective"]) for f in after] == [
+        (f["field"], f["effective"]) for f in before
+    ]
+    for args, code in (
+        ([rid, "--revision", "7", "--reason", "x"], "LABRIG_UNKNOWN_REVISION"),
+        ([rid, "--revision", "1", "--reason", "x"], "LABRIG_UNDO_REFUSED"),
+        ([rid, "--revision", "1", "--reason", " "], "LABRIG_REASON_REQUIRED"),
+    ):
+        assert main(["--store", str(store), "review", "undo", *args]) == 2, code
+        assert f"labrig: {code}: " in capsys.readouterr().err

@@ -203,3 +203,34 @@ def test_the_results_page_plays_the_recording_and_its_speed_plot_seeks_it(
     qtbot.keyClick(player, Qt.Key.Key_Right)
     qtbot.waitUntil(lambda: player.shown_index == 18 and not player.busy, timeout=WAIT_MS)
     assert results.detail.plots.time_cursor.time == pytest.approx(player.media.time_of(18))
+
+
+def test_a_correction_is_undone_from_the_history_and_the_tracks_come_back(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    page, services = bench.review_page("rita")
+    reviews = services.governance.revisions
+    _, before = reviews.effective(rig.published_id)
+    reviews.correct(rig.published_id, [parse_operation("occlude", "2@3-9")], "hidden")
+    reviews.sign_off(rig.published_id, "reviewed")
+    open_result(qtbot, page, rig.published_id)
+    open_tab(qtbot, page, page.history_tab)
+    qtbot.waitUntil(lambda: page.history.rowCount() == 2, timeout=WAIT_MS)
+    # a sign-off cannot be undone: selecting it leaves the button off
+    page.history.selectRow(1)
+    assert not page.undo_bar.button.isEnabled()
+    page.history.selectRow(0)
+    assert page.undo_bar.button.isEnabled() and page.undo_bar.button.text() == "Undo revision 1"
+    qtbot.mouseClick(page.undo_bar.button, LEFT)  # no reason yet: refused in words
+    assert "say why first" in page.undo_bar.status.text()
+    assert counts(rig.store)[0] == 2
+    qtbot.keyClicks(page.undo_bar.reason, "the marker was visible")
+    qtbot.mouseClick(page.undo_bar.button, LEFT)
+    _saved(qtbot, page, 3)
+    assert "undoes revision 1" in page.history.item(2, 3).text()
+    assert "(undone by revision 3)" in page.history.item(0, 3).text()
+    _, after = reviews.effective(rig.published_id)
+    np.testing.assert_array_equal(after.tracks["2"].xy, before.tracks["2"].xy)
+    overlay = next(o for o in page.player.views[0].overlays if o.track_id == "2")
+    assert overlay.effective is not None and overlay.effective.at(5) is not None
+    assert page.signing.state.text().startswith("Sign-off cleared")

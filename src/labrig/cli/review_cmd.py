@@ -16,7 +16,7 @@ from labrig.review import ReviewedResult, RevisionView
 
 def add_parser(commands: Any) -> None:
     review = commands.add_parser(
-        "review", help="results a reviewer checks: list, show, revise, correct, approve"
+        "review", help="results a reviewer checks: list, show, revise, correct, undo, approve"
     )
     sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="every result with its status and number of revisions")
@@ -80,6 +80,20 @@ def add_parser(commands: Any) -> None:
         help=f"the valid frames a --fill needs on each side of a gap ({MIN_VALID})",
     )
     correct.set_defaults(run=run_correct)
+    undo = sub.add_parser(
+        "undo",
+        help="undo one revision by a new one (nothing is deleted): its corrections and values stop "
+        "counting in the effective result",
+    )
+    _revision_arguments(undo)
+    undo.add_argument(
+        "--revision",
+        type=int,
+        required=True,
+        metavar="N",
+        help="the number of the revision to undo",
+    )
+    undo.set_defaults(run=run_undo)
     approve = sub.add_parser(
         "approve",
         help="sign a published result off as reviewed or approved (who, when, and the digest of "
@@ -204,6 +218,14 @@ def run_correct(args: argparse.Namespace) -> int:
     return _stored(revision, args.json)
 
 
+def run_undo(args: argparse.Namespace) -> int:
+    with services_for(args) as services:
+        revision = services.governance.revisions.undo(
+            args.result_id, args.revision, args.reason, base_id=args.base
+        )
+    return _stored(revision, args.json)
+
+
 def run_approve(args: argparse.Namespace) -> int:
     with services_for(args) as services:
         revision = services.governance.revisions.sign_off(
@@ -230,7 +252,9 @@ def _stored(revision: RevisionView, as_json: bool) -> int:
             f"  signed off as {revision.sign_off.meaning}; effective result sha256 "
             f"{revision.sign_off.approved_digest}"
         )
-    if revision.operations:
+    if revision.undoes is not None:
+        print(f"  undoes revision {revision.undoes}")
+    if revision.operations or revision.undoes is not None:
         print(f"'labrig review show {revision.result_id[:12]}' gives the values they lead to.")
     return 0
 
@@ -259,10 +283,12 @@ def _print(r: ReviewedResult) -> None:
         print(f"{f.field:<32} {_num(f.automatic):>12} {_num(f.effective):>12}{mark}")
     if not r.revisions:
         print("\nNo revisions.")
+    undone_by = {rev.undoes: rev.number for rev in r.revisions if rev.undoes is not None}
     for rev in r.revisions:
+        undone = f" — undone by revision {undone_by[rev.number]}" if rev.number in undone_by else ""
         print(
             f"\nRevision {rev.number} ({rev.id}) by {rev.reviewer} at {rev.created_at}, base "
-            f"{rev.base_id}"
+            f"{rev.base_id}{undone}"
         )
         print(f"  reason: {rev.reason}")
         for o in rev.operations:
@@ -274,3 +300,5 @@ def _print(r: ReviewedResult) -> None:
                 f"  signed off as {rev.sign_off.meaning}; effective result sha256 "
                 f"{rev.sign_off.approved_digest}"
             )
+        if rev.undoes is not None:
+            print(f"  undoes revision {rev.undoes}")

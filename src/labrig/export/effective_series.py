@@ -19,6 +19,7 @@ import numpy.typing as npt
 from sqlalchemy.orm import Session
 
 from labrig.review.effective import TrackedInput, effective_tracks, operations_of, tracked_input
+from labrig.review.records import in_force
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, ResultRevision
 
@@ -63,7 +64,9 @@ def read_effective_series(
     source = tracked_input(store, session, result)
     effective = effective_tracks(source, operations)
     return EffectiveSeries(
-        revisions=tuple(r.number for r in history if json.loads(r.document).get("operations")),
+        revisions=tuple(
+            r.number for r in in_force(history) if json.loads(r.document).get("operations")
+        ),
         units=dict(effective.units),
         tracks=tuple(_track_series(doc, source) for doc in effective.kinematics),
     )

@@ -3,11 +3,12 @@ the roles that allow them and the audit entries that record them, and what the R
 screens read about them. The pure rules (field syntax, applying changes, roles, the audit chain)
 stay in :mod:`labrig.domain`. Qt-free.
 
-Modules: ``revisions`` (the revision service: values revised, tracked data corrected),
-``records`` (stored revisions read back), ``effective`` (the corrected tracks and their kinematics),
-``reviewed`` (a result as a reviewer reads it), ``player`` (what the review player shows: every
-camera of the attempt in step, the tracks to draw), ``views`` (the screens' reads), ``reprocess`` (a
-result analysed again under the current calibrations).
+Modules: ``revisions`` (the revision service: values revised, tracked data corrected, undone,
+signed off), ``records`` (stored revisions read back), ``effective`` (the corrected tracks and their
+kinematics), ``reviewed`` (a result as a reviewer reads it), ``listing`` (every result as the review
+list shows it), ``player`` (what the review player shows: every camera of the attempt in step, the
+tracks to draw), ``views`` (the screens' reads), ``reprocess`` (a result analysed again under the
+current calibrations).
 """
 
 from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks

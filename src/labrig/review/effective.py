@@ -28,6 +28,7 @@ from labrig.domain.revisions import Change, apply_changes
 from labrig.errors import LabrigError
 from labrig.pipeline.kinematics import tracks_kinematics
 from labrig.results.publish import METRICS
+from labrig.review.records import in_force
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Job, JobOutput, ResultRevision
 
@@ -141,8 +142,12 @@ def effective_tracks(source: TrackedInput, operations: Sequence[Operation]) -> E
 
 
 def operations_of(history: Sequence[ResultRevision]) -> list[Operation]:
-    """Every correction of the revisions ``history``, in order."""
-    return [Operation.of(o) for r in history for o in json.loads(r.document).get("operations", [])]
+    """Every correction of the revisions ``history`` that is in force (not undone), in order."""
+    return [
+        Operation.of(o)
+        for r in in_force(history)
+        for o in json.loads(r.document).get("operations", [])
+    ]
 
 
 def corrected_metrics(
@@ -153,7 +158,7 @@ def corrected_metrics(
     operations = operations_of(history)
     if not operations:
         return list(json.loads(result.document).get("metrics") or []), None
-    last = max(r.number for r in history if json.loads(r.document).get("operations"))
+    last = max(r.number for r in in_force(history) if json.loads(r.document).get("operations"))
     return effective_tracks(tracked_input(store, session, result), operations).metrics(), last
 
 
@@ -163,7 +168,7 @@ def effective_metrics(
     """The metrics in force: those of the corrected tracks, with every value a reviewer set
     (``labrig review revise --set``) applied in order over them."""
     metrics, _ = corrected_metrics(store, session, result, history)
-    changes = [Change.of(c) for r in history for c in json.loads(r.document)["changes"]]
+    changes = [Change.of(c) for r in in_force(history) for c in json.loads(r.document)["changes"]]
     return apply_changes(metrics, changes)
 
 

@@ -5,6 +5,7 @@ the review package."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,14 @@ class ResultNotPublishedError(LabrigError):
 
 class RevisionConflictError(LabrigError):
     code = "LABRIG_REVISION_CONFLICT"
+
+
+class UnknownRevisionError(LabrigError):
+    code = "LABRIG_UNKNOWN_REVISION"
+
+
+class UndoRefusedError(LabrigError):
+    code = "LABRIG_UNDO_REFUSED"
 
 
 @dataclass(frozen=True)
@@ -55,11 +64,13 @@ class RevisionView:
     digest: str
     operations: list[Operation] = field(default_factory=list)  # corrections of the tracked data
     sign_off: SignOff | None = None
+    undoes: int | None = None  # the number of the revision it undoes
 
     @property
     def changes_data(self) -> bool:
-        """Whether it changed a value or the tracks (a sign-off alone does not)."""
-        return bool(self.changes or self.operations)
+        """Whether it changed a value or the tracks, or undid a revision that did (a sign-off
+        alone does not)."""
+        return bool(self.changes or self.operations or self.undoes is not None)
 
     @classmethod
     def of(cls, row: ResultRevision) -> RevisionView:
@@ -76,6 +87,7 @@ class RevisionView:
             digest=row.digest,
             operations=[Operation.of(o) for o in doc.get("operations", [])],
             sign_off=SignOff(**doc["sign_off"]) if doc.get("sign_off") else None,
+            undoes=doc.get("undoes"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -127,3 +139,10 @@ def automatic_of(result: AnalysisResultRecord) -> dict[str, Any]:
             "digest; restore the database from a backup and report this"
         )
     return json.loads(result.document)  # type: ignore[no-any-return]
+
+
+def in_force(history: Sequence[ResultRevision]) -> list[ResultRevision]:
+    """The revisions of ``history`` that no later revision undid (an undo itself included: it
+    changes nothing but is part of the record), in order."""
+    undone = {json.loads(r.document).get("undoes") for r in history} - {None}
+    return [r for r in history if r.number not in undone]

@@ -143,7 +143,10 @@ def _field_values(
     """Each revisable metric: automatic, in force, and the revision that set it (a value set by
     hand, or else the last correction of the tracks when it changed the value)."""
     set_by: dict[str, tuple[float, int]] = {}
+    undone = {r.undoes for r in revisions if r.undoes is not None}
     for revision in revisions:
+        if revision.number in undone:
+            continue
         for change in revision.changes:
             set_by[change.field] = (change.new, revision.number)
     recomputed, corrected_by = corrected

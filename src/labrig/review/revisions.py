@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from labrig.access import AccessControl
 from labrig.domain.audit import require_reason
-from labrig.domain.corrections import CorrectionSyntaxError, Operation
+from labrig.domain.corrections import CorrectionRefusedError, CorrectionSyntaxError, Operation
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import (
@@ -38,7 +36,6 @@ from labrig.domain.revisions import (
 )
 from labrig.domain.roles import Action
 from labrig.events import record_audit, record_event
-from labrig.results import CalibrationFlags, used_calibrations
 from labrig.review.effective import (
     EffectiveTracks,
     TrackedInput,
@@ -48,19 +45,23 @@ from labrig.review.effective import (
     operations_of,
     tracked_input,
 )
+from labrig.review.listing import ResultSummary, list_results
 from labrig.review.records import (
     ResultNotPublishedError,
     RevisionConflictError,
     RevisionView,
     SignOff,
+    UndoRefusedError,
     UnknownResultError,
+    UnknownRevisionError,
     automatic_of,
     find_result,
     history_of,
+    in_force,
 )
 from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in, sign_off_state
 from labrig.store import Store, utcnow
-from labrig.store.models import AnalysisResultRecord, Job, ResultRevision
+from labrig.store.models import AnalysisResultRecord, ResultRevision
 
 __all__ = [
     "FieldValue",
@@ -74,19 +75,6 @@ __all__ = [
     "find_result",
     "reviewed_in",
 ]
-
-
-@dataclass(frozen=True)
-class ResultSummary:
-    result_id: str
-    attempt_id: str
-    status: str
-    degraded: bool
-    created_at: str
-    revisions: int
-    superseded: bool
-    # its calibration changed since (superseded, or the rig's cameras changed): why, one each
-    flags: tuple[str, ...] = ()
 
 
 class RevisionService:
@@ -143,6 +131,17 @@ class RevisionService:
         why = require_reason(reason or f"signed off as {said}", "a sign-off")
         return self._record(result_id, why, base_id, {}, (), sign_off=said)
 
+    def undo(
+        self, result_id: str, number: int, reason: str, *, base_id: str | None = None
+    ) -> RevisionView:
+        """Undo revision ``number`` by a new revision (nothing is deleted): its corrections and
+        values stop counting in the effective result → ``review.revised`` and the audit entry
+        ``review.undo``. Refused when there is no such revision, it was undone already, it is a
+        sign-off or an undo, or a later correction needs it (undo that one first).
+        ``base_id`` as for :meth:`revise`."""
+        why = require_reason(reason, "an undo")
+        return self._record(result_id, why, base_id, {}, (), undo=number)
+
     def _record(
         self,
         result_id: str,
@@ -152,6 +151,7 @@ class RevisionService:
         operations: Sequence[Operation],
         *,
         sign_off: str | None = None,
+        undo: int | None = None,
     ) -> RevisionView:
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.SIGN_OFF if sign_off else Action.REVISE)
@@ -174,6 +174,8 @@ class RevisionService:
             approval: SignOff | None = None
             if sign_off:
                 approval = self._approval(session, result, history, sign_off)
+            elif undo is not None:
+                self._check_undo(session, result, history, undo)
             elif operations:  # refused here, before anything is stored, if one does not apply
                 done = operations_of(history)
                 source = tracked_input(self.store, session, result)
@@ -191,6 +193,7 @@ class RevisionService:
                 changes,
                 operations,
                 approval,
+                undo,
             )
             record_event(
                 session,
@@ -205,7 +208,7 @@ class RevisionService:
             record_audit(
                 session,
                 actor,
-                "review.sign_off" if approval else "review.revise",
+                "review.sign_off" if approval else "review.undo" if undo else "review.revise",
                 "result",
                 result.id,
                 why,
@@ -217,9 +220,48 @@ class RevisionService:
                     "changes": [c.to_json() for c in changes],
                 }
                 | ({"operations": [o.to_json() for o in operations]} if operations else {})
-                | ({"sign_off": approval.to_json()} if approval else {}),
+                | ({"sign_off": approval.to_json()} if approval else {})
+                | ({"undoes": undo} if undo is not None else {}),
             )
             return RevisionView.of(row)
+
+    def _check_undo(
+        self,
+        session: Session,
+        result: AnalysisResultRecord,
+        history: Sequence[ResultRevision],
+        number: int,
+    ) -> None:
+        """Refuse undoing revision ``number`` when it cannot be (see :meth:`undo`)."""
+        views = {r.number: RevisionView.of(r) for r in history}
+        target = views.get(number)
+        if target is None:
+            raise UnknownRevisionError(
+                f"result {result.id} has no revision {number}; its revisions are 1 to "
+                f"{len(history)} ('labrig review show {result.id[:12]}' lists them)"
+            )
+        later = next((v for v in views.values() if v.undoes == number), None)
+        if later is not None:
+            raise UndoRefusedError(
+                f"revision {number} was undone already, by revision {later.number}"
+            )
+        if target.sign_off is not None:
+            raise UndoRefusedError(
+                f"revision {number} is a sign-off: a sign-off is not undone; a correction clears it"
+            )
+        if target.undoes is not None:
+            raise UndoRefusedError(
+                f"revision {number} is itself an undo: make the correction again instead"
+            )
+        kept = [r for r in in_force(history) if r.number != number]
+        if target.operations:
+            try:
+                effective_tracks(tracked_input(self.store, session, result), operations_of(kept))
+            except CorrectionRefusedError as refused:
+                raise UndoRefusedError(
+                    f"undoing revision {number} leaves a later correction that needs it: "
+                    f"{refused.message}. Undo that one first"
+                ) from refused
 
     def _approval(
         self,
@@ -249,10 +291,11 @@ class RevisionService:
         changes: Sequence[Change],
         operations: Sequence[Operation] = (),
         sign_off: SignOff | None = None,
+        undo: int | None = None,
     ) -> ResultRevision:
         revision_id, now = str(uuid.uuid4()), utcnow()
         document = {
-            "schema": SCHEMA_CORRECTIONS if operations or sign_off else SCHEMA,
+            "schema": SCHEMA_CORRECTIONS if operations or sign_off or undo is not None else SCHEMA,
             "revision_id": revision_id,
             "result_id": result.id,
             "result_digest": result.digest,
@@ -265,6 +308,8 @@ class RevisionService:
         } | ({"operations": [o.to_json() for o in operations]} if operations else {})
         if sign_off is not None:
             document["sign_off"] = sign_off.to_json()
+        if undo is not None:
+            document["undoes"] = undo
         body = canonical_json(document)
         row = ResultRevision(
             id=revision_id,
@@ -304,46 +349,4 @@ class RevisionService:
 
     def results(self) -> list[ResultSummary]:
         """Every result, oldest first, with its number of revisions."""
-        with self.store.read() as session:
-            counts = {
-                result_id: n
-                for result_id, n in session.execute(
-                    select(ResultRevision.result_id, func.count()).group_by(
-                        ResultRevision.result_id
-                    )
-                )
-            }
-            rows = list(
-                session.scalars(
-                    select(AnalysisResultRecord).order_by(AnalysisResultRecord.created_at)
-                )
-            )
-            configs: dict[str, list[str]] = {}
-            for attempt_id, config in session.execute(
-                select(Job.attempt_id, Job.config).where(
-                    Job.stage_id.in_(("tracking.markers", "tracking.rig"))
-                )
-            ):
-                configs.setdefault(attempt_id or "", []).append(config or "{}")
-        latest = {r.attempt_id: r.id for r in rows}
-        flags = CalibrationFlags(self.store)
-
-        def flagged(r: AnalysisResultRecord) -> tuple[str, ...]:
-            if r.status != "published":
-                return ()
-            used = used_calibrations(configs.get(r.attempt_id, []))
-            return tuple(f.reason for f in flags.of_ids(*used))
-
-        return [
-            ResultSummary(
-                r.id,
-                r.attempt_id,
-                r.status,
-                r.degraded,
-                r.created_at.isoformat(),
-                counts.get(r.id, 0),
-                latest[r.attempt_id] != r.id,
-                flagged(r),
-            )
-            for r in rows
-        ]
+        return list_results(self.store)

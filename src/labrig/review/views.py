@@ -217,6 +217,10 @@ class ReviewedResults:
         """Corrections of ``result_id``'s tracks made on ``base_id``, as one revision."""
         return self.revisions.correct(result_id, operations, reason, base_id=base_id)
 
+    def undo(self, result_id: str, number: int, reason: str, base_id: str) -> RevisionView:
+        """Revision ``number`` of ``result_id`` undone by a new one made on ``base_id``."""
+        return self.revisions.undo(result_id, number, reason, base_id=base_id)
+
     def sign_off(self, result_id: str, meaning: str, note: str, base_id: str) -> RevisionView:
         """A sign-off of ``result_id``'s effective result as it stood at ``base_id``."""
         return self.revisions.sign_off(result_id, meaning, note, base_id=base_id)

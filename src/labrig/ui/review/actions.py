@@ -283,3 +283,80 @@ class SignOffForm(QWidget):
         for w in (self.meaning_box, self.note, self.button):
             w.setEnabled(on)
         self.button.setText("Signing off…" if self._saving else "Sign off")
+
+
+class UndoBar(QWidget):
+    """Under the history: undo the revision selected there, with a reason; "Undo" emits
+    :attr:`requested` with its number and the reason."""
+
+    requested = Signal(int, str)  # revision number, reason
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("undoReason")
+        self.reason.setPlaceholderText("required: why it is undone")
+        self.button = QPushButton("Undo selected revision")
+        self.button.setObjectName("undoButton")
+        self.button.setToolTip(
+            "A new revision stops the selected one counting; nothing is deleted, and the history "
+            "keeps both"
+        )
+        self.status = _status()
+        self.status.setObjectName("undoStatus")
+        self.number: int | None = None  # the revision selected, when it can be undone
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.reason, 1)
+        row.addWidget(self.button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.status)
+        self.button.clicked.connect(self._ask)
+        self._allowed = self._saving = False
+        self._update()
+
+    def select(self, number: int | None) -> None:
+        """The revision selected in the history (None: none, or one that cannot be undone)."""
+        self.number = number
+        self._update()
+
+    def _ask(self) -> None:
+        if self.number is None:
+            return
+        reason = self.reason.text().strip()
+        if not reason:
+            self.status.setText("Not undone: say why first; it is kept with the undo.")
+            self.reason.setFocus()
+            return
+        self.status.setText(f"Undoing revision {self.number}…")
+        self.requested.emit(self.number, reason)
+
+    def saved(self, revision: RevisionView) -> None:
+        self.set_saving(False)
+        self.reason.clear()
+        self.status.setText(
+            f"Revision {revision.number} undoes revision {revision.undoes}: its corrections and "
+            "values no longer count. Both stay in the history."
+        )
+
+    def set_allowed(self, allowed: bool) -> None:
+        self._allowed = allowed
+        self._update()
+
+    def set_saving(self, saving: bool) -> None:
+        self._saving = saving
+        self._update()
+
+    def _update(self) -> None:
+        on = self._allowed and not self._saving
+        self.reason.setEnabled(on)
+        self.button.setEnabled(on and self.number is not None)
+        self.button.setText(
+            "Undoing…"
+            if self._saving
+            else f"Undo revision {self.number}"
+            if self.number is not None
+            else "Undo selected revision"
+        )

@@ -43,7 +43,7 @@ from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
-from labrig.ui.review.actions import CorrectionForm, Requested, SignOffForm
+from labrig.ui.review.actions import CorrectionForm, Requested, SignOffForm, UndoBar
 from labrig.ui.review.curves import SpeedCurves
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import (
@@ -101,6 +101,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.heading = ResultHeading()
         self.values = ValuesTable()
         self.history = HistoryTable()
+        self.undo_bar = UndoBar()
+        self.history_tab = QWidget()
         self.form = ReviseForm()
         self.correction = CorrectionForm()
         self.signing = SignOffForm()
@@ -121,6 +123,10 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.player.marker_moved.connect(self.correction.ask_move)
         self.player.range_marked.connect(self.correction.mark)
         self.signing.requested.connect(self._on_sign_off_requested)
+        self.history.itemSelectionChanged.connect(
+            lambda: self.undo_bar.select(self.history.selected_undoable())
+        )
+        self.undo_bar.requested.connect(self._on_undo_requested)
         self.player.frame_shown.connect(self._on_frame_shown)
         self.curves.time_cursor.clicked.connect(self._on_curve_clicked)
 
@@ -132,7 +138,11 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.action_tabs.addTab(self.signing, "Sign off")
         self.evidence_tabs.addTab(self.curves, "Speed")
         self.evidence_tabs.addTab(self.values, "Values")
-        self.evidence_tabs.addTab(self.history, "History")
+        history = QVBoxLayout(self.history_tab)
+        history.setContentsMargins(0, 0, 0, 0)
+        history.addWidget(self.history, 1)
+        history.addWidget(self.undo_bar)
+        self.evidence_tabs.addTab(self.history_tab, "History")
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.setObjectName("reviewLowerSplitter")  # positions kept between runs by name
         lower.addWidget(self.action_tabs)
@@ -239,6 +249,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.correction.set_allowed(allowed and shown and self._correctable)
         self.player.set_editable(allowed and self._correctable)
         self.signing.set_allowed(allowed and shown)
+        self.undo_bar.set_allowed(allowed and shown)
 
     def show_detail(self, detail: ReviewedResult) -> None:
         same = self.shown is not None and self.shown.result_id == detail.result_id
@@ -281,7 +292,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.heading.show_text(text)
         self.values.setRowCount(0)
         self.history.setRowCount(0)
-        self.evidence_tabs.setTabText(self.evidence_tabs.indexOf(self.history), "History")
+        self.evidence_tabs.setTabText(self.evidence_tabs.indexOf(self.history_tab), "History")
         self.curves.show_curves(None)
         self.form.set_choices([], None)
         self.form.show_current(None)
@@ -296,7 +307,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         revised = revised_values(reviewed.fields, reviewed.revisions)
         self.values.show_values(reviewed.fields, revised, reviewed.units)
         self.history.show_history(reviewed.revisions, reviewed.units)
-        history = self.evidence_tabs.indexOf(self.history)
+        history = self.evidence_tabs.indexOf(self.history_tab)
         self.evidence_tabs.setTabText(history, f"History ({len(reviewed.revisions)})")
         tracks = list(dict.fromkeys(FieldRef.parse(f.field).track_id for f in reviewed.fields))
         self.form.set_choices(tracks, reviewed.units)
@@ -377,7 +388,9 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     def _on_revision_refused(self, error: Exception) -> None:
         self._refused(error, self.form)
 
-    def _refused(self, error: Exception, form: ReviseForm | CorrectionForm | SignOffForm) -> None:
+    def _refused(
+        self, error: Exception, form: ReviseForm | CorrectionForm | SignOffForm | UndoBar
+    ) -> None:
         form.set_saving(False)
         if isinstance(error, RevisionConflictError):
             form.status.setText(CONFLICT.format(code=error.code))
@@ -415,6 +428,19 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.signing.status.setText(f"Signing off as {meaning}…")
         work = partial(self._results.sign_off, shown.result_id, meaning, note, head_of(shown))
         self._saves.submit(work, self._on_signed_off, partial(self._refused, form=self.signing))
+
+    @Slot(int, str)
+    def _on_undo_requested(self, number: int, reason: str) -> None:
+        shown = self.shown
+        if shown is None or self._saves.busy:
+            return
+        self.undo_bar.set_saving(True)
+        work = partial(self._results.undo, shown.result_id, number, reason, head_of(shown))
+        self._saves.submit(work, self._on_undone, partial(self._refused, form=self.undo_bar))
+
+    def _on_undone(self, revision: RevisionView) -> None:
+        self.undo_bar.saved(revision)
+        self._reread(revision.result_id)
 
     def _on_signed_off(self, revision: RevisionView) -> None:
         self.signing.saved(revision)

@@ -196,6 +196,7 @@ class HistoryTable(QTableWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         _configure(self, HISTORY_COLUMNS, "historyTable")
+        self.undoable: set[int] = set()
         self.setWordWrap(True)
         # what changed and why share the width and wrap, so neither runs off the table
         header = self.horizontalHeader()
@@ -205,6 +206,11 @@ class HistoryTable(QTableWidget):
     def show_history(
         self, history: Sequence[RevisionView], units: Mapping[str, str] | None
     ) -> None:
+        undone_by = {r.undoes: r.number for r in history if r.undoes is not None}
+        #: the revisions an undo may name: a correction or a value, not undone yet
+        self.undoable = {
+            r.number for r in history if (r.changes or r.operations) and r.number not in undone_by
+        }
         self.setRowCount(len(history))
         for row, revision in enumerate(history):
             changed = "\n".join(
@@ -218,6 +224,12 @@ class HistoryTable(QTableWidget):
                     if revision.sign_off is not None
                     else []
                 )
+                + ([f"undoes revision {revision.undoes}"] if revision.undoes is not None else [])
+                + (
+                    [f"(undone by revision {undone_by[revision.number]})"]
+                    if revision.number in undone_by
+                    else []
+                )
             )
             cells = (
                 _item(str(revision.number), number=True),
@@ -227,8 +239,16 @@ class HistoryTable(QTableWidget):
                 _item(revision.reason),
             )
             for column, item in enumerate(cells):
+                item.setData(FIELD_ROLE, revision.number)
                 self.setItem(row, column, item)
         self.resizeRowsToContents()
+
+    def selected_undoable(self) -> int | None:
+        """The number of the revision selected, when an undo may name it."""
+        rows = self.selectionModel().selectedRows()
+        item = self.item(rows[0].row(), 0) if rows else None
+        number = None if item is None else int(item.data(FIELD_ROLE))
+        return number if number in self.undoable else None
 
 
 class ReviseForm(QGroupBox):

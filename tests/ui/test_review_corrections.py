@@ -104,6 +104,13 @@ def test_a_gap_is_hidden_then_filled_with_the_range_marked_on_the_video(
     _saved(qtbot, page, 1)
     assert "Revision 1 saved: track 0 hidden from frame 10 to 17" in form.status.text()
     form.method_box.setCurrentIndex(form.method_box.findData("spline"))
+    # the longest gap a fill bridges, as the form sets it: 8 frames are more than 5
+    form.max_gap_box.setValue(5)
+    stored = counts(rig.store)
+    qtbot.mouseClick(form.fill_button, LEFT)
+    qtbot.waitUntil(lambda: form.status.text().startswith("Not saved"), timeout=WAIT_MS)
+    assert "5" in form.status.text() and counts(rig.store) == stored
+    form.max_gap_box.setValue(8)
     qtbot.mouseClick(form.fill_button, LEFT)
     _saved(qtbot, page, 2)
     _, filled = reviews.effective(rig.published_id)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.domain.corrections import Operation, parse_operation
+from labrig.domain.corrections import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import SIGN_OFF_MEANINGS
 from labrig.errors import LabrigError
 from labrig.review import RevisionView, SignOffState
@@ -69,6 +69,16 @@ class CorrectionForm(QWidget):
         self.method_box.setToolTip(
             "How a gap is filled: a cubic spline through the valid frames around it, or a line"
         )
+        self.max_gap_box, self.min_valid_box = QSpinBox(), QSpinBox()
+        self.max_gap_box.setObjectName("correctMaxGap")
+        self.max_gap_box.setRange(1, 100_000)
+        self.max_gap_box.setValue(MAX_GAP)
+        self.max_gap_box.setSuffix(" frames")
+        self.max_gap_box.setToolTip("The longest gap a fill bridges")
+        self.min_valid_box.setObjectName("correctMinValid")
+        self.min_valid_box.setRange(1, 1000)
+        self.min_valid_box.setValue(MIN_VALID)
+        self.min_valid_box.setToolTip("The valid frames a fill needs on each side of a gap")
         self.hide_button = QPushButton("Hide")
         self.hide_button.setToolTip("The marker was hidden from From to To: no position there")
         self.fill_button = QPushButton("Fill gap")
@@ -95,8 +105,12 @@ class CorrectionForm(QWidget):
         grid.addWidget(self.swap_button, 2, 0, 1, 2)
         grid.addWidget(self.other_box, 2, 2, 1, 2)
         grid.addWidget(self.trim_button, 2, 4, 1, 2)
-        grid.addWidget(QLabel("Why"), 3, 0)
-        grid.addWidget(self.reason, 3, 1, 1, 5)
+        grid.addWidget(QLabel("Fill at most"), 3, 0, 1, 2)
+        grid.addWidget(self.max_gap_box, 3, 2, 1, 2)
+        grid.addWidget(QLabel("with valid each side"), 3, 4)
+        grid.addWidget(self.min_valid_box, 3, 5)
+        grid.addWidget(QLabel("Why"), 4, 0)
+        grid.addWidget(self.reason, 4, 1, 1, 5)
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
         layout.addLayout(grid)
@@ -140,7 +154,15 @@ class CorrectionForm(QWidget):
             self.reason.setFocus()
             return None
         try:
-            operations = [parse_operation(kind, text) for kind, text in requested]
+            operations = [
+                parse_operation(
+                    kind,
+                    text,
+                    max_gap=self.max_gap_box.value(),
+                    min_valid=self.min_valid_box.value(),
+                )
+                for kind, text in requested
+            ]
         except LabrigError as error:
             self.status.setText(f"Not saved: {error.message}")
             return None
@@ -195,6 +217,8 @@ class CorrectionForm(QWidget):
             self.from_box,
             self.to_box,
             self.method_box,
+            self.max_gap_box,
+            self.min_valid_box,
             self.hide_button,
             self.fill_button,
             self.swap_button,

@@ -210,6 +210,14 @@ def test_the_results_page_plays_the_recording_and_its_speed_plot_seeks_it(
     qtbot.keyClick(player, Qt.Key.Key_Right)
     qtbot.waitUntil(lambda: player.shown_index == 18 and not player.busy, timeout=WAIT_MS)
     assert results.detail.plots.time_cursor.time == pytest.approx(player.media.time_of(18))
+    # and a dot where each track is then on the trajectories
+    plots = results.detail.plots
+    t = player.media.time_of(18)
+    dots = plots.positions.data
+    assert len(dots) == len(plots._tracks) == 3
+    for dot, track in zip(dots, plots._tracks, strict=True):
+        assert dot["x"] == pytest.approx(np.interp(t, track.t, track.x))
+        assert dot["y"] == pytest.approx(np.interp(t, track.t, track.y))
 
 
 def test_a_correction_is_undone_from_the_history_and_the_tracks_come_back(

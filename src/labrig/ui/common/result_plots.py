@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QWidget
 
@@ -82,6 +83,10 @@ class ResultPlots(QWidget):
         self.speed = plot_widget("speedPlot", "Speed")
         # at the frame the Results page's player shows; a click there seeks it
         self.time_cursor = TimeCursor(self.speed, self)
+        # where each track is at that time, on the trajectories (x, y)
+        self.positions = pg.ScatterPlotItem(size=11, pen=pg.mkPen(OUTLINE, width=1.5))
+        self.positions.setZValue(10)
+        self._tracks: Sequence[TrackSeries] = ()
         self._plots = (self.trajectory, self.front, self.side, self.speed)
         self._legends = [
             # a pale backing and dark names: readable over the curves it lies on
@@ -114,10 +119,26 @@ class ResultPlots(QWidget):
         for legend in self._legends:
             legend.clear()
 
+    def set_time(self, t: float) -> None:
+        """The frame the player shows, at time ``t``: the cursor on the speed plot, and a dot
+        where each track is then on the trajectories (none for a track not seen at ``t``)."""
+        self.time_cursor.set_time(t)
+        spots = []
+        for n, track in enumerate(self._tracks):
+            if len(track.t) and track.t[0] <= t <= track.t[-1]:
+                pen, _ = track_pens(track, n, len(self._tracks))
+                x, y = np.interp(t, track.t, track.x), np.interp(t, track.t, track.y)
+                spots.append({"pos": (float(x), float(y)), "brush": pen.color()})
+        self.positions.setData(spots)
+        if self.positions.scene() is None:
+            self.trajectory.getPlotItem().addItem(self.positions, ignoreBounds=True)
+
     def show_tracks(self, tracks: Sequence[TrackSeries], units: tuple[str, str] | None) -> None:
         """One trajectory (three views of it in 3-D) and, when the track was long enough for
         speeds, one speed curve per track."""
         self.clear()
+        self._tracks = tracks
+        self.positions.setData([])
         three_d = bool(tracks) and all(t.z is not None for t in tracks)
         self._arrange(three_d)
         length, time = units or ("", "")

@@ -147,7 +147,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     @Slot(int)
     def _on_frame_shown(self, index: int) -> None:
         if self.player.media is not None and self.player.media.curves is not None:
-            self.detail.plots.time_cursor.set_time(self.player.media.time_of(index))
+            self.detail.plots.set_time(self.player.media.time_of(index))
 
     @Slot(float)
     def _on_plot_clicked(self, t: float) -> None:

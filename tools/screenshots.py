@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         [parse_operation("move", f"{track}@{frame}={x + 30:.1f},{y - 20:.1f}")],
         "marker mistracked onto a reflection at this frame",
     )
+    # and signed off, as the Review screen's Sign off tab records it
+    services.governance.revisions.sign_off(newest["result_id"], "approved", "checked on video")
     # a rig of three virtual cameras and the force plate, as 'labrig rigs add' makes it
     services.capture.add_rig(
         "jump",
@@ -194,6 +196,22 @@ def main(argv: list[str] | None = None) -> int:
     window.grab().save(str(path))
     saved.append(path)
 
+    # the Results screen's recording of the same attempt, at the same frame
+    window.show_page("results")
+    results = window.pages.currentWidget()
+    assert isinstance(results, ResultsPage)
+    attempt = newest["attempt_id"]
+    wait_until(lambda: results.model.row_of(attempt) is not None, 20)
+    results.table.selectRow(results.model.row_of(attempt) or 0)
+    wait_until(lambda: results.player.media is not None and not results.player.busy, 20)
+    results.detail.tabs.setCurrentWidget(results.player)
+    results.player.seek(frame)
+    wait_until(lambda: results.player.shown_index == frame and not results.player.busy, 20)
+    spin(400)
+    path = args.out / "results-recording.png"
+    window.grab().save(str(path))
+    saved.append(path)
+
     # the Calibration screen's rig mode on the demo's rig calibration: its cameras, then where
     # they stand
     window.show_page("calibration")
@@ -213,8 +231,6 @@ def main(argv: list[str] | None = None) -> int:
 
     # a rig's 3-D result: the three views and the speed, then its reconstruction tab
     window.show_page("results")
-    results = window.pages.currentWidget()
-    assert isinstance(results, ResultsPage)
     rig_attempt = rig_summary.results[-1]["attempt_id"]
     wait_until(lambda: results.model.row_of(rig_attempt) is not None, 20)
     results.table.selectRow(results.model.row_of(rig_attempt) or 0)

@@ -107,6 +107,7 @@ class Bench:
         for services, bridge in self.opened:
             bridge.detach(services)
             services.dispatcher_thread.stop()
+        self.pages, self.opened = [], []  # closing again (the fixture's teardown) does nothing
 
 
 @pytest.fixture

@@ -93,6 +93,7 @@ def test_a_gap_is_hidden_then_filled_with_the_range_marked_on_the_video(
     open_result(qtbot, page, rig.published_id)
     form = page.correction
     assert page.action_tabs.currentWidget() is form  # the first thing a reviewer does
+    qtbot.waitUntil(form.hide_button.isEnabled, timeout=WAIT_MS)
     form.track_box.setCurrentIndex(form.track_box.findData("0"))
     for frame, key in ((10, Qt.Key.Key_I), (17, Qt.Key.Key_O)):
         _at_frame(qtbot, page, frame)
@@ -249,3 +250,46 @@ def test_a_correction_is_undone_from_the_history_and_the_tracks_come_back(
     overlay = next(o for o in page.player.views[0].overlays if o.track_id == "2")
     assert overlay.effective is not None and overlay.effective.at(5) is not None
     assert page.signing.state.text().startswith("Sign-off cleared")
+
+
+def test_corrections_and_a_sign_off_made_in_the_window_survive_a_restart(
+    qtbot: QtBot, rig: Rig, bench: Bench
+) -> None:
+    page, services = bench.review_page("rita")
+    open_result(qtbot, page, rig.published_id)
+    form = page.correction
+    # the form opens once the recording and its tracks are read
+    qtbot.waitUntil(form.hide_button.isEnabled, timeout=WAIT_MS)
+    form.track_box.setCurrentIndex(form.track_box.findData("0"))
+    form.from_box.setValue(10)
+    form.to_box.setValue(17)
+    qtbot.keyClicks(form.reason, "marker 0 under the hand")
+    qtbot.mouseClick(form.hide_button, LEFT)
+    _saved(qtbot, page, 1)
+    qtbot.mouseClick(form.fill_button, LEFT)
+    _saved(qtbot, page, 2)
+    open_tab(qtbot, page, page.signing)
+    page.signing.meaning_box.setCurrentIndex(page.signing.meaning_box.findData("approved"))
+    qtbot.mouseClick(page.signing.button, LEFT)
+    _saved(qtbot, page, 3)
+    shown_before = services.governance.revisions.show(rig.published_id)
+    bench.close()  # the window and its services are gone, as when the app is quit
+
+    again = Bench(qtbot, rig)
+    try:
+        page, services = again.review_page("rita")
+        open_result(qtbot, page, rig.published_id)
+        qtbot.waitUntil(lambda: page.player.media is not None and not page.busy, timeout=WAIT_MS)
+        assert page.history.rowCount() == 3
+        assert page.signing.state.text().startswith("Approved by rita at ")
+        overlay = next(o for o in page.player.views[0].overlays if o.track_id == "0")
+        assert overlay.effective is not None
+        assert overlay.effective.filled == frozenset(range(10, 18))
+        assert page.curves.changed == ["0"]
+        assert services.governance.revisions.show(rig.published_id).fields == shown_before.fields
+        audit = services.governance.audit
+        assert audit.verify().intact
+        actions = [e.action for e in audit.entries(rig.published_id)]
+        assert actions == ["review.revise", "review.revise", "review.sign_off"]
+    finally:
+        again.close()

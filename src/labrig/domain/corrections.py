@@ -344,3 +344,32 @@ def suspicious_frames(
             end = int(t.frames[-1]) + 1
             out.append(Suspicious(end, name, f"lost from frame {end} on"))
     return sorted(out, key=lambda s: (s.frame, s.track_id))
+
+
+def rig_suspicious_frames(
+    markers: Mapping[str, tuple[npt.NDArray[np.int64], Array, Sequence[str]]],
+    gaps: Mapping[str, Sequence[tuple[int, int]]],
+    *,
+    limit_px: float,
+) -> list[Suspicious]:
+    """The frames to look at in a rig's 3-D markers, in frame order. ``markers``: each marker's
+    frames (one per instant it was reconstructed at, increasing), its reprojection error there
+    (px) and the camera that fits it worst there; ``gaps``: each marker's runs of frames without a
+    3-D position (first, last). Listed: each run of consecutive frames whose error is over
+    ``limit_px``, at its worst frame, naming the camera, and the first frame of each gap."""
+    out: list[Suspicious] = []
+    for name, (frames, errors, worst) in markers.items():
+        over = np.flatnonzero(np.asarray(errors) > limit_px)
+        runs = np.split(over, np.flatnonzero(np.diff(frames[over]) > 1) + 1) if len(over) else []
+        for run in runs:
+            top = int(run[np.argmax(errors[run])])
+            a, b = int(frames[run[0]]), int(frames[run[-1]])
+            span = f" (frames {a}–{b} over {limit_px:g} px)" if b > a else ""
+            why = f"reprojection error {errors[top]:.1f} px in {worst[top]}{span}"
+            out.append(Suspicious(int(frames[top]), name, why))
+    for name, spans in gaps.items():
+        for a, b in spans:
+            n = b - a + 1
+            why = f"no 3-D position from frame {a} to {b} ({n} frame{'s' if n > 1 else ''})"
+            out.append(Suspicious(a, name, why))
+    return sorted(out, key=lambda s: (s.frame, s.track_id))

@@ -1,5 +1,5 @@
 """What the review player shows of a result: every camera of its attempt, frame-accurate, in step,
-and the tracked markers to draw over the first camera's picture. Qt-free.
+and the tracked markers to draw over the cameras' pictures. Qt-free.
 
 The player's position is a frame of the first camera (the one a 2-D result was tracked on), by its
 stored index. Every other camera shows its frame nearest in recorded time, within half a frame
@@ -7,7 +7,10 @@ period (none past its ends), as a rig's analysis pairs them. Frames are read by
 :class:`~labrig.capture.FrameReader` (one per camera, opened by :meth:`ResultMedia.readers` on the
 thread that decodes). The overlays are the effective tracks (after every correction) and the
 automatic ones, in picture px: tracks measured on an undistorted picture are distorted back
-through the calibration's lens so they sit on the markers as recorded.
+through the calibration's lens so they sit on the markers as recorded. A rig's 3-D result has
+no tracks to correct (``overlays`` is empty); over every camera it draws each marker's detections
+there and its 3-D position reprojected into it (:mod:`labrig.review.rig_overlays`), and lists its
+own frames to look at (reprojection errors, gaps).
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from sqlalchemy import select
 from labrig.calibration import load_calibration
 from labrig.capture import CaptureMedia, FrameReader, load_capture, read_timestamps
 from labrig.capture.samples import is_sample_mode
-from labrig.domain.corrections import Track
+from labrig.domain.corrections import Suspicious, Track
 from labrig.pipeline.lens import Lens, distort_px, undistort_px
 from labrig.results import TrackSeries, track_series
 from labrig.review.effective import CorrectionUnsupportedError, effective_tracks
 from labrig.review.records import find_result
 from labrig.review.revisions import RevisionService
+from labrig.review.rig_overlays import RigSource, rig_overlays, rig_source
 from labrig.store import Store
 from labrig.store.models import AttemptCapture, Capture, Job
 
@@ -47,13 +51,18 @@ class PlayerCamera:
 
 @dataclass(frozen=True)
 class Overlay:
-    """One track drawn over the first camera: its id and colour, and its positions (picture px)
-    by frame, automatic and effective (whose ``filled`` frames a correction interpolated)."""
+    """One track drawn over a camera: its id and colour, and its positions (picture px) by that
+    camera's frame, automatic and effective (whose ``filled`` frames a correction interpolated).
+    A rig's 3-D marker: its detections in the camera (automatic and effective alike), its 3-D
+    position reprojected into it, and the camera's distance between the two at each reprojected
+    frame as the reconstruction measures it (px of the undistorted picture; NaN: no detection)."""
 
     track_id: str
     colour_rgb: tuple[int, int, int] | None
     automatic: Track
     effective: Track | None  # None when the corrections removed it
+    reprojected: Track | None = None  # a rig's 3-D marker, projected into this camera
+    view_error_px: Array | None = None  # by ``reprojected``'s frames
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,17 @@ class ResultMedia:
     # the lens the tracks were undistorted through (camera matrix, distortion), None: not
     lens: Lens | None = None
     curves: Curves | None = None  # the tracks' speeds, automatic and in force
+    # a rig's 3-D result: each camera's markers (as ``cameras``); None: ``overlays`` on the first
+    rig_overlays: list[list[Overlay]] | None = None
+    # a rig's 3-D result: its frames to look at; None: found on the tracks in force
+    rig_looks: list[Suspicious] | None = None
+
+    @property
+    def overlays_by_camera(self) -> list[list[Overlay]]:
+        """What to draw over each camera (as ``cameras``)."""
+        if self.rig_overlays is not None:
+            return self.rig_overlays
+        return [list(self.overlays) if n == 0 else [] for n in range(len(self.cameras))]
 
     def frame_at_time(self, t: float) -> int:
         """The first camera's frame nearest the time ``t`` (its times, or frame numbers when the
@@ -134,8 +154,9 @@ class ResultMedia:
 
 
 def result_media(store: Store, revisions: RevisionService, result_id: str) -> ResultMedia:
-    """The cameras of ``result_id``'s attempt and the tracks to draw (none for a result whose
-    tracks cannot be read back, such as a rig's 3-D one: its pictures still play)."""
+    """The cameras of ``result_id``'s attempt and the tracks to draw (a rig's 3-D result: its
+    markers over every camera; none for a result whose tracks cannot be read back: its pictures
+    still play)."""
     with store.read() as session:
         result = find_result(session, result_id)
         rows = session.execute(
@@ -145,7 +166,9 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
             .order_by(AttemptCapture.position)
         ).all()
         result_id = result.id
-        lens = _tracking_lens(store, session, json.loads(result.document))
+        document = json.loads(result.document)
+        lens = _tracking_lens(store, session, document)
+        rig = rig_source(session, document)
     media = [load_capture(store, digest) for (digest,) in rows if digest]
     media = [m for m in media if not is_sample_mode(m.mode)]
     starts = [m.times_s() for m in media]
@@ -164,7 +187,32 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
             )
         )
     overlays, curves = _tracks(revisions, result_id, lens)
-    return ResultMedia(result_id, cameras, media, overlays, lens, curves)
+    if rig is None:
+        return ResultMedia(result_id, cameras, media, overlays, lens, curves)
+    by_camera, looks = _rig(store, rig, cameras)
+    return ResultMedia(result_id, cameras, media, overlays, lens, curves, by_camera, looks)
+
+
+def _rig(
+    store: Store, source: RigSource, cameras: list[PlayerCamera]
+) -> tuple[list[list[Overlay]], list[Suspicious]]:
+    """A rig's 3-D markers over each camera, and its frames to look at."""
+    rig = rig_overlays(store, source, [c.capture_id for c in cameras], [c.times_s for c in cameras])
+    by_camera = [
+        [
+            Overlay(
+                m.track_id,
+                m.colour_rgb,
+                m.detected,
+                m.detected,
+                m.reprojected,
+                m.view_error_px,
+            )
+            for m in markers
+        ]
+        for markers in rig.cameras
+    ]
+    return by_camera, rig.looks
 
 
 def _first_mono_s(media: CaptureMedia) -> float:

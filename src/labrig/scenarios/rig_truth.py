@@ -61,6 +61,15 @@ def store_truth_calibration(
     }
     binding = rig_binding(rig)
     calibration_id = f"truth-{'-'.join(map(str, indices))}-{valid}-{binding_digest(binding)[:8]}"
+    return store_rig_document(store, rig, calibration_id, document, valid=valid)
+
+
+def store_rig_document(
+    store: Store, rig: Rig, calibration_id: str, document: dict[str, Any], *, valid: bool = True
+) -> str:
+    """``document`` stored as rig calibration ``calibration_id`` of ``rig`` (kept when one of
+    that id is there already), valid for 30 days unless ``valid`` is false; its id."""
+    binding = rig_binding(rig)
     with store.write() as session:
         if session.get(RigCalibrationRecord, calibration_id) is None:
             session.add(

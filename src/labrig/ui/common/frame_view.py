@@ -1,5 +1,6 @@
 """One camera's frame in the review player, scaled to fit with its aspect kept, and the tracks
-drawn over it (see :mod:`labrig.ui.common.player`).
+drawn over it (see :mod:`labrig.ui.common.player`; a rig's 3-D markers, detection beside
+reprojection: :mod:`labrig.ui.common.marks`).
 
 Threading contract: GUI thread only.
 """
@@ -11,10 +12,11 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from labrig.review import Overlay
+from labrig.ui.common.marks import draw_reprojection, draw_trail
 
 TRAIL = 15  # frames of trail drawn before and after the current one
 GREY = QColor(150, 150, 150)
@@ -23,8 +25,9 @@ GRAB_PX = 14.0  # on screen: how near a marker a press picks it up
 
 class FrameView(QWidget):
     """One camera's frame, scaled to fit with its aspect kept, and the overlays over it. When
-    :attr:`editable`, a marker is dragged with the mouse: :attr:`dragged` then says which track,
-    at which frame, and where it was dropped (picture px)."""
+    :attr:`editable`, a marker (a 2-D track's, never a rig's 3-D marker) is dragged with the
+    mouse: :attr:`dragged` then says which track, at which frame, and where it was dropped
+    (picture px)."""
 
     dragged = Signal(str, int, float, float)  # track id, frame, x, y (picture px)
 
@@ -72,6 +75,8 @@ class FrameView(QWidget):
             return None
         best: tuple[float, str] | None = None
         for overlay in self.overlays:
+            if overlay.reprojected is not None:
+                continue  # a rig's 3-D marker: not corrected by hand
             here = None if overlay.effective is None else overlay.effective.at(self.index)
             if here is None:
                 continue
@@ -146,24 +151,19 @@ class FrameView(QWidget):
 
         track = overlay.effective
         if track is not None and len(track.frames):
-            near = (track.frames >= self.index - TRAIL) & (track.frames <= self.index + TRAIL)
-            path = QPainterPath()
-            for n, xy in enumerate(track.xy[near]):
-                path.moveTo(at(xy)) if n == 0 else path.lineTo(at(xy))
-            trail = QColor(colour)
-            trail.setAlpha(140)
-            painter.setPen(QPen(trail, 1.5))
-            painter.drawPath(path)
-            here = track.at(self.index)
-            if here is not None:
-                pen = QPen(colour, 2.0)
-                if self.index in track.filled:
-                    pen.setStyle(Qt.PenStyle.DashLine)
-                painter.setPen(pen)
-                painter.drawEllipse(at(here), 9.0, 9.0)
-                painter.drawText(at(here) + QPointF(11, -11), overlay.track_id)
-        automatic = overlay.automatic.at(self.index)
+            draw_trail(painter, track, self.index, TRAIL, colour, at)
+        if overlay.reprojected is not None:
+            draw_reprojection(painter, overlay, self.index, colour, at)
+            return
         effective = None if track is None else track.at(self.index)
+        if track is not None and effective is not None:
+            pen = QPen(colour, 2.0)
+            if self.index in track.filled:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            painter.setPen(pen)
+            painter.drawEllipse(at(effective), 9.0, 9.0)
+            painter.drawText(at(effective) + QPointF(11, -11), overlay.track_id)
+        automatic = overlay.automatic.at(self.index)
         if automatic is not None and (effective is None or np.any(automatic != effective)):
             painter.setPen(QPen(GREY, 1.5))
             p = at(automatic)

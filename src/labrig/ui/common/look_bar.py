@@ -1,18 +1,23 @@
 """The player's frames to look at (:func:`labrig.domain.corrections.suspicious_frames`, on the
-tracks in force): a jump, a gap, a filled stretch, a track lost before the end, listed with
-Previous / Next (P / N on the video) and a count of those not yet shown since the list was made.
+tracks in force): a jump, a gap, a filled stretch, a track lost before the end (a rig's 3-D
+result: a reprojection error over its limit, a gap of a marker's 3-D positions, listed as given),
+listed with Previous / Next (P / N on the video) and a count of those not yet shown since the list
+was made.
 
 Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from labrig.domain.corrections import Suspicious, Track, suspicious_frames
+from labrig.review import Overlay
+
+NOTHING = "nothing to look at: no jumps, gaps or losses"
 
 
 class LookBar(QWidget):
@@ -24,10 +29,14 @@ class LookBar(QWidget):
         super().__init__(parent)
         self.suspicious: list[Suspicious] = []
         self._seen: set[int] = set()  # indices into ``suspicious`` shown since it was made
+        self._nothing = NOTHING
         self.position = 0  # the frame the player shows
         self.look_box = QComboBox()
         self.look_box.setObjectName("playerSuspicious")
-        self.look_box.setToolTip("Frames to look at: jumps, gaps, filled stretches, lost tracks")
+        self.look_box.setToolTip(
+            "Frames to look at: jumps, gaps, filled stretches, lost tracks (a rig's 3-D "
+            "markers: reprojection errors, gaps)"
+        )
         self.look_box.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
@@ -58,7 +67,23 @@ class LookBar(QWidget):
 
     def list_for(self, tracks: Mapping[str, Track], last_frame: int) -> None:
         """List the frames to look at in ``tracks``; none is counted as shown yet."""
-        self.suspicious = suspicious_frames(tracks, last_frame=last_frame)
+        self.list_these(suspicious_frames(tracks, last_frame=last_frame))
+
+    def list_overlays(
+        self, overlays: Sequence[Overlay], last_frame: int, rig: Sequence[Suspicious] | None
+    ) -> None:
+        """The frames to look at: ``rig``'s (a rig's 3-D result's, as given), else those in the
+        ``overlays``' tracks in force."""
+        if rig is not None:
+            self.list_these(rig, "nothing to look at: no gaps or reprojection errors in 3-D")
+            return
+        tracks = {o.track_id: o.effective for o in overlays if o.effective is not None}
+        self.list_for(tracks, last_frame)
+
+    def list_these(self, suspicious: Sequence[Suspicious], nothing: str = NOTHING) -> None:
+        """List ``suspicious`` (in frame order); none is counted as shown yet. ``nothing``: what
+        the count says when there is none."""
+        self.suspicious, self._nothing = list(suspicious), nothing
         self._seen = set()
         self.look_box.clear()
         for s in self.suspicious:
@@ -76,9 +101,7 @@ class LookBar(QWidget):
     def _count_left(self) -> None:
         total = len(self.suspicious)
         left = total - len(self._seen)
-        self.left_label.setText(
-            f"{left} of {total} left" if total else "nothing to look at: no jumps, gaps or losses"
-        )
+        self.left_label.setText(f"{left} of {total} left" if total else self._nothing)
 
     @Slot()
     def next(self) -> None:

@@ -11,9 +11,11 @@ Frames to look at: :mod:`labrig.ui.common.look_bar`, under the controls.
 
 Overlays, on the first camera: each track's effective position at the frame, a circle in its
 plot colour with its id; its trail over ±15 frames; a frame a correction filled drawn dashed; the
-automatic position, where a correction moved it, as a grey cross. With :meth:`set_editable`, a
-marker dragged on the first camera is reported by :attr:`PlayerWidget.marker_moved` in the tracks'
-px (undistorted back through the lens when they were measured undistorted).
+automatic position, where a correction moved it, as a grey cross. A rig's 3-D result, on every
+camera: each marker's detection beside its 3-D point reprojected (:mod:`labrig.ui.common.marks`).
+With :meth:`set_editable`, a 2-D track's marker dragged on the first camera is reported by
+:attr:`PlayerWidget.marker_moved` in the tracks' px (undistorted back through the lens when they
+were measured undistorted).
 
 Threading contract: GUI thread only. Frames are decoded on one pool thread
 (:class:`~labrig.ui.shell.background.BackgroundCalls` through
@@ -42,7 +44,6 @@ from PySide6.QtWidgets import (
 )
 
 from labrig.capture import FrameReader
-from labrig.domain.corrections import Track
 from labrig.review import Overlay, ResultMedia
 from labrig.ui.common.frame_view import FrameView
 from labrig.ui.common.look_bar import LookBar
@@ -164,7 +165,8 @@ class PlayerWidget(QWidget):
                 return  # another result was chosen meanwhile
             same = self.media is not None and self.media.result_id == media.result_id
             if keep_frame and same:
-                self.set_overlays(media.overlays)
+                if media.rig_overlays is None:  # a rig's markers do not change with revisions
+                    self.set_overlays(media.overlays)
             else:
                 self.set_media(media)
             if then is not None:
@@ -190,11 +192,13 @@ class PlayerWidget(QWidget):
             self._enable(False)
             self.status.setText("No recording to show.")
             return
-        for n, camera in enumerate(media.cameras):
+        for n, (camera, overlays) in enumerate(
+            zip(media.cameras, media.overlays_by_camera, strict=True)
+        ):
             view = FrameView(f"camera {n + 1}")
             view.setToolTip(f"{camera.device_id}, {camera.width}×{camera.height}")
+            view.overlays = overlays
             if n == 0:
-                view.overlays = media.overlays
                 view.editable = self.editable
                 view.dragged.connect(self._on_dragged)
             self.views.append(view)
@@ -241,10 +245,8 @@ class PlayerWidget(QWidget):
 
     def _list_suspicious(self) -> None:
         overlays = self.views[0].overlays if self.views else ()
-        tracks: dict[str, Track] = {
-            o.track_id: o.effective for o in overlays if o.effective is not None
-        }
-        self.looking.list_for(tracks, self.last)
+        rig = self.media.rig_looks if self.media is not None else None
+        self.looking.list_overlays(overlays, self.last, rig)
 
     @Slot(int)
     def _on_look(self, frame: int) -> None:

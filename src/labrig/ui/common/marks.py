@@ -29,18 +29,42 @@ DIAMOND = 6.0  # screen px: half the reprojection mark's diagonal
 At = Callable[[Any], QPointF]  # a picture px position on the widget
 
 
+def trail_runs(track: Track, index: int, frames: int) -> list[tuple[bool, list[Any]]]:
+    """``track``'s positions over ``frames`` frames before and after ``index``, in runs of
+    consecutive frames: a gap (a frame without a position) ends a run, and a stretch a fill
+    interpolated is a run of its own, marked True (drawn dashed), with the positions on either
+    side of it so that the trail stays one line."""
+    near = np.nonzero((track.frames >= index - frames) & (track.frames <= index + frames))[0]
+    runs: list[tuple[bool, list[Any]]] = []
+    for k in near:
+        frame = int(track.frames[k])
+        filled = frame in track.filled
+        joined = bool(runs) and int(track.frames[k - 1]) == frame - 1 and k - 1 in near
+        if joined and runs[-1][0] == filled:
+            runs[-1][1].append(track.xy[k])
+        elif joined:  # into or out of a filled stretch: the new run starts at the last point
+            runs.append((filled, [runs[-1][1][-1], track.xy[k]]))
+        else:
+            runs.append((filled, [track.xy[k]]))
+    return runs
+
+
 def draw_trail(
     painter: QPainter, track: Track, index: int, frames: int, colour: QColor, at: At
 ) -> None:
-    """``track``'s positions over ``frames`` frames before and after ``index``, one line."""
-    near = (track.frames >= index - frames) & (track.frames <= index + frames)
-    path = QPainterPath()
-    for n, xy in enumerate(track.xy[near]):
-        path.moveTo(at(xy)) if n == 0 else path.lineTo(at(xy))
+    """``track``'s trail (:func:`trail_runs`): solid where tracked, dashed where filled, broken
+    where the marker was not seen."""
     trail = QColor(colour)
     trail.setAlpha(140)
-    painter.setPen(QPen(trail, 1.5))
-    painter.drawPath(path)
+    for filled, points in trail_runs(track, index, frames):
+        if len(points) < 2:
+            continue
+        path = QPainterPath()
+        path.moveTo(at(points[0]))
+        for xy in points[1:]:
+            path.lineTo(at(xy))
+        painter.setPen(QPen(trail, 1.5, Qt.PenStyle.DashLine if filled else Qt.PenStyle.SolidLine))
+        painter.drawPath(path)
 
 
 def draw_reprojection(

@@ -23,6 +23,12 @@ GREY = QColor(150, 150, 150)
 GRAB_PX = 14.0  # on screen: how near a marker a press picks it up
 
 
+def picture(bgr: np.ndarray) -> tuple[np.ndarray, QImage]:
+    """A decoded frame (BGR) and its own copy as a QImage to draw (made on the decoding thread)."""
+    h, w = bgr.shape[:2]
+    return bgr, QImage(bgr.data, w, h, bgr.strides[0], QImage.Format.Format_BGR888).copy()
+
+
 class FrameView(QWidget):
     """One camera's frame, scaled to fit with its aspect kept, and the overlays over it. When
     :attr:`editable`, a marker (a 2-D track's, never a rig's 3-D marker) is dragged with the

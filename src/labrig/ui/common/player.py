@@ -21,7 +21,8 @@ Threading contract: GUI thread only. Frames are decoded on one pool thread
 (:class:`~labrig.ui.shell.background.BackgroundCalls` through
 :class:`~labrig.ui.shell.latest.Latest`): a burst of seeks (a dragged slider) decodes the frame
 asked for last, never a queue of stale ones; while playing, a tick whose frame is still decoding is
-skipped, so a slow disk drops frames from the screen, never the pace.
+skipped, so a slow disk drops frames from the screen, never the pace: playing is paced by a
+clock against the frames' recorded times, not by counting ticks.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -45,8 +46,9 @@ from PySide6.QtWidgets import (
 
 from labrig.capture import FrameReader
 from labrig.review import Overlay, ResultMedia
-from labrig.ui.common.frame_view import FrameView
+from labrig.ui.common.frame_view import FrameView, picture
 from labrig.ui.common.look_bar import LookBar
+from labrig.ui.common.pace import Pace
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.latest import Latest
 
@@ -74,10 +76,10 @@ class PlayerWidget(QWidget):
         self._decoding = BackgroundCalls(threads=1, parent=self)
         self._latest = Latest(self._decoding)
         self._loads = Latest(self._decoding)  # reading what to show: after it, its frames
-        self._direction = 1
-        self._speed = 1.0
         self.timer = QTimer(self)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._on_tick)
+        self._pace = Pace()
         self.views_row = QHBoxLayout()
         self.views: list[FrameView] = []
         self.status = QLabel("No recording to show.")
@@ -256,7 +258,13 @@ class PlayerWidget(QWidget):
     # -- moving --------------------------------------------------------------------------------
 
     def seek(self, index: int) -> None:
-        """Show the first camera's frame ``index`` (clamped), and the others' at its time."""
+        """Show the first camera's frame ``index`` (clamped), and the others' at its time; while
+        playing, play on from there."""
+        self._show(index)
+        if self.playing:
+            self._rebase()
+
+    def _show(self, index: int) -> None:
         media = self.media
         if media is None:
             return
@@ -284,8 +292,10 @@ class PlayerWidget(QWidget):
             return
         if direction > 0 and self.position >= self.last:
             self.seek(0)  # from the start again, as a video player does
-        self._direction = direction
-        self.timer.start(max(1, round(1000 / (self.media.fps * self._speed))))
+        self._pace.direction = direction
+        self._rebase()
+        # ticks twice a frame period: the frame due is shown within half a period of its time
+        self.timer.start(max(5, round(500 / (self.media.fps * self._pace.speed))))
         self.play_button.setText("Pause")
 
     def pause(self) -> None:
@@ -293,19 +303,30 @@ class PlayerWidget(QWidget):
         self.play_button.setText("Play")
 
     def _set_speed(self, speed: float) -> None:
-        self._speed = speed
+        self._pace.speed = speed
         if self.playing:
-            self.play(self._direction)
+            self.play(self._pace.direction)
+
+    def _rebase(self) -> None:
+        """Pace playing from the frame asked for last, from now."""
+        if self.media is not None and self.media.cameras:
+            self._pace.start(self.media.cameras[0].times_s, self.position)
 
     @Slot()
     def _on_tick(self) -> None:
-        if self._latest.busy:
-            return  # the frame before is still decoding: this tick's frame is dropped
-        following = self.position + self._direction
-        if not 0 <= following <= self.last:
+        media = self.media
+        if media is None or not media.cameras:
             self.pause()
             return
-        self.seek(following)
+        wanted = min(self._pace.due(media.cameras[0].times_s), self.last)
+        if wanted == self.position:
+            ends = self.last if self._pace.direction > 0 else 0
+            if wanted == ends:
+                self.pause()
+            return
+        if self._latest.busy:
+            return  # still decoding the frame before: this one is dropped, the pace kept
+        self._show(wanted)
 
     @Slot(int)
     def _on_slider(self, value: int) -> None:
@@ -327,8 +348,8 @@ class PlayerWidget(QWidget):
         elif key in (Qt.Key.Key_Space, Qt.Key.Key_K):
             self.toggle()
         elif key == Qt.Key.Key_L:
-            if self.playing and self._direction > 0:
-                faster = [s for s in SPEEDS if s > self._speed]
+            if self.playing and self._pace.direction > 0:
+                faster = [s for s in SPEEDS if s > self._pace.speed]
                 if faster:
                     self.speed_box.setCurrentIndex(SPEEDS.index(faster[0]))
             else:
@@ -353,16 +374,10 @@ class PlayerWidget(QWidget):
             for reader in self._readers:
                 reader.close()
             self._readers, self._reader_of = media.readers(), media.result_id
-        out: list[Any] = []
-        for reader, index in zip(self._readers, wanted, strict=True):
-            if index is None or index >= reader.frame_count:
-                out.append(None)
-                continue
-            bgr = reader.frame(index)
-            h, w = bgr.shape[:2]
-            image = QImage(bgr.data, w, h, bgr.strides[0], QImage.Format.Format_BGR888).copy()
-            out.append((bgr, image))
-        return out
+        return [
+            None if index is None or index >= reader.frame_count else picture(reader.frame(index))
+            for reader, index in zip(self._readers, wanted, strict=True)
+        ]
 
     def _on_decoded(self, media: ResultMedia, wanted: list[int | None], frames: list[Any]) -> None:
         if media is not self.media:

@@ -7,14 +7,18 @@ Threading contract: GUI thread only.
 
 from __future__ import annotations
 
+import html
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from labrig.results import TrackSeries
 from labrig.review.player import Curves
-from labrig.ui.common.result_plots import OUTLINE, plot_widget, track_pens
+from labrig.ui.common.result_plots import plot_widget, track_pens
 from labrig.ui.common.time_cursor import TimeCursor
 
 
@@ -26,6 +30,14 @@ def _differs(a: TrackSeries, b: TrackSeries | None) -> bool:
     )
 
 
+def _key(track_id: Any, colour: QColor, pale: bool) -> str:
+    """A track's colour and id for the key (a pale colour on a dark ground, as the plot outlines
+    it)."""
+    ground = " background-color: #333;" if pale else ""
+    mark = f'<span style="color: {colour.name()};{ground}">&#9632;</span>'
+    return f"{mark}&nbsp;{html.escape(str(track_id))}"
+
+
 class SpeedCurves(QWidget):
     """See the module docstring; ``time_cursor.clicked`` gives the time clicked, in the curves'
     time units."""
@@ -34,14 +46,11 @@ class SpeedCurves(QWidget):
         super().__init__(parent)
         self.plot = plot_widget("reviewSpeedPlot", "Speed")
         self.item = self.plot.getPlotItem()
-        # in columns along the top: a legend down the side would hide the curves' ends
-        self.legend = self.item.addLegend(
-            offset=(10, 5), brush=(255, 255, 255, 210), labelTextColor=OUTLINE, colCount=2
-        )
         self.time_cursor = TimeCursor(self.plot, self)
         self.note = QLabel("")
         self.note.setObjectName("speedNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.RichText)
         self.changed: list[str] = []  # the tracks whose speed a correction changed
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -51,7 +60,6 @@ class SpeedCurves(QWidget):
 
     def show_curves(self, curves: Curves | None) -> None:
         self.item.clearPlots()
-        self.legend.clear()
         self.changed = []
         if curves is None or (not curves.effective and not curves.automatic):
             self.note.setText("No tracked speeds to show for this result.")
@@ -62,36 +70,32 @@ class SpeedCurves(QWidget):
         self.item.setLabel("left", f"speed ({length}/{per})")
         effective = {t.track_id: t for t in curves.effective}
         count = len(curves.automatic)
+        keys = []  # the plot is too narrow for a legend: the key is written under it
         for n, automatic in enumerate(curves.automatic):
             pen, outline = track_pens(automatic, n, count)
+            keys.append(_key(automatic.track_id, pen.color(), outline is not None))
             now = effective.get(automatic.track_id)
             if _differs(automatic, now) and automatic.speed is not None:
                 self.changed.append(str(automatic.track_id))
                 dashed = pg.mkPen(pen.color(), width=1.5, style=Qt.PenStyle.DashLine)
-                self.item.plot(
-                    automatic.t,
-                    automatic.speed,
-                    pen=dashed,
-                    name=f"track {automatic.track_id}, automatic",
-                )
+                self.item.plot(automatic.t, automatic.speed, pen=dashed)
             if now is not None and now.speed is not None:
-                self.item.plot(
-                    now.t, now.speed, pen=pen, shadowPen=outline, name=f"track {now.track_id}"
-                )
+                self.item.plot(now.t, now.speed, pen=pen, shadowPen=outline)
         self.time_cursor.attach()
         peaks = [
             float(np.nanmax(c.speed))
             for c in (*curves.automatic, *curves.effective)
             if c.speed is not None and len(c.speed)
         ]
-        if peaks:  # headroom over the highest peak for the legend along the top
-            self.item.setYRange(0.0, max(max(peaks), 1e-9) * 1.6, padding=0.0)
-        self.note.setText(
-            f"Dashed: the automatic speed where a correction changed it "
-            f"(track {', '.join(self.changed)})."
+        if peaks:
+            self.item.setYRange(0.0, max(max(peaks), 1e-9) * 1.1, padding=0.0)
+        changed = (
+            f"dashed: the automatic speed where a correction changed it (track "
+            f"{', '.join(self.changed)})."
             if self.changed
-            else "No correction changes a speed yet: each curve is the automatic one."
+            else "no correction changes a speed yet."
         )
+        self.note.setText(f"Tracks {' '.join(keys)} in force; {changed}")
 
     def set_time(self, t: float) -> None:
         """Put the cursor at ``t`` (the frame shown)."""

@@ -131,8 +131,8 @@ _RANGE = r"(\d+)-(\d+)"
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _SYNTAX: dict[Kind, tuple[re.Pattern[str], str]] = {
     "move": (
-        re.compile(rf"^{_TRACK}@(\d+)={_NUMBER},{_NUMBER}$"),
-        "TRACK@FRAME=X,Y, e.g. 0@120=640.5,360",
+        re.compile(rf"^{_TRACK}@(\d+)={_NUMBER},{_NUMBER}(?:,{_NUMBER})?$"),
+        "TRACK@FRAME=X,Y (X,Y,Z in mm for a rig's 3-D marker), e.g. 0@120=640.5,360",
     ),
     "occlude": (re.compile(rf"^{_TRACK}@{_RANGE}$"), "TRACK@A-B, e.g. 0@120-140"),
     "fill": (
@@ -156,7 +156,8 @@ def parse_operation(
         raise CorrectionSyntaxError(f"--{kind} '{text}' is not understood; write {example}")
     g = m.groups()
     if kind == "move":
-        return Operation("move", (g[0],), int(g[1]), int(g[1]), (float(g[2]), float(g[3])))
+        xy = tuple(float(v) for v in g[2:5] if v is not None)
+        return Operation("move", (g[0],), int(g[1]), int(g[1]), xy)
     if kind == "swap":
         if g[0] == g[1]:
             raise CorrectionSyntaxError(

@@ -146,9 +146,12 @@ def metrics_csv(document: Mapping[str, Any]) -> bytes:
 
 def _track_rows(track: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
     velocity = track.get("velocity") or []
-    for i, (t, xy) in enumerate(zip(track.get("t") or [], track.get("xy") or [], strict=False)):
+    # a rig's 3-D series holds ``xyz``: its x and y are written (z waits for the tidy CSV), its
+    # speed is the 3-D one
+    positions = track.get("xy") or track.get("xyz") or []
+    for i, (t, xy) in enumerate(zip(track.get("t") or [], positions, strict=False)):
         v = velocity[i] if i < len(velocity) else None
-        speed = math.hypot(v[0], v[1]) if v is not None else None
+        speed = math.hypot(*v) if v is not None else None
         yield (
             track.get("track_id"),
             t,

@@ -79,7 +79,7 @@ def _track_series(doc: Mapping[str, Any], source: TrackedInput) -> CorrectedTrac
     return CorrectedTrack(
         track_id=doc.get("track_id"),
         t=t,
-        xy=[list(p) for p in doc.get("xy") or []],
+        xy=[list(p) for p in doc.get("xy") or doc.get("xyz") or []],
         velocity=None if doc.get("velocity") is None else [list(v) for v in doc["velocity"]],
         frames=frames,
         filled=[f in filled for f in frames],

@@ -15,7 +15,7 @@ cameras for more than ``max_two_camera_share`` of its frames, and reprojection e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -262,18 +262,33 @@ def _judge(body: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def kinematics_3d(store: Store, ctx: StageContext) -> StageOutput:
+def markers_kinematics(
+    markers: Iterable[Mapping[str, Any]], times_s: Any, window_s: float | None
+) -> list[dict[str, Any]]:
+    """The ``kinematics.3d`` stage's work on reconstructed markers (each ``instants`` and ``xyz``
+    in mm, its ``track_id`` and ``colour_rgb``): one document per marker, in mm and s. The stage
+    and a reviewer's corrected markers share it, so a correction's effective result is computed
+    exactly as the automatic one was."""
     from labrig.pipeline.kinematics import kinematics
 
-    [reconstructed] = list(ctx.upstream.values())
-    times = np.asarray(reconstructed["times_s"], dtype=np.float64)
+    times = np.asarray(times_s, dtype=np.float64)
     results = []
-    for m in reconstructed["reconstruction"]["markers"]:
+    for m in markers:
         instants = np.asarray(m["instants"], dtype=np.int64)
         xyz = np.asarray(m["xyz"], dtype=np.float64).reshape(-1, 3)
-        k = kinematics(xyz, times[instants], "mm", "s", window_s=ctx.config["window_s"])
+        k = kinematics(xyz, times[instants], "mm", "s", window_s=window_s)
         results.append({"track_id": m["track_id"], "colour_rgb": m["colour_rgb"], **k.to_json()})
-        ctx.check_cancelled()
+    return results
+
+
+def kinematics_3d(store: Store, ctx: StageContext) -> StageOutput:
+    [reconstructed] = list(ctx.upstream.values())
+    ctx.check_cancelled()
+    results = markers_kinematics(
+        reconstructed["reconstruction"]["markers"],
+        reconstructed["times_s"],
+        ctx.config["window_s"],
+    )
     return output(
         {
             "rig_calibration_id": reconstructed["rig_calibration_id"],

@@ -5,8 +5,9 @@ the same frame times, plane calibration and window). The automatic document is o
 
 What a result's tracks were computed from is read back through its provenance: the tracking job's
 committed output (the tracks, in px), the kinematics job's configuration (its window, the
-calibration) and the capture's recorded frame times. A rig's 3-D result is not corrected here
-(:class:`CorrectionUnsupportedError`).
+calibration) and the capture's recorded frame times. A rig's 3-D result is corrected on its
+reconstructed markers (mm, by the reconstruction's instants), whose kinematics are computed as
+``kinematics.3d`` computed them (``pipeline.rig_stages.markers_kinematics``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import Change, apply_changes
 from labrig.errors import LabrigError
 from labrig.pipeline.kinematics import tracks_kinematics
+from labrig.pipeline.rig_stages import markers_kinematics
 from labrig.results.publish import METRICS
 from labrig.review.records import in_force
 from labrig.store import Store
@@ -50,6 +52,7 @@ class TrackedInput:
     fps: float
     homography: Array | None  # image px → plane mm (None: px)
     window_s: float | None
+    dims: int = 2  # 3: a rig's reconstructed markers (frames are the reconstruction's instants)
 
 
 @dataclass(frozen=True)
@@ -66,14 +69,12 @@ class EffectiveTracks:
 
 
 def tracked_input(store: Store, session: Session, result: AnalysisResultRecord) -> TrackedInput:
-    """What ``result``'s kinematics were computed from, read in ``session``."""
+    """What ``result``'s kinematics were computed from, read in ``session``: a rig's reconstructed
+    markers, or a camera's tracks."""
     doc = json.loads(result.document)
-    if doc.get("reconstruction") is not None:
-        raise CorrectionUnsupportedError(
-            f"result {result.id} is a rig's 3-D reconstruction: its tracked data cannot be "
-            "corrected yet; revise its values with 'labrig review revise --set', or reprocess"
-        )
     jobs = {j["stage_id"]: j for j in doc["provenance"]["jobs"]}
+    if "reconstruction.3d" in jobs and "kinematics.3d" in jobs:
+        return _reconstructed_input(session, jobs)
     if "tracking.markers" not in jobs or "kinematics" not in jobs:
         raise CorrectionUnsupportedError(
             f"result {result.id} has no tracked markers to correct (its stages: "
@@ -106,6 +107,33 @@ def tracked_input(store: Store, session: Session, result: AnalysisResultRecord) 
     )
 
 
+def _reconstructed_input(session: Session, jobs: Mapping[str, Any]) -> TrackedInput:
+    """What a rig result's 3-D kinematics were computed from: the reconstruction's markers (mm, by
+    instant) and the instants' times, with the kinematics job's window."""
+    rebuilt = _output(session, jobs["reconstruction.3d"])
+    kin_job = session.get(Job, jobs["kinematics.3d"]["job_id"])
+    config = json.loads(kin_job.config) if kin_job is not None and kin_job.config else {}
+    markers = rebuilt["reconstruction"]["markers"]
+    times = np.asarray(rebuilt["times_s"], dtype=np.float64)
+    steps = np.diff(times)
+    return TrackedInput(
+        tracks={
+            str(m["track_id"]): Track(
+                np.asarray(m["instants"], dtype=np.int64),
+                np.asarray(m["xyz"], dtype=np.float64).reshape(-1, 3),
+            )
+            for m in markers
+        },
+        ids={str(m["track_id"]): m["track_id"] for m in markers},
+        colours={str(m["track_id"]): m.get("colour_rgb") for m in markers},
+        times_s=times,
+        fps=float(1.0 / np.median(steps)) if len(steps) and np.median(steps) > 0 else 30.0,
+        homography=None,
+        window_s=config.get("window_s"),
+        dims=3,
+    )
+
+
 def _output(session: Session, job: Mapping[str, Any]) -> dict[str, Any]:
     row = session.get(JobOutput, job.get("idempotency_key") or "")
     if row is None:
@@ -121,6 +149,23 @@ def effective_tracks(source: TrackedInput, operations: Sequence[Operation]) -> E
     apply) and their kinematics; a track the corrections emptied is left out."""
     tracks = apply(source.tracks, operations)
     kept = {name: t for name, t in tracks.items() if len(t.frames)}
+    if source.dims == 3:
+        docs = markers_kinematics(
+            (
+                {
+                    "track_id": source.ids.get(name, name),
+                    "colour_rgb": source.colours.get(name),
+                    "instants": t.frames,
+                    "xyz": t.xy,
+                }
+                for name, t in kept.items()
+            ),
+            source.times_s,
+            source.window_s,
+        )
+        for doc, t in zip(docs, kept.values(), strict=True):
+            doc["filled_frames"] = sorted(t.filled)
+        return EffectiveTracks({"length": "mm", "time": "s"}, kept, docs)
     units, docs = tracks_kinematics(
         (
             {

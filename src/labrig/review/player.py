@@ -254,6 +254,8 @@ def _tracks(
         [track_series(k) for k in automatic.kinematics],
         [track_series(k) for k in effective.kinematics],
     )
+    if source.dims == 3:  # a rig's markers are drawn by its rig overlays, over every camera
+        return [], curves
     out = []
     for name, track in source.tracks.items():
         corrected = effective.tracks.get(name)

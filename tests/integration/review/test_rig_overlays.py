@@ -93,14 +93,16 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RigResult]:
     built.services.close()  # its dispatcher, then the store
 
 
-def test_every_camera_draws_each_marker_detected_and_reprojected_and_none_is_correctable(
+def test_every_camera_draws_each_marker_detected_and_reprojected(
     rig: RigResult,
 ) -> None:
     media = rig.media()
     rec = rig.output("reconstruction.3d")["reconstruction"]
     assert rec["cameras"] == ["front", "right", "back", "left"] and len(media.cameras) == 4
-    # nothing for the correction form: a rig's 3-D result is not corrected by hand
-    assert media.overlays == [] and media.curves is None
+    # nothing for the correction form (a rig's markers are corrected from the command line); its
+    # speeds, in mm/s, for the speed plot
+    assert media.overlays == [] and media.curves is not None
+    assert media.curves.units == ("mm", "s") and len(media.curves.effective) == 4
     markers = {str(m["track_id"]): m for m in rec["markers"]}
     assert len(markers) == 4
     assert len(media.overlays_by_camera) == 4

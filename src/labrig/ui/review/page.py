@@ -279,8 +279,12 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.correction.set_tracks([o.track_id for o in media.overlays], media.frame_count - 1)
         if not self._correctable:
             self.correction.status.setText(
-                "This result's tracks cannot be corrected here (a rig's 3-D result, or its "
-                "tracking output is missing): revise its values instead."
+                "A rig's 3-D markers are corrected from the command line ('labrig review "
+                "correct', frames being the reconstruction's instants), not on the video yet; "
+                "a result without tracks is revised by value."
+                if media.rig_overlays
+                else "This result's tracks cannot be corrected (its tracking output is "
+                "missing): revise its values instead."
             )
         self._allow()
 

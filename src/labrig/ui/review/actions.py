@@ -33,6 +33,12 @@ DRAG_HINT = (
     "(I / O on the video), choose the track, then an action."
 )
 
+RIG_HINT = (
+    "A rig's 3-D markers: set From and To (I / O on the video; the reconstruction's instants are "
+    "the first camera's frames), choose the marker, then an action. A move takes X,Y,Z in mm on "
+    "the command line ('labrig review correct')."
+)
+
 
 def _status() -> QLabel:
     label = QLabel("")

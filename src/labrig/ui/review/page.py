@@ -43,7 +43,14 @@ from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
 from labrig.ui.common.widgets import message_label
-from labrig.ui.review.actions import CorrectionForm, Requested, SignOffForm, UndoBar
+from labrig.ui.review.actions import (
+    DRAG_HINT,
+    RIG_HINT,
+    CorrectionForm,
+    Requested,
+    SignOffForm,
+    UndoBar,
+)
 from labrig.ui.review.curves import SpeedCurves
 from labrig.ui.review.model import ReviewListModel
 from labrig.ui.review.widgets import (
@@ -247,7 +254,9 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         allowed = self.reviewer is not None and self.reviewer.refusal is None
         shown = self.shown is not None
         self.correction.set_allowed(allowed and shown and self._correctable)
-        self.player.set_editable(allowed and self._correctable)
+        # markers are dragged on the picture of a 2-D result only (a rig's are 3-D)
+        drawn_2d = self.player.media is not None and bool(self.player.media.overlays)
+        self.player.set_editable(allowed and self._correctable and drawn_2d)
         self.signing.set_allowed(allowed and shown)
         self.undo_bar.set_allowed(allowed and shown)
 
@@ -275,16 +284,18 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     def _on_media_shown(self, media: ResultMedia) -> None:
         self.curves.show_curves(media.curves)
         self._on_frame_shown(self.player.position)
-        self._correctable = bool(media.overlays)
-        self.correction.set_tracks([o.track_id for o in media.overlays], media.frame_count - 1)
-        if not self._correctable:
+        # a rig's markers are corrected by the reconstruction's instants, which are the first
+        # camera's frames: the player's own positions
+        tracks = [o.track_id for o in media.overlays] or [
+            str(t.track_id) for t in (media.curves.automatic if media.curves else [])
+        ]
+        self._correctable = bool(tracks)
+        self.correction.set_tracks(tracks, media.frame_count - 1)
+        self.correction.hint.setText(RIG_HINT if media.rig_overlays else DRAG_HINT)
+        if not tracks:
             self.correction.status.setText(
-                "A rig's 3-D markers are corrected from the command line ('labrig review "
-                "correct', frames being the reconstruction's instants), not on the video yet; "
-                "a result without tracks is revised by value."
-                if media.rig_overlays
-                else "This result's tracks cannot be corrected (its tracking output is "
-                "missing): revise its values instead."
+                "This result's tracks cannot be corrected (its tracking output is missing): "
+                "revise its values instead."
             )
         self._allow()
 

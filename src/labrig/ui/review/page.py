@@ -18,7 +18,9 @@ overriding it; the next save is made on the new state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
@@ -64,6 +66,7 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.latest import Latest
 
+Saver = CorrectionForm | SignOffForm | UndoBar  # a form that saves a revision and says the outcome
 LIST_WIDTH = 410  # px: subject, attempt, time, revisions and note fit without scrolling
 INTRO = (
     "Step through the recording, correct the tracks (drag a marker, hide, fill, swap, trim) or a "
@@ -403,9 +406,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
     def _on_revision_refused(self, error: Exception) -> None:
         self._refused(error, self.form)
 
-    def _refused(
-        self, error: Exception, form: ReviseForm | CorrectionForm | SignOffForm | UndoBar
-    ) -> None:
+    def _refused(self, error: Exception, form: ReviseForm | Saver) -> None:
         form.set_saving(False)
         if isinstance(error, RevisionConflictError):
             form.status.setText(CONFLICT.format(code=error.code))
@@ -423,42 +424,31 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         if shown is None or self._saves.busy or form.busy:
             return
         planned = form.plan(requested)  # None: refused in the form's words
-        if planned is None:
-            return
-        operations, reason = planned
-        form.set_saving(True)
-        work = partial(self._results.correct, shown.result_id, operations, reason, head_of(shown))
-        self._saves.submit(work, self._on_correction_saved, partial(self._refused, form=form))
-
-    def _on_correction_saved(self, revision: RevisionView) -> None:
-        self.correction.saved(revision)
-        self._reread(revision.result_id)
+        if planned is not None:
+            operations, reason = planned
+            self._save(form, self._results.correct, operations, reason)
 
     @Slot(str, str)
     def _on_sign_off_requested(self, meaning: str, note: str) -> None:
-        shown = self.shown
-        if shown is None or self._saves.busy:
-            return
-        self.signing.set_saving(True)
         self.signing.status.setText(f"Signing off as {meaning}…")
-        work = partial(self._results.sign_off, shown.result_id, meaning, note, head_of(shown))
-        self._saves.submit(work, self._on_signed_off, partial(self._refused, form=self.signing))
+        self._save(self.signing, self._results.sign_off, meaning, note)
 
     @Slot(int, str)
     def _on_undo_requested(self, number: int, reason: str) -> None:
+        self._save(self.undo_bar, self._results.undo, number, reason)
+
+    def _save(self, form: Saver, call: Callable[..., RevisionView], *args: Any) -> None:
+        """``call(result, *args, base)`` off the GUI thread for the result shown, made on the
+        state shown; the outcome is said by ``form``, and the result read again."""
         shown = self.shown
         if shown is None or self._saves.busy:
             return
-        self.undo_bar.set_saving(True)
-        work = partial(self._results.undo, shown.result_id, number, reason, head_of(shown))
-        self._saves.submit(work, self._on_undone, partial(self._refused, form=self.undo_bar))
+        form.set_saving(True)
+        work = partial(call, shown.result_id, *args, head_of(shown))
+        self._saves.submit(work, partial(self._saved, form), partial(self._refused, form=form))
 
-    def _on_undone(self, revision: RevisionView) -> None:
-        self.undo_bar.saved(revision)
-        self._reread(revision.result_id)
-
-    def _on_signed_off(self, revision: RevisionView) -> None:
-        self.signing.saved(revision)
+    def _saved(self, form: Saver, revision: RevisionView) -> None:
+        form.saved(revision)
         self._reread(revision.result_id)
 
     def _reread(self, result_id: str) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.orm import Session
 
+from labrig.domain.frame_times import nearest_frames
 from labrig.review.effective import TrackedInput, effective_tracks, operations_of, tracked_input
 from labrig.review.records import in_force
 from labrig.store import Store
@@ -98,7 +99,4 @@ def sample_frames(
         return [int(v) for v in np.rint(times)]
     if len(times_s) < 2 or (len(times) and times.max() > times_s[-1] + 1.0 / fps):
         return [int(v) for v in np.rint(times * fps)]
-    right = np.clip(np.searchsorted(times_s, times), 1, len(times_s) - 1)
-    left = right - 1
-    nearer_left = np.abs(times - times_s[left]) <= np.abs(times_s[right] - times)
-    return [int(v) for v in np.where(nearer_left, left, right)]
+    return [int(v) for v in nearest_frames(times_s, times)]

@@ -33,6 +33,7 @@ from labrig.calibration import CalibratedCamera, load_rig_calibration, pair_inst
 from labrig.calibration.triangulation import view_errors_px
 from labrig.capture.rig_sync import capture_stream
 from labrig.domain.corrections import Suspicious, Track, rig_suspicious_frames
+from labrig.domain.frame_times import nearest_frames
 from labrig.pipeline.lens import distort_px
 from labrig.store import Store
 from labrig.store.models import Job, JobOutput
@@ -156,10 +157,7 @@ def _lead_frames(frames: Ints, times_s: Sequence[Array], place: int) -> Ints:
     if place == 0 or place < 0 or not len(times_s[0]):
         return np.asarray(frames, dtype=np.int64)
     at = times_s[place][np.clip(frames, 0, len(times_s[place]) - 1)]
-    lead = times_s[0]
-    k = np.clip(np.searchsorted(lead, at), 1, max(len(lead) - 1, 1))
-    nearer = np.abs(lead[k - 1] - at) <= np.abs(lead[np.minimum(k, len(lead) - 1)] - at)
-    return np.asarray(np.where(nearer, k - 1, k), dtype=np.int64)
+    return nearest_frames(times_s[0], at)
 
 
 def _joined(tracks: Sequence[Mapping[str, Any]]) -> Track:

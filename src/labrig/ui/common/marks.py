@@ -39,7 +39,8 @@ def trail_runs(track: Track, index: int, frames: int) -> list[tuple[bool, list[A
     for k in near:
         frame = int(track.frames[k])
         filled = frame in track.filled
-        joined = bool(runs) and int(track.frames[k - 1]) == frame - 1 and k - 1 in near
+        # ``near`` is one stretch of indices: after its first, the one before is in it too
+        joined = bool(runs) and int(track.frames[k - 1]) == frame - 1
         if joined and runs[-1][0] == filled:
             runs[-1][1].append(track.xy[k])
         elif joined:  # into or out of a filled stretch: the new run starts at the last point

@@ -99,8 +99,8 @@ def add_parser(commands: Any) -> None:
         help="sign a published result off as reviewed or approved (who, when, and the digest of "
         "the effective result, in the audit trail); a later correction clears it",
     )
-    approve.add_argument(
-        "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
+    _revision_arguments(
+        approve, reason="a note kept with the sign-off (default: 'signed off as …')"
     )
     approve.add_argument(
         "--meaning",
@@ -108,15 +108,6 @@ def add_parser(commands: Any) -> None:
         metavar="reviewed|approved",
         help="what the sign-off says: reviewed (checked) or approved (released for use)",
     )
-    approve.add_argument(
-        "--reason", default="", help="a note kept with the sign-off (default: 'signed off as …')"
-    )
-    approve.add_argument(
-        "--base",
-        metavar="REVISION_ID",
-        help="refuse if the result was revised since this revision (or the result id) was read",
-    )
-    approve.add_argument("--json", action="store_true")
     approve.set_defaults(run=run_approve)
     again = sub.add_parser(
         "reprocess",
@@ -130,14 +121,18 @@ def add_parser(commands: Any) -> None:
     again.set_defaults(run=run_reprocess)
 
 
-def _revision_arguments(parser: argparse.ArgumentParser) -> None:
-    """What every revision is given: the result, why, the state it was made on, and --json."""
+def _revision_arguments(parser: argparse.ArgumentParser, *, reason: str | None = None) -> None:
+    """What every revision is given: the result, why, the state it was made on, and --json.
+    ``reason``: the help of a reason that may be left out (a sign-off's note)."""
     parser.add_argument(
         "result_id", metavar="RESULT_ID", help="the result's id (or a unique prefix)"
     )
-    parser.add_argument(
-        "--reason", required=True, help="why (kept with the revision and in the audit trail)"
-    )
+    if reason is None:
+        parser.add_argument(
+            "--reason", required=True, help="why (kept with the revision and in the audit trail)"
+        )
+    else:
+        parser.add_argument("--reason", default="", help=reason)
     parser.add_argument(
         "--base",
         metavar="REVISION_ID",

@@ -27,9 +27,10 @@ from labrig.calibration import load_calibration
 from labrig.capture import CaptureMedia, FrameReader, load_capture, read_timestamps
 from labrig.capture.samples import is_sample_mode
 from labrig.domain.corrections import Suspicious, Track
+from labrig.domain.frame_times import nearest_frames
 from labrig.pipeline.lens import Lens, distort_px, undistort_px
 from labrig.results import TrackSeries, track_series
-from labrig.review.effective import CorrectionUnsupportedError, effective_tracks
+from labrig.review.effective import CorrectionUnsupportedError
 from labrig.review.records import find_result
 from labrig.review.revisions import RevisionService
 from labrig.review.rig_overlays import RigSource, rig_overlays, rig_source
@@ -102,12 +103,7 @@ class ResultMedia:
         if self.curves is not None and self.curves.units[1] == "frames":
             return min(max(round(t), 0), max(self.frame_count - 1, 0))
         times = self.cameras[0].times_s if self.cameras else np.zeros(0)
-        if not len(times):
-            return 0
-        k = int(np.clip(np.searchsorted(times, t), 1, len(times) - 1)) if len(times) > 1 else 0
-        if k > 0 and abs(times[k - 1] - t) <= abs(times[k] - t):
-            k -= 1
-        return k
+        return int(nearest_frames(times, t)) if len(times) else 0
 
     def time_of(self, index: int) -> float:
         """The first camera's frame ``index`` on the curves' time axis."""
@@ -142,9 +138,7 @@ class ResultMedia:
             if not len(times):
                 out.append(None)
                 continue
-            k = int(np.clip(np.searchsorted(times, at), 1, len(times) - 1)) if len(times) > 1 else 0
-            if k > 0 and abs(times[k - 1] - at) <= abs(times[k] - at):
-                k -= 1
+            k = int(nearest_frames(times, at))
             out.append(k if abs(times[k] - at) <= 0.5 / media.fps else None)
         return out
 
@@ -186,7 +180,7 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
                 relative + offset,
             )
         )
-    overlays, curves = _tracks(revisions, result_id, lens)
+    overlays, curves = _tracks(revisions, result_id, lens, document)
     if rig is None:
         return ResultMedia(result_id, cameras, media, overlays, lens, curves)
     by_camera, looks = _rig(store, rig, cameras)
@@ -240,18 +234,18 @@ def _tracking_lens(store: Store, session: Any, document: dict[str, Any]) -> tupl
 
 
 def _tracks(
-    revisions: RevisionService, result_id: str, lens: Lens | None
+    revisions: RevisionService, result_id: str, lens: Lens | None, document: dict[str, Any]
 ) -> tuple[list[Overlay], Curves | None]:
-    """The overlays (picture px) and the speed curves of the result's tracks, automatic and in
-    force (none for a result whose tracks cannot be read back)."""
+    """The overlays (picture px) and the speed curves of the result's tracks: automatic (the
+    published ``document``'s series) and in force (none for a result whose tracks cannot be read
+    back)."""
     try:
         source, effective = revisions.effective(result_id)
     except CorrectionUnsupportedError:
         return [], None
-    automatic = effective_tracks(source, ())  # as the kinematics stage computed them
     curves = Curves(
-        (automatic.units.get("length", ""), automatic.units.get("time", "")),
-        [track_series(k) for k in automatic.kinematics],
+        (effective.units.get("length", ""), effective.units.get("time", "")),
+        [track_series(s) for s in document.get("series") or []],
         [track_series(k) for k in effective.kinematics],
     )
     if source.dims == 3:  # a rig's markers are drawn by its rig overlays, over every camera

@@ -47,7 +47,35 @@ def _status() -> QLabel:
     return label
 
 
-class CorrectionForm(QWidget):
+class _SavingForm(QWidget):
+    """A form that saves a revision: open only to a reviewer who may (:meth:`set_allowed`), and
+    closed while its save runs (:meth:`set_saving`); :meth:`_update` enables its widgets."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._allowed = self._saving = False
+
+    @property
+    def busy(self) -> bool:
+        return self._saving
+
+    @property
+    def open(self) -> bool:
+        return self._allowed and not self._saving
+
+    def set_allowed(self, allowed: bool) -> None:
+        self._allowed = allowed
+        self._update()
+
+    def set_saving(self, saving: bool) -> None:
+        self._saving = saving
+        self._update()
+
+    def _update(self) -> None:
+        raise NotImplementedError
+
+
+class CorrectionForm(_SavingForm):
     """Track, range and the corrections of the tracked data; each action emits
     :attr:`requested`, and the reason typed once serves every correction until changed."""
 
@@ -135,7 +163,6 @@ class CorrectionForm(QWidget):
         self.trim_button.clicked.connect(
             lambda: self._ask("trim", f"{self.from_box.value()}-{self.to_box.value()}")
         )
-        self._allowed, self._saving = False, False
         self._update()
 
     def _range(self) -> str:
@@ -203,20 +230,8 @@ class CorrectionForm(QWidget):
         if self.to_box.value() < self.from_box.value():
             (self.to_box if end == "from" else self.from_box).setValue(frame)
 
-    def set_allowed(self, allowed: bool) -> None:
-        self._allowed = allowed
-        self._update()
-
-    def set_saving(self, saving: bool) -> None:
-        self._saving = saving
-        self._update()
-
-    @property
-    def busy(self) -> bool:
-        return self._saving
-
     def _update(self) -> None:
-        on = self._allowed and not self._saving
+        on = self.open
         for w in (
             self.track_box,
             self.other_box,
@@ -234,7 +249,7 @@ class CorrectionForm(QWidget):
             w.setEnabled(on)
 
 
-class SignOffForm(QWidget):
+class SignOffForm(_SavingForm):
     """The result's sign-off (in force, or cleared by a later change) and signing it off with a
     meaning; "Sign off" emits :attr:`requested` with the meaning and the note."""
 
@@ -280,7 +295,6 @@ class SignOffForm(QWidget):
         self.button.clicked.connect(
             lambda: self.requested.emit(self.meaning_box.currentData(), self.note.text().strip())
         )
-        self._allowed = self._saving = False
         self._update()
 
     def show_state(self, state: SignOffState | None) -> None:
@@ -300,22 +314,14 @@ class SignOffForm(QWidget):
             "when and the SHA-256 of the values in force."
         )
 
-    def set_allowed(self, allowed: bool) -> None:
-        self._allowed = allowed
-        self._update()
-
-    def set_saving(self, saving: bool) -> None:
-        self._saving = saving
-        self._update()
-
     def _update(self) -> None:
-        on = self._allowed and not self._saving
+        on = self.open
         for w in (self.meaning_box, self.note, self.button):
             w.setEnabled(on)
         self.button.setText("Signing off…" if self._saving else "Sign off")
 
 
-class UndoBar(QWidget):
+class UndoBar(_SavingForm):
     """Under the history: undo the revision selected there, with a reason; "Undo" emits
     :attr:`requested` with its number and the reason."""
 
@@ -344,7 +350,6 @@ class UndoBar(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.status)
         self.button.clicked.connect(self._ask)
-        self._allowed = self._saving = False
         self._update()
 
     def select(self, number: int | None) -> None:
@@ -371,16 +376,8 @@ class UndoBar(QWidget):
             "values no longer count. Both stay in the history."
         )
 
-    def set_allowed(self, allowed: bool) -> None:
-        self._allowed = allowed
-        self._update()
-
-    def set_saving(self, saving: bool) -> None:
-        self._saving = saving
-        self._update()
-
     def _update(self) -> None:
-        on = self._allowed and not self._saving
+        on = self.open
         self.reason.setEnabled(on)
         self.button.setEnabled(on and self.number is not None)
         self.button.setText(

@@ -16,13 +16,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy.orm import Session
 
 from labrig.domain.frame_times import nearest_frames
-from labrig.review.effective import TrackedInput, effective_tracks, operations_of, tracked_input
+from labrig.review.effective import EffectiveTracks, TrackedInput
 from labrig.review.records import in_force
-from labrig.store import Store
-from labrig.store.models import AnalysisResultRecord, ResultRevision
+from labrig.store.models import ResultRevision
 
 
 @dataclass(frozen=True)
@@ -52,18 +50,10 @@ class EffectiveSeries:
 
 
 def read_effective_series(
-    store: Store,
-    session: Session,
-    result: AnalysisResultRecord,
-    history: Sequence[ResultRevision],
-) -> EffectiveSeries | None:
-    """``result``'s effective series after every correction in ``history`` (read in
-    ``session``), or None when no revision corrects its tracks."""
-    operations = operations_of(history)
-    if not operations:
-        return None
-    source = tracked_input(store, session, result)
-    effective = effective_tracks(source, operations)
+    source: TrackedInput, effective: EffectiveTracks, history: Sequence[ResultRevision]
+) -> EffectiveSeries:
+    """The effective series of ``effective``, the tracks of ``source`` after every correction in
+    ``history``."""
     return EffectiveSeries(
         revisions=tuple(
             r.number for r in in_force(history) if json.loads(r.document).get("operations")

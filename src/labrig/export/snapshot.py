@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -21,6 +21,15 @@ from labrig.capture.manifest import read_committed_manifest
 from labrig.errors import LabrigError
 from labrig.export.effective_series import EffectiveSeries, read_effective_series
 from labrig.review import ResultNotPublishedError, ReviewedResult, find_result, reviewed_in
+from labrig.review.effective import (
+    CorrectionUnsupportedError,
+    EffectiveTracks,
+    TrackedInput,
+    effective_tracks,
+    operations_of,
+    tracked_input,
+)
+from labrig.review.rig_overlays import RigSource, rig_source
 from labrig.store import BlobStore, Store
 from labrig.store.models import (
     AnalysisResultRecord,
@@ -31,6 +40,7 @@ from labrig.store.models import (
     CaptureSegment,
     CaptureSession,
     ResultRevision,
+    RigRecording,
 )
 
 
@@ -71,6 +81,11 @@ class ResultSnapshot:
     captures: tuple[CaptureFiles, ...]
     # the series of the tracks as a reviewer corrected them (None: no revision corrects them)
     effective: EffectiveSeries | None = None
+    # what the kinematics were computed from (None: the result has no tracked markers)
+    tracked: TrackedInput | None = None
+    corrected: EffectiveTracks | None = None  # after the corrections in force (None: none)
+    rig: RigSource | None = None  # a rig result's tracking and reconstruction outputs
+    places: dict[str, str] = field(default_factory=dict)  # capture id → its place in the rig
 
     @property
     def automatic(self) -> dict[str, Any]:
@@ -128,6 +143,13 @@ def snapshot(
         )
     )
     revisions = tuple(RevisionDocument(r.number, r.id, r.document, r.digest) for r in history)
+    operations = operations_of(history)
+    try:
+        source: TrackedInput | None = tracked_input(store, session, result)
+    except CorrectionUnsupportedError:  # no tracked markers (nothing for the point formats)
+        source = None
+    # the tracks after the corrections in force (None: none corrects them)
+    corrected = effective_tracks(source, operations) if source is not None and operations else None
     capture_ids = session.scalars(
         select(AttemptCapture.capture_id)
         .where(AttemptCapture.attempt_id == result.attempt_id)
@@ -148,8 +170,26 @@ def snapshot(
         attempt_number=attempt.number if attempt is not None else 0,
         revisions=revisions,
         captures=tuple(capture_files(session, cid, blobs) for cid in capture_ids),
-        effective=read_effective_series(store, session, result, history),
+        effective=read_effective_series(source, corrected, history)
+        if source is not None and corrected is not None
+        else None,
+        tracked=source,
+        corrected=corrected,
+        rig=rig_source(session, json.loads(result.document)),
+        places=_places(session, result.attempt_id),
     )
+
+
+def _places(session: Session, attempt_id: str) -> dict[str, str]:
+    """Each capture of a rig's attempt by its place in the rig (front, plate …)."""
+    recording = session.scalar(select(RigRecording).where(RigRecording.attempt_id == attempt_id))
+    if recording is None:
+        return {}
+    return {
+        str(d["capture_id"]): str(d["place"])
+        for d in json.loads(recording.devices)
+        if d.get("capture_id") and d.get("place")
+    }
 
 
 def capture_files(session: Session, capture_id: str, blobs: BlobStore) -> CaptureFiles:

@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from labrig.calibration import CalibratedCamera, load_rig_calibration, pair_instants, project
 from labrig.calibration.triangulation import view_errors_px
-from labrig.capture.rig_sync import capture_stream
+from labrig.capture.rig_sync import Stream, capture_stream
 from labrig.domain.corrections import Suspicious, Track, rig_suspicious_frames
 from labrig.domain.frame_times import nearest_frames
 from labrig.pipeline.lens import distort_px
@@ -104,6 +104,19 @@ def rig_source(session: Session, document: Mapping[str, Any]) -> RigSource | Non
     )
 
 
+def rig_streams(store: Store, source: RigSource) -> tuple[list[Stream], Ints]:
+    """The frame times of the cameras the reconstruction used (in its order, with its post-hoc
+    offsets), and each camera's frame at each of its instants (K×M, -1: none), paired as the
+    reconstruction paired them."""
+    streams = [
+        capture_stream(
+            store, c["manifest_sha256"], c["camera"], source.offset_of(c["manifest_sha256"])
+        )
+        for c in source.tracked["cameras"]
+    ]
+    return streams, pair_instants([s.mono_ns for s in streams], [s.fps for s in streams])
+
+
 def rig_overlays(
     store: Store, source: RigSource, captures: Sequence[str], times_s: Sequence[Array]
 ) -> RigOverlays:
@@ -112,13 +125,7 @@ def rig_overlays(
     calibration = load_rig_calibration(store, source.rebuilt["rig_calibration_id"])
     by_name = {c.name: c for c in calibration.cameras()}
     cams = source.tracked["cameras"]
-    streams = [
-        capture_stream(
-            store, c["manifest_sha256"], c["camera"], source.offset_of(c["manifest_sha256"])
-        )
-        for c in cams
-    ]
-    frames_at = pair_instants([s.mono_ns for s in streams], [s.fps for s in streams])
+    _, frames_at = rig_streams(store, source)
     place = [captures.index(c["capture_id"]) if c["capture_id"] in captures else -1 for c in cams]
     out: list[list[RigMarkerView]] = [[] for _ in captures]
     fits: dict[str, tuple[Ints, Array, list[str]]] = {}

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labrig.domain.corrections import Track
-from labrig.ui.common.marks import trail_runs
+from labrig.domain.corrections import Track, trail_runs
 
 
 def _track(frames: list[int], filled: set[int] = frozenset()) -> Track:  # type: ignore[assignment]
@@ -17,7 +16,8 @@ def _track(frames: list[int], filled: set[int] = frozenset()) -> Track:  # type:
 def test_a_gap_breaks_the_trail_and_a_filled_stretch_is_a_dashed_run_of_its_own() -> None:
     track = _track([0, 1, 2, 3, 7, 8, 9, 10, 11], filled={8, 9})
     runs = [
-        (filled, [int(xy[0] // 10) for xy in points]) for filled, points in trail_runs(track, 5, 15)
+        (filled, [int(xy[0] // 10) for xy in points])
+        for filled, points in trail_runs(track, 5 - 15, 5 + 15)
     ]
     # 0-3 tracked; nothing from 4 to 6; 7 tracked, 8-9 filled (joined to 7), 10-11 tracked
     assert runs == [(False, [0, 1, 2, 3]), (False, [7]), (True, [7, 8, 9]), (False, [9, 10, 11])]
@@ -25,5 +25,5 @@ def test_a_gap_breaks_the_trail_and_a_filled_stretch_is_a_dashed_run_of_its_own(
 
 def test_only_the_frames_around_the_one_shown_are_drawn() -> None:
     track = _track(list(range(100)))
-    [(filled, points)] = trail_runs(track, 50, 15)
+    [(filled, points)] = trail_runs(track, 50 - 15, 50 + 15)
     assert not filled and [int(p[0] // 10) for p in points] == list(range(35, 66))

@@ -374,3 +374,24 @@ def rig_suspicious_frames(
             why = f"no 3-D position from frame {a} to {b} ({n} frame{'s' if n > 1 else ''})"
             out.append(Suspicious(a, name, why))
     return sorted(out, key=lambda s: (s.frame, s.track_id))
+
+
+def trail_runs(track: Track, first: int, last: int) -> list[tuple[bool, list[Array]]]:
+    """``track``'s positions from frame ``first`` to ``last``, in runs of consecutive frames: a
+    gap (a frame without a position) ends a run, and a stretch a fill interpolated is a run of its
+    own, marked True (drawn dashed), with the positions on either side of it so that the trail
+    stays one line. The review player's trails and the overlay video's share it."""
+    near = np.nonzero((track.frames >= first) & (track.frames <= last))[0]
+    runs: list[tuple[bool, list[Array]]] = []
+    for k in near:
+        frame = int(track.frames[k])
+        filled = frame in track.filled
+        # ``near`` is one stretch of indices: after its first, the one before is in it too
+        joined = bool(runs) and int(track.frames[k - 1]) == frame - 1
+        if joined and runs[-1][0] == filled:
+            runs[-1][1].append(track.xy[k])
+        elif joined:  # into or out of a filled stretch: the new run starts at the last point
+            runs.append((filled, [runs[-1][1][-1], track.xy[k]]))
+        else:
+            runs.append((filled, [track.xy[k]]))
+    return runs

@@ -20,7 +20,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 
-from labrig.domain.corrections import Track
+from labrig.domain.corrections import Track, trail_runs
 from labrig.review import Overlay
 
 JOIN_PX = 1.0  # picture px: a detection and its reprojection further apart than this are joined
@@ -29,35 +29,14 @@ DIAMOND = 6.0  # screen px: half the reprojection mark's diagonal
 At = Callable[[Any], QPointF]  # a picture px position on the widget
 
 
-def trail_runs(track: Track, index: int, frames: int) -> list[tuple[bool, list[Any]]]:
-    """``track``'s positions over ``frames`` frames before and after ``index``, in runs of
-    consecutive frames: a gap (a frame without a position) ends a run, and a stretch a fill
-    interpolated is a run of its own, marked True (drawn dashed), with the positions on either
-    side of it so that the trail stays one line."""
-    near = np.nonzero((track.frames >= index - frames) & (track.frames <= index + frames))[0]
-    runs: list[tuple[bool, list[Any]]] = []
-    for k in near:
-        frame = int(track.frames[k])
-        filled = frame in track.filled
-        # ``near`` is one stretch of indices: after its first, the one before is in it too
-        joined = bool(runs) and int(track.frames[k - 1]) == frame - 1
-        if joined and runs[-1][0] == filled:
-            runs[-1][1].append(track.xy[k])
-        elif joined:  # into or out of a filled stretch: the new run starts at the last point
-            runs.append((filled, [runs[-1][1][-1], track.xy[k]]))
-        else:
-            runs.append((filled, [track.xy[k]]))
-    return runs
-
-
 def draw_trail(
     painter: QPainter, track: Track, index: int, frames: int, colour: QColor, at: At
 ) -> None:
-    """``track``'s trail (:func:`trail_runs`): solid where tracked, dashed where filled, broken
-    where the marker was not seen."""
+    """``track``'s trail (:func:`~labrig.domain.corrections.trail_runs`): solid where tracked,
+    dashed where filled, broken where the marker was not seen."""
     trail = QColor(colour)
     trail.setAlpha(140)
-    for filled, points in trail_runs(track, index, frames):
+    for filled, points in trail_runs(track, index - frames, index + frames):
         if len(points) < 2:
             continue
         path = QPainterPath()

@@ -15,6 +15,8 @@ MODULES = (
     "labrig.export.snapshot",
     "labrig.export.verify",
     "labrig.export.service",
+    "labrig.export.interchange",
+    "labrig.export.formats.opensim",
     "labrig.sync.destination",
     "labrig.sync.service",
 )

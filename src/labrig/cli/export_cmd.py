@@ -11,6 +11,7 @@ from labrig.cli.common import services_for
 from labrig.cli.output import print_json
 from labrig.errors import UsageError
 from labrig.export import ExportReport, VerifyReport, verify_bundle
+from labrig.export.interchange import DEFAULT_FORMATS
 
 VERIFY = "verify"
 
@@ -18,9 +19,10 @@ VERIFY = "verify"
 def add_parser(commands: Any) -> None:
     export = commands.add_parser(
         "export",
-        help="write published results (CSV, JSON, plots, provenance, SHA256SUMS) into a folder",
-        description="labrig export RESULT... --to DIR | labrig export --all --to DIR | "
-        "labrig export verify BUNDLE",
+        help="write published results (CSV, C3D, TRC, NWB, video, JSON, plots, provenance, "
+        "SHA256SUMS) into a folder",
+        description="labrig export RESULT... --to DIR [--format LIST] | labrig export --all "
+        "--to DIR | labrig export verify BUNDLE",
         epilog="'labrig export verify BUNDLE' re-hashes a bundle and reports every file "
         "that changed; 'sha256sum -c --strict SHA256SUMS' inside the bundle checks it "
         "with standard tools.",
@@ -42,6 +44,14 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="also copy each capture's media, timestamps and manifest",
     )
+    export.add_argument(
+        "--format",
+        dest="formats",
+        metavar="LIST",
+        help="interchange formats to add, comma-separated, from csv (tidy), c3d, trc (with .mot "
+        "per instrument), nwb, video (overlay per camera); 'bundle' alone adds none. "
+        f"Default: {','.join(DEFAULT_FORMATS)}. The bundle's own files are always written",
+    )
     export.add_argument("--json", action="store_true")
     export.set_defaults(run=run)
 
@@ -53,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give the folder to export into with --to DIR")
     with services_for(args) as services:
         report = services.export.export(
-            args.targets, Path(args.to), everything=args.everything, media=args.media
+            args.targets,
+            Path(args.to),
+            everything=args.everything,
+            media=args.media,
+            formats=args.formats,
         )
     if args.json:
         print_json(report.to_json())
@@ -63,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    if len(args.targets) != 2 or args.to or args.everything or args.media:
+    if len(args.targets) != 2 or args.to or args.everything or args.media or args.formats:
         raise UsageError(
             "write: labrig export verify BUNDLE [--json]  (BUNDLE is a labrig-export-… folder)"
         )
@@ -83,6 +97,10 @@ def _print_export(report: ExportReport) -> None:
     )
     for r in report.results:
         print(f"  {r['result_id']}  {r['folder']}  ({r['revisions']} revision(s))")
+        for fmt, files in r["formats"].items():
+            print(f"    {fmt}: {', '.join(f.rsplit('/', 1)[-1] for f in files)}")
+        for fmt, why in r["formats_skipped"].items():
+            print(f"    {fmt}: not written ({why})")
     print(f"Check it with: cd '{report.bundle}' && sha256sum -c --strict SHA256SUMS")
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +82,22 @@ class BundleWriter:
             fh.flush()
             os.fsync(fh.fileno())
         return self._add(FileEntry(relpath, hashlib.sha256(data).hexdigest(), len(data)))
+
+    @contextmanager
+    def produced(self, relpath: str) -> Iterator[Path]:
+        """A path for a format library to write ``relpath`` into (C3D, NWB, video: libraries that
+        write files, not bytes); once it has, the file is fsynced, hashed and listed."""
+        target = self._target(relpath)
+        yield target
+        if not target.is_file():
+            raise OSError(f"'{relpath}' was not written")
+        digest, size = hashlib.sha256(), 0
+        with open(target, "rb+") as fh:
+            while chunk := fh.read(CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+            os.fsync(fh.fileno())
+        self._add(FileEntry(relpath, digest.hexdigest(), size))
 
     def copy_verified(self, relpath: str, source: Path, sha256: str) -> FileEntry:
         """Copy a media-store file, hashing it on the way; refused (nothing kept) if it

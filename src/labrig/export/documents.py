@@ -252,3 +252,28 @@ def sign_off_line(snap: ResultSnapshot) -> str | None:
     None when it was never signed off."""
     state = snap.reviewed.sign_off
     return state.describe() if state is not None else None
+
+
+def format_provenance(snap: ResultSnapshot) -> dict[str, str]:
+    """What the interchange formats carry of a result's provenance, as flat text (a C3D parameter
+    group, an NWB file's notes): its ids and digest, calibration, release, revisions in force and
+    sign-off."""
+    automatic = snap.automatic.get("provenance") or {}
+    release = automatic.get("release")
+    return {
+        "result_id": snap.reviewed.result_id,
+        "attempt_id": snap.reviewed.attempt_id,
+        "automatic_digest": snap.reviewed.automatic_digest,
+        "calibration": str(
+            automatic.get("rig_calibration_id") or automatic.get("calibration_id") or ""
+        ),
+        "release": json.dumps(release, sort_keys=True)
+        if isinstance(release, dict)
+        else str(release or ""),
+        "revisions": ",".join(str(r.number) for r in snap.revisions),
+        "corrections_from_revisions": ",".join(str(n) for n in snap.effective.revisions)
+        if snap.effective is not None
+        else "",
+        "sign_off": sign_off_line(snap) or "",
+        "published_at": snap.created_at,
+    }

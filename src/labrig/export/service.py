@@ -25,9 +25,20 @@ from labrig.errors import LabrigError, UsageError
 from labrig.events import chain_head
 from labrig.export import documents as docs
 from labrig.export.bundle import BundleWriter
+from labrig.export.interchange import (
+    frames_to_write,
+    parse_formats,
+    refuse_uncalibrated,
+    unavailable,
+    write_formats,
+)
 from labrig.export.paths import safe_component
+from labrig.export.result_tables import result_tables
 from labrig.export.snapshot import CaptureFiles, ResultSnapshot, select_results, snapshot
+from labrig.export.tables import ResultTables
 from labrig.export.verify import EXPORT_SCHEMA
+from labrig.review.player import ResultMedia, result_media
+from labrig.review.revisions import RevisionService
 from labrig.store import BlobStore, Store, utcnow
 from labrig.store.models import Meta
 from labrig.tasks import UNTRACKED, Task
@@ -60,11 +71,23 @@ class ExportReport:
 
 
 @dataclass(frozen=True)
+class _Formats:
+    """What the interchange formats are written from for one result, read before anything is
+    written (None: no format asked for, or no tracked markers), and the formats left out."""
+
+    tables: ResultTables | None
+    media: ResultMedia | None
+    skipped: dict[str, str]
+
+
+@dataclass(frozen=True)
 class _Snapshot:
     actor: Actor
     head: ChainHead
     store_id: str
     results: list[ResultSnapshot]
+    formats: tuple[str, ...]
+    sources: list[_Formats]
 
 
 def _prepare_target(target: Path) -> Path:
@@ -93,11 +116,13 @@ class ExportService:
         *,
         everything: bool = False,
         media: bool = False,
+        formats: str | Sequence[str] | None = None,
         task: Task = UNTRACKED,
     ) -> ExportReport:
         """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or
         ``everything`` published; ``media`` adds each capture's committed manifest,
-        segments and timestamps.
+        segments and timestamps; ``formats`` the interchange formats
+        (:mod:`labrig.export.interchange`; None: its defaults).
 
         Progress goes to ``task`` after each result and each media file; a cancel of it (or any
         failure) removes the unfinished bundle, so nothing half-written is left in ``target``."""
@@ -105,7 +130,8 @@ class ExportService:
             raise UsageError(
                 "name the results to export (RESULT…), or give --all for every published result"
             )
-        snap = self._read(refs, everything)
+        wanted = parse_formats(formats)
+        snap = self._read(refs, everything, wanted, task)
         parent = _prepare_target(target)
         name = f"labrig-export-{utcnow().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
         try:
@@ -126,7 +152,9 @@ class ExportService:
             writer.abort()
             raise
 
-    def _read(self, refs: Sequence[str], everything: bool) -> _Snapshot:
+    def _read(
+        self, refs: Sequence[str], everything: bool, formats: tuple[str, ...], task: Task
+    ) -> _Snapshot:
         blobs = BlobStore(self.store.media_dir)
         with self.store.read() as session:
             actor = self.access.authorize(session, Action.EXPORT)
@@ -134,13 +162,31 @@ class ExportService:
             results = [snapshot(session, row, self.store, blobs) for row in rows]
             head = chain_head(session)
             store_id = session.scalar(select(Meta.value).where(Meta.key == "store_id")) or ""
-        return _Snapshot(actor, head, store_id, results)
+        sources = []
+        for n, result in enumerate(results):
+            task.check_cancelled()
+            task.progress(0.0, f"reading result {n + 1} of {len(results)}")
+            sources.append(self._sources(result, formats))
+        return _Snapshot(actor, head, store_id, results, formats, sources)
+
+    def _sources(self, result: ResultSnapshot, formats: tuple[str, ...]) -> _Formats:
+        """What ``result``'s formats are written from; refused here, before anything is written,
+        when one cannot hold it."""
+        if not formats or result.tracked is None:
+            return _Formats(None, None, unavailable(None, formats))
+        media = result_media(
+            self.store, RevisionService(self.store, self.access), result.reviewed.result_id
+        )
+        tables = result_tables(self.store, result, media, docs.format_provenance(result))
+        refuse_uncalibrated(result.reviewed.result_id, tables, formats)
+        return _Formats(tables, media, unavailable(tables, formats))
 
     def _write(
         self, writer: BundleWriter, snap: _Snapshot, media: bool, task: Task
     ) -> ExportReport:
+        now = utcnow()
         exported = {
-            "at": utcnow().isoformat(),
+            "at": now.isoformat(),
             "by": snap.actor.user,
             "host": snap.actor.host,
             "labrig_version": __version__,
@@ -150,11 +196,27 @@ class ExportService:
         listed: list[dict[str, Any]] = []
         folders: set[str] = set()
         media_files = [c for r in snap.results for c in r.captures] if media else []
-        steps = _Steps(task, len(snap.results) + sum(len(c.files) for c in media_files))
-        for result in snap.results:
+        steps = _Steps(
+            task,
+            len(snap.results) * (1 + len(snap.formats))
+            + sum(frames_to_write(s.media, snap.formats) for s in snap.sources)
+            + sum(len(c.files) for c in media_files),
+        )
+        for result, source in zip(snap.results, snap.sources, strict=True):
             steps.next(f"writing result {len(listed) + 1} of {len(snap.results)}")
             folder = _unique(_folder_name(result), folders)
             self._write_result(writer, f"results/{folder}", result, exported)
+            written: dict[str, list[str]] = {}
+            if source.tables is not None and source.media is not None:
+                written = write_formats(
+                    writer,
+                    f"results/{folder}",
+                    source.tables,
+                    source.media,
+                    snap.formats,
+                    now,
+                    steps.advance,
+                )
             listed.append(
                 {
                     "result_id": result.reviewed.result_id,
@@ -168,6 +230,8 @@ class ExportService:
                     if result.effective is not None
                     else None,
                     "sign_off": docs.sign_off_line(result),
+                    "formats": written,
+                    "formats_skipped": source.skipped,
                 }
             )
         captures: dict[str, str] = {}
@@ -180,6 +244,7 @@ class ExportService:
             "exported": exported,
             "audit_chain_head": snap.head.to_json(),
             "media": media,
+            "formats": list(snap.formats),
             "results": listed,
             "media_folders": captures,
             "files": [e.to_json() for e in sorted(writer.entries.values(), key=lambda e: e.path)],
@@ -242,9 +307,13 @@ class _Steps:
         self.task, self.total, self.done = task, max(total, 1), 0
 
     def next(self, message: str) -> None:
+        self.advance(1, message)
+
+    def advance(self, units: int, message: str) -> None:
+        """``units`` more units of work begin (a video's frames count one each)."""
         self.task.check_cancelled()
-        self.task.progress(self.done / self.total, message)
-        self.done += 1
+        self.task.progress(min(self.done / self.total, 1.0), message)
+        self.done += units
 
 
 def _folder_name(result: ResultSnapshot) -> str:

@@ -17,7 +17,8 @@ DANDI. Layout (each name documented in docs/export-sync.md):
 - ``acquisition``: one ``TimeSeries`` per instrument, samples × channels.
 
 Times are seconds from the attempt's zero (the first camera's first frame), as every format holds
-them; the wall-clock time of that zero is not in the tables, so it is not ``session_start_time``.
+them; ``session_start_time`` is when that camera started recording (its capture's start), a few
+milliseconds before its first frame.
 A regular grid (within 1 ns) is written as ``starting_time`` and ``rate``, else as timestamps that
 the series of one view share (linked, not copied).
 """
@@ -208,7 +209,8 @@ def _start(tables: ResultTables) -> tuple[datetime, str]:
     if not text:
         text, note = (
             tables.created_at,
-            " Session start not recorded: the start is when the result was published.",
+            " The recording's start is not known: the session starts when the result was "
+            "published.",
         )
     start = datetime.fromisoformat(str(text))
     return (start if start.tzinfo else start.replace(tzinfo=UTC)), note
@@ -224,7 +226,7 @@ def write_nwb(tables: ResultTables, path: Path, *, exported_at: datetime | None 
     nwb = NWBFile(
         session_description=f"Labrig result {tables.result_id}: protocol {protocol}, attempt "
         f"{tables.attempt_number} ({tables.attempt_id}). Times count from the attempt's first "
-        f"camera frame, not from the session's start.{note}",
+        f"camera frame; the session starts when that camera started recording.{note}",
         identifier=tables.result_id,
         session_start_time=start,
         file_create_date=exported_at or datetime.now(UTC),

@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = ("qt", "qt-xcb", "opencv", "resources", "usb", "migrations", "recording", "pipeline")
+CHECKS = (
+    "qt",
+    "qt-xcb",
+    "opencv",
+    "resources",
+    "usb",
+    "migrations",
+    "recording",
+    "pipeline",
+    "export",
+)
 pytestmark = pytest.mark.slow
 
 
@@ -47,7 +57,10 @@ def test_every_check_passes_in_a_scratch_store_that_is_not_the_users(tmp_path: P
     assert all(s == "PASS" for name, s in status.items() if name != "qt-xcb"), result.stdout
     assert status["qt-xcb"] in ("PASS", "WARN")
     assert "widget grab" in result.stdout and "result published with 3 tracks" in result.stdout
-    assert result.stdout.rstrip().endswith("Self-test passed: 8 checks.")
+    # each format written and read back by its own library
+    export = next(line for line in result.stdout.splitlines() if "  export  " in line)
+    assert all(f in export for f in ("tidy CSV", "C3D 3 markers", "NWB", "video", "TRC", "MOT"))
+    assert result.stdout.rstrip().endswith("Self-test passed: 9 checks.")
     assert not (tmp_path / "ambient").exists() and not (tmp_path / "explicit").exists()
 
 
@@ -58,8 +71,11 @@ def test_a_missing_qt_platform_plugin_fails_its_line_and_the_rest_still_run(tmp_
     assert status["qt"] == "FAIL"
     assert 'Could not find the Qt platform plugin "nosuchplatform"' in result.stdout
     assert "what to do:" in result.stdout
-    assert all(status[name] == "PASS" for name in ("opencv", "migrations", "recording", "pipeline"))
-    assert "Self-test FAILED: qt (1 of 8 checks)." in result.stdout
+    assert all(
+        status[name] == "PASS"
+        for name in ("opencv", "migrations", "recording", "pipeline", "export")
+    )
+    assert "Self-test FAILED: qt (1 of 9 checks)." in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
 

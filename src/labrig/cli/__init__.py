@@ -96,6 +96,9 @@ def _print_any_name() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _print_any_name()
+    # FFmpeg's own log lines (an H.264 encoder probed and missing, a codec's notes) would reach the
+    # user's terminal under Labrig's output; OpenCV reads this when it first uses FFmpeg
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
     args = build_parser().parse_args(argv)
     if args.db:  # every store this process (and its children) opens uses it
         os.environ[DB_ENV_VAR] = args.db

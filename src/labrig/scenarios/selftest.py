@@ -11,7 +11,9 @@ One line per check, PASS / WARN / FAIL / SKIP, and a non-zero exit on any FAIL:
 * ``usb``: the libusb library that lists USB instruments (shipped by libusb-package);
 * ``migrations``: every Alembic migration applied to a new store;
 * ``recording``: the virtual camera records one second into a committed capture;
-* ``pipeline``: the default analysis pipeline runs on it through the job queue and publishes.
+* ``pipeline``: the default analysis pipeline runs on it through the job queue and publishes;
+* ``export``: that result exported as tidy CSV, C3D, NWB and an overlay video, each read back by its
+  own library, and a TRC and a MOT of known values (:mod:`labrig.scenarios.selftest_formats`).
 
 Everything happens in a scratch folder that is removed afterwards: the self-test never opens the
 user's data folder, ``--store`` or ``$LABRIG_STORE``. Qt is never imported in this process.
@@ -104,7 +106,7 @@ class _Scratch:
 
     def __init__(self, root: Path) -> None:
         self.services = bootstrap(root)
-        self.session_id = self.capture_id = ""
+        self.session_id = self.capture_id = self.result_id = ""
 
     def record(self) -> Check:
         [device] = [d for d in discover_virtual() if d.address == "markers"]
@@ -156,12 +158,19 @@ class _Scratch:
                 f"result {document['status']}: {'; '.join(document['reasons'])}",
             )
         units = document["units"] or {}
+        self.result_id = row.id
         return Check(
             "pipeline",
             Status.OK,
             f"{stages}; result published with {len(document['metrics'])} tracks "
             f"in {units.get('length')}/{units.get('time')} (uncalibrated, as expected)",
         )
+
+    def export(self, folder: Path) -> Check:
+        from labrig.scenarios.selftest_formats import check_formats
+
+        folder.mkdir()
+        return check_formats(self.services, self.result_id, folder)
 
     def close(self) -> None:
         self.services.close()
@@ -180,7 +189,7 @@ def _checks(scratch: Path) -> Iterator[Check]:
     if migrations.status is Status.FAIL:
         yield from (
             Check(n, Status.SKIP, "not run: the store did not open")
-            for n in ("recording", "pipeline")
+            for n in ("recording", "pipeline", "export")
         )
         return
     try:
@@ -190,14 +199,21 @@ def _checks(scratch: Path) -> Iterator[Check]:
             "recording", Status.FAIL, f"the services did not start: {type(exc).__name__}: {exc}"
         )
         yield Check("pipeline", Status.SKIP, "not run: no recording")
+        yield Check("export", Status.SKIP, "not run: no recording")
         return
     try:
         recording = _guarded("recording", services.record)
         yield recording
-        yield (
+        pipeline = (
             _guarded("pipeline", services.analyse)
             if recording.status is Status.OK
             else Check("pipeline", Status.SKIP, "not run: no recording")
+        )
+        yield pipeline
+        yield (
+            _guarded("export", lambda: services.export(scratch / "export"))
+            if pipeline.status is Status.OK
+            else Check("export", Status.SKIP, "not run: no published result")
         )
     finally:
         services.close()

@@ -85,7 +85,7 @@ def bgr(rgb: tuple[int, int, int] | None) -> tuple[int, int, int]:
 
 def test_the_codec_chosen_is_one_opencv_reads_back(tmp_path: Path) -> None:
     fourcc, ext = video_codec()
-    assert (fourcc, ext) in {("avc1", ".mp4"), ("H264", ".mp4"), ("MJPG", ".avi")}
+    assert (fourcc, ext) in {("avc1", ".mp4"), ("MJPG", ".avi")}
     assert video_codec() == (fourcc, ext)  # probed once
     path = tmp_path / f"probe{ext}"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*fourcc), 30.0, (160, 120))

@@ -38,7 +38,9 @@ STEP_EVERY = 10  # frames between two progress calls
 INK, WHITE = (20, 20, 20), (255, 255, 255)  # outlines; the caption's text
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 SHIFT = 4  # sub-pixel bits of the drawn positions (1/16 px)
-H264 = ("avc1", "H264")  # the fourccs tried for MP4, in order
+# the fourccs tried for MP4, in order ("H264" in MP4 is written as "avc1" by FFmpeg, after a warning
+# OpenCV prints on the terminal, so it is not tried)
+H264 = ("avc1",)
 FALLBACK = ("MJPG", ".avi")
 Image = npt.NDArray[np.uint8]
 BGR = tuple[int, int, int]
@@ -62,7 +64,7 @@ def _quiet() -> Iterator[None]:
 
 @functools.cache
 def video_codec() -> tuple[str, str]:
-    """(fourcc, file extension): H.264 in MP4 (``avc1`` or ``H264``, ``.mp4``) when the installed
+    """(fourcc, file extension): H.264 in MP4 (``avc1``, ``.mp4``) when the installed
     OpenCV/FFmpeg writes a file it reads back (tried once, then remembered), else ``MJPG`` in
     ``.avi``. The pip wheels of OpenCV carry no H.264 encoder on Linux; a build with one does."""
     frames = [np.full((48, 64, 3), 40 * k, np.uint8) for k in range(5)]

@@ -11,6 +11,7 @@ from labrig.bootstrap import Services, bootstrap
 from labrig.scenarios.reference_check import release_health_check
 from labrig.store import Store
 from labrig.ui.app import Gui, build_main_window
+from labrig.ui.shell.bridge import EventBridge
 from tests.ui.jobs_helpers import TEST_LEASE
 from tests.ui.review_helpers import bench, review_template, rig  # noqa: F401 (the Review tests')
 
@@ -24,6 +25,15 @@ def services(store: Store) -> Iterator[Services]:
     )
     yield built
     built.close()
+
+
+@pytest.fixture
+def bridge(services: Services) -> Iterator[EventBridge]:
+    """A bridge attached to the test's services (whichever ``services`` the module uses)."""
+    made = EventBridge()
+    made.attach(services)
+    yield made
+    made.detach(services)
 
 
 @pytest.fixture

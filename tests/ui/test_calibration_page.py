@@ -41,14 +41,6 @@ SMALL = Mode(640, 360, 30.0)  # quick to render and detect
 
 
 @pytest.fixture
-def bridge(services: Services) -> Iterator[EventBridge]:
-    bridge = EventBridge()
-    bridge.attach(services)
-    yield bridge
-    bridge.detach(services)
-
-
-@pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[CalibrationPage]:
     page = CalibrationPage(services.calibration, bridge)
     qtbot.addWidget(page)

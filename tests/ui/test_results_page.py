@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 from sqlalchemy import select
@@ -24,8 +24,9 @@ from labrig.results.views import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.common.result_view import METRIC_COLUMNS
+from labrig.ui.results.export_dialog import ExportDialog, export_start_folder
 from labrig.ui.results.model import STATUS_COLUMN
-from labrig.ui.results.page import EVERYTHING, ResultsPage
+from labrig.ui.results.page import NOTHING_TO_EXPORT_TIP, ResultsPage
 from labrig.ui.shell.bridge import EventBridge
 from tests.support.analysis_runs import (
     analyse,
@@ -36,7 +37,6 @@ from tests.support.analysis_runs import (
     run_analysis,
 )
 from tests.ui.analysis_helpers import WAIT_MS, click_row
-from tests.ui.capture_helpers import choose
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 
@@ -46,14 +46,6 @@ def services(store: Store) -> Iterator[Services]:
     built = bootstrap(store=store, poll_seconds=0.05, lease=ANALYSIS_LEASE)
     yield built
     built.close()
-
-
-@pytest.fixture
-def bridge(services: Services) -> Iterator[EventBridge]:
-    bridge = EventBridge()
-    bridge.attach(services)
-    yield bridge
-    bridge.detach(services)
 
 
 @pytest.fixture
@@ -92,6 +84,23 @@ def _open_exportable(qtbot: QtBot, services: Services, page: ResultsPage) -> Non
     _show(qtbot, page)
     _open(qtbot, page, attempt_id)
     qtbot.waitUntil(page.export_button.isEnabled, timeout=WAIT_MS)
+
+
+def _export_dialog(qtbot: QtBot, page: ResultsPage) -> ExportDialog:
+    """Click Export… and find the dialog it opens."""
+    qtbot.mouseClick(page.export_button, Qt.MouseButton.LeftButton)
+    dialog = page.findChild(ExportDialog, "exportDialog")
+    assert dialog is not None and dialog.isVisible()
+    return dialog
+
+
+def _export(qtbot: QtBot, dialog: ExportDialog, folder: Path | None = None) -> str:
+    """Click Export (into ``folder``, or the folder the dialog shows); what it says at the end."""
+    if folder is not None:
+        dialog.folder.setText(str(folder))
+    qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=3 * WAIT_MS)
+    return dialog.outcome.toPlainText()
 
 
 def _document(services: Services, attempt_id: str) -> dict[str, Any]:
@@ -310,19 +319,23 @@ def test_a_published_result_is_exported_through_the_folder_dialog_and_sha256sum_
     _open_exportable(qtbot, services, page)
     target = tmp_path / "exports"
     target.mkdir()
+    dialog = _export_dialog(qtbot, page)
+    assert dialog.selected_choice.isChecked() and not dialog.media.isChecked()
 
-    qtbot.mouseClick(page.export_button, Qt.MouseButton.LeftButton)
-    dialog = page.findChild(QFileDialog, "exportDialog")
-    assert dialog is not None and dialog.isVisible()
-    dialog.setDirectory(str(target))
-    dialog.selectFile(str(target))
-    dialog.accept()
-    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
+    qtbot.mouseClick(dialog.choose_button, Qt.MouseButton.LeftButton)
+    folders = dialog.findChild(QFileDialog, "exportFolderDialog")
+    assert folders is not None and folders.isVisible()
+    folders.setDirectory(str(target))
+    folders.selectFile(str(target))
+    folders.accept()
+    assert dialog.folder.text() == str(target)
+    said = _export(qtbot, dialog)
 
+    assert said.startswith("Exported 1 result ")
     [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
-    assert str(bundle) in page.export_message.text()
+    assert str(bundle) in said
     _assert_sha256sum_verifies(bundle)
-    assert page.export_button.isEnabled()
+    assert dialog.export_button.isEnabled() and page.export_button.isEnabled()
 
 
 def test_every_published_result_is_exported_with_its_recordings_from_the_last_folder(
@@ -332,16 +345,18 @@ def test_every_published_result_is_exported_with_its_recordings_from_the_last_fo
     analyse(services, first_session, record(services, first_session))
     _open_exportable(qtbot, services, page)
     # the dialog does not open in the program's folder
-    assert page.export_start_folder() != str(Path.cwd())
+    assert export_start_folder() != str(Path.cwd())
     target = tmp_path / "exports"
     target.mkdir()
-    choose(qtbot, page.export_scope, EVERYTHING)
-    page.export_media.setChecked(True)
+    dialog = _export_dialog(qtbot, page)
+    assert dialog.folder.text() == export_start_folder()
+    for button in (dialog.everything_choice, dialog.media):  # on the tick, left of the words
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton, pos=QPoint(6, button.height() // 2))
+    assert dialog.everything and dialog.media.isChecked()
 
-    page.export_to(str(target))
-    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
+    said = _export(qtbot, dialog, target)
 
-    assert page.export_message.text().startswith("Exported 2 result(s)")
+    assert said.startswith("Exported 2 results")
     [bundle] = [p for p in target.iterdir() if not p.name.startswith(".")]
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert len(manifest["results"]) == 2 and manifest["media"] is True
@@ -349,7 +364,9 @@ def test_every_published_result_is_exported_with_its_recordings_from_the_last_fo
     assert len(media) == 2 and all(any(folder.glob("*.avi")) for folder in media)
     _assert_sha256sum_verifies(bundle)
     # the next export starts where this one went
-    assert page.export_start_folder() == str(target)
+    qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)
+    assert not dialog.isVisible()
+    assert _export_dialog(qtbot, page).folder.text() == str(target) == export_start_folder()
 
 
 def test_a_blocked_result_cannot_be_exported(
@@ -363,31 +380,35 @@ def test_a_blocked_result_cannot_be_exported(
     _open(qtbot, page, attempt_id)
     assert _status(page, attempt_id) is ResultStatus.BLOCKED
     assert not page.export_button.isEnabled()
+    assert page.export_button.toolTip() == NOTHING_TO_EXPORT_TIP
 
 
 def test_an_export_shows_its_progress_and_a_cancelled_one_leaves_no_bundle(
     qtbot: QtBot, services: Services, page: ResultsPage, tmp_path: Path
 ) -> None:
     _open_exportable(qtbot, services, page)
+    dialog = _export_dialog(qtbot, page)
 
-    done = tmp_path / "exports"
-    page.export_to(str(done))
-    assert page.export_progress.shown and page.export_progress.task is not None
+    dialog.folder.setText(str(tmp_path / "exports"))
+    qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+    assert dialog.task_bar.shown and dialog.task_bar.task is not None
     shown: list[float] = []
-    page.export_progress.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
-    qtbot.waitUntil(lambda: page.export_message.text().startswith("Exported"), timeout=WAIT_MS)
-    assert shown and shown == sorted(shown) and shown[-1] == 1.0 and not page.export_progress.shown
+    dialog.task_bar.task.progressed.connect(lambda fraction, _message: shown.append(fraction))
+    qtbot.waitUntil(lambda: not dialog.running, timeout=3 * WAIT_MS)
+    assert dialog.outcome.toPlainText().startswith("Exported")
+    assert shown and shown == sorted(shown) and shown[-1] == 1.0 and not dialog.task_bar.shown
 
     cancelled = tmp_path / "cancelled"
     release = threading.Event()
     # the export thread is busy
     page._exporting.submit(release.wait, lambda _: None, lambda _: None)
-    page.export_to(str(cancelled))
-    qtbot.mouseClick(page.export_progress.cancel_button, Qt.MouseButton.LeftButton)
+    dialog.folder.setText(str(cancelled))
+    qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.task_bar.cancel_button, Qt.MouseButton.LeftButton)
     release.set()
-    qtbot.waitUntil(lambda: page.export_message.text().startswith("Not exported:"), timeout=WAIT_MS)
-    assert "cancelled at your request" in page.export_message.text()
-    assert not page.export_progress.shown and page.export_button.isEnabled()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=WAIT_MS)
+    assert dialog.outcome.toPlainText().startswith("Export cancelled at your request")
+    assert not dialog.task_bar.shown and dialog.export_button.isEnabled()
     assert not cancelled.exists() or list(cancelled.iterdir()) == []
 
 
@@ -416,14 +437,15 @@ def test_a_fifo_in_the_store_during_an_export_from_the_window_ends_in_the_messag
     os.mkfifo(blob)  # read the ordinary way, it would wait for a writer for ever
     target = tmp_path / "exports"
     target.mkdir()
-    page.export_media.setChecked(True)
+    dialog = _export_dialog(qtbot, page)
+    dialog.media.setChecked(True)
 
-    page.export_to(str(target))
-    qtbot.waitUntil(lambda: page.export_message.text().startswith("Not exported"), timeout=WAIT_MS)
+    said = _export(qtbot, dialog, target)
 
-    assert "is a FIFO, not a file" in page.export_message.text()
-    assert "restore the file from a backup or the archive" in page.export_message.text()
-    assert page.export_button.isEnabled()  # the page is usable again
+    assert said.startswith("Not exported")
+    assert "is a FIFO, not a file" in said
+    assert "restore the file from a backup or the archive" in said
+    assert dialog.export_button.isEnabled()  # the dialog is usable again
     assert [p.name for p in target.iterdir() if not p.name.startswith(".")] == []
 
 

@@ -11,13 +11,10 @@ Newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`).
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths, Qt, Slot
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, Qt, Slot
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -28,26 +25,29 @@ from PySide6.QtWidgets import (
 
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
-from labrig.export import ExportReport, ExportService
+from labrig.export import ExportService
 from labrig.results import AttemptSummary, refreshes_results
 from labrig.review import Reprocessed, ReviewedResults, Shown
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
-from labrig.ui.common.task_bar import TaskBar
+from labrig.ui.results.export_dialog import EXPORTABLE, ExportDialog
 from labrig.ui.results.model import AttemptResultsModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
-from labrig.ui.shell.window_state import ui_settings
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
-EXPORT_FOLDER_KEY = "export/folder"  # the folder the last export went to, kept per user
-SHOWN, EVERYTHING = "shown", "everything"  # what to export
 Read = tuple[str, Shown]  # the attempt asked for, and what was read of it
+EXPORT_TIP = (
+    "Export the selected results, or every published one, into a folder: choose the formats "
+    "(CSV, C3D, TRC, NWB, overlay video) and whether to include the recordings"
+)
+NOTHING_TO_EXPORT_TIP = "Nothing to export yet: only published results can be exported"
 
 
 class ResultsPage(ListDetailPage[AttemptSummary, Read]):
-    """The attempt list on the left, the selected attempt's :class:`ResultView` on the right."""
+    """The attempt list on the left (ctrl- or shift-click selects several, to export them), the
+    current attempt's :class:`ResultView` on the right."""
 
     nothing_selected_text = "Select an attempt to see its result."
     reading_text = "Reading the result…"
@@ -65,30 +65,18 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self._results = results
         self.detail = ResultView()
         self._export, self._exporting = export, BackgroundCalls(threads=1, parent=self)
-        self._exportable: str | None = None  # the shown result, when it is published
+        self._shown_published: str | None = None  # the shown result, when it is published
+        self._focus: str | None = None  # the attempt whose detail is shown or being read
+        self._kept: list[str] = []  # the attempts selected when the list was last replaced
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.selectionModel().currentChanged.connect(self._on_table_current_changed)
+        self.model.modelAboutToBeReset.connect(self._on_model_about_to_be_reset)
+        self.model.modelReset.connect(self._update_export_button)
+        self.export_dialog: ExportDialog | None = None  # made when first opened
         self.export_button = QPushButton("Export…")
         self.export_button.setObjectName("exportButton")
-        self.export_button.setToolTip(
-            "Write the results (CSV, C3D, TRC, NWB, JSON, plots, provenance, SHA256SUMS) into a "
-            "folder"
-        )
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self._choose_export_folder)
-        self.export_scope = QComboBox()
-        self.export_scope.setObjectName("exportScope")
-        self.export_scope.addItem("this result", SHOWN)
-        self.export_scope.addItem("every published result", EVERYTHING)
-        self.export_media = QCheckBox("with the recordings")
-        self.export_media.setObjectName("exportMedia")
-        self.export_media.setToolTip(
-            "Also copy each result's committed recordings (media segments, timestamps and the "
-            "manifest), each checked against its SHA-256"
-        )
-        self.export_message = QLabel("")
-        self.export_message.setObjectName("exportMessage")
-        self.export_message.setWordWrap(True)
-        self.export_message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_progress = TaskBar("exportTask")
+        self.export_button.clicked.connect(self.open_export_dialog)
+        self._update_export_button()
         self.detail.reprocess_button.clicked.connect(self.reprocess_shown)
         # the attempt's recording, frame by frame, with its tracks drawn (as on the Review page)
         self.player = PlayerWidget()
@@ -104,11 +92,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         detail_column.addWidget(self.detail, 1)
         export_row = QHBoxLayout()
         export_row.addWidget(self.export_button)
-        export_row.addWidget(self.export_scope)
-        export_row.addWidget(self.export_media)
-        export_row.addWidget(self.export_message, 1)
+        export_row.addStretch(1)
         detail_column.addLayout(export_row)
-        detail_column.addWidget(self.export_progress)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setObjectName("resultsSplitter")  # positions kept between runs by name
         split.addWidget(self.list_column())
@@ -141,7 +126,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.player.load(
             partial(self._results.media, result_id),
             keep_frame=keep_frame,
-            wanted=lambda media: self._exportable == media.result_id,
+            wanted=lambda media: self._shown_published == media.result_id,
         )
 
     @Slot(int)
@@ -160,67 +145,26 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
 
     # -- export ----------------------------------------------------------------------------------
 
-    @staticmethod
-    def export_start_folder() -> str:
-        """Where the folder dialog opens: the last export's folder, else the user's documents."""
-        kept = ui_settings().value(EXPORT_FOLDER_KEY)
-        if isinstance(kept, str) and Path(kept).is_dir():
-            return kept
-        documents = QStandardPaths.writableLocation(
-            QStandardPaths.StandardLocation.DocumentsLocation
-        )
-        return documents if documents and Path(documents).is_dir() else str(Path.home())
+    def selected_rows(self) -> list[AttemptSummary]:
+        """The attempts selected in the list, in its order."""
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        return [self.model.rows[r] for r in rows if r < len(self.model.rows)]
 
-    def _choose_export_folder(self) -> None:
-        dialog = QFileDialog(self, "Export into a folder", self.export_start_folder())
-        dialog.setObjectName("exportDialog")
-        dialog.setFileMode(QFileDialog.FileMode.Directory)
-        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        # the same dialog on every platform
-        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.fileSelected.connect(self.export_to)
-        dialog.open()  # window-modal, no nested event loop
+    def open_export_dialog(self) -> ExportDialog:
+        """The Export dialog, offering the selected results (while an export runs: showing it)."""
+        if self.export_dialog is None:
+            self.export_dialog = ExportDialog(self._export, self._exporting, parent=self)
+        self.export_dialog.offer(self.selected_rows())
+        self.export_dialog.open()  # window-modal, no nested event loop
+        return self.export_dialog
 
-    def export_to(self, folder: str) -> None:
-        """Export the shown result, or every published one, with or without the recordings, into
-        ``folder`` off the GUI thread (the reviewer role is the service's check)."""
-        result_id = self._exportable
-        if result_id is None or self.export_progress.running:
-            return
-        ui_settings().setValue(EXPORT_FOLDER_KEY, folder)
-        everything = self.export_scope.currentData() == EVERYTHING
-        media = self.export_media.isChecked()
-        self.export_button.setEnabled(False)
-        self.export_message.setText("")
-        task = self.export_progress.begin(f"Exporting into {folder}")
-        export = self._export
-        self._exporting.submit(
-            lambda: export.export(
-                [] if everything else [result_id],
-                Path(folder),
-                everything=everything,
-                media=media,
-                task=task,
-            ),
-            self._exported,
-            self._export_failed,
-        )
-
-    def _exported(self, report: ExportReport) -> None:
-        self.export_progress.end()
-        self.export_button.setEnabled(self._exportable is not None)
-        self.export_message.setText(
-            f"Exported {len(report.results)} result(s) in {report.files} files to "
-            f"{report.bundle}. "
-            "To check it later: "
-            f'cd "{report.bundle}" && sha256sum -c --strict SHA256SUMS'
-        )
-
-    def _export_failed(self, error: Exception) -> None:
-        self.export_progress.end()
-        self.export_button.setEnabled(self._exportable is not None)
-        self.export_message.setText(f"Not exported: {say_error(error)}")
+    @Slot()
+    def _update_export_button(self) -> None:
+        """Offered while the list holds a published result (the reviewer role is the service's
+        check, said in the dialog)."""
+        exportable = any(row.status in EXPORTABLE for row in self.model.rows)
+        self.export_button.setEnabled(exportable)
+        self.export_button.setToolTip(EXPORT_TIP if exportable else NOTHING_TO_EXPORT_TIP)
 
     # -- reprocessing under the current calibration ----------------------------------------------
 
@@ -267,18 +211,70 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             return
         self.detail.show_result(shown, revised, sign_off)
         published = shown.document is not None and shown.document.get("status") == "published"
-        before = self._exportable
-        self._exportable = shown.summary.result_id if published else None
-        if self._exportable != before or self._exportable is None:
-            self._read_media(self._exportable, keep_frame=False)
-        self.export_button.setEnabled(
-            self._exportable is not None and not self.export_progress.running
-        )
+        before = self._shown_published
+        self._shown_published = shown.summary.result_id if published else None
+        if self._shown_published != before or self._shown_published is None:
+            self._read_media(self._shown_published, keep_frame=False)
 
     def show_placeholder(self, text: str) -> None:
         self.detail.show_message(text)
-        self._exportable = None
+        self._shown_published = None
         self.player.set_media(None)
+
+    def on_selection_changed(self, key: str | None) -> None:
+        self._focus = key
+
+    def selected_key(self) -> str | None:
+        """The attempt shown in detail: the current (last clicked) row when it is selected, else
+        the first selected."""
+        selection = self.table.selectionModel()
+        current = selection.currentIndex()
+        if (
+            current.isValid()
+            and current.row() < len(self.model.rows)
+            and selection.isRowSelected(current.row(), QModelIndex())
+        ):
+            return self.model.key(self.model.rows[current.row()])
+        return super().selected_key()
+
+    def select(self, key: str) -> bool:
+        """Select ``key``'s row as the current one; after the list was read again, the other rows
+        selected before it stay selected."""
+        kept, self._kept = self._kept, []
+        row = self.model.row_of(key)
+        if row is None:
+            self.table.clearSelection()
+            return False
+        rows = {row, *(r for k in kept if (r := self.model.row_of(k)) is not None)}
+        last = self.model.columnCount() - 1
+        chosen = QItemSelection()
+        for r in rows:
+            chosen.select(self.model.index(r, 0), self.model.index(r, last))
+        selection = self.table.selectionModel()
+        flags = QItemSelectionModel.SelectionFlag
+        selection.select(chosen, flags.ClearAndSelect | flags.Rows)
+        selection.setCurrentIndex(self.model.index(row, 0), flags.NoUpdate)
+        return True
+
+    @Slot()
+    def _on_model_about_to_be_reset(self) -> None:
+        self._kept = [self.model.key(row) for row in self.selected_rows()]
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_table_selection_changed(
+        self, selected: QItemSelection, deselected: QItemSelection
+    ) -> None:
+        """Adding a row to the selection, or taking one that is not shown from it, leaves the
+        detail as it is."""
+        key = self.selected_key()
+        if key is None or key != self._focus:
+            super()._on_table_selection_changed(selected, deselected)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_table_current_changed(self, _current: QModelIndex, _previous: QModelIndex) -> None:
+        """Keyboard selection moves the current row after the selection: show the new one."""
+        if self.selected_key() != self._focus:
+            super()._on_table_selection_changed(QItemSelection(), QItemSelection())
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
         return (

@@ -83,6 +83,26 @@ def test_export_then_check_with_sha256sum_and_labrig(
     )
 
 
+def test_export_formats_chosen_on_the_command_line(
+    store: Path, template: tuple[Path, TemplateResults], tmp_path: Path
+) -> None:
+    ids = template[1]
+    done = labrig(
+        store, "export", ids.published_id, "--to", str(tmp_path / "out"), "--format", "nwb,csv"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "    csv: markers-tidy.csv" in done.stdout and "    nwb: result.nwb" in done.stdout
+    bundle = next((tmp_path / "out").glob("labrig-export-*"))
+    assert {p.name for p in bundle.rglob("*") if p.suffix in (".csv", ".nwb", ".c3d")} == {
+        "markers-tidy.csv",
+        "metrics.csv",
+        "series.csv",
+        "result.nwb",
+    }  # no C3D: only the formats named
+    plain = labrig(store, "export", ids.published_id, "--to", str(tmp_path / "o2"), "--json")
+    assert json.loads(plain.stdout)["results"][0]["formats"].keys() == {"csv", "c3d"}
+
+
 def test_export_refusals_name_the_problem_and_write_nothing(
     store: Path, template: tuple[Path, TemplateResults], tmp_path: Path
 ) -> None:
@@ -93,6 +113,12 @@ def test_export_refusals_name_the_problem_and_write_nothing(
         (("--all", ids.published_id, "--to", str(out)), "LABRIG_USAGE"),
         ((ids.published_id,), "LABRIG_USAGE"),
         (("verify", str(tmp_path)), "LABRIG_NOT_A_BUNDLE"),
+        ((ids.published_id, "--to", str(out), "--format", "csv,fbx"), "LABRIG_UNKNOWN_FORMAT"),
+        # the template's result is in px: no lengths for OpenSim
+        (
+            (ids.published_id, "--to", str(out), "--format", "trc"),
+            "LABRIG_FORMAT_NEEDS_CALIBRATION",
+        ),
     ]
     for args, code in cases:
         refused = labrig(store, "export", *args)

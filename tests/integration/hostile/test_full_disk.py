@@ -167,3 +167,28 @@ def test_a_disk_that_fills_while_the_window_records_stops_it_with_the_words(
 
     assert "window said: The recording could not be saved: the disk is full" in said, said
     assert "window-rc=0" in said, said
+
+
+def test_an_export_into_a_disk_without_room_fails_with_its_code_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 20: the bundle, its C3D, NWB and overlay video do not fit a 400 KB disk; the export
+    stops with LABRIG_EXPORT_FAILED and leaves nothing in the folder (not even the partial one)."""
+    from tests.support.results import make_results
+
+    store = tmp_path / "store"
+    published = make_results(store).published_id
+    export = f'{sys.executable} -m labrig --store {store} export {published} --to "$DISK/out"'
+    said = _on_a_small_disk(
+        tmp_path,
+        "400k",
+        f"{export} --format csv,c3d,nwb,video; echo export-rc=$?; "
+        'echo left=$(ls -A "$DISK/out" | wc -l); '
+        # once there is room (a bundle without the video fits), the same export works
+        f"{export} --format csv,c3d > /dev/null; echo again-rc=$?",
+    )
+
+    assert "labrig: LABRIG_EXPORT_FAILED: the export into" in said, said
+    assert "nothing was exported" in said
+    for line in ("export-rc=2", "left=0", "again-rc=0"):
+        assert line in said, said

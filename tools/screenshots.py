@@ -40,6 +40,7 @@ from labrig.ui.app import build_main_window  # noqa: E402
 from labrig.ui.calibration.screen import CalibrationScreen  # noqa: E402
 from labrig.ui.capture.instrument_tile import InstrumentTile  # noqa: E402
 from labrig.ui.capture.page import CapturePage, Phase  # noqa: E402
+from labrig.ui.results.export_dialog import ExportDialog  # noqa: E402
 from labrig.ui.results.page import ResultsPage  # noqa: E402
 from labrig.ui.review.page import ReviewPage  # noqa: E402
 
@@ -251,6 +252,18 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out / f"{name}.png"
         window.grab().save(str(path))
         saved.append(path)
+
+    # the export dialog on the rig's result, every format ticked
+    results.export_button.click()
+    dialog = results.findChild(ExportDialog, "exportDialog")
+    assert dialog is not None
+    for box in dialog.format_boxes.values():
+        box.setChecked(True)
+    spin(400)
+    path = args.out / "export-dialog.png"
+    dialog.grab().save(str(path))
+    saved.append(path)
+    dialog.close()
 
     window.close()
     gui.executor.shutdown(10_000)

@@ -37,7 +37,7 @@ def record_plate_rig_result(store: Store, frames: int = FRAMES) -> PlateRigResul
     store_truth_calibration(store, get_rig(store, RIG), cameras=range(4))
     session = create_session(services.queue, "S-042", "gait", "ana")
     recording = services.capture.start_rig_recording(RIG, session)
-    record_frames(recording, frames)
+    record_frames(recording, frames, timeout_s=frames / 30.0 + 60.0)  # paced in real time
     result = recording.stop()
     attempt_id = save_rig_attempt(services.queue, result)
     run_analysis(services)

@@ -15,10 +15,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
-from labrig.export.tables import PointTable, ResultTables
+from labrig.export.tables import Array, PointTable, ResultTables
 
 COLUMNS = (
     "view",
@@ -40,33 +41,42 @@ COLUMNS = (
 )
 
 
-def _number(value: float) -> str:
-    return "" if not np.isfinite(value) else repr(round(float(value), 6))
+def _numbers(values: Array) -> Any:
+    """Each value rounded to 6 decimals (as Python floats, which the csv module writes as their
+    shortest repr), ``""`` where there is none."""
+    out = np.round(values, 6).astype(object)
+    out[~np.isfinite(values)] = ""
+    return out.tolist()
 
 
-def _rows(table: PointTable, view: str) -> Iterator[list[str]]:
-    auto, force = table.automatic, table.in_force
-    dims = table.dims
-    for i, (frame, t) in enumerate(zip(table.frames, table.times_s, strict=True)):
-        for m, marker in enumerate(table.markers):
-            a, e = auto[i, m], force[i, m]
-            same = (np.isnan(a) & np.isnan(e)) | (a == e)
-            residual = table.residual_px[i, m] if table.residual_px is not None else np.nan
-            filled = table.filled is not None and bool(table.filled[i, m])
-            yield [
-                view,
-                table.camera or "",
-                str(int(frame)),
-                repr(round(float(t), 9)),
-                marker.label,
-                str(marker.track_id),
-                table.units,
-                *(_number(a[d]) if d < dims else "" for d in range(3)),
-                *(_number(e[d]) if d < dims else "" for d in range(3)),
-                "0" if bool(same.all()) else "1",
-                "1" if filled else "0",
-                _number(residual),
-            ]
+def _rows(table: PointTable, view: str) -> Iterator[tuple[Any, ...]]:
+    """One row per frame × marker of ``table``, built a column at a time."""
+    n, m = table.automatic.shape[:2]
+    rows, dims = n * m, table.dims
+    auto = table.automatic.reshape(rows, dims)
+    force = table.in_force.reshape(rows, dims)
+    same = ((np.isnan(auto) & np.isnan(force)) | (auto == force)).all(axis=1)
+    filled = np.zeros(rows, bool) if table.filled is None else table.filled.reshape(rows)
+    residual = (
+        np.full(rows, np.nan) if table.residual_px is None else table.residual_px.reshape(rows)
+    )
+    blank = [""] * rows
+    times = [repr(round(t, 9)) for t in np.asarray(table.times_s, dtype=np.float64).tolist()]
+    columns = [
+        [view] * rows,
+        [table.camera or ""] * rows,
+        np.repeat(table.frames, m).tolist(),
+        [t for t in times for _ in range(m)],
+        [marker.label for marker in table.markers] * n,
+        [str(marker.track_id) for marker in table.markers] * n,
+        [table.units] * rows,
+        *(_numbers(auto[:, d]) if d < dims else blank for d in range(3)),
+        *(_numbers(force[:, d]) if d < dims else blank for d in range(3)),
+        np.where(same, "0", "1").tolist(),
+        np.where(filled, "1", "0").tolist(),
+        _numbers(residual),
+    ]
+    return zip(*columns, strict=True)
 
 
 def tidy_csv(tables: ResultTables) -> bytes:

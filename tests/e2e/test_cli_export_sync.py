@@ -114,6 +114,7 @@ def test_export_refusals_name_the_problem_and_write_nothing(
         ((ids.published_id,), "LABRIG_USAGE"),
         (("verify", str(tmp_path)), "LABRIG_NOT_A_BUNDLE"),
         ((ids.published_id, "--to", str(out), "--format", "csv,fbx"), "LABRIG_UNKNOWN_FORMAT"),
+        ((ids.published_id, "--to", str(out), "--age", "30 years"), "LABRIG_NWB_SUBJECT"),
         # the template's result is in px: no lengths for OpenSim
         (
             (ids.published_id, "--to", str(out), "--format", "trc"),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pynwb import NWBHDF5IO
 from pytestqt.qtbot import QtBot
 
 from labrig.domain.corrections import parse_operation
@@ -56,6 +57,18 @@ def test_a_reviewed_rig_result_is_exported_in_every_format_from_the_window(
     _select(qtbot, page, rig.attempt_id)
     dialog = _open_dialog(qtbot, page)
     target = tmp_path / "exports"
+    # what NWB asks of the subject and the catalog does not hold, typed by the person exporting:
+    # an age NWB cannot read is refused with its code, and nothing is written. The fields wait for
+    # NWB to be ticked
+    assert not dialog.species.isEnabled()
+    dialog.format_boxes["nwb"].setChecked(True)
+    assert dialog.species.isEnabled() and dialog.age.isEnabled()
+    qtbot.keyClicks(dialog.species, "Homo sapiens")
+    qtbot.keyClicks(dialog.age, "thirty")
+    _export(qtbot, dialog, target, FORMATS)
+    assert "LABRIG_NWB_SUBJECT" in dialog.outcome.toPlainText() and _bundles(target) == []
+    dialog.age.clear()
+    qtbot.keyClicks(dialog.age, "P30Y")
 
     _export(qtbot, dialog, target, FORMATS)
 
@@ -72,6 +85,13 @@ def test_a_reviewed_rig_result_is_exported_in_every_format_from_the_window(
     assert {n.split("-overlay")[0] for n in names if n.startswith("video/")} == {
         f"video/{place}" for place in ("front", "right", "back", "left")
     }
+    with NWBHDF5IO(str(folder / "result.nwb"), "r", load_namespaces=True) as io:
+        subject = io.read().subject
+        assert (subject.subject_id, subject.species, subject.age) == (
+            "S-042",
+            "Homo sapiens",
+            "P30Y",
+        )
     check = subprocess.run(
         ["sha256sum", "-c", "--strict", "--quiet", "SHA256SUMS"], cwd=bundle, capture_output=True
     )

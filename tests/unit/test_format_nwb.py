@@ -151,6 +151,27 @@ def test_nwbinspector_finds_only_what_the_catalog_cannot_fill(written: Any) -> N
     assert found == UNAVOIDABLE
 
 
+def test_a_species_and_age_given_at_export_leave_nwbinspector_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "given.nwb"
+    write_nwb(
+        result_tables("3d", frames=30),
+        path,
+        exported_at=datetime(2026, 12, 5, 9, 0, tzinfo=UTC),
+        subject={"species": "Mus musculus", "age": "P8W"},
+    )
+    with NWBHDF5IO(str(path), "r", load_namespaces=True) as io:
+        subject = io.read().subject
+        assert (subject.species, subject.age) == ("Mus musculus", "P8W")
+        assert "given at export" in subject.description
+    found = [
+        m.check_function_name
+        for m in inspect_nwbfile(
+            nwbfile_path=str(path), importance_threshold=Importance.BEST_PRACTICE_VIOLATION
+        )
+    ]
+    assert found == []
+
+
 def _jittered(table: PointTable, rng: np.random.Generator) -> PointTable:
     return dataclasses.replace(
         table, times_s=table.times_s + rng.uniform(0, 2e-3, table.times_s.size)

@@ -52,6 +52,17 @@ def add_parser(commands: Any) -> None:
         "per instrument), nwb, video (overlay per camera); 'bundle' alone adds none. "
         f"Default: {','.join(DEFAULT_FORMATS)}. The bundle's own files are always written",
     )
+    export.add_argument(
+        "--species",
+        metavar="NAME",
+        help="the subjects' species for the NWB files (Homo sapiens, Mus musculus): Labrig's "
+        "catalog does not record it",
+    )
+    export.add_argument(
+        "--age",
+        metavar="DURATION",
+        help="the subjects' age for the NWB files, as ISO 8601 (P30Y, P8W, P20Y/P40Y)",
+    )
     export.add_argument("--json", action="store_true")
     export.set_defaults(run=run)
 
@@ -68,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             everything=args.everything,
             media=args.media,
             formats=args.formats,
+            subject={"species": args.species or "", "age": args.age or ""},
         )
     if args.json:
         print_json(report.to_json())
@@ -77,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    if len(args.targets) != 2 or args.to or args.everything or args.media or args.formats:
+    extra = (args.to, args.everything, args.media, args.formats, args.species, args.age)
+    if len(args.targets) != 2 or any(extra):
         raise UsageError(
             "write: labrig export verify BUNDLE [--json]  (BUNDLE is a labrig-export-… folder)"
         )

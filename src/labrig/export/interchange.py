@@ -16,7 +16,8 @@ as before for everything else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +36,41 @@ MARKER_FORMATS = frozenset(FORMATS)  # every format holds markers: none is writt
 
 class UnknownFormatError(UsageError):
     code = "LABRIG_UNKNOWN_FORMAT"
+
+
+class NwbSubjectError(UsageError):
+    code = "LABRIG_NWB_SUBJECT"
+
+
+# an ISO 8601 duration (P30Y, P8W, P90D, P1Y6M), or a range of two (P20Y/P40Y), as NWB takes an age
+_DURATION = (
+    r"P(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?"
+)
+AGE = re.compile(rf"^{_DURATION}(?:/(?:{_DURATION})?)?$")
+
+
+def nwb_subject(species: str | None, age: str | None) -> dict[str, str]:
+    """The subject's species and age for the NWB files, as given at export (Labrig's catalog
+    records neither); refused when the age is not an ISO 8601 duration, as NWB needs it."""
+    out: dict[str, str] = {}
+    if species is not None and species.strip():
+        text = " ".join(species.split())
+        if len(text) > 100:
+            raise NwbSubjectError(
+                "the species is over 100 characters; give its Latin binomial (Homo sapiens, Mus "
+                "musculus) or an NCBI Taxonomy link"
+            )
+        out["species"] = text
+    if age is not None and age.strip():
+        text = age.strip().upper()
+        if not AGE.match(text):
+            raise NwbSubjectError(
+                f"the age '{age.strip()}' is not an ISO 8601 duration as NWB records an age: write "
+                "P30Y for 30 years, P8W for 8 weeks, P90D for 90 days, or P20Y/P40Y for a range. "
+                "Nothing was written"
+            )
+        out["age"] = text
+    return out
 
 
 class FormatWriteError(OSError):
@@ -106,10 +142,12 @@ def write_formats(
     formats: Sequence[str],
     exported_at: datetime,
     step: Callable[[int, str], None],
+    subject: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """Write ``formats`` of one result into ``folder`` of the bundle; the files written by
     format. ``step(units, message)`` is called as work is done (one unit per file, one per video
-    frame); it may raise to cancel."""
+    frame); it may raise to cancel. ``subject``: the species and age the NWB files carry
+    (:func:`nwb_subject`)."""
     written: dict[str, list[str]] = {}
 
     def path_for(fmt: str, name: str) -> str:
@@ -142,7 +180,7 @@ def write_formats(
 
         step(1, "writing the NWB file")
         with _library("NWB"), writer.produced(path_for("nwb", "result.nwb")) as path:
-            write_nwb(tables, path, exported_at=exported_at)
+            write_nwb(tables, path, exported_at=exported_at, subject=subject)
     if "video" in formats:
         _write_videos(writer, tables, media, step, path_for)
     return written

@@ -10,7 +10,7 @@ the bundle is written outside it. See docs/export-sync.md for the layout and the
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from labrig.export import documents as docs
 from labrig.export.bundle import BundleWriter
 from labrig.export.interchange import (
     frames_to_write,
+    nwb_subject,
     parse_formats,
     refuse_uncalibrated,
     unavailable,
@@ -117,12 +118,14 @@ class ExportService:
         everything: bool = False,
         media: bool = False,
         formats: str | Sequence[str] | None = None,
+        subject: Mapping[str, str] | None = None,
         task: Task = UNTRACKED,
     ) -> ExportReport:
         """Write one bundle into ``target`` for the results ``refs`` (ids or prefixes), or
         ``everything`` published; ``media`` adds each capture's committed manifest,
         segments and timestamps; ``formats`` the interchange formats
-        (:mod:`labrig.export.interchange`; None: its defaults).
+        (:mod:`labrig.export.interchange`; None: its defaults); ``subject`` the species and age
+        the NWB files carry (:func:`~labrig.export.interchange.nwb_subject`).
 
         Progress goes to ``task`` after each result and each media file; a cancel of it (or any
         failure) removes the unfinished bundle, so nothing half-written is left in ``target``."""
@@ -131,6 +134,7 @@ class ExportService:
                 "name the results to export (RESULT…), or give --all for every published result"
             )
         wanted = parse_formats(formats)
+        subject = nwb_subject((subject or {}).get("species"), (subject or {}).get("age"))
         snap = self._read(refs, everything, wanted, task)
         parent = _prepare_target(target)
         name = f"labrig-export-{utcnow().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
@@ -141,7 +145,7 @@ class ExportService:
                 f"cannot write into {parent} ({exc.strerror}); choose a folder you can write to"
             ) from exc
         try:
-            return self._write(writer, snap, media, task)
+            return self._write(writer, snap, media, subject, task)
         except OSError as exc:
             writer.abort()
             raise ExportFailedError(
@@ -182,7 +186,12 @@ class ExportService:
         return _Formats(tables, media, unavailable(tables, formats))
 
     def _write(
-        self, writer: BundleWriter, snap: _Snapshot, media: bool, task: Task
+        self,
+        writer: BundleWriter,
+        snap: _Snapshot,
+        media: bool,
+        subject: Mapping[str, str],
+        task: Task,
     ) -> ExportReport:
         now = utcnow()
         exported = {
@@ -216,6 +225,7 @@ class ExportService:
                     snap.formats,
                     now,
                     steps.advance,
+                    subject,
                 )
             listed.append(
                 {

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -216,9 +217,16 @@ def _start(tables: ResultTables) -> tuple[datetime, str]:
     return (start if start.tzinfo else start.replace(tzinfo=UTC)), note
 
 
-def write_nwb(tables: ResultTables, path: Path, *, exported_at: datetime | None = None) -> None:
+def write_nwb(
+    tables: ResultTables,
+    path: Path,
+    *,
+    exported_at: datetime | None = None,
+    subject: Mapping[str, str] | None = None,
+) -> None:
     """Write ``tables`` to ``path`` as one NWB file (overwriting it). ``exported_at`` is the file's
-    creation date (now when None)."""
+    creation date (now when None); ``subject`` the subject's ``species`` and ``age`` where the
+    person exporting gave them (Labrig's catalog records neither)."""
     session = tables.session
     start, note = _start(tables)
     protocol = session.get("protocol") or "not recorded"
@@ -235,11 +243,17 @@ def write_nwb(tables: ResultTables, path: Path, *, exported_at: datetime | None 
         notes=json.dumps(tables.provenance, sort_keys=True, ensure_ascii=False),
     )
     if session.get("subject_code"):
+        given = dict(subject or {})
+        missing = [f for f in ("species", "age") if not given.get(f)]
         nwb.subject = Subject(
             subject_id=str(session["subject_code"]),
             sex="U",
-            description="Labrig's catalog records the subject's code only: sex is U (unknown); "
-            "species and age are not recorded.",
+            species=given.get("species") or None,
+            age=given.get("age") or None,
+            description="Labrig's catalog records the subject's code only: sex is U (unknown)"
+            + ("; the species and age were given at export" if not missing else "")
+            + (f"; {' and '.join(missing)} not recorded" if missing else "")
+            + ".",
         )
     devices = {}
     for c in tables.cameras:

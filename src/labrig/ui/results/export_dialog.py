@@ -47,6 +47,7 @@ from labrig.ui.shell.window_state import ui_settings
 
 EXPORT_FOLDER_KEY = "export/folder"  # the folder the last export went to, kept per user
 EXPORT_FORMATS_KEY = "export/formats"  # the formats the last export wrote, comma-separated
+EXPORT_SPECIES_KEY = "export/nwb-species"  # the species the last NWB export named
 EXPORTABLE = frozenset({ResultStatus.PUBLISHED, ResultStatus.DEGRADED})
 NAMES_SHOWN = 6  # selected results named one a line; the rest are counted
 OUTCOME_LINES = 6  # the room the outcome keeps, in lines of text
@@ -142,6 +143,22 @@ class ExportDialog(QDialog):
         self.format_boxes = {f: QCheckBox(FORMAT_WORDS[f][0]) for f in FORMATS}
         for fmt, box in self.format_boxes.items():
             box.setObjectName(f"exportFormat-{fmt}")
+        # what NWB records of a subject and Labrig's catalog does not: given here, or left out
+        self.species = QLineEdit(str(ui_settings().value(EXPORT_SPECIES_KEY) or ""))
+        self.species.setObjectName("exportSpecies")
+        self.species.setPlaceholderText("species, e.g. Homo sapiens")
+        self.species.setToolTip(
+            "The subjects' species for the NWB files (Latin binomial); Labrig's catalog does not "
+            "record it"
+        )
+        self.age = QLineEdit()
+        self.age.setObjectName("exportAge")
+        self.age.setPlaceholderText("age, e.g. P30Y")
+        self.age.setToolTip(
+            "The subjects' age for the NWB files, as ISO 8601: P30Y (30 years), P8W (8 weeks), "
+            "P20Y/P40Y (a range)"
+        )
+        self.format_boxes["nwb"].toggled.connect(self._update_buttons)
         self.media = QCheckBox("Include the recordings (media)")
         self.media.setObjectName("exportMedia")
         self.folder = QLineEdit()
@@ -183,16 +200,24 @@ class ExportDialog(QDialog):
         column.addWidget(self.everything_choice)
         formats = QGroupBox("Formats")
         grid = QGridLayout(formats)
-        for row, fmt in enumerate(FORMATS):
+        row = 0
+        for fmt in FORMATS:
             box, hint = self.format_boxes[fmt], _hint(FORMAT_WORDS[fmt][1])
             # one line of explanation centred on its tick box; a wrapped one starts level with it
             hint.setMinimumHeight(box.sizeHint().height())
             hint.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             grid.addWidget(box, row, 0, Qt.AlignmentFlag.AlignTop)
             grid.addWidget(hint, row, 1)
-        grid.addWidget(_hint(ALWAYS_WRITTEN), len(FORMATS), 0, 1, 2)
-        grid.addWidget(self.media, len(FORMATS) + 1, 0, 1, 2)
-        grid.addWidget(_hint(MEDIA_WORDS), len(FORMATS) + 2, 0, 1, 2)
+            row += 1
+            if fmt == "nwb":  # the subject's fields NWB asks for, under its line
+                subject = QHBoxLayout()
+                subject.addWidget(self.species, 2)
+                subject.addWidget(self.age, 1)
+                grid.addLayout(subject, row, 1)
+                row += 1
+        grid.addWidget(_hint(ALWAYS_WRITTEN), row, 0, 1, 2)
+        grid.addWidget(self.media, row + 1, 0, 1, 2)
+        grid.addWidget(_hint(MEDIA_WORDS), row + 2, 0, 1, 2)
         grid.setColumnStretch(1, 1)
         where = QGroupBox("Into the folder")
         folder_row = QHBoxLayout(where)
@@ -285,6 +310,9 @@ class ExportDialog(QDialog):
         settings = ui_settings()
         settings.setValue(EXPORT_FOLDER_KEY, folder)
         settings.setValue(EXPORT_FORMATS_KEY, ",".join(formats))
+        subject = {"species": self.species.text(), "age": self.age.text()}
+        if "nwb" in formats and subject["species"].strip():
+            settings.setValue(EXPORT_SPECIES_KEY, subject["species"].strip())
         refs = [] if self.everything else list(self._chosen)
         everything, media = self.everything, self.media.isChecked()
         self.outcome.setPlainText("")
@@ -298,6 +326,7 @@ class ExportDialog(QDialog):
                 everything=everything,
                 media=media,
                 formats=formats,
+                subject=subject if "nwb" in formats else None,
                 task=task,
             ),
             self._on_exported,
@@ -322,6 +351,8 @@ class ExportDialog(QDialog):
             part.setEnabled(idle and (part is not self.selected_choice or bool(self._chosen)))
         for box in self.format_boxes.values():
             box.setEnabled(idle)
+        for field in (self.species, self.age):
+            field.setEnabled(idle and self.format_boxes["nwb"].isChecked())
         self.choose_button.setEnabled(idle)
         self.export_button.setEnabled(
             idle and bool(self.folder.text().strip()) and (self.everything or bool(self._chosen))

@@ -21,6 +21,7 @@ import pytest
 
 from labrig import __version__
 from labrig.instance_lock import InstanceLock
+from tests.e2e.test_cli_selftest import CHECKS
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -81,17 +82,7 @@ def test_the_frozen_self_test_passes(bundle: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Labrig {__version__} self-test (frozen bundle in {bundle})" in result.stdout
     status = statuses(result.stdout)
-    assert set(status) == {
-        "qt",
-        "qt-xcb",
-        "opencv",
-        "resources",
-        "usb",
-        "migrations",
-        "recording",
-        "pipeline",
-        "export",
-    }
+    assert set(status) == set(CHECKS)
     assert all(s == "PASS" for name, s in status.items() if name != "qt-xcb"), result.stdout
     # every format library works frozen: its compiled parts and schema files are in the bundle
     export = next(line for line in result.stdout.splitlines() if "  export  " in line)

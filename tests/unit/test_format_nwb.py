@@ -140,15 +140,19 @@ def test_instrument_holds_the_known_sines(nwb: tuple[ResultTables, Any]) -> None
     assert plate.device_id in series.description
 
 
-def test_nwbinspector_finds_only_what_the_catalog_cannot_fill(written: Any) -> None:
-    _, path = written
-    found = {
+def _findings(path: Path) -> set[tuple[str, str]]:
+    """nwbinspector's findings at BEST_PRACTICE_VIOLATION and above: (importance, check)."""
+    return {
         (m.importance.name, m.check_function_name)
         for m in inspect_nwbfile(
             nwbfile_path=str(path), importance_threshold=Importance.BEST_PRACTICE_VIOLATION
         )
     }
-    assert found == UNAVOIDABLE
+
+
+def test_nwbinspector_finds_only_what_the_catalog_cannot_fill(written: Any) -> None:
+    _, path = written
+    assert _findings(path) == UNAVOIDABLE
 
 
 def test_a_species_and_age_given_at_export_leave_nwbinspector_nothing(tmp_path: Path) -> None:
@@ -163,13 +167,7 @@ def test_a_species_and_age_given_at_export_leave_nwbinspector_nothing(tmp_path: 
         subject = io.read().subject
         assert (subject.species, subject.age) == ("Mus musculus", "P8W")
         assert "given at export" in subject.description
-    found = [
-        m.check_function_name
-        for m in inspect_nwbfile(
-            nwbfile_path=str(path), importance_threshold=Importance.BEST_PRACTICE_VIOLATION
-        )
-    ]
-    assert found == []
+    assert _findings(path) == set()
 
 
 def _jittered(table: PointTable, rng: np.random.Generator) -> PointTable:
@@ -207,13 +205,7 @@ def test_irregular_times_are_shared_timestamps(tmp_path: Path) -> None:
         for name in ("plane_automatic/M1", "plane_automatic/M2", "plane_corrected/M0"):
             link = h5.get(f"processing/behavior/{name}/timestamps", getlink=True)
             assert isinstance(link, h5py.SoftLink) and link.path == f"/{base}/M0/timestamps"
-    found = {
-        (m.importance.name, m.check_function_name)
-        for m in inspect_nwbfile(
-            nwbfile_path=str(path), importance_threshold=Importance.BEST_PRACTICE_VIOLATION
-        )
-    }
-    assert found == UNAVOIDABLE
+    assert _findings(path) == UNAVOIDABLE
 
 
 def test_a_missing_session_start_is_the_publication_said_so(tmp_path: Path) -> None:

@@ -31,7 +31,6 @@ from labrig.review.player import ResultMedia
 FORMATS = ("csv", "c3d", "trc", "nwb", "video")
 DEFAULT_FORMATS = ("csv", "c3d")
 CORE = "bundle"  # the bundle's own files: always written, may be named
-MARKER_FORMATS = frozenset(FORMATS)  # every format holds markers: none is written without them
 
 
 class UnknownFormatError(UsageError):

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from labrig.capture import load_capture
-from labrig.capture.rig_sync import capture_stream
 from labrig.capture.samples import is_sample_mode, read_chunk, sample_mode_from_json
 from labrig.domain.corrections import Track
 from labrig.export.snapshot import ResultSnapshot
@@ -41,7 +40,7 @@ from labrig.export.tables import (
 )
 from labrig.pipeline.kinematics import to_plane_mm
 from labrig.review.effective import EffectiveTracks, TrackedInput
-from labrig.review.player import Overlay, ResultMedia
+from labrig.review.player import Overlay, ResultMedia, first_mono_s
 from labrig.review.rig_overlays import RigSource, rig_streams
 from labrig.store import Store
 
@@ -53,7 +52,7 @@ def result_tables(
     source = snap.tracked
     if source is None or not media.cameras:
         return None
-    zero_s = _first_mono_s(store, snap)
+    zero_s = first_mono_s(media.media[0])  # the player's zero: its first camera's first frame
     views = tuple(
         _view(media, k, corrected=snap.corrected is not None) for k in range(len(media.cameras))
     )
@@ -235,23 +234,6 @@ def _view(media: ResultMedia, k: int, *, corrected: bool) -> PointTable:
         effective=effective,
         filled=filled,
     )
-
-
-def _first_mono_s(store: Store, snap: ResultSnapshot) -> float:
-    """The attempt's zero: its first camera's first frame (s, host monotonic clock)."""
-    for capture in snap.captures:
-        stream = _stream_or_none(store, capture.info.get("manifest_sha256") or "")
-        if stream is not None:
-            return stream
-    return 0.0
-
-
-def _stream_or_none(store: Store, digest: str) -> float | None:
-    media = load_capture(store, digest)
-    if is_sample_mode(media.mode):
-        return None
-    stream = capture_stream(store, digest)
-    return float(stream.mono_ns[0]) / 1e9 if len(stream.mono_ns) else 0.0
 
 
 def _instruments(store: Store, snap: ResultSnapshot, zero_s: float) -> list[AnalogTable]:

@@ -167,9 +167,9 @@ def result_media(store: Store, revisions: RevisionService, result_id: str) -> Re
     media = [m for m in media if not is_sample_mode(m.mode)]
     starts = [m.times_s() for m in media]
     cameras = []
-    origin = _first_mono_s(media[0]) if media else 0.0
+    origin = first_mono_s(media[0]) if media else 0.0
     for m, relative in zip(media, starts, strict=True):
-        offset = _first_mono_s(m) - origin
+        offset = first_mono_s(m) - origin
         cameras.append(
             PlayerCamera(
                 m.capture_id,
@@ -209,7 +209,7 @@ def _rig(
     return by_camera, rig.looks
 
 
-def _first_mono_s(media: CaptureMedia) -> float:
+def first_mono_s(media: CaptureMedia) -> float:
     """The first frame's recorded monotonic time (s), 0 when the frames' times are not recorded:
     the cameras of a rig share the host's clock, so their frames line up by it."""
     first = media.timestamps[0] if media.timestamps else None

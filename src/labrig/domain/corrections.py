@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.interpolate import CubicSpline
 
 from labrig.errors import LabrigError
 
@@ -263,6 +262,8 @@ def _fill(tracks: Tracks, op: Operation) -> Tracks:
             )
     frames = t.frames.astype(np.float64)
     if op.method == "spline":
+        from scipy.interpolate import CubicSpline  # scipy loads in 0.5 s: only when gaps are filled
+
         values = CubicSpline(frames, t.xy, axis=0, bc_type="not-a-knot")(missing.astype(np.float64))
     else:
         values = np.stack(

@@ -33,9 +33,6 @@ from typing import Any, Literal
 import cv2
 import numpy as np
 import numpy.typing as npt
-from scipy.signal import savgol_filter
-from scipy.spatial import ConvexHull, QhullError
-from scipy.spatial.distance import pdist
 
 Array = npt.NDArray[np.float64]
 Units = Literal["mm", "px"]
@@ -170,6 +167,8 @@ def kinematics(
         if used == wanted
         else f"window shrunk from {wanted} to {used} samples: the track is shorter"
     )
+    from scipy.signal import savgol_filter  # scipy loads in 0.5 s: not at every `labrig` start
+
     fit = [savgol_filter(resampled, used, polyorder, deriv=d, delta=dt, axis=0) for d in (0, 1, 2)]
     return _measure(
         units,
@@ -245,11 +244,16 @@ def _extent(xy: Array) -> float:
         return 0.0
     if xy.shape[1] == 3:
         return _extent_3d(xy)
+    from scipy.spatial.distance import pdist
+
     hull = cv2.convexHull(xy.astype(np.float32), returnPoints=False).ravel()
     return float(pdist(xy[np.unique(hull)]).max()) if len(hull) > 1 else 0.0
 
 
 def _extent_3d(xyz: Array) -> float:
+    from scipy.spatial import ConvexHull, QhullError
+    from scipy.spatial.distance import pdist
+
     try:  # "QJ": a flat or straight path still has a hull (joggled)
         vertices = ConvexHull(xyz, qhull_options="QJ").vertices
     except QhullError:

@@ -345,12 +345,17 @@ class JobQueue:
             self.move(session, job, S.INPUTS_PENDING)
 
     def _upstream_jobs(self, session: Session, job_id: str) -> list[Job]:
-        ids = session.scalars(
-            select(JobDependency.depends_on_job_id)
-            .where(JobDependency.job_id == job_id)
-            .order_by(JobDependency.depends_on_job_id)
+        """The jobs ``job_id`` depends on, as committed now (not as this session first read
+        them)."""
+        ids = select(JobDependency.depends_on_job_id).where(JobDependency.job_id == job_id)
+        return list(
+            session.scalars(
+                select(Job)
+                .where(Job.id.in_(ids))
+                .order_by(Job.id)
+                .execution_options(populate_existing=True)
+            )
         )
-        return [j for j in (session.get(Job, i) for i in ids) if j is not None]
 
     def _make_ready(self, session: Session, job: Job, upstream_digests: list[str]) -> None:
         """Fix the inputs (own digests, then upstream outputs) and the idempotency key; → Ready."""
@@ -395,10 +400,20 @@ class JobQueue:
                 )
 
     def _dependents(self, session: Session, job_id: str) -> list[Job]:
-        ids = session.scalars(
-            select(JobDependency.job_id).where(JobDependency.depends_on_job_id == job_id)
+        """The jobs waiting for ``job_id``, locked (in id order) and read as committed now. On
+        PostgreSQL two workers finishing two inputs of one job at once would each see the other's
+        input unfinished and neither release it: the lock makes the second wait for the first's
+        commit, then read its input finished."""
+        ids = select(JobDependency.job_id).where(JobDependency.depends_on_job_id == job_id)
+        return list(
+            session.scalars(
+                select(Job)
+                .where(Job.id.in_(ids))
+                .order_by(Job.id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
         )
-        return [j for j in (session.get(Job, i) for i in ids) if j is not None]
 
     # -- workers: claiming ----------------------------------------------------------------------
 
@@ -561,8 +576,14 @@ class JobQueue:
         due_ids = [r[0] for r in tx.execute(self.sql.due_retries, {"now": now}).fetchall()]
         if not due_ids:
             return
+        # locked, and read again under the lock: on PostgreSQL another worker may have woken and
+        # claimed one since the read above (moving it to Ready from its stale state would hand a
+        # claimed, even finished, job out again); one another worker is waking now is skipped
         due = session.scalars(
-            select(Job).where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value)
+            select(Job)
+            .where(Job.id.in_(due_ids), Job.state == S.RETRY_WAITING.value)
+            .with_for_update(skip_locked=True)
+            .execution_options(populate_existing=True)
         )
         for job in list(due):
             self.move(session, job, S.READY)

@@ -1,8 +1,8 @@
 """Events: the transactional outbox (written in the state change's own transaction), at-least-once
 delivery to consumers that remember what they processed, and the hash-chained audit trail.
 
-Modules: ``outbox`` (recording events), ``dispatcher`` (delivery and listeners),
-``audit`` (the trail).
+Modules: ``outbox`` (recording events), ``dispatcher`` (delivery and listeners), ``cursors``
+(where each consumer's deliveries stand, and who delivers them now), ``audit`` (the trail).
 """
 
 from labrig.events.audit import (
@@ -13,11 +13,11 @@ from labrig.events.audit import (
     chain_head,
     record_audit,
 )
+from labrig.events.cursors import unread_by
 from labrig.events.dispatcher import (
     Dispatcher,
     DispatcherThread,
     Outcome,
-    consumer_cursor,
     events_after,
     retry_delay,
 )
@@ -33,10 +33,10 @@ __all__ = [
     "EventRecord",
     "Outcome",
     "chain_head",
-    "consumer_cursor",
     "events_after",
     "payload_text",
     "record_audit",
     "record_event",
     "retry_delay",
+    "unread_by",
 ]

@@ -6,18 +6,17 @@ dispatcher, a crash before the commit, a restart) finds the id and changes
 nothing. A consumer that raises has its failure recorded and is retried after
 a backoff, while other consumers (and its own later events) go on.
 
-On SQLite each consumer also has a cursor (``outbox_cursors``): every event up
-to it is in its inbox or not one it takes, so a pass reads the outbox from
-there instead of from the first event ever recorded. The cursor moves in the
-delivery's own transaction, up to the consumer's first event still open (a
-failing one holds it). That is sound only where no event can be committed
-below a number already seen, which SQLite guarantees (one writer at a time);
-PostgreSQL may commit out of number order, so there every pass reads all.
+A pass delivers each consumer's events in batches, one write transaction per
+batch (each event in a savepoint of its own, so one that raises is rolled back
+alone), and reads the outbox from the consumer's cursor on, which moves in the
+same transaction (``labrig.events.cursors``: on SQLite an event number, on
+PostgreSQL a transaction id, safe there though commits land out of number
+order). On PostgreSQL the batch first claims the consumer's deliveries, so
+dispatchers in several processes never deliver the same events side by side.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -25,23 +24,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import Select, and_, exists, func, select
+from sqlalchemy import and_, delete, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from labrig.events.cursors import Cursors, cursors_for, open_events
 from labrig.events.outbox import EventRecord
 from labrig.fsutil import DiskFullError, disk_full
 from labrig.store import Store, utcnow
-from labrig.store.dialects import commits_in_seq_order
-from labrig.store.models import DeliveryFailure, InboxEntry, OutboxCursor, OutboxEvent
+from labrig.store.models import DeliveryFailure, InboxEntry, OutboxEvent
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[EventRecord, Session], None]
 MAX_BACKOFF = timedelta(minutes=5)
-#: a consumer whose cursor lags the last event by more than this, with nothing to deliver,
-#: has it advanced
-CATCH_UP_AFTER = 500
 #: what a pass stopped by a full disk left undone
 UNDELIVERED = (
     "results and other consequences of what was committed are not delivered yet; they are, "
@@ -78,149 +74,185 @@ def retry_delay(attempts: int) -> timedelta:
     return min(timedelta(seconds=2 ** min(attempts - 1, 16)), MAX_BACKOFF)
 
 
+class _Duplicate(Exception):
+    """The event is in the consumer's inbox already (another dispatcher recorded it first)."""
+
+
 @dataclass
 class Dispatcher:
     """Delivers pending outbox events to registered consumers.
 
+    ``batch``: the events a pass hands each consumer at most; ``per_transaction``: how many of them
+    one write transaction delivers (on SQLite it holds the one write lock meanwhile).
+
     Threading: ``dispatch_once`` may run on any thread; handlers run on that
-    thread, each in its own write transaction.
+    thread, in the batch's write transaction.
     """
 
     store: Store
     batch: int = 200
     consumers: dict[str, Consumer] = field(default_factory=dict)
     clock: Callable[[], datetime] = utcnow
+    per_transaction: int = 50
+    cursors: Cursors = field(init=False)
+    #: consumers whose cursor row is known to exist
+    _ensured: set[str] = field(default_factory=set, init=False)
+
+    def __post_init__(self) -> None:
+        self.cursors = cursors_for(self.store.dialect)
 
     def register(self, name: str, handler: Handler, names: Iterable[str] | None = None) -> None:
         self.consumers[name] = Consumer(
             name, handler, frozenset(names) if names is not None else None
         )
 
-    def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
-        """Events the consumer has not processed and whose retry time has come
-        (from its cursor on)."""
-        with self.store.read() as session:
-            query = (
-                _open(consumer)
-                .where(OutboxEvent.seq > consumer_cursor(session, consumer.name, consumer.names))
-                .where(
-                    ~exists().where(
-                        and_(
-                            DeliveryFailure.consumer == consumer.name,
-                            DeliveryFailure.event_id == OutboxEvent.event_id,
-                            DeliveryFailure.next_attempt_at > self.clock(),
-                        )
+    def _pending_in(self, session: Session, consumer: Consumer, limit: int) -> list[EventRecord]:
+        query = (
+            open_events(consumer)
+            .where(self.cursors.unread(session, consumer))
+            .where(
+                ~exists().where(
+                    and_(
+                        DeliveryFailure.consumer == consumer.name,
+                        DeliveryFailure.event_id == OutboxEvent.event_id,
+                        DeliveryFailure.next_attempt_at > self.clock(),
                     )
                 )
-                .order_by(OutboxEvent.seq)
-                .limit(limit)
             )
-            return [EventRecord.from_row(row) for row in session.scalars(query)]
-
-    @property
-    def _ordered(self) -> bool:
-        """Whether this store keeps cursors: its commits number their events in
-        commit order (SQLite)."""
-        return commits_in_seq_order(self.store.dialect)
-
-    def _advance(self, session: Session, consumer: Consumer) -> None:
-        """In a write transaction: move the cursor up to just below the consumer's first event not
-        in its inbox (a failed one holds it there), or to the last event when there is none. Only
-        where commits are in sequence order: no event below the cursor can be committed later."""
-        if not self._ordered:
-            return
-        cursor = session.get(OutboxCursor, consumer.name)
-        start = consumer_cursor(session, consumer.name, consumer.names)
-        first_open = session.scalar(
-            _open(consumer)
-            .with_only_columns(func.min(OutboxEvent.seq))
-            .where(OutboxEvent.seq > start)
+            .order_by(OutboxEvent.seq)
+            .limit(limit)
         )
-        top = (
-            first_open - 1
-            if first_open is not None
-            else session.scalar(select(func.max(OutboxEvent.seq))) or 0
-        )
-        if top <= start:
-            return
-        if cursor is None:
-            session.add(
-                OutboxCursor(consumer=consumer.name, seq=top, names=_names_key(consumer.names))
-            )
-        else:
-            cursor.seq, cursor.names = top, _names_key(consumer.names)
+        return [EventRecord.from_row(row) for row in session.scalars(query)]
 
-    def _catch_up(self, consumer: Consumer) -> None:
-        """Advance a cursor that lags far behind the last event though nothing was delivered (a
-        consumer of rare events), so the next pass does not read again what this one passed over."""
-        if not self._ordered:
-            return
+    def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
+        """Events the consumer has not processed and whose retry time has come (from its cursor
+        on), in number order."""
         with self.store.read() as session:
-            last = session.scalar(select(func.max(OutboxEvent.seq))) or 0
-            behind = last - consumer_cursor(session, consumer.name, consumer.names)
-        if behind > CATCH_UP_AFTER:
-            with self.store.write() as session:
-                self._advance(session, consumer)
+            return self._pending_in(session, consumer, limit)
 
     def deliver(self, consumer: Consumer, event: EventRecord) -> Outcome:
-        """Deliver one event to one consumer, exactly once in effect."""
+        """Deliver one event to one consumer, exactly once in effect (its cursor moves at the next
+        pass)."""
+        with self.store.write() as session:
+            if session.get(InboxEntry, (consumer.name, event.event_id)) is not None:
+                return Outcome.DUPLICATE
+            outcome = self._deliver_in(session, consumer, event)
+            if outcome is Outcome.HANDLED:
+                self._forget_failures(session, consumer, [event])
+            return outcome
+
+    def deliver_pending(
+        self, consumer: Consumer, limit: int | None = None, *, wait: bool = False
+    ) -> dict[Outcome, int]:
+        """One write transaction: claim the consumer's deliveries, deliver up to ``limit`` (else
+        ``per_transaction``) of its pending events, move its cursor. Nothing when another
+        dispatcher has its deliveries now (``wait``: wait for it instead)."""
+        counts = dict.fromkeys(Outcome, 0)
+        if consumer.name not in self._ensured:
+            self.cursors.ensure(self.store, consumer)
+            self._ensured.add(consumer.name)
+        with self.store.write() as session:
+            if not self.cursors.claim(session, consumer, wait=wait):
+                return counts
+            horizon = self.cursors.horizon(session)
+            events = self._pending_in(session, consumer, limit or self.per_transaction)
+            handled = []
+            for event in events:
+                outcome = self._deliver_in(session, consumer, event)
+                counts[outcome] += 1
+                if outcome is Outcome.HANDLED:
+                    handled.append(event)
+            self._forget_failures(session, consumer, handled)
+            self.cursors.advance(session, consumer, horizon)
+        return counts
+
+    def _deliver_in(self, session: Session, consumer: Consumer, event: EventRecord) -> Outcome:
+        """In a write transaction: the inbox entry and the handler's changes, in a savepoint that is
+        rolled back alone if the handler raises (its failure is then recorded)."""
         try:
-            with self.store.write() as session:
-                if session.get(InboxEntry, (consumer.name, event.event_id)) is not None:
-                    return Outcome.DUPLICATE
+            with session.begin_nested():
                 session.add(
                     InboxEntry(
                         consumer=consumer.name, event_id=event.event_id, processed_at=self.clock()
                     )
                 )
-                session.flush()
+                try:
+                    session.flush()
+                except IntegrityError as exc:
+                    raise _Duplicate from exc
                 consumer.handler(event, session)
-                failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
-                if failure is not None:
-                    session.delete(failure)
-                self._advance(session, consumer)
-        except IntegrityError:
-            return Outcome.DUPLICATE  # another dispatcher recorded it first
+                session.flush()
+        except _Duplicate:
+            return Outcome.DUPLICATE
         except Exception as exc:  # a consumer's bug must not stop the others
             if full := disk_full(exc, UNDELIVERED):
                 # no consumer can write now, nor can its failure be recorded: the pass stops and
-                # the event waits for the next one
+                # the batch waits for the next one
                 raise full from exc
             log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
-            self._record_failure(consumer, event, exc)
+            self._record_failure(session, consumer, event, exc)
             return Outcome.FAILED
         return Outcome.HANDLED
 
-    def _record_failure(self, consumer: Consumer, event: EventRecord, exc: Exception) -> None:
-        with self.store.write() as session:
-            failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
-            if failure is None:
-                failure = DeliveryFailure(
-                    consumer=consumer.name, event_id=event.event_id, attempts=0
-                )
-                session.add(failure)
-            failure.attempts += 1
-            failure.last_error = f"{type(exc).__name__}: {exc}"
-            failure.next_attempt_at = self.clock() + retry_delay(failure.attempts)
+    def _record_failure(
+        self, session: Session, consumer: Consumer, event: EventRecord, exc: Exception
+    ) -> None:
+        failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
+        if failure is None:
+            failure = DeliveryFailure(consumer=consumer.name, event_id=event.event_id, attempts=0)
+            session.add(failure)
+        failure.attempts += 1
+        failure.last_error = f"{type(exc).__name__}: {exc}"
+        failure.next_attempt_at = self.clock() + retry_delay(failure.attempts)
+        session.flush()
 
-    def dispatch_once(self) -> dict[Outcome, int]:
-        """One pass over every consumer; returns how many deliveries had each outcome."""
+    @staticmethod
+    def _forget_failures(session: Session, consumer: Consumer, handled: list[EventRecord]) -> None:
+        """Earlier failures of events now handled: they are not waiting for a retry any more."""
+        if handled:
+            session.execute(
+                delete(DeliveryFailure)
+                .where(DeliveryFailure.consumer == consumer.name)
+                .where(DeliveryFailure.event_id.in_([e.event_id for e in handled]))
+                .execution_options(synchronize_session=False)
+            )
+
+    def _catch_up(self, consumer: Consumer) -> None:
+        """Move up a cursor that lags far behind though nothing was delivered (a consumer of rare
+        events), so the next pass does not read again what this one passed over."""
+        with self.store.read() as session:
+            behind = self.cursors.behind(session, consumer)
+        if behind:
+            self.deliver_pending(consumer)
+
+    def dispatch_once(self, *, wait: bool = False) -> dict[Outcome, int]:
+        """One pass over every consumer: up to ``batch`` events each; how many deliveries had each
+        outcome. A consumer whose events another dispatcher is delivering now is passed over
+        (``wait``: waited for)."""
         counts = dict.fromkeys(Outcome, 0)
         for consumer in list(self.consumers.values()):
-            events = self.pending(consumer, self.batch)
-            for event in events:
-                counts[self.deliver(consumer, event)] += 1
-            if not events:
+            if not self.pending(consumer, 1):  # a read: no write transaction when idle
                 self._catch_up(consumer)
+                continue
+            given = 0
+            while given < self.batch:
+                done = self.deliver_pending(
+                    consumer, min(self.per_transaction, self.batch - given), wait=wait
+                )
+                for outcome, n in done.items():
+                    counts[outcome] += n
+                if not any(done.values()):
+                    break
+                given += sum(done.values())
         return counts
 
     def dispatch_all(self) -> dict[Outcome, int]:
         """Pass after pass until a pass hands nothing new to any consumer: every event
-        deliverable now is delivered (a consumer that keeps failing waits for its retry time and
-        does not hold this up)."""
+        deliverable now is delivered, waiting for other dispatchers delivering some (a consumer
+        that keeps failing waits for its retry time and does not hold this up)."""
         total = dict.fromkeys(Outcome, 0)
         while True:
-            counts = self.dispatch_once()
+            counts = self.dispatch_once(wait=True)
             for outcome, n in counts.items():
                 total[outcome] += n
             if not counts[Outcome.HANDLED] and not counts[Outcome.DUPLICATE]:
@@ -281,31 +313,6 @@ class DispatcherThread:
             self._last_seq = event.seq
             for listener in list(self.listeners):
                 listener(event)
-
-
-def consumer_cursor(session: Session, consumer: str, names: Iterable[str] | None) -> int:
-    """Every event up to this number is in the inbox of ``consumer`` taking ``names`` (None: all),
-    or not one it takes (0: none is known to be; always on PostgreSQL, which keeps no cursors). A
-    cursor kept while the consumer took other names does not count: events it passed over may be
-    ones the consumer takes now."""
-    row = session.get(OutboxCursor, consumer)
-    return row.seq if row is not None and row.names == _names_key(names) else 0
-
-
-def _names_key(names: Iterable[str] | None) -> str:
-    return "*" if names is None else json.dumps(sorted(names))
-
-
-def _open(consumer: Consumer) -> Select[OutboxEvent]:
-    """The consumer's events that are not in its inbox."""
-    query = select(OutboxEvent).where(
-        ~exists().where(
-            and_(InboxEntry.consumer == consumer.name, InboxEntry.event_id == OutboxEvent.event_id)
-        )
-    )
-    return (
-        query.where(OutboxEvent.name.in_(consumer.names)) if consumer.names is not None else query
-    )
 
 
 def _last_seq(store: Store) -> int:

@@ -149,7 +149,7 @@ def queue_sql(dialect_name: str) -> QueueSQL:
         ),
         insert_output=d.sql(_insert(OUTPUTS)),
         insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
-        insert_event=d.sql(_insert(OUTBOX, skip=("seq",))),
+        insert_event=d.sql(_insert(OUTBOX, skip=("seq", "txid"))),  # txid: the server fills it
         held_leases=(
             "SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at "
             "FROM jobs WHERE state IN ('Leased', 'Running', 'Checkpointed')"

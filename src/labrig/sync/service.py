@@ -217,10 +217,10 @@ class SyncService:
     def index(self) -> int:
         """Deliver pending outbox events to the sync indexer; how many were handled."""
         consumer, handled = self.dispatcher.consumers[SYNC_INDEXER], 0
-        # each event returned is then in the inbox, or failed and waiting for its backoff: the loop
-        # ends
-        while events := self.dispatcher.pending(consumer, self.dispatcher.batch):
-            handled += sum(self.dispatcher.deliver(consumer, e) is Outcome.HANDLED for e in events)
+        # each event delivered is then in the inbox, or failed and waiting for its backoff: the
+        # loop ends; it waits for a dispatcher delivering them now, so the batch sees its work
+        while any((done := self.dispatcher.deliver_pending(consumer, wait=True)).values()):
+            handled += done[Outcome.HANDLED]
         return handled
 
     def run_once(self, *, retry_now: bool = False, task: Task = UNTRACKED) -> BatchReport:

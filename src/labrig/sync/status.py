@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
-from labrig.events import consumer_cursor
+from labrig.events import unread_by
 from labrig.store import Store
 from labrig.store.models import InboxEntry, OutboxEvent, SyncAck, SyncBatch, SyncFailure, SyncObject
 from labrig.sync.faults import code_of
@@ -45,7 +45,7 @@ def _not_indexed(session: Session) -> int:
         session.scalar(
             select(func.count())
             .select_from(OutboxEvent)
-            .where(OutboxEvent.seq > consumer_cursor(session, SYNC_INDEXER, INDEXED))
+            .where(unread_by(session, SYNC_INDEXER, INDEXED))
             .where(OutboxEvent.name.in_(INDEXED))
             .where(~handled)
         )

@@ -131,3 +131,20 @@ def fetch_stored_text(
         return [
             tuple(v.encode() if isinstance(v, str) else v for v in row) for row in cursor.fetchall()
         ]
+
+
+# -- delivery cursors (labrig.events.cursors) --
+
+#: the consumer's cursor row, made if missing (at 0: nothing is known to be delivered)
+ENSURE_CURSOR = (
+    "INSERT INTO outbox_cursors (consumer, seq, names, txid) VALUES (:consumer, 0, :names, 0) "
+    "ON CONFLICT (consumer) DO NOTHING"
+)
+#: the consumer's deliveries for this transaction, unless another dispatcher has them now
+CLAIM_CURSOR = (
+    "SELECT consumer FROM outbox_cursors WHERE consumer = :consumer FOR UPDATE SKIP LOCKED"
+)
+#: … waiting for that dispatcher instead
+LOCK_CURSOR = "SELECT consumer FROM outbox_cursors WHERE consumer = :consumer FOR UPDATE"
+#: the oldest transaction still running (every one below it has ended), as of this statement
+SNAPSHOT_XMIN = "SELECT CAST(CAST(pg_snapshot_xmin(pg_current_snapshot()) AS text) AS bigint)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, FetchedValue, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from labrig.store.models.base import Base
@@ -29,14 +29,18 @@ class OutboxEvent(Base):
     known: Mapped[bool] = mapped_column(Boolean)
     payload: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: PostgreSQL only: the id of the transaction that wrote it, filled by the server
+    #: (migration 0016); empty on SQLite
+    txid: Mapped[int | None] = mapped_column(BigInteger(), server_default=FetchedValue())
 
 
 class OutboxCursor(Base):
-    """Where a consumer's deliveries stand: every event up to ``seq`` is in its inbox or
-    not one it takes.
+    """Where a consumer's deliveries stand, so a pass reads the outbox from there on, not from
+    the first event ever recorded (``labrig.events.cursors``).
 
-    Kept only where commits are in sequence order (SQLite), so a pass reads the outbox from here on,
-    not from the first event ever recorded (``labrig.events.dispatcher``).
+    On SQLite, whose commits are in sequence order: every event up to ``seq`` is in the consumer's
+    inbox or not one it takes. On PostgreSQL: every event written by a transaction whose id is below
+    ``txid`` is (``seq`` is then 0).
     """
 
     __tablename__ = "outbox_cursors"
@@ -45,6 +49,7 @@ class OutboxCursor(Base):
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
     # the event names it took then: "*" (all) or a sorted JSON list
     names: Mapped[str] = mapped_column(Text)
+    txid: Mapped[int | None] = mapped_column(BigInteger())
 
 
 class InboxEntry(Base):

@@ -445,18 +445,13 @@ class JobQueue:
     def needs_reaping(self, tx: RawTransaction) -> bool:
         """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths."""
         now = self.shared_now(tx)
-        if any(
-            lease_expired(
+        rows = tx.execute(self.sql.held_or_due, {"now": tx.dialect.to_db_datetime(now)}).fetchall()
+        return any(
+            due
+            or lease_expired(
                 self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now
             )
-            for _id, host, boot_id, owner, mono, expires in tx.execute(
-                self.sql.held_leases
-            ).fetchall()
-        ):
-            return True
-        return (
-            tx.execute(self.sql.due_retries, {"now": tx.dialect.to_db_datetime(now)}).fetchone()
-            is not None
+            for _id, host, boot_id, owner, mono, expires, due in rows
         )
 
     def shared_now(self, tx: RawTransaction) -> datetime:
@@ -464,7 +459,9 @@ class JobQueue:
         else this one's."""
         if self.sql.db_now is None or not self.clock.database_time:
             return self.clock.now()
-        value: datetime = tx.execute(self.sql.db_now).fetchone()[0]
+        if tx.db_now is None:  # the transaction's start: the same for each of its statements
+            tx.db_now = tx.execute(self.sql.db_now).fetchone()[0]
+        value: datetime = tx.db_now
         return value
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:

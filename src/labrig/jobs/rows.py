@@ -40,6 +40,13 @@ INCIDENTS: Table = ReproducibilityIncident.__table__  # type: ignore[assignment]
 OUTBOX: Table = OutboxEvent.__table__  # type: ignore[assignment]
 
 
+_HELD_COLUMNS = "id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at"
+_HELD = (
+    f"SELECT {_HELD_COLUMNS}, 0 AS due FROM jobs "
+    "WHERE state IN ('Leased', 'Running', 'Checkpointed')"
+)
+
+
 def _insert(table: Table, skip: Iterable[str] = ()) -> str:
     columns = tuple(c.name for c in table.columns if c.name not in set(skip))
     return (
@@ -123,6 +130,8 @@ class QueueSQL:
     held_leases: str
     #: RetryWaiting jobs whose delay has elapsed
     due_retries: str
+    #: ``held_leases`` (``due`` 0) and one due retry if any (``due`` 1), in one round trip
+    held_or_due: str
     claim_ready: str
     #: committed outputs of the jobs that the given jobs depend on
     upstream_outputs: str
@@ -150,12 +159,13 @@ def queue_sql(dialect_name: str) -> QueueSQL:
         insert_output=d.sql(_insert(OUTPUTS)),
         insert_incident=d.sql(_insert(INCIDENTS, skip=("id",))),
         insert_event=d.sql(_insert(OUTBOX, skip=("seq", "txid"))),  # txid: the server fills it
-        held_leases=(
-            "SELECT id, lease_host, lease_boot_id, owner, lease_deadline_mono, lease_expires_at "
-            "FROM jobs WHERE state IN ('Leased', 'Running', 'Checkpointed')"
-        ),
+        held_leases=_HELD.replace(", 0 AS due", ""),
         due_retries=d.sql(
             "SELECT id FROM jobs WHERE state = 'RetryWaiting' AND next_attempt_at <= :now"
+        ),
+        held_or_due=d.sql(
+            f"{_HELD} UNION ALL SELECT * FROM (SELECT {_HELD_COLUMNS}, 1 FROM jobs "
+            "WHERE state = 'RetryWaiting' AND next_attempt_at <= :now LIMIT 1) AS due"
         ),
         claim_ready=d.sql(_CLAIM[dialect_name].format(stages=in_list.format("stage_ids"))),
         upstream_outputs=d.sql(

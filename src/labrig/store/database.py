@@ -60,6 +60,9 @@ class RawTransaction:
         self.dialect = dialect
         self._session = session
         self.events_recorded = 0
+        #: the database's clock, once read in this transaction (PostgreSQL's ``now()`` is the
+        #: transaction's start, so one read serves every statement of it)
+        self.db_now: Any = None
 
     def execute(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> Any:
         """Run ``sql`` (in the driver's parameter style); the cursor, to fetch from."""
@@ -142,11 +145,16 @@ class Store:
     def write(self) -> Iterator[Session]:
         """A session in a write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on exit.
 
-        Write transactions of one store are serialized by a process-wide lock (re-entrant, so a
-        thread that already writes may open another write session, as before).
+        On SQLite, write transactions of one store are serialized by a process-wide lock
+        (re-entrant, so a thread that already writes may open another write session, as before):
+        there is one writer per database anyway, and a waiting thread gets it as soon as it is free.
+        PostgreSQL's write transactions run side by side, each on its own connection (a worker's
+        result publisher and its executor do not wait for each other); what must be one at a time
+        there takes a lock in the database (claims, fences, advisory locks).
         """
         self.refuse_if_damaged()
-        with self._write_lock, self._writer() as session, session.begin():
+        serial = self._write_lock if self.dialect == "sqlite" else nullcontext()
+        with serial, self._writer() as session, session.begin():
             yield session
 
     @contextmanager

@@ -19,7 +19,7 @@ from labrig.capture.devices import DeviceInfo, DeviceKind
 from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover_virtual
 from labrig.capture.frame_access import FrameOutOfRangeError, FrameReader, FrameUnreadableError
 from labrig.capture.importer import import_media
-from labrig.capture.integrity import verify_store
+from labrig.capture.integrity import Selection, verify_store
 from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
 from labrig.capture.media import (
     CaptureMedia,
@@ -78,6 +78,7 @@ __all__ = [
     "RecoveryReport",
     "SceneName",
     "SceneSwitch",
+    "Selection",
     "Verification",
     "VirtualCamera",
     "WatchFolderIngestor",

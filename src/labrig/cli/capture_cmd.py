@@ -7,6 +7,7 @@ import argparse
 import signal
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ from sqlalchemy import select
 
 from labrig.access import AccessControl
 from labrig.bootstrap import bootstrap
-from labrig.capture import WatchFolderIngestor, create_session, import_media, verify_store
+from labrig.capture import (
+    Selection,
+    WatchFolderIngestor,
+    create_session,
+    import_media,
+    verify_store,
+)
 from labrig.capture.adopt import adopt_orphans
 from labrig.capture.posthoc_sync import SYNC_METHODS
 from labrig.capture.rigs import get_rig
@@ -59,7 +66,21 @@ def add_parser(commands: Any) -> None:
     )
     imp.set_defaults(run=run_import)
     verify = commands.add_parser(
-        "verify", help="re-hash every stored blob and check every manifest"
+        "verify",
+        help="re-hash every stored blob and check every manifest (or only part of a large store)",
+    )
+    verify.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only what was stored since WHEN: a local date (2026-12-01), a date and time "
+        "(2026-12-01T08:00), or days ago (7d)",
+    )
+    verify.add_argument(
+        "--unchecked-days",
+        metavar="N",
+        type=int,
+        help="only blobs not found whole in the last N days (never checked ones included), "
+        "oldest check first",
     )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(run=run_verify)
@@ -135,12 +156,18 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    selection = Selection(
+        stored_since=_when(args.since) if args.since is not None else None,
+        unchecked_since=_days_ago(args.unchecked_days) if args.unchecked_days is not None else None,
+    )
     with store_for(args) as store:
-        report = verify_store(store)
+        report = verify_store(store, selection=selection)
     if args.json:
         print_json(
             {
                 "ok": not report.problems,
+                "full": report.full,
+                "recorded": report.recorded,
                 "blobs_checked": report.blobs_checked,
                 "captures_checked": report.captures_checked,
                 "problems": [vars(p) for p in report.problems],
@@ -148,6 +175,16 @@ def run_verify(args: argparse.Namespace) -> int:
         )
     else:
         print(f"Checked {report.blobs_checked} blobs and {report.captures_checked} captures.")
+        if not report.full:
+            print(
+                "A partial check: files no catalog row references and catalog text are looked at "
+                "by the full 'labrig verify'."
+            )
+        if not report.recorded:
+            print(
+                "The catalog refuses writes (it is damaged): when each blob was found whole is not "
+                "kept."
+            )
         for p in report.problems:
             print(f"  MISMATCH {p.subject}: {p.problem}")
         print(
@@ -158,6 +195,27 @@ def run_verify(args: argparse.Namespace) -> int:
             )
         )
     return 1 if report.problems else 0
+
+
+def _when(text: str) -> datetime:
+    """``--since``: a local date or date and time, or a number of days ago, as an aware time."""
+    value = text.strip()
+    if value.endswith("d") and value[:-1].isdigit():
+        return _days_ago(int(value[:-1]))
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"--since takes a date (2026-12-01), a date and time (2026-12-01T08:00) or a number "
+            f"of days ago (7d), not '{text}'"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.astimezone()  # local time
+
+
+def _days_ago(days: int) -> datetime:
+    if days < 0:
+        raise UsageError(f"a number of days cannot be negative ({days}); give 0 or more")
+    return datetime.now(UTC) - timedelta(days=days)
 
 
 def run_recover(args: argparse.Namespace) -> int:

@@ -21,7 +21,9 @@ class Blob(Base):
     ext: Mapped[str] = mapped_column(String(16))
     size: Mapped[int] = mapped_column(BigInteger)
     kind: Mapped[str] = mapped_column(String(32))  # media, timestamps or manifest
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    #: when ``labrig verify`` last found it whole (None: not since migration 0017)
+    verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
 
 
 class DeviceRecord(Base):

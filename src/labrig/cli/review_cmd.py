@@ -11,7 +11,13 @@ from labrig.cli.common import services_for
 from labrig.cli.output import print_json
 from labrig.domain.corrections import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
-from labrig.review import ReviewedResult, RevisionView
+from labrig.review import (
+    ResultQuery,
+    ResultStatusFilter,
+    ReviewedResult,
+    ReviewFilter,
+    RevisionView,
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -19,7 +25,24 @@ def add_parser(commands: Any) -> None:
         "review", help="results a reviewer checks: list, show, revise, correct, undo, approve"
     )
     sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
-    listing = sub.add_parser("list", help="every result with its status and number of revisions")
+    listing = sub.add_parser(
+        "list", help="results with their status and number of revisions, a page at a time"
+    )
+    listing.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="results whose subject code, protocol or operator starts with TEXT (any letter "
+        "case), or whose result or attempt id does",
+    )
+    listing.add_argument(
+        "--status", choices=[s.value for s in ResultStatusFilter], help="only results so marked"
+    )
+    listing.add_argument(
+        "--review", choices=[r.value for r in ReviewFilter], help="only revised or unrevised ones"
+    )
+    listing.add_argument("--newest-first", action="store_true", help="newest first (else oldest)")
+    listing.add_argument("--limit", type=int, metavar="N", help="at most N results (a page)")
+    listing.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=run_list)
     show = sub.add_parser(
@@ -142,13 +165,29 @@ def _revision_arguments(parser: argparse.ArgumentParser, *, reason: str | None =
 
 
 def run_list(args: argparse.Namespace) -> int:
+    query = ResultQuery(
+        search=args.search,
+        status=ResultStatusFilter(args.status) if args.status else None,
+        review=ReviewFilter(args.review) if args.review else None,
+        newest_first=args.newest_first,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    paged = query.limit is not None or query.offset > 0
     with services_for(args) as services:
-        results = services.governance.revisions.results()
+        revisions = services.governance.revisions
+        results = revisions.results(query)
+        total = revisions.count(query) if paged and not args.json else len(results)
     if args.json:
         print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0
     if not results:
-        print("No results yet. Analyse an attempt first (for example 'labrig demo').")
+        filtered = query.search or query.status or query.review or query.offset
+        print(
+            "No result matches."
+            if filtered
+            else "No results yet. Analyse an attempt first (for example 'labrig demo')."
+        )
     for r in results:
         flags = ", ".join(
             f
@@ -161,10 +200,14 @@ def run_list(args: argparse.Namespace) -> int:
         )
         print(
             f"{r.result_id}  {r.status:<9} {r.revisions:>2} revision(s)  attempt {r.attempt_id[:8]}"
-            f"  {r.created_at[:19]}{f'  ({flags})' if flags else ''}"
+            f"  {r.subject_code or '?'} / {r.protocol or '?'}  {r.created_at[:19]}"
+            f"{f'  ({flags})' if flags else ''}"
         )
         for reason in r.flags:
             print(f"    flagged: {reason} ('labrig review reprocess {r.result_id[:12]}')")
+    if paged and results:
+        first = query.offset + 1
+        print(f"Results {first}–{query.offset + len(results)} of {total}.")
     return 0
 
 

@@ -12,6 +12,7 @@ current calibrations).
 """
 
 from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
+from labrig.review.listing import ResultQuery, ResultStatusFilter, ReviewFilter
 from labrig.review.player import Overlay, PlayerCamera, ResultMedia
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState
@@ -49,6 +50,9 @@ __all__ = [
     "Reprocessed",
     "ResultMedia",
     "ResultNotPublishedError",
+    "ResultQuery",
+    "ResultStatusFilter",
+    "ReviewFilter",
     "ReviewListRow",
     "ReviewedResult",
     "ReviewedResults",

@@ -45,7 +45,13 @@ from labrig.review.effective import (
     operations_of,
     tracked_input,
 )
-from labrig.review.listing import ResultSummary, list_results
+from labrig.review.listing import (
+    EVERY_RESULT,
+    ResultQuery,
+    ResultSummary,
+    count_results,
+    list_results,
+)
 from labrig.review.records import (
     ResultNotPublishedError,
     RevisionConflictError,
@@ -347,6 +353,11 @@ class RevisionService:
         with self.store.read() as session:
             return reviewed_in(session, find_result(session, result_id), self.store)
 
-    def results(self) -> list[ResultSummary]:
-        """Every result, oldest first, with its number of revisions."""
-        return list_results(self.store)
+    def results(self, query: ResultQuery = EVERY_RESULT) -> list[ResultSummary]:
+        """The results ``query`` asks for (every one, oldest first, by default), each with its
+        number of revisions."""
+        return list_results(self.store, query)
+
+    def count(self, query: ResultQuery = EVERY_RESULT) -> int:
+        """How many results ``query`` finds, on every page."""
+        return count_results(self.store, query)

@@ -17,11 +17,15 @@ from labrig.domain.corrections import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
+from labrig.review.listing import ResultQuery, ResultStatusFilter
 from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
 from labrig.store import Store
+
+#: the newest published results the Review screen lists
+REVIEW_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -91,28 +95,23 @@ def head_of(reviewed: ReviewedResult) -> str:
 
 
 def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewListRow]:
-    """Every published result, newest first, with its subject and attempt when the Results
-    list knows them."""
-    attempts = {a.attempt_id: a for a in list_attempts(store)}
-    rows = []
-    for summary in reversed(revisions.results()):
-        if summary.status != "published":
-            continue
-        attempt = attempts.get(summary.attempt_id)
-        rows.append(
-            ReviewListRow(
-                result_id=summary.result_id,
-                attempt_id=summary.attempt_id,
-                subject_code=attempt.subject_code if attempt else None,
-                protocol=attempt.protocol if attempt else None,
-                attempt_number=attempt.number if attempt else None,
-                created_at=summary.created_at,
-                degraded=summary.degraded,
-                revisions=summary.revisions,
-                superseded=summary.superseded,
-            )
+    """The newest published results (:data:`REVIEW_LIMIT`), newest first, with their subject and
+    attempt: one page read through the date index (``labrig review list`` pages through all)."""
+    query = ResultQuery(status=ResultStatusFilter.PUBLISHED, newest_first=True, limit=REVIEW_LIMIT)
+    return [
+        ReviewListRow(
+            result_id=summary.result_id,
+            attempt_id=summary.attempt_id,
+            subject_code=summary.subject_code,
+            protocol=summary.protocol,
+            attempt_number=summary.attempt_number,
+            created_at=summary.created_at,
+            degraded=summary.degraded,
+            revisions=summary.revisions,
+            superseded=summary.superseded,
         )
-    return rows
+        for summary in revisions.results(query)
+    ]
 
 
 def read_reviewer(access: AccessControl) -> ReviewerState:

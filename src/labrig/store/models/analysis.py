@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from labrig.store.models.base import Base
@@ -57,6 +57,8 @@ class AnalysisResultRecord(Base):
     """
 
     __tablename__ = "analysis_results"
+    # the lists page through results by date (migration 0018)
+    __table_args__ = (Index("ix_analysis_results_created_at", "created_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     attempt_id: Mapped[str] = mapped_column(String(36), ForeignKey("attempts.id"), index=True)

@@ -50,7 +50,7 @@ class CaptureSession(Base):
     __tablename__ = "sessions"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    subject_code: Mapped[str] = mapped_column(String(128))
+    subject_code: Mapped[str] = mapped_column(String(128), index=True)
     protocol: Mapped[str] = mapped_column(String(128))
     operator: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -114,7 +114,7 @@ class Attempt(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     session_id: Mapped[str] = mapped_column(String(36), ForeignKey("sessions.id"), index=True)
     number: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     # why it is not a normal attempt (its recording was interrupted); None for most
     note: Mapped[str | None] = mapped_column(Text)
 

@@ -1,0 +1,204 @@
+"""The review list a page at a time: search, filters, order and counts agree with the whole list
+filtered by hand, and a page is served by the date index, not by sorting every result."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from labrig.errors import UsageError
+from labrig.review.listing import (
+    ResultQuery,
+    ResultStatusFilter,
+    ReviewFilter,
+    count_results,
+    list_results,
+)
+from labrig.store import Store, utcnow
+from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, ResultRevision
+from tests.conftest import BACKENDS, store_on
+
+SUBJECTS = ("S0001", "S0002", "P-010", "s_lower")
+PROTOCOLS = ("gait-overground", "reach-left", "100%_effort")
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Store:
+    return store_on(request, request.param)
+
+
+def _catalog(store: Store, attempts: int = 36) -> list[dict[str, Any]]:
+    """``attempts`` attempts over sessions of every subject and protocol, each with one result
+    (every 5th blocked, every 4th published degraded, every 3rd revised, every 7th reprocessed: a
+    second, newer result of the same attempt). Returns each result's facts, for filtering by
+    hand."""
+    start, facts = utcnow() - timedelta(days=900), []
+    with store.write() as session:
+        for i in range(attempts):
+            session_id, attempt_id = str(uuid.uuid4()), str(uuid.uuid4())
+            subject, protocol = SUBJECTS[i % len(SUBJECTS)], PROTOCOLS[i % len(PROTOCOLS)]
+            operator = f"tech{i % 3}"
+            when = start + timedelta(days=25 * i)
+            session.add(
+                CaptureSession(
+                    id=session_id,
+                    subject_code=subject,
+                    protocol=protocol,
+                    operator=operator,
+                    created_at=when,
+                )
+            )
+            session.flush()  # no relationships: the rows go in the order they are flushed
+            session.add(Attempt(id=attempt_id, session_id=session_id, number=1, created_at=when))
+            session.flush()
+            for k in range(2 if i % 7 == 0 else 1):
+                result_id = str(uuid.uuid4())
+                status = "blocked" if i % 5 == 0 else "published"
+                degraded = status == "published" and i % 4 == 0
+                made = when + timedelta(hours=1 + k)
+                session.add(
+                    AnalysisResultRecord(
+                        id=result_id,
+                        attempt_id=attempt_id,
+                        status=status,
+                        degraded=degraded,
+                        reasons="[]",
+                        document=json.dumps({"schema": "labrig.result/1"}),
+                        digest="0" * 64,
+                        created_at=made,
+                    )
+                )
+                session.flush()
+                revised = i % 3 == 0 and status == "published"
+                if revised:
+                    session.add(
+                        ResultRevision(
+                            id=str(uuid.uuid4()),
+                            result_id=result_id,
+                            number=1,
+                            base_id=result_id,
+                            reviewer="rev",
+                            reason="checked",
+                            document="{}",
+                            digest="1" * 64,
+                            created_at=made + timedelta(minutes=5),
+                        )
+                    )
+                facts.append(
+                    {
+                        "result_id": result_id,
+                        "attempt_id": attempt_id,
+                        "subject": subject,
+                        "protocol": protocol,
+                        "operator": operator,
+                        "status": status,
+                        "degraded": degraded,
+                        "revised": revised,
+                        "made": made,
+                        "superseded": k == 0 and i % 7 == 0,
+                    }
+                )
+    return sorted(facts, key=lambda f: (f["made"], f["result_id"]))
+
+
+def test_pages_put_together_are_the_whole_list_in_order(store: Store) -> None:
+    facts = _catalog(store)
+    every = list_results(store)
+    assert [r.result_id for r in every] == [f["result_id"] for f in facts]
+    assert [r.superseded for r in every] == [f["superseded"] for f in facts]
+    assert [r.revisions for r in every] == [int(f["revised"]) for f in facts]
+    assert every[0].subject_code == facts[0]["subject"] and every[0].attempt_number == 1
+    assert count_results(store) == len(facts)
+    for newest_first in (False, True):
+        pages, offset = [], 0
+        while page := list_results(
+            store, ResultQuery(limit=7, offset=offset, newest_first=newest_first)
+        ):
+            assert len(page) <= 7
+            pages += page
+            offset += 7
+        expected = [f["result_id"] for f in (reversed(facts) if newest_first else facts)]
+        assert [r.result_id for r in pages] == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "keep"),
+    [
+        (ResultQuery(search="s000"), lambda f: f["subject"].lower().startswith("s000")),
+        (ResultQuery(search="S_"), lambda f: f["subject"] == "s_lower"),  # "_" is not a wildcard
+        (ResultQuery(search="REACH"), lambda f: f["protocol"] == "reach-left"),
+        (ResultQuery(search="100%"), lambda f: f["protocol"] == "100%_effort"),  # nor is "%"
+        (ResultQuery(search="tech1"), lambda f: f["operator"] == "tech1"),
+        (ResultQuery(status=ResultStatusFilter.BLOCKED), lambda f: f["status"] == "blocked"),
+        (ResultQuery(status=ResultStatusFilter.PUBLISHED), lambda f: f["status"] == "published"),
+        (ResultQuery(status=ResultStatusFilter.DEGRADED), lambda f: f["degraded"]),
+        (ResultQuery(review=ReviewFilter.REVISED), lambda f: f["revised"]),
+        (ResultQuery(review=ReviewFilter.UNREVISED), lambda f: not f["revised"]),
+        (
+            ResultQuery(search="p-0", status=ResultStatusFilter.PUBLISHED),
+            lambda f: f["subject"] == "P-010" and f["status"] == "published",
+        ),
+    ],
+)
+def test_search_and_filters_find_what_filtering_by_hand_finds(
+    store: Store, query: ResultQuery, keep: Any
+) -> None:
+    facts = _catalog(store)
+    expected = [f["result_id"] for f in facts if keep(f)]
+    assert expected, "the catalog holds no such result: the case tests nothing"
+    assert [r.result_id for r in list_results(store, query)] == expected
+    assert count_results(store, query) == len(expected)
+
+
+def test_an_id_prefix_finds_its_result_and_dates_bound_the_list(store: Store) -> None:
+    facts = _catalog(store)
+    one = facts[5]
+    found = list_results(store, ResultQuery(search=one["result_id"][:8]))
+    assert [r.result_id for r in found] == [one["result_id"]]
+    by_attempt = list_results(store, ResultQuery(search=one["attempt_id"][:13]))
+    assert one["result_id"] in [r.result_id for r in by_attempt]
+    since, until = facts[10]["made"], facts[20]["made"]
+    window = list_results(store, ResultQuery(since=since, until=until))
+    assert [r.result_id for r in window] == [f["result_id"] for f in facts[10:20]]
+
+
+def test_a_page_that_is_not_one_is_refused() -> None:
+    with pytest.raises(UsageError, match="--limit must be at least 1"):
+        ResultQuery(limit=0)
+    with pytest.raises(UsageError, match="cannot be negative"):
+        ResultQuery(offset=-1)
+
+
+def test_a_page_is_read_through_the_date_index_without_sorting_every_result(
+    sqlite_store: Store,
+) -> None:
+    store = sqlite_store
+    _catalog(store)
+    sent: list[tuple[str, Any]] = []
+
+    def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
+        sent.append((statement, parameters))
+
+    from sqlalchemy import event
+
+    event.listen(store.engine, "before_cursor_execute", capture)
+    try:
+        list_results(store, ResultQuery(newest_first=True, limit=50))
+    finally:
+        event.remove(store.engine, "before_cursor_execute", capture)
+    statement, parameters = next((s, p) for s, p in sent if "FROM analysis_results" in s)
+    with store.read() as session:
+        plan = [
+            str(row[-1])
+            for row in session.connection().exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + statement, parameters
+            )
+        ]
+        assert session.execute(text("SELECT 1")).scalar() == 1
+    assert any("ix_analysis_results_created_at" in step for step in plan), plan
+    assert not any("TEMP B-TREE FOR ORDER BY" in step for step in plan), plan

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -133,7 +134,7 @@ class Dispatcher:
     def deliver(self, consumer: Consumer, event: EventRecord) -> Outcome:
         """Deliver one event to one consumer, exactly once in effect (its cursor moves at the next
         pass)."""
-        with self.store.write() as session:
+        with _no_room_stops_the_pass(), self.store.write() as session:
             if session.get(InboxEntry, (consumer.name, event.event_id)) is not None:
                 return Outcome.DUPLICATE
             outcome = self._deliver_in(session, consumer, event)
@@ -149,9 +150,10 @@ class Dispatcher:
         dispatcher has its deliveries now (``wait``: wait for it instead)."""
         counts = dict.fromkeys(Outcome, 0)
         if consumer.name not in self._ensured:
-            self.cursors.ensure(self.store, consumer)
+            with _no_room_stops_the_pass():
+                self.cursors.ensure(self.store, consumer)
             self._ensured.add(consumer.name)
-        with self.store.write() as session:
+        with _no_room_stops_the_pass(), self.store.write() as session:
             if not self.cursors.claim(session, consumer, wait=wait):
                 return counts
             horizon = self.cursors.horizon(session)
@@ -329,3 +331,17 @@ def events_after(store: Store, seq: int, limit: int = 1000) -> list[EventRecord]
             select(OutboxEvent).where(OutboxEvent.seq > seq).order_by(OutboxEvent.seq).limit(limit)
         )
         return [EventRecord.from_row(row) for row in rows]
+
+
+@contextmanager
+def _no_room_stops_the_pass() -> Iterator[None]:
+    """A write the full disk refused, its commit included, stops the pass with the typed refusal:
+    no delivery can be recorded now, and the events wait for the next pass."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except Exception as exc:
+        if full := disk_full(exc, UNDELIVERED):
+            raise full from exc
+        raise

@@ -21,6 +21,7 @@ import pytest
 
 from labrig.errors import CatalogMissingError, DatabaseCorruptError
 from labrig.store import check_openable, open_store, paths
+from labrig.store.dialects import sqlite as sqlite_dialect
 from tests.conftest import PostgresDatabases
 from tests.support.cli import assert_typed, labrig, store_with_a_capture
 
@@ -208,3 +209,47 @@ def test_an_empty_postgresql_catalog_beside_committed_captures_is_refused(
         assert opened.dialect == "postgresql" and opened.meta("app") == "labrig"
     finally:
         opened.close()
+
+
+def test_a_catalog_too_large_to_read_whole_at_open_is_checked_by_its_length_and_met_damage(
+    captured: Path, tmp_path: Path
+) -> None:
+    """Past the size every page is read at open (QUICK_CHECK_BYTES), a catalog is opened after a
+    look at its header, length and schema: a truncated copy is still refused, unchanged; damaged
+    pages are found when a command reads them, and said with the catalog's code."""
+    store = _copy(captured, tmp_path)
+    db = store / paths.DB_FILENAME
+    whole = db.read_bytes()
+    with sqlite3.connect(f"{db.as_uri()}?mode=ro&immutable=1", uri=True) as conn:
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        (root,) = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'captures'"
+        ).fetchone()
+    conn.close()
+    with db.open("r+b") as fh:  # the captures' page, not the schema's
+        fh.seek((root - 1) * page_size)
+        page = fh.read(page_size)
+        fh.seek((root - 1) * page_size)
+        fh.write(bytes(b ^ 0xFF for b in page))
+    damaged = db.read_bytes()
+    with pytest.raises(DatabaseCorruptError):  # read whole at open: refused
+        sqlite_dialect.inspect_file(db)
+    facts = sqlite_dialect.inspect_file(db, quick_check_bytes=0)  # too large to read whole
+    assert "labrig_meta" in facts.tables and facts.revision is not None
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        with pytest.raises(sqlite3.DatabaseError) as met:
+            conn.execute("SELECT * FROM captures").fetchall()
+    finally:
+        conn.close()
+    typed = sqlite_dialect.damaged_pages(met.value)
+    assert typed is not None and typed.code == "LABRIG_DB_CORRUPT", met.value
+    assert "labrig doctor" in typed.message
+    assert sqlite_dialect.damaged_pages(sqlite3.OperationalError("database is locked")) is None
+    assert db.read_bytes() == damaged
+
+    db.write_bytes(whole)
+    _truncate_to_half(db)
+    with pytest.raises(DatabaseCorruptError, match="header counts"):
+        sqlite_dialect.inspect_file(db, quick_check_bytes=0)
+    assert not _companion(db, "-wal").exists()

@@ -27,6 +27,11 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: header bytes 18 and 19 (the file format's write and read versions): 2 in WAL mode
 _WAL_FORMAT = b"\x02\x02"
 BUSY_TIMEOUT_MS = 15_000
+#: a catalog up to this size has every page read at each open (SQLite's quick_check, about 0.75 s
+#: a GB here); a larger one has its header, length and schema checked, and the whole-file check
+#: (:class:`PageCheck`) runs behind the window and in 'labrig doctor', so browsing a catalog of
+#: 100,000 attempts does not wait seconds at each command
+QUICK_CHECK_BYTES = 256 * 1024 * 1024
 READ_ONLY_OPTION = "labrig_read_only"
 
 
@@ -39,8 +44,11 @@ class FileFacts:
     revision: str | None
 
 
-def inspect_file(path: Path) -> FileFacts:
-    """Look at ``path`` without modifying it; raise a typed error if it is not ours.
+def inspect_file(path: Path, quick_check_bytes: int = QUICK_CHECK_BYTES) -> FileFacts:
+    """Look at ``path`` without modifying it; raise a typed error if it is not ours or damaged.
+
+    Every page is read when the file is at most ``quick_check_bytes`` long; a longer file is
+    checked against its header's page count (a truncated file is refused) and its schema read.
 
     Opened read-only (``mode=ro``) and before any pragma, so a foreign or corrupt file is refused
     byte-for-byte unchanged. A read-only connection to a WAL database creates its ``-wal`` and
@@ -51,7 +59,7 @@ def inspect_file(path: Path) -> FileFacts:
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return FileFacts(False, frozenset(), None)
     with open_regular(path) as fh:  # a folder or a FIFO named like the database: refused
-        header = fh.read(len(SQLITE_HEADER) + 4)
+        header = fh.read(_HEADER_BYTES)
     if header[: len(SQLITE_HEADER)] != SQLITE_HEADER:
         raise DatabaseCorruptError(
             f"{path} is not an SQLite database (its header is wrong). Restore it from a backup, or "
@@ -59,8 +67,11 @@ def inspect_file(path: Path) -> FileFacts:
         )
     immutable = header[18:20] == _WAL_FORMAT and not _companion(path, "-wal").exists()
     uri = f"{path.as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
+    size = path.stat().st_size
     try:
-        tables, revision = _read_tables(uri)
+        if size > quick_check_bytes and immutable:  # in use, a checkpoint may be extending it
+            _check_length(header, size)
+        tables, revision = _read_tables(uri, check_pages=size <= quick_check_bytes)
     except sqlite3.DatabaseError as exc:
         raise DatabaseCorruptError(
             f"{path} is damaged ({exc}). Restore it from a backup or move it aside; "
@@ -75,11 +86,31 @@ def inspect_file(path: Path) -> FileFacts:
     return FileFacts(True, tables, revision)
 
 
-def _read_tables(uri: str) -> tuple[frozenset[str], str | None]:
-    """The tables of the database at ``uri`` and its Alembic revision, after a quick check."""
+#: the part of the file's header read before SQLite opens it (the format's first 100 bytes)
+_HEADER_BYTES = 100
+
+
+def _check_length(header: bytes, size: int) -> None:
+    """Raise when the file is shorter than the pages its header counts (a truncated copy). The
+    count is the header's own only while its "valid for" number matches its change counter (a
+    writer of SQLite before 3.7.0 leaves it stale: then nothing is concluded)."""
+    if len(header) < _HEADER_BYTES or header[92:96] != header[24:28]:
+        return
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and size < pages * page_size:
+        raise sqlite3.DatabaseError(
+            f"the file is {size} bytes long but its header counts {pages} pages of {page_size}"
+        )
+
+
+def _read_tables(uri: str, *, check_pages: bool) -> tuple[frozenset[str], str | None]:
+    """The tables of the database at ``uri`` and its Alembic revision, after a quick check of
+    every page when ``check_pages``."""
     conn = sqlite3.connect(uri, uri=True)
     try:
-        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+        if check_pages and conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
             raise sqlite3.DatabaseError("quick_check failed")
         tables = frozenset(
             r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -97,6 +128,20 @@ def _read_tables(uri: str) -> tuple[frozenset[str], str | None]:
 PAGE_CHECK_LIMIT = 20
 #: what the driver raises when the pages themselves are damaged (any other error is not evidence)
 _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def damaged_pages(exc: BaseException) -> DatabaseCorruptError | None:
+    """The typed refusal for ``exc`` when SQLite says the pages it read are damaged (directly or as
+    the ``orig`` of a SQLAlchemy error): a large catalog is not read whole at open, so a command may
+    meet its damage midway. Else None."""
+    cause = getattr(exc, "orig", None) or exc
+    if getattr(cause, "sqlite_errorcode", 0) & 0xFF not in _DAMAGE_CODES:
+        return None
+    return DatabaseCorruptError(
+        f"the catalog is damaged ({cause}); the command stopped and its transaction was rolled "
+        "back. Run 'labrig doctor', which checks every page and refuses writes until the catalog "
+        "is restored from a backup"
+    )
 
 
 class PageCheck:

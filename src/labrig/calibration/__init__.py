@@ -12,69 +12,136 @@ their calibrated cameras), ``rig_captures`` (a rig recording's frames paired by 
 projection, N-view triangulation).
 """
 
-from labrig.calibration.board_captures import (
-    CalibrationOutcome,
-    CaptureChoice,
-    calibrate_from_capture,
-    committed_captures,
-)
-from labrig.calibration.boards import Board, Detection, load_boards, named_board, parse_board
-from labrig.calibration.camera import (
-    COVERAGE_GRID,
-    BoardNotFoundError,
-    CalibrationBinding,
-    CalibrationResult,
-    CalibrationThresholds,
-    CaptureSource,
-    View,
-    bind,
-    calibrate,
-    calibrate_views,
-    detect_views,
-)
-from labrig.calibration.geometry import Pose, normalised, project
-from labrig.calibration.images import load_views
-from labrig.calibration.plane import (
-    PlaneMovingError,
-    PlaneTooShortError,
-    pixels_to_mm,
-    plane_homography,
-    still_plane_view,
-)
-from labrig.calibration.rig_captures import pair_instants
-from labrig.calibration.rig_service import (
-    RigCalibrationDetail,
-    RigCalibrationOutcome,
-    RigCalibrationService,
-    RigCalibrationSummary,
-    RigRecordingChoice,
-)
-from labrig.calibration.rig_stored import (
-    CalibratedCamera,
-    RigCalibrationNotFoundError,
-    StoredRigCalibration,
-    current_rig_calibration,
-    load_rig_calibration,
-    rig_calibrations,
-)
-from labrig.calibration.service import CalibrationService
-from labrig.calibration.stored import (
-    Readiness,
-    StoredCalibration,
-    current_calibration,
-    load_calibration,
-    save_calibration,
-)
-from labrig.calibration.triangulation import Triangulated, triangulate, triangulate_views
-from labrig.calibration.views import (
-    CalibrationDetail,
-    CalibrationSummary,
-    Validity,
-    ViewError,
-    list_calibrations,
-    load_calibration_detail,
-    load_view_frame,
-)
+from typing import TYPE_CHECKING
+
+from labrig.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from labrig.calibration.board_captures import (
+        CalibrationOutcome,
+        CaptureChoice,
+        calibrate_from_capture,
+        committed_captures,
+    )
+    from labrig.calibration.boards import Board, Detection, load_boards, named_board, parse_board
+    from labrig.calibration.camera import (
+        COVERAGE_GRID,
+        BoardNotFoundError,
+        CalibrationBinding,
+        CalibrationResult,
+        CalibrationThresholds,
+        CaptureSource,
+        View,
+        bind,
+        calibrate,
+        calibrate_views,
+        detect_views,
+    )
+    from labrig.calibration.geometry import Pose, normalised, project
+    from labrig.calibration.images import load_views
+    from labrig.calibration.plane import (
+        PlaneMovingError,
+        PlaneTooShortError,
+        pixels_to_mm,
+        plane_homography,
+        still_plane_view,
+    )
+    from labrig.calibration.rig_captures import pair_instants
+    from labrig.calibration.rig_service import (
+        RigCalibrationDetail,
+        RigCalibrationOutcome,
+        RigCalibrationService,
+        RigCalibrationSummary,
+        RigRecordingChoice,
+    )
+    from labrig.calibration.rig_stored import (
+        CalibratedCamera,
+        RigCalibrationNotFoundError,
+        StoredRigCalibration,
+        current_rig_calibration,
+        load_rig_calibration,
+        rig_calibrations,
+    )
+    from labrig.calibration.service import CalibrationService
+    from labrig.calibration.stored import (
+        Readiness,
+        StoredCalibration,
+        current_calibration,
+        load_calibration,
+        save_calibration,
+    )
+    from labrig.calibration.triangulation import Triangulated, triangulate, triangulate_views
+    from labrig.calibration.views import (
+        CalibrationDetail,
+        CalibrationSummary,
+        Validity,
+        ViewError,
+        list_calibrations,
+        load_calibration_detail,
+        load_view_frame,
+    )
+
+#: each name and the module of this package that defines it, imported at first use
+_FROM = {
+    "CalibrationOutcome": "board_captures",
+    "CaptureChoice": "board_captures",
+    "calibrate_from_capture": "board_captures",
+    "committed_captures": "board_captures",
+    "Board": "boards",
+    "Detection": "boards",
+    "load_boards": "boards",
+    "named_board": "boards",
+    "parse_board": "boards",
+    "BoardNotFoundError": "camera",
+    "COVERAGE_GRID": "camera",
+    "CalibrationBinding": "camera",
+    "CalibrationResult": "camera",
+    "CalibrationThresholds": "camera",
+    "CaptureSource": "camera",
+    "View": "camera",
+    "bind": "camera",
+    "calibrate": "camera",
+    "calibrate_views": "camera",
+    "detect_views": "camera",
+    "Pose": "geometry",
+    "normalised": "geometry",
+    "project": "geometry",
+    "load_views": "images",
+    "PlaneMovingError": "plane",
+    "PlaneTooShortError": "plane",
+    "pixels_to_mm": "plane",
+    "plane_homography": "plane",
+    "still_plane_view": "plane",
+    "pair_instants": "rig_captures",
+    "RigCalibrationDetail": "rig_service",
+    "RigCalibrationOutcome": "rig_service",
+    "RigCalibrationService": "rig_service",
+    "RigCalibrationSummary": "rig_service",
+    "RigRecordingChoice": "rig_service",
+    "CalibratedCamera": "rig_stored",
+    "RigCalibrationNotFoundError": "rig_stored",
+    "StoredRigCalibration": "rig_stored",
+    "current_rig_calibration": "rig_stored",
+    "load_rig_calibration": "rig_stored",
+    "rig_calibrations": "rig_stored",
+    "CalibrationService": "service",
+    "Readiness": "stored",
+    "StoredCalibration": "stored",
+    "current_calibration": "stored",
+    "load_calibration": "stored",
+    "save_calibration": "stored",
+    "Triangulated": "triangulation",
+    "triangulate": "triangulation",
+    "triangulate_views": "triangulation",
+    "CalibrationDetail": "views",
+    "CalibrationSummary": "views",
+    "Validity": "views",
+    "ViewError": "views",
+    "list_calibrations": "views",
+    "load_calibration_detail": "views",
+    "load_view_frame": "views",
+}
+__getattr__ = lazy_attributes(__name__, _FROM)
 
 __all__ = [
     "COVERAGE_GRID",

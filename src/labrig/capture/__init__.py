@@ -15,38 +15,97 @@ read back; ``frame_access``, any frame by its stored index, for the player); ``r
 recorded in a rig); ``verdicts`` (a device's verdict); ``service`` (the front ends' entry).
 """
 
-from labrig.capture.devices import DeviceInfo, DeviceKind
-from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover_virtual
-from labrig.capture.frame_access import FrameOutOfRangeError, FrameReader, FrameUnreadableError
-from labrig.capture.importer import import_media
-from labrig.capture.integrity import Selection, verify_store
-from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
-from labrig.capture.media import (
-    CaptureMedia,
-    CaptureMissingError,
-    FileNameNotUtf8Error,
-    iter_frames,
-    iter_luma,
-    load_capture,
-    open_video,
-)
-from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
-from labrig.capture.recovery import RecoveryReport, recover
-from labrig.capture.service import CaptureService, parse_mode
-from labrig.capture.sessions import PipelineStep, attempt_names, create_attempt, create_session
-from labrig.capture.sink import FrameClock, now_ns, read_timestamps
-from labrig.capture.sources import FrameSource, Image, Mode
-from labrig.capture.verify import DeviceRefusedError, Verification
-from labrig.capture.virtual import (
-    DEFAULT_MODE,
-    MARKERS_DEVICE_ID,
-    SCENE_LABELS,
-    SCENE_PURPOSE,
-    SceneName,
-    SceneSwitch,
-    VirtualCamera,
-)
-from labrig.capture.watch import WatchFolderIngestor
+from typing import TYPE_CHECKING
+
+from labrig.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from labrig.capture.devices import DeviceInfo, DeviceKind
+    from labrig.capture.discovery import DiscoveryReport, DiscoverySettings, discover_virtual
+    from labrig.capture.frame_access import FrameOutOfRangeError, FrameReader, FrameUnreadableError
+    from labrig.capture.importer import import_media
+    from labrig.capture.integrity import Selection, verify_store
+    from labrig.capture.inventory import ANY_FORMAT, FRAME_KINDS, load_inventory
+    from labrig.capture.media import (
+        CaptureMedia,
+        CaptureMissingError,
+        FileNameNotUtf8Error,
+        iter_frames,
+        iter_luma,
+        load_capture,
+        open_video,
+    )
+    from labrig.capture.recorder import Recorder, RecorderState, RecorderStatus, status_json
+    from labrig.capture.recovery import RecoveryReport, recover
+    from labrig.capture.service import CaptureService, parse_mode
+    from labrig.capture.sessions import PipelineStep, attempt_names, create_attempt, create_session
+    from labrig.capture.sink import FrameClock, now_ns, read_timestamps
+    from labrig.capture.sources import FrameSource, Image, Mode
+    from labrig.capture.verify import DeviceRefusedError, Verification
+    from labrig.capture.virtual import (
+        DEFAULT_MODE,
+        MARKERS_DEVICE_ID,
+        SCENE_LABELS,
+        SCENE_PURPOSE,
+        SceneName,
+        SceneSwitch,
+        VirtualCamera,
+    )
+    from labrig.capture.watch import WatchFolderIngestor
+
+#: each name and the module of this package that defines it, imported at first use
+_FROM = {
+    "DeviceInfo": "devices",
+    "DeviceKind": "devices",
+    "DiscoveryReport": "discovery",
+    "DiscoverySettings": "discovery",
+    "discover_virtual": "discovery",
+    "FrameOutOfRangeError": "frame_access",
+    "FrameReader": "frame_access",
+    "FrameUnreadableError": "frame_access",
+    "import_media": "importer",
+    "Selection": "integrity",
+    "verify_store": "integrity",
+    "ANY_FORMAT": "inventory",
+    "FRAME_KINDS": "inventory",
+    "load_inventory": "inventory",
+    "CaptureMedia": "media",
+    "CaptureMissingError": "media",
+    "FileNameNotUtf8Error": "media",
+    "iter_frames": "media",
+    "iter_luma": "media",
+    "load_capture": "media",
+    "open_video": "media",
+    "Recorder": "recorder",
+    "RecorderState": "recorder",
+    "RecorderStatus": "recorder",
+    "status_json": "recorder",
+    "RecoveryReport": "recovery",
+    "recover": "recovery",
+    "CaptureService": "service",
+    "parse_mode": "service",
+    "PipelineStep": "sessions",
+    "attempt_names": "sessions",
+    "create_attempt": "sessions",
+    "create_session": "sessions",
+    "FrameClock": "sink",
+    "now_ns": "sink",
+    "read_timestamps": "sink",
+    "FrameSource": "sources",
+    "Image": "sources",
+    "Mode": "sources",
+    "DeviceRefusedError": "verify",
+    "Verification": "verify",
+    "DEFAULT_MODE": "virtual",
+    "MARKERS_DEVICE_ID": "virtual",
+    "SCENE_LABELS": "virtual",
+    "SCENE_PURPOSE": "virtual",
+    "SceneName": "virtual",
+    "SceneSwitch": "virtual",
+    "VirtualCamera": "virtual",
+    "WatchFolderIngestor": "watch",
+}
+__getattr__ = lazy_attributes(__name__, _FROM)
 
 __all__ = [
     "ANY_FORMAT",

@@ -3,53 +3,77 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import cast
 
 from labrig import __version__
-from labrig.cli import (
-    audit_cmd,
-    calibrate_cmd,
-    calibrate_rig_cmd,
-    capture_cmd,
-    demo_cmd,
-    devices_cmd,
-    doctor,
-    events_cmd,
-    export_cmd,
-    jobs_cmd,
-    releases_cmd,
-    review_cmd,
-    rigs_cmd,
-    sync_cmd,
-    users_cmd,
-)
 from labrig.errors import LabrigError
 from labrig.fsutil import disk_full
 from labrig.store import DB_ENV_VAR
+from labrig.store.dialects.sqlite import damaged_pages
 
-SUBCOMMANDS = (
-    doctor,
-    demo_cmd,
-    devices_cmd,
-    rigs_cmd,
-    capture_cmd,
-    calibrate_cmd,
-    calibrate_rig_cmd,
-    jobs_cmd,
-    releases_cmd,
-    events_cmd,
-    review_cmd,
-    users_cmd,
-    audit_cmd,
-    export_cmd,
-    sync_cmd,
-)
+#: each command and the module of ``labrig.cli`` that adds it (with its verbs), in the order of the
+#: help. A command line that names a command imports its module alone: 'labrig review list' loads
+#: neither OpenCV nor numpy nor the capture and calibration packages
+COMMAND_MODULES = {
+    "doctor": "doctor",
+    "demo": "demo_cmd",
+    "devices": "devices_cmd",
+    "record": "devices_cmd",
+    "rigs": "rigs_cmd",
+    "captures": "capture_cmd",
+    "import": "capture_cmd",
+    "verify": "capture_cmd",
+    "watch": "capture_cmd",
+    "recover": "capture_cmd",
+    "calibrate": "calibrate_cmd",
+    "calibrate-rig": "calibrate_rig_cmd",
+    "jobs": "jobs_cmd",
+    "worker": "jobs_cmd",
+    "releases": "releases_cmd",
+    "events": "events_cmd",
+    "review": "review_cmd",
+    "users": "users_cmd",
+    "audit": "audit_cmd",
+    "export": "export_cmd",
+    "sync": "sync_cmd",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules(argv: Sequence[str] | None = None) -> list[ModuleType]:
+    """The modules whose commands the parser of ``argv`` needs: the named command's alone, else
+    (no command, a misspelt one, ``--help``) every one, so the help and the error list them all."""
+    names = list(dict.fromkeys(COMMAND_MODULES.values()))
+    command = _command_named(sys.argv[1:] if argv is None else argv)
+    if command in COMMAND_MODULES:
+        names = [COMMAND_MODULES[command]]
+    return [importlib.import_module(f"labrig.cli.{name}") for name in names]
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv``: its first word that is not an option of ``labrig`` itself
+    or an option's value."""
+    pre = argparse.ArgumentParser(add_help=False)
+    for option in ("--store", "--db"):
+        pre.add_argument(option)
+    for flag in ("--version", "--self-test"):
+        pre.add_argument(flag, action="store_true")
+    pre.add_argument("command", nargs="?")
+    try:
+        known, _ = pre.parse_known_args(argv)
+    except SystemExit:  # an option without its value: the full parser says so
+        return None
+    return cast(str | None, known.command)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``argv`` (default: this process's arguments): with every command, or with
+    only the one ``argv`` names."""
     parser = argparse.ArgumentParser(
         prog="labrig",
         description="Labrig capture-and-analysis workstation. With no command, opens the window.",
@@ -74,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         "postgresql+psycopg://USER@HOST/DB (default: $LABRIG_DB, else SQLite in the data folder)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in SUBCOMMANDS:
+    for module in command_modules(argv):
         module.add_parser(commands)
     return parser
 
@@ -99,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # FFmpeg's own log lines (an H.264 encoder probed and missing, a codec's notes) would reach the
     # user's terminal under Labrig's output; OpenCV reads this when it first uses FFmpeg
     os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     if args.db:  # every store this process (and its children) opens uses it
         os.environ[DB_ENV_VAR] = args.db
     if args.self_test:  # scratch folders only: never --store or the user's data folder
@@ -119,11 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Python flushes stdout again at exit: point it at nothing so that flush cannot fail too
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a command ended by SIGPIPE
-    except Exception as exc:  # only a full disk is answered here; anything else is re-raised
-        full = disk_full(exc, STOPPED_FULL)
-        if full is None:
+    except Exception as exc:  # only a full disk or damaged pages met midway; else re-raised
+        typed = disk_full(exc, STOPPED_FULL) or damaged_pages(exc)
+        if typed is None:
             raise
-        print(f"labrig: {full.code}: {full.message}", file=sys.stderr)
+        print(f"labrig: {typed.code}: {typed.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -6,10 +6,12 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from labrig.bootstrap import Services, bootstrap
-from labrig.scenarios import release_health_check
 from labrig.store import Store, open_store
+
+if TYPE_CHECKING:
+    from labrig.bootstrap import Services
 
 
 @contextmanager
@@ -23,7 +25,11 @@ def store_for(args: argparse.Namespace, *, allow_missing_catalog: bool = False) 
 
 def workstation_services(store_root: str | Path | None) -> Services:
     """The services a front end runs on: the composition root, given the release health
-    check from above it."""
+    check from above it. Imported here: a command that reads only the store (a page of results)
+    does not load the capture, calibration and export packages at all."""
+    from labrig.bootstrap import bootstrap
+    from labrig.scenarios import release_health_check
+
     return bootstrap(store_root, health_check=release_health_check)
 
 

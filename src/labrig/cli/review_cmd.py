@@ -5,19 +5,22 @@ sign it off as reviewed or approved, reprocess one under the current calibration
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labrig.cli.common import services_for
+from labrig.cli.common import services_for, store_for
 from labrig.cli.output import print_json
-from labrig.domain.corrections import MAX_GAP, MIN_VALID, Operation, parse_operation
+from labrig.domain.correction_syntax import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
-from labrig.review import (
+from labrig.review.listing import (
     ResultQuery,
     ResultStatusFilter,
-    ReviewedResult,
     ReviewFilter,
-    RevisionView,
+    count_results,
+    list_results,
 )
+
+if TYPE_CHECKING:
+    from labrig.review import ReviewedResult, RevisionView
 
 
 def add_parser(commands: Any) -> None:
@@ -174,10 +177,9 @@ def run_list(args: argparse.Namespace) -> int:
         offset=args.offset,
     )
     paged = query.limit is not None or query.offset > 0
-    with services_for(args) as services:
-        revisions = services.governance.revisions
-        results = revisions.results(query)
-        total = revisions.count(query) if paged and not args.json else len(results)
+    with store_for(args) as store:  # a read of the catalog alone: no services are started
+        results = list_results(store, query)
+        total = count_results(store, query) if paged and not args.json else len(results)
     if args.json:
         print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0

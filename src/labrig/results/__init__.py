@@ -5,20 +5,47 @@ Modules: ``publish`` (the durable consumer that builds and publishes), ``views``
 ``flags`` (whether a result's calibration still holds).
 """
 
-from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
-from labrig.results.publish import PUBLISHER, WATCHED, build_document, publish_when_done
-from labrig.results.views import (
-    AttemptSummary,
-    ResultDetail,
-    ResultStatus,
-    StageState,
-    TrackSeries,
-    list_attempts,
-    load_result,
-    refreshes_results,
-    track_series,
-    units_words,
-)
+from typing import TYPE_CHECKING
+
+from labrig.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
+    from labrig.results.publish import PUBLISHER, WATCHED, build_document, publish_when_done
+    from labrig.results.views import (
+        AttemptSummary,
+        ResultDetail,
+        ResultStatus,
+        StageState,
+        TrackSeries,
+        list_attempts,
+        load_result,
+        refreshes_results,
+        track_series,
+        units_words,
+    )
+
+#: each name and the module of this package that defines it, imported at first use
+_FROM = {
+    "CalibrationFlag": "flags",
+    "CalibrationFlags": "flags",
+    "used_calibrations": "flags",
+    "PUBLISHER": "publish",
+    "WATCHED": "publish",
+    "build_document": "publish",
+    "publish_when_done": "publish",
+    "AttemptSummary": "views",
+    "ResultDetail": "views",
+    "ResultStatus": "views",
+    "StageState": "views",
+    "TrackSeries": "views",
+    "list_attempts": "views",
+    "load_result": "views",
+    "refreshes_results": "views",
+    "track_series": "views",
+    "units_words": "views",
+}
+__getattr__ = lazy_attributes(__name__, _FROM)
 
 __all__ = [
     "PUBLISHER",

@@ -15,15 +15,16 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from labrig.calibration.rig_stored import binding_digest, rig_binding
-from labrig.capture.rigs import Rig, list_rigs
 from labrig.store import Store, utcnow
 from labrig.store.models import CalibrationRecord, RigCalibrationRecord
+
+if TYPE_CHECKING:
+    from labrig.capture.rigs import Rig
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,8 @@ class CalibrationFlags:
                     None,
                 )
             ]
+        from labrig.calibration.rig_stored import binding_digest, rig_binding
+
         bound = binding_digest(rig_binding(rig))
         current = session.scalars(
             select(RigCalibrationRecord)
@@ -173,6 +176,10 @@ class CalibrationFlags:
 
     def _rig_named(self, name: str) -> Rig | None:
         if self._rigs is None:
+            # imported here: the rig modules load OpenCV, which a page of results without a rig
+            # calibration (and the command line's list) does not need
+            from labrig.capture.rigs import list_rigs
+
             self._rigs = {r.name: r for r in list_rigs(self.store)}
         return self._rigs.get(name)
 

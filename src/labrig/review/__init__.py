@@ -11,34 +11,76 @@ tracks to draw), ``views`` (the screens' reads), ``reprocess`` (a result analyse
 current calibrations).
 """
 
-from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
-from labrig.review.listing import ResultQuery, ResultStatusFilter, ReviewFilter
-from labrig.review.player import Overlay, PlayerCamera, ResultMedia
-from labrig.review.reprocess import Reprocessed, ReprocessService
-from labrig.review.reviewed import SignOffState
-from labrig.review.revisions import (
-    FieldValue,
-    ResultNotPublishedError,
-    ReviewedResult,
-    RevisionConflictError,
-    RevisionService,
-    RevisionView,
-    find_result,
-    reviewed_in,
-)
-from labrig.review.views import (
-    ReviewedResults,
-    ReviewerState,
-    ReviewListRow,
-    RevisedValue,
-    Shown,
-    head_of,
-    local_time,
-    read_review_list,
-    read_reviewer,
-    read_revised,
-    revised_values,
-)
+from typing import TYPE_CHECKING
+
+from labrig.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from labrig.review.effective import CorrectionUnsupportedError, EffectiveTracks
+    from labrig.review.listing import ResultQuery, ResultStatusFilter, ReviewFilter
+    from labrig.review.player import Overlay, PlayerCamera, ResultMedia
+    from labrig.review.reprocess import Reprocessed, ReprocessService
+    from labrig.review.reviewed import SignOffState
+    from labrig.review.revisions import (
+        FieldValue,
+        ResultNotPublishedError,
+        ReviewedResult,
+        RevisionConflictError,
+        RevisionService,
+        RevisionView,
+        find_result,
+        reviewed_in,
+    )
+    from labrig.review.views import (
+        ReviewedResults,
+        ReviewerState,
+        ReviewListRow,
+        RevisedValue,
+        Shown,
+        head_of,
+        local_time,
+        read_review_list,
+        read_reviewer,
+        read_revised,
+        revised_values,
+    )
+
+#: each name and the module of this package that defines it: imported at first use, so a reader of
+#: one module (the CLI's page of results reads ``listing``) does not load OpenCV and numpy with
+#: ``effective`` and ``player``
+_FROM = {
+    "CorrectionUnsupportedError": "effective",
+    "EffectiveTracks": "effective",
+    "ResultQuery": "listing",
+    "ResultStatusFilter": "listing",
+    "ReviewFilter": "listing",
+    "Overlay": "player",
+    "PlayerCamera": "player",
+    "ResultMedia": "player",
+    "ReprocessService": "reprocess",
+    "Reprocessed": "reprocess",
+    "SignOffState": "reviewed",
+    "FieldValue": "revisions",
+    "ResultNotPublishedError": "revisions",
+    "ReviewedResult": "revisions",
+    "RevisionConflictError": "revisions",
+    "RevisionService": "revisions",
+    "RevisionView": "revisions",
+    "find_result": "revisions",
+    "reviewed_in": "revisions",
+    "ReviewListRow": "views",
+    "ReviewedResults": "views",
+    "ReviewerState": "views",
+    "RevisedValue": "views",
+    "Shown": "views",
+    "head_of": "views",
+    "local_time": "views",
+    "read_review_list": "views",
+    "read_reviewer": "views",
+    "read_revised": "views",
+    "revised_values": "views",
+}
+__getattr__ = lazy_attributes(__name__, _FROM)
 
 __all__ = [
     "CorrectionUnsupportedError",

@@ -10,13 +10,14 @@ for those rows alone.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select, union
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from labrig.errors import UsageError
 from labrig.results import CalibrationFlags, used_calibrations
@@ -99,28 +100,28 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
         ),
     )
     order = (R.created_at.desc(), R.id.desc()) if query.newest_first else (R.created_at, R.id)
-    statement: Select[Any] = (
-        _filtered(
-            select(
-                R.id,
-                R.attempt_id,
-                R.status,
-                R.degraded,
-                R.created_at,
-                revisions,
-                superseded,
-                CaptureSession.subject_code,
-                CaptureSession.protocol,
-                CaptureSession.operator,
-                Attempt.number,
-            ),
-            query,
-        )
-        .order_by(*order)
-        .offset(query.offset)
-    )
-    if query.limit is not None:
-        statement = statement.limit(query.limit)
+    statement: Select[Any] = select(
+        R.id,
+        R.attempt_id,
+        R.status,
+        R.degraded,
+        R.created_at,
+        revisions,
+        superseded,
+        CaptureSession.subject_code,
+        CaptureSession.protocol,
+        CaptureSession.operator,
+        Attempt.number,
+    ).order_by(*order)
+    if query.limit is not None or query.offset:
+        # the page's ids first, from the index of the results' dates (what a deep offset passes
+        # over is read there, not joined nor counted), then the page's rows
+        page = _filtered(select(R.id), query, joined=False).order_by(*order).offset(query.offset)
+        if query.limit is not None:
+            page = page.limit(query.limit)
+        statement = _joined(statement.select_from(R)).where(R.id.in_(page.scalar_subquery()))
+    else:
+        statement = _filtered(statement, query)
     with store.read() as session:
         rows = session.execute(statement).all()
         configs = _tracking_configs(session, [row[1] for row in rows])
@@ -166,16 +167,15 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
 def count_results(store: Store, query: ResultQuery = EVERY_RESULT) -> int:
     """How many results ``query`` finds, on every page."""
     with store.read() as session:
-        return int(session.scalar(_filtered(select(func.count()), query)) or 0)
+        # every result has one attempt of one session (foreign keys, not null), and a search
+        # finds result ids: the count need not join them
+        return int(session.scalar(_filtered(select(func.count()), query, joined=False)) or 0)
 
 
-def _filtered(statement: Select[Any], query: ResultQuery) -> Select[Any]:
-    """``statement`` over results joined to their attempt and session, with ``query``'s criteria."""
-    statement = (
-        statement.select_from(R)
-        .join(Attempt, Attempt.id == R.attempt_id)
-        .join(CaptureSession, CaptureSession.id == Attempt.session_id)
-    )
+def _filtered(statement: Select[Any], query: ResultQuery, *, joined: bool = True) -> Select[Any]:
+    """``statement`` over results (``joined``: joined to their attempt and session), with
+    ``query``'s criteria."""
+    statement = _joined(statement.select_from(R)) if joined else statement.select_from(R)
     if query.search and query.search.strip():
         statement = statement.where(_matches(query.search.strip()))
     if query.status is ResultStatusFilter.PUBLISHED:
@@ -196,18 +196,51 @@ def _filtered(statement: Select[Any], query: ResultQuery) -> Select[Any]:
     return statement
 
 
+def _joined(statement: Select[Any]) -> Select[Any]:
+    """``statement`` over results joined to their attempt and its session."""
+    return statement.join(Attempt, Attempt.id == R.attempt_id).join(
+        CaptureSession, CaptureSession.id == Attempt.session_id
+    )
+
+
 def _matches(text: str) -> ColumnElement[bool]:
     """A result whose subject code, protocol or operator starts with ``text`` (letter case
-    ignored), or whose id or attempt's id does."""
-    pattern = _escaped(text.lower()) + "%"
-    ids = _escaped(text) + "%"
-    return or_(
-        func.lower(CaptureSession.subject_code).like(pattern, escape="\\"),
-        func.lower(CaptureSession.protocol).like(pattern, escape="\\"),
-        func.lower(CaptureSession.operator).like(pattern, escape="\\"),
-        R.id.like(ids, escape="\\"),
-        R.attempt_id.like(ids, escape="\\"),
+    ignored), or whose id or attempt's id does.
+
+    Written as the ids of the results found, never as a condition on each result: the sessions'
+    words are matched in the sessions table (a few rows an attempt), their attempts' results found
+    through the attempt index, and id prefixes as ranges of the primary key and the attempt index,
+    so a search reads what it finds, not the 100,000 results (whose documents are most of the
+    catalog)."""
+    words = _escaped(text.lower()) + "%"
+    sessions = select(CaptureSession.id).where(
+        or_(
+            func.lower(CaptureSession.subject_code).like(words, escape="\\"),
+            func.lower(CaptureSession.protocol).like(words, escape="\\"),
+            func.lower(CaptureSession.operator).like(words, escape="\\"),
+        )
     )
+    attempts = select(Attempt.id).where(Attempt.session_id.in_(sessions))
+    found = [select(R.id).where(R.attempt_id.in_(attempts))]
+    key = text.lower()
+    if _ID_START.fullmatch(key):  # ids are lower-case hexadecimal with dashes
+        found += [
+            select(R.id).where(_starts_with(R.id, key)),
+            select(R.id).where(_starts_with(R.attempt_id, key)),
+        ]
+    return R.id.in_(union(*found))
+
+
+#: what may begin an id (a UUID's text)
+_ID_START = re.compile(r"[0-9a-f][0-9a-f-]*")
+
+
+def _starts_with(column: InstrumentedAttribute[str], key: str) -> ColumnElement[bool]:
+    """``column`` (an indexed id) starts with ``key``: a range of the index that holds its first
+    group of hexadecimal digits (any collation orders those alike, and 'z' after them all), then
+    the exact prefix."""
+    head = key.split("-", 1)[0]
+    return and_(column >= head, column < head + "z", column.like(_escaped(key) + "%", escape="\\"))
 
 
 def _escaped(text: str) -> str:

@@ -174,11 +174,8 @@ def test_a_page_that_is_not_one_is_refused() -> None:
         ResultQuery(offset=-1)
 
 
-def test_a_page_is_read_through_the_date_index_without_sorting_every_result(
-    sqlite_store: Store,
-) -> None:
-    store = sqlite_store
-    _catalog(store)
+def _plan(store: Store, query: ResultQuery) -> list[str]:
+    """SQLite's plan of each statement the page of ``query`` sends about results."""
     sent: list[tuple[str, Any]] = []
 
     def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
@@ -188,17 +185,45 @@ def test_a_page_is_read_through_the_date_index_without_sorting_every_result(
 
     event.listen(store.engine, "before_cursor_execute", capture)
     try:
-        list_results(store, ResultQuery(newest_first=True, limit=50))
+        list_results(store, query)
+        count_results(store, query)
     finally:
         event.remove(store.engine, "before_cursor_execute", capture)
-    statement, parameters = next((s, p) for s, p in sent if "FROM analysis_results" in s)
+    plan: list[str] = []
     with store.read() as session:
-        plan = [
-            str(row[-1])
-            for row in session.connection().exec_driver_sql(
-                "EXPLAIN QUERY PLAN " + statement, parameters
-            )
-        ]
+        for statement, parameters in sent:
+            if "FROM analysis_results" in statement:
+                plan += [
+                    str(row[-1])
+                    for row in session.connection().exec_driver_sql(
+                        "EXPLAIN QUERY PLAN " + statement, parameters
+                    )
+                ]
         assert session.execute(text("SELECT 1")).scalar() == 1
-    assert any("ix_analysis_results_created_at" in step for step in plan), plan
-    assert not any("TEMP B-TREE FOR ORDER BY" in step for step in plan), plan
+    return plan
+
+
+#: a step that reads a whole table of the catalog (the results' documents are most of it)
+FULL_SCANS = ("SCAN analysis_results", "SCAN attempts", "SCAN result_revisions")
+
+
+def test_a_page_is_read_through_the_date_index_without_sorting_every_result(
+    sqlite_store: Store,
+) -> None:
+    _catalog(sqlite_store)
+    plan = _plan(sqlite_store, ResultQuery(newest_first=True, limit=50, offset=20))
+    # the page's ids from the index of dates alone, then its rows by id (only they are sorted)
+    assert "SCAN analysis_results USING COVERING INDEX ix_analysis_results_created_at" in plan, plan
+    assert any("analysis_results_1 (id=?)" in step for step in plan), plan
+    assert not [step for step in plan if step in FULL_SCANS], plan
+
+
+@pytest.mark.parametrize("words", ["s0", "GAIT", "ada", "0", "1a2b-"])
+def test_a_search_reads_what_it_finds_not_every_result(sqlite_store: Store, words: str) -> None:
+    """Words are matched among the sessions, ids as ranges of their indexes: no step reads every
+    result or every attempt, for the page nor for the count."""
+    _catalog(sqlite_store)
+    plan = _plan(sqlite_store, ResultQuery(search=words, limit=50))
+    assert any("ix_attempts_session_id (session_id=?)" in step for step in plan), plan
+    assert any("ix_analysis_results_attempt_id (attempt_id=?)" in step for step in plan), plan
+    assert not [step for step in plan if step in FULL_SCANS], plan

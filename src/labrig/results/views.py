@@ -1,5 +1,5 @@
-"""What the Results screen reads: every attempt with its result status, and one
-attempt's result in full.
+"""What the Results screen reads: a page of attempts with their result status (searched and
+paged through the whole catalog), and one attempt's result in full.
 
 Read-only and Qt-free. Every function opens its own read session, so it may run on any thread (the
 GUI calls them on a pool thread). The status of an attempt follows the publisher's rule
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
@@ -28,10 +28,10 @@ from labrig.domain.jobs import JobState
 from labrig.pipeline import reanalyses_of
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
+from labrig.results.search import AttemptQuery, matching_attempts, search_words
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
 
-ATTEMPT_LIMIT = 500  # newest attempts listed; older ones stay in the store and the CLI
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
 # Events after which an attempt's status may read differently. stage.failed carries no attempt id,
@@ -192,20 +192,39 @@ def refreshes_results(name: str, payload: Mapping[str, Any]) -> bool:
     return name in REFRESHING
 
 
-def list_attempts(store: Store, limit: int = ATTEMPT_LIMIT) -> list[AttemptSummary]:
-    """The newest ``limit`` attempts, newest first, each with its result status."""
+def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[AttemptSummary]:
+    """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), newest
+    first, each with its result status. The page's ids come from the index of the attempts' dates
+    (or from what the search found) before anything else is read."""
+    query = query or AttemptQuery()
+    order = (Attempt.created_at.desc(), Attempt.id.desc())
+    page = (
+        _found(select(Attempt.id), query).order_by(*order).offset(query.offset).limit(query.limit)
+    )
     with store.read() as session:
         rows = session.execute(
             select(Attempt, CaptureSession)
             .join(CaptureSession, CaptureSession.id == Attempt.session_id)
-            .order_by(Attempt.created_at.desc())
-            .limit(limit)
+            .where(Attempt.id.in_(page.scalar_subquery()))
+            .order_by(*order)
         ).all()
         ids = [attempt.id for attempt, _ in rows]
         results = _newest_results(session, ids)
         jobs = _live_jobs(session, ids)
     flags = CalibrationFlags(store)
     return [_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
+
+
+def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
+    """How many attempts ``query`` finds, on every page."""
+    with store.read() as session:
+        statement = _found(select(func.count()).select_from(Attempt), query or AttemptQuery())
+        return int(session.scalar(statement) or 0)
+
+
+def _found(statement: Select[Any], query: AttemptQuery) -> Select[Any]:
+    text = search_words(query.search)
+    return statement if text is None else statement.where(Attempt.id.in_(matching_attempts(text)))
 
 
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:

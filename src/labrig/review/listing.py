@@ -10,17 +10,17 @@ for those rows alone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select, union
-from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
+from sqlalchemy.orm import Session, aliased
 
 from labrig.errors import UsageError
-from labrig.results import CalibrationFlags, used_calibrations
+from labrig.results.flags import CalibrationFlags, used_calibrations
+from labrig.results.search import id_like, matching_attempts, search_words, starts_with
 from labrig.store import Store
 from labrig.store.models import (
     AnalysisResultRecord,
@@ -176,8 +176,8 @@ def _filtered(statement: Select[Any], query: ResultQuery, *, joined: bool = True
     """``statement`` over results (``joined``: joined to their attempt and session), with
     ``query``'s criteria."""
     statement = _joined(statement.select_from(R)) if joined else statement.select_from(R)
-    if query.search and query.search.strip():
-        statement = statement.where(_matches(query.search.strip()))
+    if (text := search_words(query.search)) is not None:
+        statement = statement.where(_matches(text))
     if query.status is ResultStatusFilter.PUBLISHED:
         statement = statement.where(R.status == "published")
     elif query.status is ResultStatusFilter.DEGRADED:
@@ -205,46 +205,13 @@ def _joined(statement: Select[Any]) -> Select[Any]:
 
 def _matches(text: str) -> ColumnElement[bool]:
     """A result whose subject code, protocol or operator starts with ``text`` (letter case
-    ignored), or whose id or attempt's id does.
-
-    Written as the ids of the results found, never as a condition on each result: the sessions'
-    words are matched in the sessions table (a few rows an attempt), their attempts' results found
-    through the attempt index, and id prefixes as ranges of the primary key and the attempt index,
-    so a search reads what it finds, not the 100,000 results (whose documents are most of the
-    catalog)."""
-    words = _escaped(text.lower()) + "%"
-    sessions = select(CaptureSession.id).where(
-        or_(
-            func.lower(CaptureSession.subject_code).like(words, escape="\\"),
-            func.lower(CaptureSession.protocol).like(words, escape="\\"),
-            func.lower(CaptureSession.operator).like(words, escape="\\"),
-        )
-    )
-    attempts = select(Attempt.id).where(Attempt.session_id.in_(sessions))
-    found = [select(R.id).where(R.attempt_id.in_(attempts))]
-    key = text.lower()
-    if _ID_START.fullmatch(key):  # ids are lower-case hexadecimal with dashes
-        found += [
-            select(R.id).where(_starts_with(R.id, key)),
-            select(R.id).where(_starts_with(R.attempt_id, key)),
-        ]
+    ignored), or whose id or attempt's id does: the ids of the results found
+    (:mod:`labrig.results.search`), so a search reads what it finds, not the 100,000 results
+    (whose documents are most of the catalog)."""
+    found = [select(R.id).where(R.attempt_id.in_(matching_attempts(text)))]
+    if id_like(text):
+        found.append(select(R.id).where(starts_with(R.id, text.lower())))
     return R.id.in_(union(*found))
-
-
-#: what may begin an id (a UUID's text)
-_ID_START = re.compile(r"[0-9a-f][0-9a-f-]*")
-
-
-def _starts_with(column: InstrumentedAttribute[str], key: str) -> ColumnElement[bool]:
-    """``column`` (an indexed id) starts with ``key``: a range of the index that holds its first
-    group of hexadecimal digits (any collation orders those alike, and 'z' after them all), then
-    the exact prefix."""
-    head = key.split("-", 1)[0]
-    return and_(column >= head, column < head + "z", column.like(_escaped(key) + "%", escape="\\"))
-
-
-def _escaped(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _tracking_configs(session: Session, attempt_ids: list[str]) -> dict[str, list[str]]:

@@ -16,7 +16,9 @@ from labrig.access import AccessControl
 from labrig.domain.corrections import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
-from labrig.results import AttemptSummary, ResultDetail, list_attempts, load_result
+from labrig.results import AttemptSummary, ResultDetail, load_result
+from labrig.results.search import AttemptQuery
+from labrig.results.views import count_attempts, list_attempts
 from labrig.review.listing import ResultQuery, ResultStatusFilter
 from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
@@ -170,9 +172,14 @@ class ReviewedResults:
     ) -> None:
         self.revisions, self.reprocessing = revisions, reprocessing
 
-    def attempts(self) -> list[AttemptSummary]:
-        """Every attempt (newest first) with the status of its result."""
-        return list_attempts(self.revisions.store)
+    def attempts(self, query: AttemptQuery | None = None) -> list[AttemptSummary]:
+        """The page of attempts ``query`` asks for (newest first) with the status of each one's
+        result."""
+        return list_attempts(self.revisions.store, query)
+
+    def count_attempts(self, query: AttemptQuery | None = None) -> int:
+        """How many attempts ``query`` finds, on every page."""
+        return count_attempts(self.revisions.store, query)
 
     def attempt_result(self, attempt_id: str) -> Shown:
         """The attempt's result (None when the attempt is gone), the values reviewers revised in

@@ -11,7 +11,8 @@ from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.domain.jobs import JobState
-from labrig.results.views import ADVICE, ResultStatus, list_attempts, load_result
+from labrig.results.search import AttemptQuery
+from labrig.results.views import ADVICE, ResultStatus, count_attempts, list_attempts, load_result
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from tests.support.analysis_runs import new_session, record, request_analysis, run_analysis
@@ -148,5 +149,8 @@ def test_attempts_are_listed_newest_first_and_an_unknown_one_reads_as_none(
 
     assert [a.attempt_id for a in list_attempts(services.store)] == [second, first]
     assert [a.number for a in list_attempts(services.store)] == [2, 1]
-    assert [a.attempt_id for a in list_attempts(services.store, limit=1)] == [second]
+    assert [a.attempt_id for a in list_attempts(services.store, AttemptQuery(limit=1))] == [second]
+    older = AttemptQuery(limit=1, offset=1)
+    assert [a.attempt_id for a in list_attempts(services.store, older)] == [first]
+    assert count_attempts(services.store, older) == 2
     assert load_result(services.store, "no-such-attempt") is None

@@ -122,6 +122,14 @@ class ListDetailPage(QWidget, Generic[Row, Detail]):
             layout.addWidget(widget)
         return column
 
+    def list_column_under(self, above: QWidget, *below: QWidget) -> QWidget:
+        """:meth:`list_column` with ``above`` over the table (a search and page buttons)."""
+        column = self.list_column(*below)
+        layout = column.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(0, above)
+        return column
+
     @property
     def list_busy(self) -> bool:
         """A read of the list or of the detail is running or queued."""

@@ -1,5 +1,6 @@
-"""The Results page: every attempt with its result status; the selected one's plots,
-metrics and provenance.
+"""The Results page: the attempts with their result status, a page of 200 at a time through the
+whole catalog, found by a search (subject, protocol, operator, attempt id); the selected one's
+plots, metrics and provenance.
 
 Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when
 it is first shown and again whenever the :class:`~labrig.ui.shell.bridge.EventBridge` reports an
@@ -27,7 +28,9 @@ from labrig.domain.events import EventName
 from labrig.events import EventRecord
 from labrig.export import ExportService
 from labrig.results import AttemptSummary, refreshes_results
+from labrig.results.search import ATTEMPT_PAGE, AttemptQuery
 from labrig.review import Reprocessed, ReviewedResults, Shown
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
@@ -83,6 +86,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.detail.tabs.insertTab(1, self.player, "Recording")
         self.player.frame_shown.connect(self._on_frame_shown)
         self.detail.plots.time_cursor.clicked.connect(self._on_plot_clicked)
+        # the whole catalog a page at a time: a search and the newer and older pages
+        self.browse = BrowseBar(ATTEMPT_PAGE, "Subject, protocol, operator or id")
+        self.browse.changed.connect(self.refresh)
         self._lay_out()
 
     def _lay_out(self) -> None:
@@ -96,7 +102,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         detail_column.addLayout(export_row)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setObjectName("resultsSplitter")  # positions kept between runs by name
-        split.addWidget(self.list_column())
+        split.addWidget(self.list_column_under(self.browse))
         split.addWidget(right)
         split.setStretchFactor(1, 3)
         split.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
@@ -195,8 +201,11 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
 
     # -- the list and the detail -------------------------------------------------------------------
 
-    def read_list(self) -> list[AttemptSummary]:
-        return self._results.attempts()
+    def read_list(self) -> PageOfRows[AttemptSummary]:
+        query = AttemptQuery(self.browse.words, ATTEMPT_PAGE, self.browse.offset)  # plain data
+        rows = self._results.attempts(query)
+        total = self._results.count_attempts(query)
+        return PageOfRows(rows, total, query.offset, query.search)
 
     def read_detail(self, key: str) -> Read:
         return key, self._results.attempt_result(key)
@@ -277,11 +286,13 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             super()._on_table_selection_changed(QItemSelection(), QItemSelection())
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
-        return (
-            f"{rows_word(len(rows), 'attempt')}, newest first."
-            if rows
-            else "No attempts yet: record one on the Capture page."
-        )
+        if not isinstance(rows, PageOfRows):
+            return rows_word(len(rows), "attempt")
+        self.browse.show_page(rows)
+        if not rows.total and rows.search is None:
+            return "No attempts yet: record one on the Capture page."
+        said = self.browse.describe(rows, "attempt", "attempts")
+        return f"{said}, newest first." if rows else f"{said}."
 
     def refreshes(self, event: EventRecord) -> bool:
         return refreshes_results(event.name, event.payload)

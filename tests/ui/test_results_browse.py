@@ -1,0 +1,140 @@
+"""The Results page through a catalog larger than a page: 200 attempts at a time with the newer and
+older pages, and a search box that finds an attempt by its subject code, protocol, operator or id
+among them all (issue 21). The attempts are real rows of a real SQLite catalog."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from labrig.bootstrap import Services
+from labrig.results.search import ATTEMPT_PAGE
+from labrig.store import Store, utcnow
+from labrig.store.models import Attempt, CaptureSession
+from labrig.ui.results.page import ResultsPage
+from labrig.ui.shell.bridge import EventBridge
+from tests.ui.analysis_helpers import WAIT_MS
+
+ATTEMPTS = 2 * ATTEMPT_PAGE + 50
+
+
+def _catalog(store: Store) -> list[tuple[str, str, str]]:
+    """``ATTEMPTS`` attempts, one session each, a day apart over the last years, newest last:
+    (attempt id, subject code, protocol) of each, oldest first."""
+    start, made = utcnow() - timedelta(days=ATTEMPTS + 1), []
+    with store.write() as session:
+        for i in range(ATTEMPTS):
+            session_id, attempt_id = str(uuid.uuid4()), str(uuid.uuid4())
+            subject, protocol = f"S{i % 90:04d}", ("gait", "reach")[i % 2]
+            when = start + timedelta(days=i)
+            session.add(
+                CaptureSession(
+                    id=session_id,
+                    subject_code=subject,
+                    protocol=protocol,
+                    operator=f"tech{i % 4}",
+                    created_at=when,
+                )
+            )
+            session.flush()
+            session.add(Attempt(id=attempt_id, session_id=session_id, number=1, created_at=when))
+            made.append((attempt_id, subject, protocol))
+    return made
+
+
+@pytest.fixture
+def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
+    page = ResultsPage(services.governance.reviewed, services.export, bridge)
+    qtbot.addWidget(page)
+    page.resize(1280, 800)
+    yield page
+    page.shut_down(5000)
+
+
+def _listed(page: ResultsPage) -> list[str]:
+    return [row.attempt_id for row in page.model.rows]
+
+
+def _read(qtbot: QtBot, page: ResultsPage, status: str) -> None:
+    try:
+        qtbot.waitUntil(
+            lambda: not page.reading and page.list_status.text() == status, timeout=WAIT_MS
+        )
+    except qtbot.TimeoutError:
+        assert page.list_status.text() == status  # says what it shows instead
+        raise
+
+
+def test_the_whole_catalog_is_paged_newest_first(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    made = [a for a, _, _ in reversed(_catalog(services.store))]  # newest first
+    page.show()
+    qtbot.waitExposed(page)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+    assert _listed(page) == made[:ATTEMPT_PAGE]
+    assert not page.browse.newer.isEnabled() and page.browse.older.isEnabled()
+
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
+    assert _listed(page) == made[ATTEMPT_PAGE : 2 * ATTEMPT_PAGE]
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 401–{ATTEMPTS} of {ATTEMPTS}, newest first.")
+    assert _listed(page) == made[2 * ATTEMPT_PAGE :]
+    assert page.browse.newer.isEnabled() and not page.browse.older.isEnabled()
+
+    qtbot.mouseClick(page.browse.newer, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
+    assert page.browse.newer.isEnabled() and page.browse.older.isEnabled()
+
+
+def test_an_old_attempt_is_found_by_its_subject_code_protocol_or_id(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    made = _catalog(services.store)
+    page.show()
+    qtbot.waitExposed(page)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+    oldest, subject, _ = made[0]  # on the last page, more than a year ago
+    assert oldest not in _listed(page)
+
+    qtbot.keyClicks(page.browse.search, subject.lower())  # any letter case
+    of_subject = [a for a, s, _ in reversed(made) if s == subject]
+    _read(qtbot, page, f"{len(of_subject)} attempts found for '{subject.lower()}', newest first.")
+    assert _listed(page) == of_subject and of_subject[-1] == oldest
+
+    page.browse.search.clear()
+    qtbot.keyClicks(page.browse.search, oldest[:8])
+    qtbot.keyClick(page.browse.search, Qt.Key.Key_Return)  # at once, without the pause
+    _read(qtbot, page, f"1 attempt found for '{oldest[:8]}', newest first.")
+    assert _listed(page) == [oldest]
+
+    page.browse.search.clear()
+    qtbot.keyClicks(page.browse.search, "Reach")
+    reach = [a for a, _, p in reversed(made) if p == "reach"]
+    _read(
+        qtbot,
+        page,
+        f"{len(reach)} attempts found for 'Reach', 1–{ATTEMPT_PAGE} shown, newest first.",
+    )
+    assert _listed(page) == reach[:ATTEMPT_PAGE]
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(
+        qtbot,
+        page,
+        f"{len(reach)} attempts found for 'Reach', 201–{len(reach)} shown, newest first.",
+    )
+    assert _listed(page) == reach[ATTEMPT_PAGE:]
+
+    page.browse.search.clear()
+    qtbot.keyClicks(page.browse.search, "nobody%")  # % is taken literally
+    _read(qtbot, page, "Nothing found for 'nobody%'.")
+    assert _listed(page) == []
+
+    page.browse.search.clear()  # back to every attempt, at the first page
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")

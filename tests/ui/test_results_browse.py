@@ -1,9 +1,11 @@
-"""The Results page through a catalog larger than a page: 200 attempts at a time with the newer and
-older pages, and a search box that finds an attempt by its subject code, protocol, operator or id
-among them all (issue 21). The attempts are real rows of a real SQLite catalog."""
+"""The Results and Review pages through a catalog larger than a page: 200 rows at a time with the
+newer and older pages, and a search box that finds an attempt or a result by its subject code,
+protocol, operator or id among them all (issue 21). The rows are real rows of a real SQLite
+catalog."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -15,17 +17,19 @@ from pytestqt.qtbot import QtBot
 from labrig.bootstrap import Services
 from labrig.results.search import ATTEMPT_PAGE
 from labrig.store import Store, utcnow
-from labrig.store.models import Attempt, CaptureSession
+from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession
 from labrig.ui.results.page import ResultsPage
+from labrig.ui.review.page import ReviewPage
 from labrig.ui.shell.bridge import EventBridge
 from tests.ui.analysis_helpers import WAIT_MS
 
 ATTEMPTS = 2 * ATTEMPT_PAGE + 50
 
 
-def _catalog(store: Store) -> list[tuple[str, str, str]]:
-    """``ATTEMPTS`` attempts, one session each, a day apart over the last years, newest last:
-    (attempt id, subject code, protocol) of each, oldest first."""
+def _catalog(store: Store, *, results: bool = False) -> list[tuple[str, str, str]]:
+    """``ATTEMPTS`` attempts, one session each, a day apart over the last years, newest last
+    (``results``: each with a published result): (attempt id, subject code, protocol) of each,
+    oldest first."""
     start, made = utcnow() - timedelta(days=ATTEMPTS + 1), []
     with store.write() as session:
         for i in range(ATTEMPTS):
@@ -43,6 +47,20 @@ def _catalog(store: Store) -> list[tuple[str, str, str]]:
             )
             session.flush()
             session.add(Attempt(id=attempt_id, session_id=session_id, number=1, created_at=when))
+            session.flush()
+            if results:
+                session.add(
+                    AnalysisResultRecord(
+                        id=str(uuid.uuid4()),
+                        attempt_id=attempt_id,
+                        status="published",
+                        degraded=False,
+                        reasons="[]",
+                        document=json.dumps({"schema": "labrig.result/1"}),
+                        digest="0" * 64,
+                        created_at=when + timedelta(hours=1),
+                    )
+                )
             made.append((attempt_id, subject, protocol))
     return made
 
@@ -56,14 +74,14 @@ def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[Resu
     page.shut_down(5000)
 
 
-def _listed(page: ResultsPage) -> list[str]:
+def _listed(page: ResultsPage | ReviewPage) -> list[str]:
     return [row.attempt_id for row in page.model.rows]
 
 
-def _read(qtbot: QtBot, page: ResultsPage, status: str) -> None:
+def _read(qtbot: QtBot, page: ResultsPage | ReviewPage, status: str) -> None:
     try:
         qtbot.waitUntil(
-            lambda: not page.reading and page.list_status.text() == status, timeout=WAIT_MS
+            lambda: not page.list_busy and page.list_status.text() == status, timeout=WAIT_MS
         )
     except qtbot.TimeoutError:
         assert page.list_status.text() == status  # says what it shows instead
@@ -138,3 +156,33 @@ def test_an_old_attempt_is_found_by_its_subject_code_protocol_or_id(
 
     page.browse.search.clear()  # back to every attempt, at the first page
     _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+
+
+def test_the_review_page_pages_and_searches_every_published_result(
+    qtbot: QtBot, services: Services, bridge: EventBridge
+) -> None:
+    made = _catalog(services.store, results=True)
+    newest_first = [a for a, _, _ in reversed(made)]
+    page = ReviewPage(services.governance.reviewed, bridge)
+    qtbot.addWidget(page)
+    page.resize(1280, 800)
+    page.show()
+    qtbot.waitExposed(page)
+    try:
+        _read(qtbot, page, f"Published results 1–200 of {ATTEMPTS}, newest first.")
+        assert _listed(page) == newest_first[:ATTEMPT_PAGE]
+        qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+        # no second turn before the page is read: a second click would skip it
+        assert not page.browse.older.isEnabled() and not page.browse.newer.isEnabled()
+        _read(qtbot, page, f"Published results 201–400 of {ATTEMPTS}, newest first.")
+        assert _listed(page) == newest_first[ATTEMPT_PAGE : 2 * ATTEMPT_PAGE]
+
+        oldest, subject, _ = made[0]
+        qtbot.keyClicks(page.browse.search, subject)
+        qtbot.keyClick(page.browse.search, Qt.Key.Key_Return)
+        of_subject = [a for a, s, _ in reversed(made) if s == subject]
+        said = f"{len(of_subject)} published results found for '{subject}', newest first."
+        _read(qtbot, page, said)  # from the first page again
+        assert _listed(page) == of_subject and of_subject[-1] == oldest
+    finally:
+        page.shut_down(5000)

@@ -24,10 +24,9 @@ from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
-from labrig.store import Store
 
-#: the newest published results the Review screen lists
-REVIEW_LIMIT = 500
+#: published results the Review screen lists on one page
+REVIEW_PAGE = 200
 
 
 @dataclass(frozen=True)
@@ -96,10 +95,11 @@ def head_of(reviewed: ReviewedResult) -> str:
     return reviewed.revisions[-1].id if reviewed.revisions else reviewed.result_id
 
 
-def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewListRow]:
-    """The newest published results (:data:`REVIEW_LIMIT`), newest first, with their subject and
-    attempt: one page read through the date index (``labrig review list`` pages through all)."""
-    query = ResultQuery(status=ResultStatusFilter.PUBLISHED, newest_first=True, limit=REVIEW_LIMIT)
+def read_review_list(
+    revisions: RevisionService, query: ResultQuery | None = None
+) -> list[ReviewListRow]:
+    """A page of published results (``query``'s search and page; the newest :data:`REVIEW_PAGE`
+    by default), newest first, with their subject and attempt: read through the date index."""
     return [
         ReviewListRow(
             result_id=summary.result_id,
@@ -112,8 +112,19 @@ def read_review_list(revisions: RevisionService, store: Store) -> list[ReviewLis
             revisions=summary.revisions,
             superseded=summary.superseded,
         )
-        for summary in revisions.results(query)
+        for summary in revisions.results(query or published_page())
     ]
+
+
+def published_page(search: str | None = None, offset: int = 0) -> ResultQuery:
+    """The Review screen's page of published results, newest first."""
+    return ResultQuery(
+        search=search,
+        status=ResultStatusFilter.PUBLISHED,
+        newest_first=True,
+        limit=REVIEW_PAGE,
+        offset=offset,
+    )
 
 
 def read_reviewer(access: AccessControl) -> ReviewerState:
@@ -190,9 +201,13 @@ class ReviewedResults:
         )
         return detail, *read_revised(self.revisions, result_id)
 
-    def published(self) -> list[ReviewListRow]:
-        """Every published result, newest first (see :func:`read_review_list`)."""
-        return read_review_list(self.revisions, self.revisions.store)
+    def published(self, query: ResultQuery | None = None) -> list[ReviewListRow]:
+        """A page of published results, newest first (see :func:`read_review_list`)."""
+        return read_review_list(self.revisions, query)
+
+    def count(self, query: ResultQuery) -> int:
+        """How many results ``query`` finds, on every page."""
+        return self.revisions.count(query)
 
     def reviewer(self) -> ReviewerState:
         """Who is signed in and whether they may revise now."""

@@ -75,7 +75,8 @@ class BrowseBar(QWidget):
 
     @staticmethod
     def describe(page: PageOfRows[Row], noun: str, plural: str) -> str:
-        """``Attempts 201–400 of 99,900``; ``3 attempts found for 'S0001'``."""
+        """``Attempts 201–400 of 99,900``; ``3 attempts found for 'S0001'``; ``12 attempts`` when
+        every one is on this page."""
         shown = f"{page.offset + 1:,}–{page.offset + len(page):,}"
         if page.search is not None:
             if not page.total:
@@ -85,6 +86,8 @@ class BrowseBar(QWidget):
             return found + (f", {shown} shown" if page.total > len(page) else "")
         if not page:
             return f"No {plural} on this page: {page.total:,} in all"
+        if page.offset == 0 and page.total == len(page):  # all on one page
+            return f"{page.total:,} {noun if page.total == 1 else plural}"
         return f"{plural.capitalize()} {shown} of {page.total:,}"
 
     @Slot()

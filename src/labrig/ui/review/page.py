@@ -40,6 +40,8 @@ from labrig.review import (
     head_of,
     revised_values,
 )
+from labrig.review.views import REVIEW_PAGE, published_page
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
 from labrig.ui.common.list_detail import ListDetailPage, rows_word
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
@@ -123,6 +125,8 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.evidence_tabs.setObjectName("reviewEvidence")
         self.player = PlayerWidget()
         self._correctable = False  # the shown result's tracks can be corrected
+        self.browse = BrowseBar(REVIEW_PAGE, "Subject, protocol, operator or id")
+        self.browse.changed.connect(self.refresh)
         self._lay_out()
         self.show_placeholder(self.nothing_selected_text)
         self.values.itemSelectionChanged.connect(self._on_values_item_selection_changed)
@@ -172,7 +176,7 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         detail.addWidget(split, 1)
         sides = QSplitter(Qt.Orientation.Horizontal)
         sides.setObjectName("reviewSplitter")
-        sides.addWidget(self.list_column())
+        sides.addWidget(self.list_column_under(self.browse))
         sides.addWidget(self.detail)
         sides.setStretchFactor(1, 3)
         sides.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
@@ -206,8 +210,10 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.player.shut_down(timeout_ms)
         super().shut_down(timeout_ms)
 
-    def read_list(self) -> list[ReviewListRow]:
-        return self._results.published()
+    def read_list(self) -> PageOfRows[ReviewListRow]:
+        query = published_page(self.browse.words, self.browse.offset)  # plain data
+        rows = self._results.published(query)
+        return PageOfRows(rows, self._results.count(query), query.offset, query.search)
 
     def read_detail(self, key: str) -> ReviewedResult:
         return self._results.show(key)
@@ -216,11 +222,13 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         return detail.result_id
 
     def describe_list(self, rows: list[ReviewListRow]) -> str:
-        return (
-            f"{rows_word(len(rows), 'published result')}, newest first."
-            if rows
-            else "No published results yet: results appear here once analysed."
-        )
+        if not isinstance(rows, PageOfRows):
+            return rows_word(len(rows), "published result")
+        self.browse.show_page(rows)
+        if not rows.total and rows.search is None:
+            return "No published results yet: results appear here once analysed."
+        said = self.browse.describe(rows, "published result", "published results")
+        return f"{said}, newest first." if rows else f"{said}."
 
     def refreshes(self, event: EventRecord) -> bool:
         return event.name in REFRESHING

@@ -144,11 +144,15 @@ def test_a_disk_that_fills_while_the_worker_runs_stops_it_and_the_next_worker_fi
     )
 
     assert "6 jobs queued" in said, said
-    for room in (65536, 400000):
-        assert f"room {room}: worker rc=2" in said, said
-    assert said.count("LABRIG_DISK_FULL: the disk is full: ") == 2, said
+    assert "room 65536: worker rc=2" in said, said
     assert "the outcome of the jobs that ended is not recorded" in said, said
+    # publishing meets the full disk: the worker's last delivery either fails with the code
+    # (rc 2), or finds room again once its own writes are checkpointed, after a pass that met the
+    # full disk paused (which of the two depends on when SQLite reuses its log: both are right)
     assert "results and other consequences of what was committed are not delivered yet" in said
+    assert "room 400000: worker rc=2" in said or (
+        "room 400000: worker rc=0" in said and "event dispatch paused: the disk is full" in said
+    ), said
     assert said.count("\n6\n") == 2, said  # every job succeeded in the end, each time
     assert said.count("published 2\n") == 2, said
     assert said.count("verify rc=0") == 2, said

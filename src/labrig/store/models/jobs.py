@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from labrig.store.models.base import Base
@@ -21,6 +21,8 @@ class Job(Base):
     """
 
     __tablename__ = "jobs"
+    # the queue's newest jobs by date (migration 0019)
+    __table_args__ = (Index("ix_jobs_created_at", "created_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     stage_id: Mapped[str] = mapped_column(String(128))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from PySide6.QtCore import QTimer, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QWidget
 
 Row = TypeVar("Row")
 #: how long typing must pause before the search is run
@@ -61,6 +61,9 @@ class BrowseBar(QWidget):
         self.search.returnPressed.connect(self._take_search)
         self.newer.clicked.connect(lambda: self._turn(-1))
         self.older.clicked.connect(lambda: self._turn(1))
+        # the list keeps its own narrowest width: the bar gives way (the box shrinks first)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.search.setMinimumWidth(40)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.search, 1)

@@ -31,7 +31,7 @@ from labrig.results import AttemptSummary, refreshes_results
 from labrig.results.search import ATTEMPT_PAGE, AttemptQuery
 from labrig.review import Reprocessed, ReviewedResults, Shown
 from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
-from labrig.ui.common.list_detail import ListDetailPage, rows_word
+from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
 from labrig.ui.results.export_dialog import EXPORTABLE, ExportDialog
@@ -286,13 +286,10 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             super()._on_table_selection_changed(QItemSelection(), QItemSelection())
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
-        if not isinstance(rows, PageOfRows):
-            return rows_word(len(rows), "attempt")
-        self.browse.show_page(rows)
-        if not rows.total and rows.search is None:
-            return "No attempts yet: record one on the Capture page."
-        said = self.browse.describe(rows, "attempt", "attempts")
-        return f"{said}, newest first." if rows else f"{said}."
+        assert isinstance(rows, PageOfRows)  # what read_list returns
+        return self.browse.status(
+            rows, "attempt", "attempts", "No attempts yet: record one on the Capture page."
+        )
 
     def refreshes(self, event: EventRecord) -> bool:
         return refreshes_results(event.name, event.payload)

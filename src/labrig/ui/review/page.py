@@ -42,7 +42,7 @@ from labrig.review import (
 )
 from labrig.review.views import REVIEW_PAGE, published_page
 from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
-from labrig.ui.common.list_detail import ListDetailPage, rows_word
+from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
 from labrig.ui.common.roles_policy import RolesPolicyBanner
@@ -222,13 +222,13 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         return detail.result_id
 
     def describe_list(self, rows: list[ReviewListRow]) -> str:
-        if not isinstance(rows, PageOfRows):
-            return rows_word(len(rows), "published result")
-        self.browse.show_page(rows)
-        if not rows.total and rows.search is None:
-            return "No published results yet: results appear here once analysed."
-        said = self.browse.describe(rows, "published result", "published results")
-        return f"{said}, newest first." if rows else f"{said}."
+        assert isinstance(rows, PageOfRows)  # what read_list returns
+        return self.browse.status(
+            rows,
+            "published result",
+            "published results",
+            "No published results yet: results appear here once analysed.",
+        )
 
     def refreshes(self, event: EventRecord) -> bool:
         return event.name in REFRESHING

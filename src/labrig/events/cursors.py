@@ -28,8 +28,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    exists,
+    func,
+    literal,
+    literal_column,
+    select,
+    text,
+)
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from labrig.store import Store
 from labrig.store.dialects import postgresql as pg
@@ -55,6 +65,17 @@ class Cursors(Protocol):
     def unread(self, session: Session, consumer: ConsumerLike) -> ColumnElement[bool]:
         """The outbox rows at or after the consumer's cursor (a ``WHERE`` clause)."""
 
+    def unread_from(self, position: ColumnElement[int]) -> ColumnElement[bool]:
+        """The outbox rows at or after a cursor at ``position`` (a ``WHERE`` clause)."""
+
+    def kept(self, consumer: ConsumerLike) -> ColumnElement[int]:
+        """The consumer's cursor, read by the statement it is part of (a scalar subquery; 0 when
+        none is kept for the names it takes now)."""
+
+    def top(self) -> ColumnElement[int]:
+        """How far a cursor could move now, as a column (the newest event's number, or the oldest
+        transaction running): a cursor more than :data:`CATCH_UP_AFTER` below it lags behind."""
+
     def ensure(self, store: Store, consumer: ConsumerLike) -> None:
         """Before the consumer's first :meth:`claim`, in a write transaction of its own: make the
         row a claim locks, if this database keeps one."""
@@ -70,9 +91,6 @@ class Cursors(Protocol):
     def advance(self, session: Session, consumer: ConsumerLike, horizon: int | None) -> None:
         """In the claiming transaction, after delivering: move the cursor up to the consumer's first
         event still open, or to the horizon."""
-
-    def behind(self, session: Session, consumer: ConsumerLike) -> bool:
-        """Whether the cursor lags more than :data:`CATCH_UP_AFTER` behind."""
 
 
 def cursors_for(dialect: str) -> Cursors:
@@ -123,11 +141,29 @@ def unread_by(session: Session, consumer: str, names: Iterable[str] | None) -> C
     return cursors_for(session.get_bind().dialect.name).unread(session, named)
 
 
+def _kept(column: InstrumentedAttribute[int | None], consumer: ConsumerLike) -> ColumnElement[int]:
+    return (
+        select(func.coalesce(func.max(column), 0))
+        .where(OutboxCursor.consumer == consumer.name)
+        .where(OutboxCursor.names == names_key(consumer.names))
+        .scalar_subquery()
+    )
+
+
 class SeqCursors:
     """SQLite: the cursor is an event number."""
 
     def unread(self, session: Session, consumer: ConsumerLike) -> ColumnElement[bool]:
-        return OutboxEvent.seq > consumer_cursor(session, consumer.name, consumer.names)
+        return self.unread_from(literal(consumer_cursor(session, consumer.name, consumer.names)))
+
+    def unread_from(self, position: ColumnElement[int]) -> ColumnElement[bool]:
+        return OutboxEvent.seq > position
+
+    def kept(self, consumer: ConsumerLike) -> ColumnElement[int]:
+        return _kept(OutboxCursor.seq, consumer)
+
+    def top(self) -> ColumnElement[int]:
+        return select(func.coalesce(func.max(OutboxEvent.seq), 0)).scalar_subquery()
 
     def ensure(self, store: Store, consumer: ConsumerLike) -> None:
         pass  # the cursor row is made when it first moves
@@ -153,10 +189,6 @@ class SeqCursors:
         if top > start:
             _move(session, consumer, seq=top)
 
-    def behind(self, session: Session, consumer: ConsumerLike) -> bool:
-        last = session.scalar(select(func.max(OutboxEvent.seq))) or 0
-        return last - consumer_cursor(session, consumer.name, consumer.names) > CATCH_UP_AFTER
-
 
 class TransactionCursors:
     """PostgreSQL: the cursor is a transaction id, never above the oldest transaction running."""
@@ -169,7 +201,16 @@ class TransactionCursors:
         return row.txid or 0 if row is not None else 0
 
     def unread(self, session: Session, consumer: ConsumerLike) -> ColumnElement[bool]:
-        return OutboxEvent.txid >= self.position(session, consumer)
+        return self.unread_from(literal(self.position(session, consumer)))
+
+    def unread_from(self, position: ColumnElement[int]) -> ColumnElement[bool]:
+        return OutboxEvent.txid >= position
+
+    def kept(self, consumer: ConsumerLike) -> ColumnElement[int]:
+        return _kept(OutboxCursor.txid, consumer)
+
+    def top(self) -> ColumnElement[int]:
+        return literal_column(pg.SNAPSHOT_XMIN_VALUE)
 
     def ensure(self, store: Store, consumer: ConsumerLike) -> None:
         # committed apart: a claim finding no row would make it, and a second dispatcher's would
@@ -201,10 +242,6 @@ class TransactionCursors:
         top = min(horizon, first_open) if first_open is not None else horizon
         if top > start:
             _move(session, consumer, seq=0, txid=top)
-
-    def behind(self, session: Session, consumer: ConsumerLike) -> bool:
-        horizon = int(session.scalar(text(pg.SNAPSHOT_XMIN)))
-        return horizon - self.position(session, consumer) > CATCH_UP_AFTER
 
 
 def _move(session: Session, consumer: ConsumerLike, *, seq: int, txid: int | None = None) -> None:

@@ -24,12 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import and_, delete, exists, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from labrig.events.cursors import Cursors, cursors_for, open_events
+from labrig.events.cursors import CATCH_UP_AFTER, Cursors, cursors_for, open_events
 from labrig.events.outbox import EventRecord
 from labrig.fsutil import DiskFullError, disk_full
 from labrig.store import Store, utcnow
@@ -107,10 +108,12 @@ class Dispatcher:
             name, handler, frozenset(names) if names is not None else None
         )
 
-    def _pending_in(self, session: Session, consumer: Consumer, limit: int) -> list[EventRecord]:
-        query = (
+    def _due(self, consumer: Consumer, unread: ColumnElement[bool]) -> Select[OutboxEvent]:
+        """The consumer's events in ``unread`` that it has not processed and whose retry time has
+        come."""
+        return (
             open_events(consumer)
-            .where(self.cursors.unread(session, consumer))
+            .where(unread)
             .where(
                 ~exists().where(
                     and_(
@@ -120,10 +123,30 @@ class Dispatcher:
                     )
                 )
             )
+        )
+
+    def _pending_in(self, session: Session, consumer: Consumer, limit: int) -> list[EventRecord]:
+        query = (
+            self._due(consumer, self.cursors.unread(session, consumer))
             .order_by(OutboxEvent.seq)
             .limit(limit)
         )
         return [EventRecord.from_row(row) for row in session.scalars(query)]
+
+    def _survey(self, consumers: list[Consumer]) -> list[tuple[bool, bool]]:
+        """For each consumer, in one statement: whether it has an event to take now, and whether
+        its cursor lags behind (:data:`~labrig.events.cursors.CATCH_UP_AFTER`). An idle pass is
+        this one read."""
+        columns: list[ColumnElement[Any]] = [self.cursors.top()]
+        for consumer in consumers:
+            kept = self.cursors.kept(consumer)
+            columns += [self._due(consumer, self.cursors.unread_from(kept)).exists(), kept]
+        with self.store.read() as session:
+            top, *row = session.execute(select(*columns)).one()
+        return [
+            (bool(due), top - kept > CATCH_UP_AFTER)
+            for due, kept in zip(row[::2], row[1::2], strict=True)
+        ]
 
     def pending(self, consumer: Consumer, limit: int) -> list[EventRecord]:
         """Events the consumer has not processed and whose retry time has come (from its cursor
@@ -219,23 +242,17 @@ class Dispatcher:
                 .execution_options(synchronize_session=False)
             )
 
-    def _catch_up(self, consumer: Consumer) -> None:
-        """Move up a cursor that lags far behind though nothing was delivered (a consumer of rare
-        events), so the next pass does not read again what this one passed over."""
-        with self.store.read() as session:
-            behind = self.cursors.behind(session, consumer)
-        if behind:
-            self.deliver_pending(consumer)
-
     def dispatch_once(self, *, wait: bool = False) -> dict[Outcome, int]:
         """One pass over every consumer: up to ``batch`` events each; how many deliveries had each
         outcome. A consumer whose events another dispatcher is delivering now is passed over
         (``wait``: waited for)."""
         counts = dict.fromkeys(Outcome, 0)
-        for consumer in list(self.consumers.values()):
-            if not self.pending(consumer, 1):  # a read: no write transaction when idle
-                self._catch_up(consumer)
-                continue
+        consumers = list(self.consumers.values())
+        for consumer, (due, behind) in zip(consumers, self._survey(consumers), strict=True):
+            if not due:  # no write transaction when idle
+                if behind:  # a consumer of rare events: its cursor is moved up (nothing delivered)
+                    self.deliver_pending(consumer)  # so later passes do not read again what it
+                continue  # passed over
             given = 0
             while given < self.batch:
                 done = self.deliver_pending(

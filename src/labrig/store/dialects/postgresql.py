@@ -147,4 +147,5 @@ CLAIM_CURSOR = (
 #: … waiting for that dispatcher instead
 LOCK_CURSOR = "SELECT consumer FROM outbox_cursors WHERE consumer = :consumer FOR UPDATE"
 #: the oldest transaction still running (every one below it has ended), as of this statement
-SNAPSHOT_XMIN = "SELECT CAST(CAST(pg_snapshot_xmin(pg_current_snapshot()) AS text) AS bigint)"
+SNAPSHOT_XMIN_VALUE = "CAST(CAST(pg_snapshot_xmin(pg_current_snapshot()) AS text) AS bigint)"
+SNAPSHOT_XMIN = f"SELECT {SNAPSHOT_XMIN_VALUE}"

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labrig.access import AccessControl
-from labrig.calibration import CalibrationService
-from labrig.capture import CaptureService, FrameClock, Mode, RecoveryReport
-from labrig.capture.recovery import Recovered
 from labrig.events import AuditTrail, Dispatcher, DispatcherThread
-from labrig.export import ExportService
 from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
-from labrig.pipeline import analysis_stages, save_interrupted_rigs
+from labrig.pipeline import analysis_stages
 from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
 from labrig.results import PUBLISHER, WATCHED, publish_when_done
 from labrig.review import ReprocessService, ReviewedResults, RevisionService
@@ -30,6 +28,11 @@ from labrig.sync import (
     SyncService,
     index_for_sync,
 )
+
+if TYPE_CHECKING:
+    from labrig.calibration import CalibrationService
+    from labrig.capture import CaptureService, FrameClock, Mode, RecoveryReport
+    from labrig.export import ExportService
 
 
 @dataclass(frozen=True)
@@ -45,19 +48,43 @@ class Governance:
 
 @dataclass
 class Services:
-    """Everything a front end (GUI, CLI, worker) talks to."""
+    """Everything a front end (GUI, CLI, worker) talks to. The services a worker never uses
+    (capture, calibration, export) are built, and their modules (OpenCV, the interchange formats)
+    loaded, on first use."""
 
     store: Store
     dispatcher: Dispatcher
     dispatcher_thread: DispatcherThread
     queue: JobQueue
     storage: StorageMonitor
-    capture: CaptureService
-    calibration: CalibrationService
     releases: ReleaseService
     governance: Governance
-    export: ExportService
     sync: SyncService  # batches run by `labrig sync` (or a front end's own thread), not by start()
+    frame_clock: Callable[[Mode], FrameClock] | None = None  # for the capture service (bootstrap)
+
+    @cached_property
+    def capture(self) -> CaptureService:
+        from labrig.capture import CaptureService
+
+        storage, access = self.storage, self.governance.access
+        return CaptureService(self.store, storage, access=access, frame_clock=self.frame_clock)
+
+    def recording_now(self) -> bool:
+        """Whether a recording this process started is running or being saved (none can be before
+        the capture service is built)."""
+        return "capture" in self.__dict__ and self.capture.recording_now()
+
+    @cached_property
+    def calibration(self) -> CalibrationService:
+        from labrig.calibration import CalibrationService
+
+        return CalibrationService(self.store)
+
+    @cached_property
+    def export(self) -> ExportService:
+        from labrig.export import ExportService
+
+        return ExportService(self.store, self.governance.access)
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -67,6 +94,9 @@ class Services:
         then every rig recording a crash left unsaved made an attempt of its salvaged captures,
         marked interrupted (listed as ``rig attempt``, or ``rig not saved`` when no camera had
         recorded a frame)."""
+        from labrig.capture.recovery import Recovered
+        from labrig.pipeline import save_interrupted_rigs
+
         report = self.capture.recover()
         for rig in save_interrupted_rigs(self.queue):
             outcome = "rig attempt" if rig.attempt_id else "rig not saved"
@@ -134,19 +164,17 @@ def bootstrap(
         reviewed=ReviewedResults(revisions, reprocess),
         reprocess=reprocess,
     )
-    capture = CaptureService(store, storage, access=access, frame_clock=frame_clock)
-    # recording comes first: while this workstation records, analysis claims nothing new
-    queue.paused = capture.recording_now
-    return Services(
+    services = Services(
         store=store,
         dispatcher=dispatcher,
         dispatcher_thread=DispatcherThread(dispatcher, poll_seconds),
         queue=queue,
         storage=storage,
-        capture=capture,
-        calibration=CalibrationService(store),
         releases=releases,
         governance=governance,
-        export=ExportService(store, access),
         sync=SyncService(store, dispatcher, access, sync_destination),
+        frame_clock=frame_clock,
     )
+    # recording comes first: while this workstation records, analysis claims nothing new
+    queue.paused = services.recording_now
+    return services

@@ -9,25 +9,53 @@ pipeline), ``rig_attempts`` (a rig recording saved as one attempt, with rig.sync
 ``reanalysis`` (an attempt analysed again under the calibrations current now).
 """
 
-from labrig.pipeline.attempts import (
-    SavedRecording,
-    attempt_pipeline,
-    import_attempt,
-    save_attempt,
-    stop_and_save,
-)
-from labrig.pipeline.reanalysis import NothingToReanalyseError, reanalyse, reanalyses_of
-from labrig.pipeline.rig_attempts import (
-    RigNotSavedError,
-    RigRecovered,
-    attempt_label,
-    rig_pipeline,
-    save_interrupted_rigs,
-    save_rig_attempt,
-    stop_and_save_rig,
-)
-from labrig.pipeline.rig_imports import RigImport, import_rig
-from labrig.pipeline.stages import analysis_stages
+from typing import TYPE_CHECKING
+
+from labrig.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from labrig.pipeline.attempts import (
+        SavedRecording,
+        attempt_pipeline,
+        import_attempt,
+        save_attempt,
+        stop_and_save,
+    )
+    from labrig.pipeline.reanalysis import NothingToReanalyseError, reanalyse, reanalyses_of
+    from labrig.pipeline.rig_attempts import (
+        RigNotSavedError,
+        RigRecovered,
+        attempt_label,
+        rig_pipeline,
+        save_interrupted_rigs,
+        save_rig_attempt,
+        stop_and_save_rig,
+    )
+    from labrig.pipeline.rig_imports import RigImport, import_rig
+    from labrig.pipeline.stages import analysis_stages
+
+#: each name and the module of this package that defines it, imported at first use
+_FROM = {
+    "SavedRecording": "attempts",
+    "attempt_pipeline": "attempts",
+    "import_attempt": "attempts",
+    "save_attempt": "attempts",
+    "stop_and_save": "attempts",
+    "NothingToReanalyseError": "reanalysis",
+    "reanalyse": "reanalysis",
+    "reanalyses_of": "reanalysis",
+    "RigNotSavedError": "rig_attempts",
+    "RigRecovered": "rig_attempts",
+    "attempt_label": "rig_attempts",
+    "rig_pipeline": "rig_attempts",
+    "save_interrupted_rigs": "rig_attempts",
+    "save_rig_attempt": "rig_attempts",
+    "stop_and_save_rig": "rig_attempts",
+    "RigImport": "rig_imports",
+    "import_rig": "rig_imports",
+    "analysis_stages": "stages",
+}
+__getattr__ = lazy_attributes(__name__, _FROM)
 
 __all__ = [
     "NothingToReanalyseError",

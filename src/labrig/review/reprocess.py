@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from labrig.access import AccessControl
 from labrig.domain.roles import Action
 from labrig.jobs import JobQueue
-from labrig.pipeline import reanalyse
 from labrig.review.revisions import find_result
 
 
@@ -35,4 +34,6 @@ class ReprocessService:
         with self.queue.store.read() as session:
             result = find_result(session, result_ref)
             result_id, attempt_id = result.id, result.attempt_id
+        from labrig.pipeline import reanalyse  # the capture and calibration modules: at first use
+
         return Reprocessed(result_id, attempt_id, reanalyse(self.queue, attempt_id))

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
+
+from labrig.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -118,3 +121,34 @@ def test_watch_ingests_a_dropped_file_and_rejects_a_missing_folder(tmp_path: Pat
     assert "trial.avi: capture " in line and "(9 frames)" in line
     missing = labrig(store, "watch", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "is not a folder" in missing.stderr
+
+
+def test_captures_a_page_at_a_time_with_filters_and_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(tmp_path / "store")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["--store", store, *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    videos = [str(_video(tmp_path / f"v{i}.avi", frames=4 + i)) for i in range(4)]
+    for video in videos:  # one at a time: each capture its own start
+        assert run("import", video)[0] == 0
+    code, out, _err = run("captures", "--json")
+    every = [json.loads(line) for line in out.splitlines()]
+    assert [c["frames"] for c in every] == [4, 5, 6, 7]  # oldest first
+    code, out, _err = run("captures", "--newest-first", "--limit", "2", "--offset", "1")
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == [every[2]["id"], every[1]["id"]]
+    assert lines[-1] == "Captures 2–3 of 4."
+    device = every[0]["device_id"]
+    code, out, _err = run("captures", "--state", "committed", "--device", device, "--json")
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [
+        c["id"] for c in every if c["device_id"] == device
+    ]
+    code, out, _err = run("captures", "--state", "provisional")
+    assert code == 0 and out.strip() == "No capture matches."
+    code, out, err = run("captures", "--limit", "0")
+    assert code == 2 and "LABRIG_USAGE" in err and out == ""

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from labrig.cli import main
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -119,3 +123,39 @@ def test_a_headless_worker_publishes_the_results_of_the_attempts_it_analyses(
         [result] = list(session.query(AnalysisResultRecord).filter_by(attempt_id=attempt_id))
     services.close()
     assert result.status == "published"
+
+
+def test_jobs_a_page_at_a_time_with_filters_and_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(tmp_path)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["--store", store, *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    ids = []
+    for i in range(7):
+        code, out, _err = run(
+            "jobs", "enqueue", "labrig.selftest", "--input", f"{i:064x}", "--json"
+        )
+        ids.append(json.loads(out)["id"])
+    run("jobs", "cancel", ids[2])
+    code, out, _err = run("jobs", "--newest-first", "--limit", "3", "--offset", "1")
+    lines = out.splitlines()
+    assert code == 0 and [line.split()[0] for line in lines[:-1]] == ids[::-1][1:4]
+    assert lines[-1] == "Jobs 2–4 of 7."
+    code, out, _err = run("jobs", "--state", "Ready", "--limit", "10")
+    assert out.count("Ready") == 6 and out.splitlines()[-1] == "Jobs 1–6 of 6."
+    code, out, _err = run("jobs", "--state", "Cancelled", "--stage", "labrig.selftest")
+    assert [line.split()[0] for line in out.splitlines()] == [ids[2]]
+    code, out, _err = run("jobs", "--search", ids[5][:8].upper(), "--json")
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [ids[5]]
+    code, out, _err = run("jobs", "--search", "S0001")
+    assert code == 0 and out.strip() == "No job matches."
+    code, out, err = run("jobs", "--limit", "0")
+    assert code == 2 and "LABRIG_USAGE" in err and "--limit must be at least 1" in err
+    code, out, err = run("jobs", "--offset", "-3")
+    assert code == 2 and "LABRIG_USAGE" in err and out == ""
+    assert len(json.loads("[" + ",".join(run("jobs", "--json")[1].splitlines()) + "]")) == 7

@@ -63,7 +63,9 @@ def test_a_worker_on_another_machine_runs_the_jobs_and_this_window_shows_them_do
     assert "5 jobs finished" in worker.stdout
 
     # nothing in this process ran them: their completion reaches the window through the outbox alone
-    qtbot.waitUntil(lambda: gui.monitor.counts.get(JobState.SUCCEEDED) == 5, timeout=10_000)
+    def done() -> set[str]:
+        return {j.id for j in gui.monitor.jobs if j.state is JobState.SUCCEEDED}
+
+    qtbot.waitUntil(lambda: done() == set(jobs), timeout=10_000)
     assert gui.window.queue_status.text().startswith("Queue: 0 ready · 0 running")
-    assert {j.id for j in gui.monitor.jobs if j.state is JobState.SUCCEEDED} == set(jobs)
     assert gui.window.last_event.text() == "Last event: analysis.stage.completed"

@@ -11,8 +11,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from labrig.access import AccessControl
 from labrig.bootstrap import bootstrap
 from labrig.capture import (
@@ -23,19 +21,25 @@ from labrig.capture import (
     verify_store,
 )
 from labrig.capture.adopt import adopt_orphans
+from labrig.capture.listing import CAPTURE_STATES, CaptureQuery, count_captures, read_captures
 from labrig.capture.posthoc_sync import SYNC_METHODS
 from labrig.capture.rigs import get_rig
 from labrig.cli.common import services_for, store_for
-from labrig.cli.output import print_json, print_json_line
+from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.pipeline import import_rig
-from labrig.store.models import Capture
 
 
 def add_parser(commands: Any) -> None:
     captures = commands.add_parser("captures", help="list captures: state, digest, frames, drops")
     captures.add_argument("--json", action="store_true")
+    captures.add_argument(
+        "--state", action="append", choices=CAPTURE_STATES, help="only captures in these states"
+    )
+    captures.add_argument("--device", metavar="ID", help="only this device's captures")
+    captures.add_argument("--session", metavar="ID", help="only this session's captures")
+    add_page_arguments(captures, "captures")
     captures.set_defaults(run=run_captures)
     imp = commands.add_parser(
         "import",
@@ -107,8 +111,18 @@ def add_parser(commands: Any) -> None:
 
 
 def run_captures(args: argparse.Namespace) -> int:
+    query = CaptureQuery(
+        tuple(args.state or ()),
+        device=args.device,
+        session=args.session,
+        newest_first=args.newest_first,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    paged = query.limit is not None or query.offset > 0
     with store_for(args) as store, store.read() as session:
-        rows = list(session.scalars(select(Capture).order_by(Capture.started_at)))
+        rows = read_captures(session, query)
+        total = count_captures(session, query) if paged and not args.json else len(rows)
     for c in rows:
         data = {
             "id": c.id,
@@ -130,7 +144,10 @@ def run_captures(args: argparse.Namespace) -> int:
                 f"{c.dropped_frames:>4} dropped  {digest}  {c.device_id}"
             )
     if not rows and not args.json:
-        print("No captures.")
+        filtered = query.states or query.device or query.session or query.offset
+        print("No capture matches." if filtered else "No captures.")
+    if paged and not args.json:
+        print_page_line("Captures", query.offset, len(rows), total)
     return 0
 
 

@@ -10,12 +10,13 @@ import threading
 from typing import Any
 
 from labrig.bootstrap import Services
-from labrig.cli.common import services_for
-from labrig.cli.output import print_json, print_json_line
+from labrig.cli.common import services_for, store_for
+from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
 from labrig.domain.jobs import JobState
 from labrig.errors import LabrigError, UsageError
 from labrig.health import damage_found, page_check
 from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
+from labrig.jobs.listing import JobQuery, count_jobs, read_jobs
 
 
 def add_parser(commands: Any) -> None:
@@ -26,6 +27,11 @@ def add_parser(commands: Any) -> None:
     jobs.add_argument(
         "--state", action="append", choices=[s.value for s in JobState], help="only these states"
     )
+    jobs.add_argument("--stage", metavar="STAGE", help="only this stage's jobs (its id)")
+    jobs.add_argument(
+        "--search", metavar="ID", help="jobs whose id, or whose attempt's id, starts with ID"
+    )
+    add_page_arguments(jobs, "jobs")
     jobs.set_defaults(run=run_list)
     sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
     for name, func, text in (
@@ -75,12 +81,26 @@ def _show(view: JobView, as_json: bool) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    with services_for(args) as services:
-        views = services.queue.jobs([JobState(s) for s in args.state] if args.state else None)
+    query = JobQuery(
+        tuple(JobState(s) for s in args.state or ()),
+        stage=args.stage,
+        search=args.search,
+        newest_first=args.newest_first,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    paged = query.limit is not None or query.offset > 0
+    # a read of the catalog alone: no services are started
+    with store_for(args) as store, store.read() as session:
+        views = read_jobs(session, query)
+        total = count_jobs(session, query) if paged and not args.json else len(views)
     if not views and not args.json:
-        print("No jobs.")
+        filtered = query.states or query.stage or query.search or query.offset
+        print("No job matches." if filtered else "No jobs.")
     for view in views:
         print_json_line(view.to_json()) if args.json else _show(view, False)
+    if paged and not args.json:
+        print_page_line("Jobs", query.offset, len(views), total)
     return 0
 
 

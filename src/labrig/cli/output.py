@@ -15,3 +15,16 @@ def print_json(data: Any) -> None:
 def print_json_line(data: Any) -> None:
     sys.stdout.write(json.dumps(data, sort_keys=True, default=str) + "\n")
     sys.stdout.flush()
+
+
+def add_page_arguments(parser: Any, noun: str) -> None:
+    """``--newest-first``, ``--limit`` and ``--offset``: a list read a page at a time."""
+    parser.add_argument("--newest-first", action="store_true", help="newest first (else oldest)")
+    parser.add_argument("--limit", type=int, metavar="N", help=f"at most N {noun} (a page)")
+    parser.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
+
+
+def print_page_line(noun: str, offset: int, shown: int, total: int) -> None:
+    """The line that ends a page: ``Jobs 51–100 of 1200.`` (nothing for an empty page)."""
+    if shown:
+        print(f"{noun} {offset + 1}–{offset + shown} of {total}.")

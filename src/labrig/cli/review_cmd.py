@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from labrig.cli.common import services_for, store_for
-from labrig.cli.output import print_json
+from labrig.cli.output import add_page_arguments, print_json, print_page_line
 from labrig.domain.correction_syntax import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
 from labrig.review.listing import (
@@ -43,9 +43,7 @@ def add_parser(commands: Any) -> None:
     listing.add_argument(
         "--review", choices=[r.value for r in ReviewFilter], help="only revised or unrevised ones"
     )
-    listing.add_argument("--newest-first", action="store_true", help="newest first (else oldest)")
-    listing.add_argument("--limit", type=int, metavar="N", help="at most N results (a page)")
-    listing.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
+    add_page_arguments(listing, "results")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=run_list)
     show = sub.add_parser(
@@ -207,9 +205,8 @@ def run_list(args: argparse.Namespace) -> int:
         )
         for reason in r.flags:
             print(f"    flagged: {reason} ('labrig review reprocess {r.result_id[:12]}')")
-    if paged and results:
-        first = query.offset + 1
-        print(f"Results {first}–{query.offset + len(results)} of {total}.")
+    if paged:
+        print_page_line("Results", query.offset, len(results), total)
     return 0
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
@@ -24,6 +24,7 @@ from labrig.domain.jobs import TERMINAL, JobState, check_transition, is_terminal
 from labrig.errors import InvalidTransitionError, UnknownJobError
 from labrig.events import record_event
 from labrig.jobs.lease import Clock, LeaseTerms, deadlines, lease_expired
+from labrig.jobs.listing import JobQuery, read_jobs, unsettled_counts
 from labrig.jobs.policy import RetryPolicy
 from labrig.jobs.rows import QueueSQL, event_row, insert_events, job_values, queue_sql
 from labrig.jobs.stages import StageRegistry
@@ -665,18 +666,15 @@ class JobQueue:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[JobView]:
-        order = (Job.created_at.desc(), Job.id.desc()) if newest_first else (Job.created_at, Job.id)
-        query = select(Job).order_by(*order)
-        if states:
-            query = query.where(Job.state.in_([s.value for s in states]))
+        query = JobQuery(tuple(states or ()), newest_first=newest_first, limit=limit)
         with self.store.read() as session:
-            return [JobView.of(j) for j in session.scalars(query.limit(limit))]
+            return read_jobs(session, query)
 
     def counts(self) -> dict[JobState, int]:
+        """How many jobs are in each state not settled (:data:`~labrig.domain.jobs.UNSETTLED`):
+        the live queue and what needs an operator, not the history."""
         with self.store.read() as session:
-            rows = session.execute(select(Job.state, func.count()).group_by(Job.state)).all()
-        found = {JobState(state): int(n) for state, n in rows}
-        return {state: found.get(state, 0) for state in JobState}
+            return unsettled_counts(session)
 
     def incidents(self) -> list[IncidentView]:
         with self.store.read() as session:

@@ -28,9 +28,10 @@ from labrig.domain.jobs import JobState
 from labrig.pipeline import reanalyses_of
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
-from labrig.results.search import AttemptQuery, matching_attempts, search_words
+from labrig.results.search import AttemptQuery, matching_attempts
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
+from labrig.store.search import search_words
 
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})

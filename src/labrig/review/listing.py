@@ -18,9 +18,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select, union
 from sqlalchemy.orm import Session, aliased
 
-from labrig.errors import UsageError
 from labrig.results.flags import CalibrationFlags, used_calibrations
-from labrig.results.search import id_like, matching_attempts, search_words, starts_with
+from labrig.results.search import matching_attempts
 from labrig.store import Store
 from labrig.store.models import (
     AnalysisResultRecord,
@@ -29,6 +28,7 @@ from labrig.store.models import (
     Job,
     ResultRevision,
 )
+from labrig.store.search import check_page, id_like, search_words, starts_with
 
 R = AnalysisResultRecord
 
@@ -62,10 +62,7 @@ class ResultQuery:
     offset: int = 0
 
     def __post_init__(self) -> None:
-        if self.limit is not None and self.limit < 1:
-            raise UsageError(f"--limit must be at least 1, not {self.limit}")
-        if self.offset < 0:
-            raise UsageError(f"--offset cannot be negative ({self.offset})")
+        check_page(self.limit, self.offset)
 
 
 #: every result, oldest first, on one page

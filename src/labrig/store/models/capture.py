@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from labrig.store.models.base import Base
@@ -61,6 +61,8 @@ class Capture(Base):
     quarantined, abandoned."""
 
     __tablename__ = "captures"
+    # `labrig captures` by date (migration 0020)
+    __table_args__ = (Index("ix_captures_started_at", "started_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     session_id: Mapped[str | None] = mapped_column(

@@ -28,7 +28,8 @@ class Job(Base):
     stage_id: Mapped[str] = mapped_column(String(128))
     # ix_jobs_attempt_id (partial: migration 0010)
     attempt_id: Mapped[str | None] = mapped_column(String(64))
-    # partial indexes per state looked up (migration 0010)
+    # partial indexes per state looked up (migration 0010), and ix_jobs_unsettled (state,
+    # created_at, id) of the jobs not settled (migration 0020)
     state: Mapped[str] = mapped_column(String(32))
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

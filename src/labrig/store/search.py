@@ -1,0 +1,47 @@
+"""Conditions a search or a page of a list is written with, so that each reads a range of an index
+rather than every row: an id's prefix, text taken literally in a LIKE pattern, a page's bounds."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import ColumnElement, and_
+from sqlalchemy.orm import InstrumentedAttribute
+
+from labrig.errors import UsageError
+
+#: what may begin an id (a UUID's text)
+_ID_START = re.compile(r"[0-9a-f][0-9a-f-]*")
+
+
+def search_words(search: str | None) -> str | None:
+    """``search`` without its surrounding spaces, or None when nothing is left."""
+    return search.strip() or None if search else None
+
+
+def id_like(text: str) -> bool:
+    """Whether ``text`` may begin an id (ids are lower-case hexadecimal with dashes)."""
+    return _ID_START.fullmatch(text.lower()) is not None
+
+
+def starts_with(
+    column: InstrumentedAttribute[str] | InstrumentedAttribute[str | None], key: str
+) -> ColumnElement[bool]:
+    """``column`` (an indexed id) starts with ``key``: a range of the index that holds its first
+    group of hexadecimal digits (any collation orders those alike, and 'z' after them all), then
+    the exact prefix."""
+    head = key.split("-", 1)[0]
+    return and_(column >= head, column < head + "z", column.like(escaped(key) + "%", escape="\\"))
+
+
+def escaped(text: str) -> str:
+    """``text`` for a LIKE pattern with ``\\`` as its escape: % and _ taken literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def check_page(limit: int | None, offset: int) -> None:
+    """A page's bounds as the command line gives them: ``LABRIG_USAGE`` when they cannot be."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    if offset < 0:
+        raise UsageError(f"--offset cannot be negative ({offset})")

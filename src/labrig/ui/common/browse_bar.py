@@ -16,6 +16,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, 
 Row = TypeVar("Row")
 #: how long typing must pause before the search is run
 SETTLE_MS = 300
+SEARCH_TIP = (
+    "Type the start of a subject code, protocol or operator (any letter case), or of an id: every "
+    "page of the catalog is searched"
+)
 
 
 class PageOfRows(list[Row], Generic[Row]):
@@ -32,7 +36,13 @@ class BrowseBar(QWidget):
 
     changed = Signal()
 
-    def __init__(self, page_size: int, placeholder: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        page_size: int,
+        placeholder: str,
+        parent: QWidget | None = None,
+        tip: str = SEARCH_TIP,
+    ) -> None:
         super().__init__(parent)
         self.page_size = page_size
         self.words: str | None = None  # the search in force (None: every row)
@@ -41,10 +51,7 @@ class BrowseBar(QWidget):
         self.search.setObjectName("browseSearch")
         self.search.setPlaceholderText(placeholder)
         self.search.setClearButtonEnabled(True)
-        self.search.setToolTip(
-            "Type the start of a subject code, protocol or operator (any letter case), or of an "
-            "id: every page of the catalog is searched"
-        )
+        self.search.setToolTip(tip)
         self.newer = QPushButton("◀ Newer")
         self.newer.setObjectName("browseNewer")
         self.newer.setToolTip(f"The {page_size} newer rows")

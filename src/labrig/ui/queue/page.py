@@ -1,8 +1,14 @@
-"""The Queue page: every job with its state and live progress, and the operator's actions on one.
+"""The Queue page: every job with its state and live progress, a page at a time, and the operator's
+actions on one.
 
-Threading contract: GUI thread only. The page never polls; it redraws when its
-:class:`~labrig.ui.shell.queue_monitor.QueueMonitor` re-reads the queue and when the
-executor reports progress.
+The jobs are shown newest first, 200 to a page, with the newer and older pages, a search (the start
+of a job's or an attempt's id) and a choice of which jobs: every one, those waiting or running, or
+those that need an operator. Each page is one read of an index (:mod:`labrig.jobs.listing`), made
+while the page is on screen.
+
+Threading contract: GUI thread only. The page never polls; it reads its page again when its
+:class:`~labrig.ui.shell.queue_monitor.QueueMonitor` says the queue changed, and redraws progress
+when the executor reports it.
 """
 
 from __future__ import annotations
@@ -10,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QItemSelection, Slot
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -20,9 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from labrig.domain.jobs import TERMINAL, JobState
+from labrig.domain.jobs import TERMINAL, UNSETTLED, JobState
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue, JobView
+from labrig.jobs.listing import JobQuery, count_jobs, read_jobs
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
 from labrig.ui.common.progress_bar import ProgressBarDelegate
 from labrig.ui.common.widgets import named_button
 from labrig.ui.queue.model import ID_PREFIX, PROGRESS_COLUMN, JobTableModel
@@ -43,6 +53,20 @@ REPROCESS_TIP = (
     "quality-blocked job is superseded by it; a running job must be cancelled first."
 )
 
+
+#: jobs on one page of the table
+JOB_PAGE = 200
+NEEDS_OPERATOR = (S.BLOCKED_BY_QUALITY, S.PERMANENT_FAILURE)
+#: what the "Show" list offers, and the states each shows (none: every job); the live queue's groups
+#: and their counts read the index of unsettled jobs, however long the history
+SHOWN: tuple[tuple[str, tuple[JobState, ...]], ...] = (
+    ("Every job", ()),
+    ("Waiting or running", tuple(s for s in UNSETTLED if s not in NEEDS_OPERATOR)),
+    ("Needs an operator (failed or blocked)", NEEDS_OPERATOR),
+)
+SEARCH_TIP = (
+    "Type the start of a job's id or of its attempt's id: every page of the queue is searched"
+)
 
 EMPTY_TEXT = (
     "No jobs yet. Jobs appear here when an attempt is recorded: its analysis (media check, "
@@ -75,11 +99,22 @@ class QueuePage(QWidget):
         self.action_status = QLabel("")
         self.action_status.setObjectName("actionStatus")
         self.action_status.setWordWrap(True)
+        self.browse = BrowseBar(JOB_PAGE, "Job or attempt id", tip=SEARCH_TIP)
+        self.shown = QComboBox()
+        self.shown.setObjectName("jobsShown")
+        self.shown.setToolTip("Which jobs the table lists, newest first")
+        for words, _states in SHOWN:
+            self.shown.addItem(words)
+        self.list_status = QLabel("")
+        self.list_status.setObjectName("listStatus")
+        self.page: PageOfRows[JobView] = PageOfRows([], 0, 0, None)
         self._lay_out()
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         monitor.jobProgressed.connect(self._on_monitor_job_progressed)
+        self.browse.changed.connect(self.read_page)
+        self.shown.currentIndexChanged.connect(self._on_shown_current_index_changed)
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
-        self._on_monitor_snapshot_changed()
+        self._update_buttons()
 
     def _build_table(self) -> QTableView:
         table = QTableView()
@@ -98,7 +133,13 @@ class QueuePage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<h2>Queue</h2>"))
         layout.addWidget(self.empty_note)
+        browsing = QHBoxLayout()
+        browsing.addWidget(QLabel("Show:"))
+        browsing.addWidget(self.shown)
+        browsing.addWidget(self.browse, 1)
+        layout.addLayout(browsing)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.list_status)
         buttons = QHBoxLayout()
         for button in (self.retry_button, self.cancel_button, self.reprocess_button):
             buttons.addWidget(button)
@@ -119,14 +160,48 @@ class QueuePage(QWidget):
         self.table.selectRow(row)
         return True
 
+    def query(self) -> JobQuery:
+        """The page asked for: the jobs shown, the search, the offset."""
+        return JobQuery(
+            SHOWN[max(self.shown.currentIndex(), 0)][1],
+            search=self.browse.words,
+            newest_first=True,
+            limit=JOB_PAGE,
+            offset=self.browse.offset,
+        )
+
     @Slot()
-    def _on_monitor_snapshot_changed(self) -> None:
+    def read_page(self) -> None:
+        """Read the page asked for and show it, keeping the selected job selected."""
+        query = self.query()
+        with self._queue.store.read() as session:
+            jobs, total = read_jobs(session, query), count_jobs(session, query)
+        self.page = PageOfRows(jobs, total, query.offset, query.search)
         keep = self.selected_job()
-        self.model.set_jobs(self._monitor.jobs, self._monitor.attempt_names)
-        self.empty_note.setVisible(not self._monitor.jobs)
+        self.model.set_jobs(self.page, self._monitor.names_of(self.page))
+        self.empty_note.setVisible(not total and query.search is None and not query.states)
+        if query.states and not total and query.search is None:
+            self.browse.show_page(self.page)
+            self.list_status.setText(f"No jobs: {self.shown.currentText().lower()}.")
+        else:
+            self.list_status.setText(self.browse.status(self.page, "job", "jobs", ""))
         if keep is not None:
             self.select_job(keep.id)
         self._update_buttons()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.read_page()  # read while on screen only: the window's start reads none of it
+
+    @Slot()
+    def _on_monitor_snapshot_changed(self) -> None:
+        if self.isVisible():
+            self.read_page()
+
+    @Slot(int)
+    def _on_shown_current_index_changed(self, _index: int) -> None:
+        self.browse.offset = 0
+        self.read_page()
 
     @Slot(str, float, str)
     def _on_monitor_job_progressed(self, job_id: str, fraction: float, message: str) -> None:

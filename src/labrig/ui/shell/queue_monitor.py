@@ -31,7 +31,7 @@ WORDS = {
     S.PERMANENT_FAILURE: "failed",
     S.CANCELLED: "cancelled",
 }
-JOBS_SHOWN = 500  # the newest; older jobs stay available through `labrig jobs`
+JOBS_SHOWN = 500  # the newest, for the Capture screen's attempts (the Queue screen pages its own)
 
 
 def queue_summary(counts: Mapping[JobState, int]) -> str:
@@ -44,7 +44,8 @@ def queue_summary(counts: Mapping[JobState, int]) -> str:
 
 
 class QueueMonitor(QObject):
-    """The newest snapshot of the queue (``jobs``, ``counts``), re-read when something changed it.
+    """The newest snapshot of the queue (``jobs``, the newest; ``counts``, of the states not
+    settled), re-read when something changed it.
 
     A burst of reasons within one turn of the event loop (a hundred jobs enqueued
     at once) costs one read, not a hundred.
@@ -95,12 +96,15 @@ class QueueMonitor(QObject):
         self._coalesce.stop()
         self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
         self.counts = self._queue.counts()
-        if self._attempt_names is not None:
-            self.attempt_names = self._attempt_names(
-                sorted({j.attempt_id for j in self.jobs if j.attempt_id})
-            )
+        self.attempt_names = self.names_of(self.jobs)
         self._states = {job.id: job.state for job in self.jobs}
         self.snapshotChanged.emit()
+
+    def names_of(self, jobs: Sequence[JobView]) -> Mapping[str, str]:
+        """How a technician names the attempts of ``jobs`` ("DEMO-001 · attempt 2"), by id."""
+        if self._attempt_names is None:
+            return {}
+        return self._attempt_names(sorted({j.attempt_id for j in jobs if j.attempt_id}))
 
     @Slot(object)
     def _on_bridge_event_recorded(self, _event: EventRecord) -> None:

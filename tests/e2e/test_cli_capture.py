@@ -152,3 +152,7 @@ def test_captures_a_page_at_a_time_with_filters_and_the_count(
     assert code == 0 and out.strip() == "No capture matches."
     code, out, err = run("captures", "--limit", "0")
     assert code == 2 and "LABRIG_USAGE" in err and out == ""
+    code, out, _err = run("captures", "--until", "7d")  # all started today
+    assert out.strip() == "No capture matches."
+    code, out, _err = run("captures", "--since", "7d", "--limit", "3")
+    assert out.splitlines()[-1] == "Captures 1–3 of 4."

@@ -6,11 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 
 from labrig.cli import main
+from labrig.store import open_store, utcnow
+from labrig.store.models import Job
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -159,3 +163,17 @@ def test_jobs_a_page_at_a_time_with_filters_and_the_count(
     code, out, err = run("jobs", "--offset", "-3")
     assert code == 2 and "LABRIG_USAGE" in err and out == ""
     assert len(json.loads("[" + ",".join(run("jobs", "--json")[1].splitlines()) + "]")) == 7
+
+    # a period: the two oldest were created ten days ago
+    catalog = open_store(tmp_path)
+    with catalog.write() as session:
+        session.execute(
+            update(Job).where(Job.id.in_(ids[:2])).values(created_at=utcnow() - timedelta(days=10))
+        )
+    catalog.close()
+    code, out, _err = run("jobs", "--until", "7d")
+    assert [line.split()[0] for line in out.splitlines()] == ids[:2]
+    code, out, _err = run("jobs", "--since", "7d", "--limit", "50")
+    assert out.splitlines()[-1] == "Jobs 1–5 of 5."
+    code, out, err = run("jobs", "--since", "last week")
+    assert code == 2 and "LABRIG_USAGE" in err and "--since takes a date" in err

@@ -421,3 +421,22 @@ def test_a_reviewer_undoes_a_correction_from_the_command_line(
     ):
         assert main(["--store", str(store), "review", "undo", *args]) == 2, code
         assert f"labrig: {code}: " in capsys.readouterr().err
+
+
+def test_the_review_list_of_a_period(
+    store: Path, template: tuple[Path, TemplateResults], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _root, made = template
+    every = {made.published_id, made.blocked_id}
+
+    def listed(*args: str) -> set[str]:
+        assert main(["--store", str(store), "review", "list", "--json", *args]) == 0
+        return {r["result_id"] for r in json.loads(capsys.readouterr().out)}
+
+    assert listed("--since", "1d") == every  # made today
+    assert listed("--until", "2000-01-01") == set()
+    assert listed("--since", "2000-01-01T00:00", "--until", "0d") == every
+    assert main(["--store", str(store), "review", "list", "--until", "2000-01-01"]) == 0
+    assert capsys.readouterr().out.strip() == "No result matches."
+    assert main(["--store", str(store), "review", "list", "--until", "soon"]) == 2
+    assert "--until takes a date" in capsys.readouterr().err

@@ -1,10 +1,11 @@
-"""The captures a page at a time, for ``labrig captures``: which (states, a device, a session), in
-which order, which page, and how many. Each page reads the captures by date through
+"""The captures a page at a time, for ``labrig captures``: which (states, a device, a session, a
+period), in which order, which page, and how many. Each page reads the captures by date through
 ``ix_captures_started_at`` (migration 0020), never sorting every capture. Qt-free."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, select
@@ -24,6 +25,8 @@ class CaptureQuery:
     states: tuple[str, ...] = ()
     device: str | None = None
     session: str | None = None
+    since: datetime | None = None  # started at or after
+    until: datetime | None = None  # started before
     newest_first: bool = False
     limit: int | None = None
     offset: int = 0
@@ -40,6 +43,10 @@ def _where(query: CaptureQuery) -> list[ColumnElement[bool]]:
         conditions.append(Capture.device_id == query.device)
     if query.session:
         conditions.append(Capture.session_id == query.session)
+    if query.since is not None:
+        conditions.append(Capture.started_at >= query.since)
+    if query.until is not None:
+        conditions.append(Capture.started_at < query.until)
     return conditions
 
 

@@ -7,7 +7,6 @@ import argparse
 import signal
 import threading
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from labrig.capture.posthoc_sync import SYNC_METHODS
 from labrig.capture.rigs import get_rig
 from labrig.cli.common import services_for, store_for
 from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
+from labrig.cli.when import add_period_arguments, days_ago, moment, period
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.pipeline import import_rig
@@ -39,6 +39,7 @@ def add_parser(commands: Any) -> None:
     )
     captures.add_argument("--device", metavar="ID", help="only this device's captures")
     captures.add_argument("--session", metavar="ID", help="only this session's captures")
+    add_period_arguments(captures, "captures started")
     add_page_arguments(captures, "captures")
     captures.set_defaults(run=run_captures)
     imp = commands.add_parser(
@@ -111,10 +112,13 @@ def add_parser(commands: Any) -> None:
 
 
 def run_captures(args: argparse.Namespace) -> int:
+    since, until = period(args)
     query = CaptureQuery(
         tuple(args.state or ()),
         device=args.device,
         session=args.session,
+        since=since,
+        until=until,
         newest_first=args.newest_first,
         limit=args.limit,
         offset=args.offset,
@@ -144,7 +148,7 @@ def run_captures(args: argparse.Namespace) -> int:
                 f"{c.dropped_frames:>4} dropped  {digest}  {c.device_id}"
             )
     if not rows and not args.json:
-        filtered = query.states or query.device or query.session or query.offset
+        filtered = query.states or query.device or query.session or query.offset or since or until
         print("No capture matches." if filtered else "No captures.")
     if paged and not args.json:
         print_page_line("Captures", query.offset, len(rows), total)
@@ -174,8 +178,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     selection = Selection(
-        stored_since=_when(args.since) if args.since is not None else None,
-        unchecked_since=_days_ago(args.unchecked_days) if args.unchecked_days is not None else None,
+        stored_since=moment(args.since) if args.since is not None else None,
+        unchecked_since=days_ago(args.unchecked_days) if args.unchecked_days is not None else None,
     )
     with store_for(args) as store:
         report = verify_store(store, selection=selection)
@@ -212,27 +216,6 @@ def run_verify(args: argparse.Namespace) -> int:
             )
         )
     return 1 if report.problems else 0
-
-
-def _when(text: str) -> datetime:
-    """``--since``: a local date or date and time, or a number of days ago, as an aware time."""
-    value = text.strip()
-    if value.endswith("d") and value[:-1].isdigit():
-        return _days_ago(int(value[:-1]))
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise UsageError(
-            f"--since takes a date (2026-12-01), a date and time (2026-12-01T08:00) or a number "
-            f"of days ago (7d), not '{text}'"
-        ) from None
-    return moment if moment.tzinfo is not None else moment.astimezone()  # local time
-
-
-def _days_ago(days: int) -> datetime:
-    if days < 0:
-        raise UsageError(f"a number of days cannot be negative ({days}); give 0 or more")
-    return datetime.now(UTC) - timedelta(days=days)
 
 
 def run_recover(args: argparse.Namespace) -> int:

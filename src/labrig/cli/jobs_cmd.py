@@ -12,6 +12,7 @@ from typing import Any
 from labrig.bootstrap import Services
 from labrig.cli.common import services_for, store_for
 from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
+from labrig.cli.when import add_period_arguments, period
 from labrig.domain.jobs import JobState
 from labrig.errors import LabrigError, UsageError
 from labrig.health import damage_found, page_check
@@ -31,6 +32,7 @@ def add_parser(commands: Any) -> None:
     jobs.add_argument(
         "--search", metavar="ID", help="jobs whose id, or whose attempt's id, starts with ID"
     )
+    add_period_arguments(jobs, "jobs created")
     add_page_arguments(jobs, "jobs")
     jobs.set_defaults(run=run_list)
     sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION")
@@ -81,6 +83,7 @@ def _show(view: JobView, as_json: bool) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    since, until = period(args)
     query = JobQuery(
         tuple(JobState(s) for s in args.state or ()),
         stage=args.stage,
@@ -88,6 +91,8 @@ def run_list(args: argparse.Namespace) -> int:
         newest_first=args.newest_first,
         limit=args.limit,
         offset=args.offset,
+        since=since,
+        until=until,
     )
     paged = query.limit is not None or query.offset > 0
     # a read of the catalog alone: no services are started
@@ -95,7 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
         views = read_jobs(session, query)
         total = count_jobs(session, query) if paged and not args.json else len(views)
     if not views and not args.json:
-        filtered = query.states or query.stage or query.search or query.offset
+        filtered = query.states or query.stage or query.search or query.offset or since or until
         print("No job matches." if filtered else "No jobs.")
     for view in views:
         print_json_line(view.to_json()) if args.json else _show(view, False)

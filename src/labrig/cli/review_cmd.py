@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from labrig.cli.common import services_for, store_for
 from labrig.cli.output import add_page_arguments, print_json, print_page_line
+from labrig.cli.when import add_period_arguments, period
 from labrig.domain.correction_syntax import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
 from labrig.review.listing import (
@@ -43,6 +44,7 @@ def add_parser(commands: Any) -> None:
     listing.add_argument(
         "--review", choices=[r.value for r in ReviewFilter], help="only revised or unrevised ones"
     )
+    add_period_arguments(listing, "results made")
     add_page_arguments(listing, "results")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=run_list)
@@ -166,10 +168,13 @@ def _revision_arguments(parser: argparse.ArgumentParser, *, reason: str | None =
 
 
 def run_list(args: argparse.Namespace) -> int:
+    since, until = period(args)
     query = ResultQuery(
         search=args.search,
         status=ResultStatusFilter(args.status) if args.status else None,
         review=ReviewFilter(args.review) if args.review else None,
+        since=since,
+        until=until,
         newest_first=args.newest_first,
         limit=args.limit,
         offset=args.offset,
@@ -182,7 +187,7 @@ def run_list(args: argparse.Namespace) -> int:
         print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0
     if not results:
-        filtered = query.search or query.status or query.review or query.offset
+        filtered = query.search or query.status or query.review or query.offset or since or until
         print(
             "No result matches."
             if filtered

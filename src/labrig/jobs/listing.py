@@ -10,6 +10,7 @@ id's start through the id's index. Qt-free.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, text
@@ -32,7 +33,8 @@ class JobQuery:
     """Which jobs, in which order, which page. Each criterion given must hold.
 
     ``states``: any of these (none: every state); ``stage``: this stage's id; ``search``: the start
-    of the job's id or of its attempt's id (ids are hexadecimal: other text finds nothing).
+    of the job's id or of its attempt's id (ids are hexadecimal: other text finds nothing);
+    ``since``/``until``: when the job was created, ``until`` excluded.
     """
 
     states: tuple[JobState, ...] = ()
@@ -41,6 +43,8 @@ class JobQuery:
     newest_first: bool = False
     limit: int | None = None
     offset: int = 0
+    since: datetime | None = None  # created at or after
+    until: datetime | None = None  # created before
 
     def __post_init__(self) -> None:
         check_page(self.limit, self.offset)
@@ -58,6 +62,10 @@ def _where(query: JobQuery) -> list[ColumnElement[bool]]:
         conditions.append(Job.state.in_([s.value for s in query.states]))
     if query.stage:
         conditions.append(Job.stage_id == query.stage)
+    if query.since is not None:
+        conditions.append(Job.created_at >= query.since)
+    if query.until is not None:
+        conditions.append(Job.created_at < query.until)
     if (words := search_words(query.search)) is not None:
         key = words.lower()
         if not id_like(key):

@@ -59,4 +59,6 @@ if [ "$mode" = app ]; then
 fi
 # bundle: PyInstaller, for the test that builds and runs the frozen bundle
 pip install -e '.[dev,bundle]'
-exec env QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest "$@"
+# two test processes (pytest-xdist), each test handed to whichever is free: the suite is half
+# subprocesses and I/O, so two processes take ~16 min where one took ~23 (`-n 0`: one process)
+exec env QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest -n 2 --dist worksteal "$@"

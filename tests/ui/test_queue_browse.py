@@ -4,13 +4,17 @@ clicking and typing in the real window."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
 from labrig.jobs.queue import JobSpec
+from labrig.store import utcnow
+from labrig.store.models import Job
 from labrig.ui.app import Gui
 from labrig.ui.queue.page import JOB_PAGE, QueuePage
 from tests.ui.jobs_helpers import SELFTEST, SHORT, WAIT_MS, shown_queue_page
@@ -87,3 +91,24 @@ def test_an_empty_group_says_so_and_the_empty_queue_says_how_jobs_come(
     assert not page.empty_note.isVisible()
     page.shown.setCurrentIndex(page.shown.findText("Waiting or running"))
     assert page.model.rowCount() == 1 and page.list_status.text() == "1 job, newest first."
+
+
+def test_a_period_keeps_the_jobs_created_in_it(qtbot: QtBot, services: Services, ui: Gui) -> None:
+    views = services.queue.enqueue_many([JobSpec(SELFTEST, [f"{i:064x}"], SHORT) for i in range(6)])
+    old = {views[0].id, views[1].id}
+    with services.store.write() as session:
+        session.execute(
+            update(Job).where(Job.id.in_(old)).values(created_at=utcnow() - timedelta(days=10))
+        )
+    page = shown_queue_page(qtbot, ui)
+    assert page.list_status.text() == "6 jobs, newest first."
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Last 7 days"))
+    assert set(_ids(page)) == {v.id for v in views} - old
+    assert page.list_status.text() == "4 jobs (last 7 days), newest first."
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Last 30 days"))
+    assert len(_ids(page)) == 6
+    page.shown.setCurrentIndex(page.shown.findText("Needs an operator (failed or blocked)"))
+    assert (
+        page.list_status.text() == "No jobs: needs an operator (failed or blocked), last 30 days."
+    )
+    assert not page.empty_note.isVisible()

@@ -184,5 +184,39 @@ def test_the_review_page_pages_and_searches_every_published_result(
         said = f"{len(of_subject)} published results found for '{subject}', newest first."
         _read(qtbot, page, said)  # from the first page again
         assert _listed(page) == of_subject and of_subject[-1] == oldest
+
+        # a period: the results made in the last 7 days (an hour after their attempts)
+        page.browse.search.clear()
+        page.browse.period.setCurrentIndex(page.browse.period.findText("Last 7 days"))
+        _read(qtbot, page, "6 published results (last 7 days), newest first.")
+        assert _listed(page) == newest_first[:6]
     finally:
         page.shut_down(5000)
+
+
+def test_a_period_keeps_the_attempts_made_in_it_with_or_without_a_search(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    made = _catalog(services.store)  # the newest made two days ago, one a day before each
+    newest_first = [a for a, _, _ in reversed(made)]
+    page.show()
+    qtbot.waitExposed(page)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Last 7 days"))
+    _read(qtbot, page, "5 attempts (last 7 days), newest first.")  # 2 to 6 days ago
+    assert _listed(page) == newest_first[:5]
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Last 30 days"))
+    _read(qtbot, page, "28 attempts (last 30 days), newest first.")
+    subject = made[-3][1]
+    qtbot.keyClicks(page.browse.search, subject)
+    qtbot.keyClick(page.browse.search, Qt.Key.Key_Return)
+    _read(qtbot, page, f"1 attempt found for '{subject}' (last 30 days), newest first.")
+    assert _listed(page) == [made[-3][0]]  # its older attempts are outside the period
+
+    page.browse.search.clear()
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Today"))
+    _read(qtbot, page, "No attempts made today.")
+    assert _listed(page) == [] and not page.browse.older.isEnabled()
+    page.browse.period.setCurrentIndex(page.browse.period.findText("Any time"))
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")

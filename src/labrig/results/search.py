@@ -10,6 +10,7 @@ catalog of 100,000 attempts reads what it finds, not the catalog (plans pinned b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import CompoundSelect, Select, func, or_, select, union
@@ -41,11 +42,13 @@ ATTEMPT_PAGE = 200
 
 @dataclass(frozen=True)
 class AttemptQuery:
-    """A page of attempts, newest first: those ``search`` finds (None: every one)."""
+    """A page of attempts, newest first: those ``search`` finds (None: every one), made at or
+    after ``since`` (None: any time)."""
 
     search: str | None = None
     limit: int = ATTEMPT_PAGE
     offset: int = 0
+    since: datetime | None = None
 
     def __post_init__(self) -> None:
         check_page(self.limit, self.offset)

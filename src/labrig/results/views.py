@@ -224,6 +224,8 @@ def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
 
 
 def _found(statement: Select[Any], query: AttemptQuery) -> Select[Any]:
+    if query.since is not None:
+        statement = statement.where(Attempt.created_at >= query.since)
     text = search_words(query.search)
     return statement if text is None else statement.where(Attempt.id.in_(matching_attempts(text)))
 

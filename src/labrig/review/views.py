@@ -116,11 +116,14 @@ def read_review_list(
     ]
 
 
-def published_page(search: str | None = None, offset: int = 0) -> ResultQuery:
-    """The Review screen's page of published results, newest first."""
+def published_page(
+    search: str | None = None, offset: int = 0, since: datetime | None = None
+) -> ResultQuery:
+    """The Review screen's page of published results, newest first (made at or after ``since``)."""
     return ResultQuery(
         search=search,
         status=ResultStatusFilter.PUBLISHED,
+        since=since,
         newest_first=True,
         limit=REVIEW_PAGE,
         offset=offset,

@@ -100,6 +100,7 @@ def _catalog(store: Store, attempts: int = 36) -> list[dict[str, Any]]:
                         "degraded": degraded,
                         "revised": revised,
                         "made": made,
+                        "attempt_made": when,
                         "superseded": k == 0 and i % 7 == 0,
                     }
                 )

@@ -1,17 +1,26 @@
 """Above a list that pages through the whole catalog: a search box and the buttons to the newer and
 older pages, with the words that say which rows are shown (the Results and Review screens).
 
-The search is taken when typing pauses (or on Enter) and starts again at the first page; the page
-asked for is plain data (:attr:`BrowseBar.words`, :attr:`BrowseBar.offset`) that a read on a pool
+The search is taken when typing pauses (or on Enter) and starts again at the first page, as does a
+period chosen (today, the last 7 or 30 days, the last 12 months); the page asked for is plain data
+(:attr:`BrowseBar.words`, :attr:`BrowseBar.days`, :attr:`BrowseBar.offset`) that a read on a pool
 thread may take. Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Generic, TypeVar
 
 from PySide6.QtCore import QTimer, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QWidget,
+)
 
 Row = TypeVar("Row")
 #: how long typing must pause before the search is run
@@ -22,13 +31,45 @@ SEARCH_TIP = (
 )
 
 
+#: the periods a list may be limited to: the words, and how many days back (0: since midnight;
+#: None: any time)
+PERIODS: tuple[tuple[str, int | None], ...] = (
+    ("Any time", None),
+    ("Today", 0),
+    ("Last 7 days", 7),
+    ("Last 30 days", 30),
+    ("Last 12 months", 365),
+)
+
+
+def period_start(days: int | None, now: datetime | None = None) -> datetime | None:
+    """When a period of ``days`` back (0: today, from local midnight) begins; None: any time."""
+    if days is None:
+        return None
+    now = now or datetime.now().astimezone()
+    if days == 0:
+        return now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return now - timedelta(days=days)
+
+
+def period_words(days: int | None) -> str | None:
+    return next((w.lower() for w, d in PERIODS if d == days), None) if days is not None else None
+
+
 class PageOfRows(list[Row], Generic[Row]):
     """The rows of one page, with how many rows there are on every page and where this one
-    starts."""
+    starts, and the search and period it was read for."""
 
-    def __init__(self, rows: list[Row], total: int, offset: int, search: str | None) -> None:
+    def __init__(
+        self,
+        rows: list[Row],
+        total: int,
+        offset: int,
+        search: str | None,
+        days: int | None = None,
+    ) -> None:
         super().__init__(rows)
-        self.total, self.offset, self.search = total, offset, search
+        self.total, self.offset, self.search, self.days = total, offset, search, days
 
 
 class BrowseBar(QWidget):
@@ -42,11 +83,19 @@ class BrowseBar(QWidget):
         placeholder: str,
         parent: QWidget | None = None,
         tip: str = SEARCH_TIP,
+        what: str = "rows",
     ) -> None:
         super().__init__(parent)
         self.page_size = page_size
         self.words: str | None = None  # the search in force (None: every row)
+        self.days: int | None = None  # the period in force, in days back (None: any time)
         self.offset = 0  # the first row of the page asked for
+        self.period = QComboBox()
+        self.period.setObjectName("browsePeriod")
+        self.period.setToolTip(f"Only the {what} made in this period")
+        for words, _days in PERIODS:
+            self.period.addItem(words)
+        self.period.currentIndexChanged.connect(self._take_period)
         self.search = QLineEdit()
         self.search.setObjectName("browseSearch")
         self.search.setPlaceholderText(placeholder)
@@ -73,13 +122,14 @@ class BrowseBar(QWidget):
         self.search.setMinimumWidth(40)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.period)
         row.addWidget(self.search, 1)
         row.addWidget(self.newer)
         row.addWidget(self.older)
 
     def show_page(self, page: PageOfRows[Row]) -> None:
         """Enable the buttons for the page read (it may be of an older search)."""
-        current = page.search == self.words and page.offset == self.offset
+        current = (page.search, page.days, page.offset) == (self.words, self.days, self.offset)
         self.newer.setEnabled(current and page.offset > 0)
         self.older.setEnabled(current and page.offset + len(page) < page.total)
 
@@ -87,7 +137,7 @@ class BrowseBar(QWidget):
         """The line under the list for ``page`` (``none_yet`` when the catalog has none), with the
         buttons set for it."""
         self.show_page(page)
-        if not page.total and page.search is None:
+        if not page.total and page.search is None and page.days is None:
             return none_yet
         said = self.describe(page, noun, plural)
         return f"{said}, newest first." if page else f"{said}."
@@ -95,7 +145,17 @@ class BrowseBar(QWidget):
     @staticmethod
     def describe(page: PageOfRows[Row], noun: str, plural: str) -> str:
         """``Attempts 201–400 of 99,900``; ``3 attempts found for 'S0001'``; ``12 attempts`` when
-        every one is on this page."""
+        every one is on this page; each followed by its period (``… (last 7 days)``)."""
+        when = period_words(page.days)
+        said = BrowseBar._describe(page, noun, plural)
+        if when is None:
+            return said
+        if not page.total and page.search is None:
+            return f"No {plural} made {'today' if page.days == 0 else 'in the ' + when}"
+        return f"{said} ({when})"
+
+    @staticmethod
+    def _describe(page: PageOfRows[Row], noun: str, plural: str) -> str:
         shown = f"{page.offset + 1:,}–{page.offset + len(page):,}"
         if page.search is not None:
             if not page.total:
@@ -109,6 +169,10 @@ class BrowseBar(QWidget):
             return f"{page.total:,} {noun if page.total == 1 else plural}"
         return f"{plural.capitalize()} {shown} of {page.total:,}"
 
+    def since(self) -> datetime | None:
+        """When the period in force begins, now (None: any time)."""
+        return period_start(self.days)
+
     @Slot()
     def _take_search(self) -> None:
         self._settle.stop()
@@ -116,6 +180,11 @@ class BrowseBar(QWidget):
         if words != self.words:
             self.words, self.offset = words, 0
             self.changed.emit()
+
+    @Slot(int)
+    def _take_period(self, index: int) -> None:
+        self.days, self.offset = PERIODS[max(index, 0)][1], 0
+        self.changed.emit()
 
     def _turn(self, pages: int) -> None:
         self.offset = max(0, self.offset + pages * self.page_size)

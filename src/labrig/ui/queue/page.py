@@ -32,7 +32,7 @@ from labrig.domain.jobs import TERMINAL, UNSETTLED, JobState
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue, JobView
 from labrig.jobs.listing import JobQuery, count_jobs, read_jobs
-from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_words
 from labrig.ui.common.progress_bar import ProgressBarDelegate
 from labrig.ui.common.widgets import named_button
 from labrig.ui.queue.model import ID_PREFIX, PROGRESS_COLUMN, JobTableModel
@@ -99,7 +99,7 @@ class QueuePage(QWidget):
         self.action_status = QLabel("")
         self.action_status.setObjectName("actionStatus")
         self.action_status.setWordWrap(True)
-        self.browse = BrowseBar(JOB_PAGE, "Job or attempt id", tip=SEARCH_TIP)
+        self.browse = BrowseBar(JOB_PAGE, "Job or attempt id", tip=SEARCH_TIP, what="jobs")
         self.shown = QComboBox()
         self.shown.setObjectName("jobsShown")
         self.shown.setToolTip("Which jobs the table lists, newest first")
@@ -168,6 +168,7 @@ class QueuePage(QWidget):
             newest_first=True,
             limit=JOB_PAGE,
             offset=self.browse.offset,
+            since=self.browse.since(),
         )
 
     @Slot()
@@ -176,18 +177,25 @@ class QueuePage(QWidget):
         query = self.query()
         with self._queue.store.read() as session:
             jobs, total = read_jobs(session, query), count_jobs(session, query)
-        self.page = PageOfRows(jobs, total, query.offset, query.search)
+        self.page = PageOfRows(jobs, total, query.offset, query.search, self.browse.days)
         keep = self.selected_job()
         self.model.set_jobs(self.page, self._monitor.names_of(self.page))
-        self.empty_note.setVisible(not total and query.search is None and not query.states)
+        self.empty_note.setVisible(not total and self._unfiltered(query))
         if query.states and not total and query.search is None:
             self.browse.show_page(self.page)
-            self.list_status.setText(f"No jobs: {self.shown.currentText().lower()}.")
+            when = period_words(self.page.days)
+            self.list_status.setText(
+                f"No jobs: {self.shown.currentText().lower()}{f', {when}' if when else ''}."
+            )
         else:
             self.list_status.setText(self.browse.status(self.page, "job", "jobs", ""))
         if keep is not None:
             self.select_job(keep.id)
         self._update_buttons()
+
+    @staticmethod
+    def _unfiltered(query: JobQuery) -> bool:
+        return query.search is None and not query.states and query.since is None
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

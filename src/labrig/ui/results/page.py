@@ -30,7 +30,7 @@ from labrig.export import ExportService
 from labrig.results import AttemptSummary, refreshes_results
 from labrig.results.search import ATTEMPT_PAGE, AttemptQuery
 from labrig.review import Reprocessed, ReviewedResults, Shown
-from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_start
 from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
@@ -87,7 +87,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.player.frame_shown.connect(self._on_frame_shown)
         self.detail.plots.time_cursor.clicked.connect(self._on_plot_clicked)
         # the whole catalog a page at a time: a search and the newer and older pages
-        self.browse = BrowseBar(ATTEMPT_PAGE, "Subject, protocol, operator or id")
+        self.browse = BrowseBar(ATTEMPT_PAGE, "Subject, protocol, operator or id", what="attempts")
         self.browse.changed.connect(self.refresh)
         self._lay_out()
 
@@ -202,10 +202,12 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     # -- the list and the detail -------------------------------------------------------------------
 
     def read_list(self) -> PageOfRows[AttemptSummary]:
-        query = AttemptQuery(self.browse.words, ATTEMPT_PAGE, self.browse.offset)  # plain data
+        days = self.browse.days  # plain data, as the rest of the query
+        since = period_start(days)
+        query = AttemptQuery(self.browse.words, ATTEMPT_PAGE, self.browse.offset, since)
         rows = self._results.attempts(query)
         total = self._results.count_attempts(query)
-        return PageOfRows(rows, total, query.offset, query.search)
+        return PageOfRows(rows, total, query.offset, query.search, days)
 
     def read_detail(self, key: str) -> Read:
         return key, self._results.attempt_result(key)

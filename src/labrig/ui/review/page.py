@@ -41,7 +41,7 @@ from labrig.review import (
     revised_values,
 )
 from labrig.review.views import REVIEW_PAGE, published_page
-from labrig.ui.common.browse_bar import BrowseBar, PageOfRows
+from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_start
 from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import format_value
@@ -211,9 +211,10 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         super().shut_down(timeout_ms)
 
     def read_list(self) -> PageOfRows[ReviewListRow]:
-        query = published_page(self.browse.words, self.browse.offset)  # plain data
+        days = self.browse.days  # plain data, as the rest of the query
+        query = published_page(self.browse.words, self.browse.offset, period_start(days))
         rows = self._results.published(query)
-        return PageOfRows(rows, self._results.count(query), query.offset, query.search)
+        return PageOfRows(rows, self._results.count(query), query.offset, query.search, days)
 
     def read_detail(self, key: str) -> ReviewedResult:
         return self._results.show(key)

@@ -36,7 +36,7 @@ def shown_queue_page(qtbot: QtBot, gui: Gui) -> QueuePage:
 
 
 def queue_page(gui: Gui) -> QueuePage:
-    page = gui.window.pages.widget(gui.window.page_keys.index("queue"))
+    page = gui.window.page("queue")
     assert isinstance(page, QueuePage)
     return page
 

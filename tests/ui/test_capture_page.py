@@ -253,8 +253,8 @@ def test_before_record_the_page_says_whether_results_will_be_in_mm_or_pixels(
     shown: list[str] = []
     page.navigateRequested.connect(shown.append)
     page.setup.calibration.linkActivated.emit("calibration")
-    assert shown == ["calibration"] and ui.window.pages.currentWidget() is ui.window.pages.widget(
-        ui.window.page_keys.index("calibration")
+    assert shown == ["calibration"] and ui.window.pages.currentWidget() is ui.window.page(
+        "calibration"
     )
 
     choice = page.picker.choice()

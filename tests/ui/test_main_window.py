@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
@@ -66,8 +69,11 @@ def test_clicking_an_entry_switches_the_page(qtbot: QtBot, ui: Gui) -> None:
 
 
 def test_the_review_page_is_in_its_place(ui: Gui) -> None:
-    review = ui.window.findChild(QStackedWidget, "pages").widget(TITLES.index("Review"))
-    assert isinstance(review, ReviewPage)
+    stack = ui.window.findChild(QStackedWidget, "pages")
+    # built when first asked for, in its place
+    assert stack.widget(TITLES.index("Review")).objectName() == "unbuilt_review"
+    review = ui.window.page("review")
+    assert isinstance(review, ReviewPage) and stack.widget(TITLES.index("Review")) is review
 
 
 def test_settings_page_shows_the_real_store(services: Services, ui: Gui) -> None:
@@ -201,3 +207,36 @@ def test_a_maximised_window_opens_maximised_again(qtbot: QtBot, services: Servic
     again.window.show()
     qtbot.waitUntil(again.window.isMaximized)
     _closed(again, services)
+
+
+OPENS_ON_RESULTS = """
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from labrig.bootstrap import bootstrap
+from labrig.ui.app import build_main_window
+services = bootstrap(sys.argv[1])
+gui = build_main_window(services)
+gui.window.show_page("results")
+gui.window.show()
+app.processEvents()
+built = sorted(p.objectName() for p in gui.window.built_pages())
+loaded = sorted(m for m in sys.modules if m.startswith("labrig.ui.") and m.endswith(".page"))
+print(built, loaded, "labrig.ui.calibration.screen" in sys.modules)
+gui.executor.shutdown(5000)
+services.close()
+"""
+
+
+def test_the_window_opens_on_one_screen_and_builds_the_others_when_shown(tmp_path: Path) -> None:
+    """A screen is built, and its modules imported, when it is first shown: the window opens on
+    the Results screen without the Capture screen's previews or the Calibration screen's plots."""
+    child = subprocess.run(
+        [sys.executable, "-c", OPENS_ON_RESULTS, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["['page_results']", "['labrig.ui.results.page']", "False"]

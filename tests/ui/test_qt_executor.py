@@ -56,7 +56,7 @@ def test_jobs_run_on_the_pool_and_the_queue_page_shows_them_succeeded(
     qtbot.waitUntil(
         lambda: status.text() == "Queue: 0 ready · 0 running · 0 failed", timeout=WAIT_MS
     )
-    assert status.toolTip() == "Succeeded: 3"
+    assert status.toolTip().startswith("No job is waiting, running, blocked or failed")
 
 
 def test_a_requested_stage_is_claimed_at_once_not_at_the_fallback_timer(

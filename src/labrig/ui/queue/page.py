@@ -3,8 +3,8 @@ actions on one.
 
 The jobs are shown newest first, 200 to a page, with the newer and older pages, a search (the start
 of a job's or an attempt's id) and a choice of which jobs: every one, those waiting or running, or
-those that need an operator. Each page is one read of an index (:mod:`labrig.jobs.listing`), made
-while the page is on screen.
+those that need an operator. Each page is one read of an index (:mod:`labrig.jobs.listing`); a
+change of the queue while the page is hidden is read when it is shown again.
 
 Threading contract: GUI thread only. The page never polls; it reads its page again when its
 :class:`~labrig.ui.shell.queue_monitor.QueueMonitor` says the queue changed, and redraws progress
@@ -114,7 +114,8 @@ class QueuePage(QWidget):
         self.browse.changed.connect(self.read_page)
         self.shown.currentIndexChanged.connect(self._on_shown_current_index_changed)
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
-        self._update_buttons()
+        self._stale = False  # the queue changed while the page was hidden: read it when shown
+        self.read_page()  # built when first shown or asked for (MainWindow.page)
 
     def _build_table(self) -> QTableView:
         table = QTableView()
@@ -174,7 +175,7 @@ class QueuePage(QWidget):
     @Slot()
     def read_page(self) -> None:
         """Read the page asked for and show it, keeping the selected job selected."""
-        query = self.query()
+        query, self._stale = self.query(), False
         with self._queue.store.read() as session:
             jobs, total = read_jobs(session, query), count_jobs(session, query)
         self.page = PageOfRows(jobs, total, query.offset, query.search, self.browse.days)
@@ -199,12 +200,15 @@ class QueuePage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        self.read_page()  # read while on screen only: the window's start reads none of it
+        if self._stale:
+            self.read_page()
 
     @Slot()
     def _on_monitor_snapshot_changed(self) -> None:
         if self.isVisible():
             self.read_page()
+        else:
+            self._stale = True
 
     @Slot(int)
     def _on_shown_current_index_changed(self, _index: int) -> None:

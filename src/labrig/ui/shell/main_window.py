@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -92,23 +92,26 @@ class MainWindow(QMainWindow):
         window_state.restore(self, self._settings)
 
     def _build_pages(self, pages: Sequence[PageSpec]) -> None:
+        """The navigation list and the stack of pages. Each page is built (and its modules
+        imported) when it is first shown or asked for (:meth:`page`): until then the stack holds
+        an empty stand-in, so the window opens on the one page it shows."""
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
         self.pages = QStackedWidget()
         self.pages.setObjectName("pages")
+        self._specs = tuple(pages)
+        self._built: dict[str, QWidget] = {}
+        self._stand_ins: dict[str, QWidget] = {}
         for spec in pages:
             self.navigation.addItem(spec.title)
-            page = spec.factory(self._context)
-            page.setObjectName(f"page_{spec.key}")
-            if isinstance(page, Navigates):
-                page.navigateRequested.connect(self.show_page)
-            if isinstance(page, ChangesStatus):
-                page.statusChanged.connect(self.refresh_status)
-            self.pages.addWidget(page)
+            stand_in = self._stand_ins[spec.key] = QWidget()
+            stand_in.setObjectName(f"unbuilt_{spec.key}")
+            self.pages.addWidget(stand_in)
         # wide enough for the longest title, no wider: the page gets the room
         self.navigation.setFixedWidth(self.navigation.sizeHintForColumn(0) + 24)
-        self.navigation.currentRowChanged.connect(self._on_navigation_current_row_changed)
+        # the first page is current, and built when the window is shown (unless another is first)
         self.navigation.setCurrentRow(0)
+        self.navigation.currentRowChanged.connect(self._on_navigation_current_row_changed)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.damage_banner = self._status_label("catalogDamageBanner", "")
@@ -248,8 +251,8 @@ class MainWindow(QMainWindow):
 
     def _import_video(self) -> None:
         """Show the page that imports videos and open its file dialog."""
-        for index, key in enumerate(self.page_keys):
-            page = self.pages.widget(index)
+        for key in self.page_keys:
+            page = self.page(key)
             if isinstance(page, ImportsVideo):
                 self.show_page(key)
                 page.open_import_dialog()
@@ -282,16 +285,14 @@ class MainWindow(QMainWindow):
         """Let every page with threads of its own stop them: a recording is stopped and saved,
         previews and probes are joined. Safe to call more than once."""
         self._calls.wait(timeout_ms)
-        for index in range(self.pages.count()):
-            page = self.pages.widget(index)
+        for page in self.built_pages():
             if isinstance(page, ShutsDown):
                 page.shut_down(timeout_ms)
         self._context.devices.shut_down(timeout_ms)
 
     def recording_in_progress(self) -> str | None:
         """What a page is recording, in a few words, or None."""
-        for index in range(self.pages.count()):
-            page = self.pages.widget(index)
+        for page in self.built_pages():
             if isinstance(page, Records) and (busy := page.recording_in_progress()):
                 return busy
         return None
@@ -337,9 +338,39 @@ class MainWindow(QMainWindow):
         """Switch to the page registered under ``key``."""
         self.navigation.setCurrentRow(self.page_keys.index(key))
 
+    def page(self, key: str) -> QWidget:
+        """The page registered under ``key``, built now if it was not yet."""
+        if (built := self._built.get(key)) is not None:
+            return built
+        index = self.page_keys.index(key)
+        stand_in, spec = self._stand_ins.pop(key), self._specs[index]
+        page = spec.factory(self._context)
+        page.setObjectName(f"page_{spec.key}")
+        if isinstance(page, Navigates):
+            page.navigateRequested.connect(self.show_page)
+        if isinstance(page, ChangesStatus):
+            page.statusChanged.connect(self.refresh_status)
+        current = self.pages.currentIndex()
+        self.pages.insertWidget(index, page)
+        self.pages.removeWidget(stand_in)
+        stand_in.deleteLater()
+        self.pages.setCurrentIndex(current)
+        window_state.restore_splitters(page, self._settings)
+        self._built[key] = page
+        return page
+
+    def built_pages(self) -> list[QWidget]:
+        """The pages built so far (a page never shown has nothing to stop or save)."""
+        return list(self._built.values())
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.page(self.page_keys[max(self.pages.currentIndex(), 0)])
+        super().showEvent(event)
+
     @Slot(int)
     def _on_navigation_current_row_changed(self, row: int) -> None:
         if row >= 0:  # -1 while the list is being cleared
+            self.page(self.page_keys[row])
             self.pages.setCurrentIndex(row)
 
     @Slot(object)
@@ -358,4 +389,5 @@ class MainWindow(QMainWindow):
         self.queue_status.setText(queue_summary(counts))
         self.queue_status.setToolTip(
             "\n".join(f"{state.value}: {n}" for state, n in counts.items() if n)
+            or "No job is waiting, running, blocked or failed (the Queue screen lists them all)."
         )

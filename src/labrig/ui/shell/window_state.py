@@ -11,7 +11,7 @@ Threading contract: GUI thread only.
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, QSize
-from PySide6.QtWidgets import QMainWindow, QSplitter
+from PySide6.QtWidgets import QMainWindow, QSplitter, QWidget
 
 OPENING_SIZE = QSize(1280, 800)  # the layout is checked at this size (docs/screenshots)
 SHARE_OF_SCREEN = 0.8
@@ -39,7 +39,12 @@ def restore(window: QMainWindow, settings: QSettings) -> None:
     state = settings.value("state")
     if isinstance(state, QByteArray):
         window.restoreState(state)
-    for splitter in window.findChildren(QSplitter):
+    restore_splitters(window, settings)
+
+
+def restore_splitters(widget: QWidget, settings: QSettings) -> None:
+    """The splitters in ``widget`` as they were left (a page built after the window opened)."""
+    for splitter in widget.findChildren(QSplitter):
         kept = settings.value(f"splitters/{splitter.objectName()}")
         if splitter.objectName() and isinstance(kept, QByteArray):
             splitter.restoreState(kept)

@@ -18,11 +18,15 @@ indexed ``SELECT … LIMIT 50`` in the plain ``sqlite3`` CLI (``psql`` on Postgr
 the CLI itself (``.timer on``: sqlite3 3.40 gives its wall time in whole ms, so its CPU time is
 used; ``\\timing``).
 
-- **page** and **search**: the app's own ``labrig.review.listing`` (``list_results`` and
-  ``count_results``, through ``open_store`` and its read sessions, as ``labrig review list``
-  calls them): pages of 50 at offsets 0, 50, 5000 and the last, oldest and newest first; each
-  status and review filter; counts; searches by subject code, protocol and operator prefixes
-  and by attempt- and result-id prefixes. Each is run once to warm, then ``--repeat`` times
+- **page** and **search** (``catalog_queries.py``): the app's own ``labrig.review.listing``
+  (``list_results`` and ``count_results``, through ``open_store`` and its read sessions, as
+  ``labrig review list`` calls them): pages of 50 at offsets 0, 50, 5000 and the last, oldest and
+  newest first; each status and review filter; the last 30 days; counts; searches by subject code,
+  protocol and operator prefixes and by attempt- and result-id prefixes. The Results screen's
+  pages of 200 attempts (newest, offset 5000, the last 30 days); the Queue screen's pages of 200
+  jobs (newest, offset 5000, Ready, failed or blocked, Succeeded, one stage, the last 30 days, a
+  job id's start) and the status bar's counts; ``labrig captures``' pages (newest, offset 5000,
+  committed). Each is run once to warm, then ``--repeat`` times
   (default 30; fewer when one run takes over 1 s: 20 s a query at most); p50/p99 each.
 - **review list**: ``labrig --store DIR review list --limit 50`` (and ``--search S0001``) as a
   process, wall clock, median of 5 after one warm-up.
@@ -56,68 +60,27 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, redirect_stdout
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script, only this folder is on the path
     sys.path.insert(0, str(REPO))
 
+from tests.benchmarks.catalog_queries import (  # noqa: E402
+    PAGE,
+    Catalog,
+    Figures,
+    describe,
+    measure_queries,
+    pct,
+    print_queries,
+    runs,
+)
+
 SMALL_ATTEMPTS = 100  # 3,000 events
-PAGE = 50
-TARGETS = {"page": 50.0, "search": 50.0, "first_paint": 1.0, "review_list": 0.5, "dispatch": 5.0}
-QUERY_BUDGET_S = 20.0
-
-
-@dataclass(frozen=True)
-class Catalog:
-    label: str
-    root: Path
-    db: str | None
-
-    def store(self) -> Any:
-        from labrig.store import open_store
-
-        return open_store(self.root, db=self.db)
-
-    def cli(self) -> list[str]:
-        return ["--store", str(self.root), *(["--db", self.db] if self.db else [])]
-
-
-@dataclass
-class Figures:
-    """Times (ms) by query, on the big catalog and its small peer."""
-
-    big: dict[str, list[float]] = field(default_factory=dict)
-    small: dict[str, list[float]] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)
-
-
-def pct(values: list[float], q: float) -> float:
-    """The ``q`` quantile (0-1), interpolated between the nearest ranks."""
-    ordered = sorted(values)
-    at = (len(ordered) - 1) * q
-    low = int(at)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
-
-
-def runs(call: Callable[[], object], repeat: int) -> list[float]:
-    """``call`` once to warm, then ``repeat`` times (fewer when it is slow): ms each."""
-    started = time.perf_counter()
-    call()
-    first = time.perf_counter() - started
-    times = []
-    for _ in range(max(5, min(repeat, int(QUERY_BUDGET_S / max(first, 1e-6))))):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return times
 
 
 # -- the catalogs ----------------------------------------------------------------------------------
@@ -164,117 +127,6 @@ def catalogs(args: argparse.Namespace) -> Iterator[tuple[Catalog, Catalog]]:
         small = Catalog("small", scratch / "small", database())
         build(small.root, SMALL_ATTEMPTS, small.db)
         yield big, small
-
-
-def describe(catalog: Catalog) -> dict[str, Any]:
-    from labrig.review.listing import ResultQuery, count_results, list_results
-
-    store = catalog.store()
-    try:
-        with store.engine.connect() as conn:
-            counts = {
-                t: int(conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar() or 0)
-                for t in ("attempts", "analysis_results", "outbox_events")
-            }
-        newest = list_results(store, ResultQuery(newest_first=True, limit=1))[0]
-        return counts | {
-            "results": count_results(store),
-            "result_id": newest.result_id,
-            "attempt_id": newest.attempt_id,
-        }
-    finally:
-        store.close()
-
-
-# -- page, filter and search queries ---------------------------------------------------------------
-
-
-def queries(facts: dict[str, Any]) -> list[tuple[str, str, Any, bool]]:
-    """(kind, label, ResultQuery, counted) of every query; offsets past the end are clipped."""
-    from labrig.review.listing import ResultQuery as Q
-    from labrig.review.listing import ResultStatusFilter, ReviewFilter
-
-    last = max(0, facts["results"] - PAGE)
-    made: list[tuple[str, str, Any, bool]] = []
-    for newest in (False, True):
-        order = "newest" if newest else "oldest"
-        for name, offset in (("0", 0), ("50", 50), ("5000", 5000), ("last", last)):
-            query = Q(newest_first=newest, limit=PAGE, offset=min(offset, last))
-            made.append(("page", f"page {order} first, offset {name}", query, False))
-    for status in ResultStatusFilter:
-        made.append(
-            ("page", f"status {status}", Q(status=status, newest_first=True, limit=PAGE), True)
-        )
-    for review in ReviewFilter:
-        made.append(
-            ("page", f"review {review}", Q(review=review, newest_first=True, limit=PAGE), True)
-        )
-    both = Q(status=ResultStatusFilter.DEGRADED, review=ReviewFilter.REVISED, limit=PAGE)
-    made.append(("page", "degraded and revised", both, True))
-    made.append(("page", "every result", Q(limit=PAGE), True))
-    searches = {
-        "subject S0001": "S0001",
-        "subject s00 (most)": "s00",
-        "subject S0123": "S0123",
-        "protocol gait": "gait",
-        "protocol reach-l": "reach-l",
-        "operator kpat": "kpat",
-        "attempt id, 8": facts["attempt_id"][:8],
-        "attempt id, 3": facts["attempt_id"][:3],
-        "result id, 8": facts["result_id"][:8],
-        "result id, whole": facts["result_id"],
-    }
-    for label, text in searches.items():
-        made.append(
-            ("search", f"search {label}", Q(search=text, newest_first=True, limit=PAGE), True)
-        )
-    return made
-
-
-def measure_queries(figures: Figures, catalog: Catalog, repeat: int) -> None:
-    from labrig.review.listing import count_results, list_results
-
-    facts = describe(catalog)
-    print(
-        f"  {catalog.label}: {facts['attempts']:,} attempts, {facts['results']:,} results, "
-        f"{facts['outbox_events']:,} events"
-    )
-    times = figures.big if catalog.label == "big" else figures.small
-    store = catalog.store()
-    try:
-        for kind, label, query, counted in queries(facts):
-            figures.kinds[label] = kind
-            times[label] = runs(partial(list_results, store, query), repeat)
-            if counted:
-                figures.kinds[f"{label}: count"] = kind
-                times[f"{label}: count"] = runs(partial(count_results, store, query), repeat)
-    finally:
-        store.close()
-
-
-def print_queries(figures: Figures) -> dict[str, float]:
-    """Each query's p50/p99 beside the small catalog's; the slowest p99 of each kind."""
-    worst: dict[str, float] = {}
-    for kind in ("page", "search"):
-        print(f"{kind} queries (ms, p50 / p99; small catalog in brackets):")
-        pooled = []
-        for label, big in figures.big.items():
-            if figures.kinds[label] != kind:
-                continue
-            small = figures.small[label]
-            p99 = pct(big, 0.99)
-            pooled += big
-            worst[kind] = max(worst.get(kind, 0.0), p99)
-            over = "  OVER" if p99 > TARGETS[kind] else ""
-            print(
-                f"  {label:<40} {pct(big, 0.5):8.2f} / {p99:8.2f}   "
-                f"({pct(small, 0.5):6.2f} / {pct(small, 0.99):6.2f})  n={len(big)}{over}"
-            )
-        print(
-            f"  {kind}: pooled p99 {pct(pooled, 0.99):.2f} ms, "
-            f"slowest query's p99 {worst[kind]:.2f} ms"
-        )
-    return worst
 
 
 def cli_peer(catalog: Catalog, offset: int, repeat: int) -> list[float]:

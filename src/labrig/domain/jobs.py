@@ -78,9 +78,7 @@ TERMINAL: frozenset[JobState] = frozenset(
 
 
 #: where a lab's history of jobs rests: ended well, or set aside for good
-SETTLED: frozenset[JobState] = frozenset(
-    {S.SUCCEEDED, S.SUCCEEDED_DEGRADED, S.CANCELLED, S.SUPERSEDED}
-)
+SETTLED: tuple[JobState, ...] = (S.SUCCEEDED, S.SUCCEEDED_DEGRADED, S.CANCELLED, S.SUPERSEDED)
 #: every other state, in the state machine's order: the live queue and the jobs that need an
 #: operator (the queue's counts and their pages read a partial index of these: migration 0020)
 UNSETTLED: tuple[JobState, ...] = tuple(s for s in JobState if s not in SETTLED)

@@ -3,7 +3,8 @@ stage, the start of a job's or an attempt's id), in which order, which page, and
 
 Each page reads a range of an index, never every job (plans pinned by tests): by date through
 ``ix_jobs_created_at``; the live queue's states, and their counts, through ``ix_jobs_unsettled``,
-which holds only the jobs not settled (:data:`~labrig.domain.jobs.UNSETTLED`, migration 0020); an
+which holds only the jobs not settled (:data:`~labrig.domain.jobs.UNSETTLED`, migration 0020), the
+settled states through ``ix_jobs_settled`` (migration 0021); a stage through ``ix_jobs_stage``; an
 id's start through the id's index. Qt-free.
 """
 
@@ -16,16 +17,20 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, text
 from sqlalchemy.orm import Session
 
-from labrig.domain.jobs import UNSETTLED, JobState
+from labrig.domain.jobs import SETTLED, UNSETTLED, JobState
 from labrig.jobs.views import JobView
 from labrig.store.models import Job
 from labrig.store.search import check_page, id_like, search_words, starts_with
 
-#: the partial index's own term, word for word (SQLite uses a partial index only for a query whose
-#: WHERE clause contains it): what a query of unsettled states says besides its states
-IS_UNSETTLED: ColumnElement[bool] = and_(
-    text("jobs.state IN (" + ", ".join(f"'{s.value}'" for s in UNSETTLED) + ")")
-)
+
+def _is_in(states: tuple[JobState, ...]) -> ColumnElement[bool]:
+    """A partial index's own term, word for word (SQLite uses a partial index only for a query
+    whose WHERE clause contains it): what a query of those states says besides its states."""
+    return and_(text("jobs.state IN (" + ", ".join(f"'{s.value}'" for s in states) + ")"))
+
+
+#: the term of ix_jobs_unsettled (migration 0020), and of ix_jobs_settled (migration 0021)
+IS_UNSETTLED, IS_SETTLED = _is_in(UNSETTLED), _is_in(SETTLED)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ def _where(query: JobQuery) -> list[ColumnElement[bool]]:
     if query.states:
         if set(query.states) <= set(UNSETTLED):
             conditions.append(IS_UNSETTLED)
+        elif set(query.states) <= set(SETTLED):
+            conditions.append(IS_SETTLED)
         conditions.append(Job.state.in_([s.value for s in query.states]))
     if query.stage:
         conditions.append(Job.stage_id == query.stage)

@@ -139,6 +139,20 @@ def test_the_live_queues_pages_and_counts_read_only_the_unsettled_jobs(rig: Rig)
     # the newest page of the history: the index of dates, in its order (nothing sorted)
     newest, _count, _counts = _plans(rig, JobQuery(newest_first=True, limit=5, offset=5))
     assert "ix_jobs_created_at" in newest and "TEMP B-TREE" not in newest, newest
+    # a settled state: the partial index of settled jobs; a stage: the index of stages
+    for query, index in (
+        (
+            JobQuery(states=(S.SUCCEEDED, S.CANCELLED), newest_first=True, limit=5),
+            "ix_jobs_settled",
+        ),
+        (JobQuery(stage="t.degraded", newest_first=True, limit=5), "ix_jobs_stage"),
+    ):
+        page, count, _counts = _plans(rig, query)
+        assert index in page and index in count, (page, count)
+        if index == "ix_jobs_stage":  # in its order: nothing sorted
+            assert "TEMP B-TREE" not in page, page
+        for plan in (page, count):
+            assert "SCAN jobs" not in plan.replace("SCAN jobs USING", ""), plan
     # an id's start: a range of the primary key's index
     by_id, _count, _counts = _plans(rig, JobQuery(search="0a1b", limit=5))
     assert "sqlite_autoindex_jobs_1 (id>? AND id<?)" in by_id, by_id

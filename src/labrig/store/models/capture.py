@@ -62,7 +62,10 @@ class Capture(Base):
 
     __tablename__ = "captures"
     # `labrig captures` by date (migration 0020)
-    __table_args__ = (Index("ix_captures_started_at", "started_at", "id"),)
+    __table_args__ = (
+        Index("ix_captures_started_at", "started_at", "id"),
+        Index("ix_captures_state_started", "state", "started_at", "id"),  # migration 0021
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     session_id: Mapped[str | None] = mapped_column(

@@ -22,14 +22,17 @@ class Job(Base):
 
     __tablename__ = "jobs"
     # the queue's newest jobs by date (migration 0019)
-    __table_args__ = (Index("ix_jobs_created_at", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_jobs_created_at", "created_at", "id"),
+        Index("ix_jobs_stage", "stage_id", "created_at", "id"),  # migration 0021
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     stage_id: Mapped[str] = mapped_column(String(128))
     # ix_jobs_attempt_id (partial: migration 0010)
     attempt_id: Mapped[str | None] = mapped_column(String(64))
-    # partial indexes per state looked up (migration 0010), and ix_jobs_unsettled (state,
-    # created_at, id) of the jobs not settled (migration 0020)
+    # partial indexes per state looked up (migration 0010), and ix_jobs_unsettled and
+    # ix_jobs_settled (state, created_at, id) of the jobs not settled and settled (0020, 0021)
     state: Mapped[str] = mapped_column(String(32))
     priority: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -141,8 +141,10 @@ class Dispatcher:
         for consumer in consumers:
             kept = self.cursors.kept(consumer)
             columns += [self._due(consumer, self.cursors.unread_from(kept)).exists(), kept]
-        with self.store.read() as session:
-            top, *row = session.execute(select(*columns)).one()
+        with self.store.engine.connect() as conn:
+            if self.store.dialect == "postgresql":  # one statement: no BEGIN nor ROLLBACK
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            top, *row = conn.execute(select(*columns)).one()
         return [
             (bool(due), top - kept > CATCH_UP_AFTER)
             for due, kept in zip(row[::2], row[1::2], strict=True)

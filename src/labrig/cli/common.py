@@ -12,6 +12,7 @@ from labrig.store import Store, open_store
 
 if TYPE_CHECKING:
     from labrig.bootstrap import Services
+    from labrig.releases.health import HealthReport
 
 
 @contextmanager
@@ -28,9 +29,16 @@ def workstation_services(store_root: str | Path | None) -> Services:
     check from above it. Imported here: a command that reads only the store (a page of results)
     does not load the capture, calibration and export packages at all."""
     from labrig.bootstrap import bootstrap
+
+    return bootstrap(store_root, health_check=_release_health_check)
+
+
+def _release_health_check() -> HealthReport:
+    """The reference check of a release (:mod:`labrig.scenarios`: the virtual cameras and rig),
+    imported when a release is checked, not at every command's start."""
     from labrig.scenarios import release_health_check
 
-    return bootstrap(store_root, health_check=release_health_check)
+    return release_health_check()
 
 
 @contextmanager

@@ -25,7 +25,6 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
-from labrig.pipeline import reanalyses_of
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
 from labrig.results.search import AttemptQuery, matching_attempts
@@ -258,8 +257,15 @@ def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
         record.digest if record else None,
         record.created_at if record else None,
         previous=record is not None and not _current(jobs),
-        reanalysed_as=tuple(reanalyses_of(store, attempt_id)) if summary.flags else (),
+        reanalysed_as=_reanalyses(store, attempt_id) if summary.flags else (),
     )
+
+
+def _reanalyses(store: Store, attempt_id: str) -> tuple[int, ...]:
+    # the pipeline's modules (capture, rigs) load here, not with the publisher a worker runs
+    from labrig.pipeline import reanalyses_of
+
+    return tuple(reanalyses_of(store, attempt_id))
 
 
 def _newest_results(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from labrig.access import AccessControl
 from labrig.domain.corrections import Operation
@@ -20,10 +21,12 @@ from labrig.results import AttemptSummary, ResultDetail, load_result
 from labrig.results.search import AttemptQuery
 from labrig.results.views import count_attempts, list_attempts
 from labrig.review.listing import ResultQuery, ResultStatusFilter
-from labrig.review.player import ResultMedia, result_media
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
+
+if TYPE_CHECKING:
+    from labrig.review.player import ResultMedia
 
 #: published results the Review screen lists on one page
 REVIEW_PAGE = 200
@@ -221,6 +224,8 @@ class ReviewedResults:
 
     def media(self, result_id: str) -> ResultMedia:
         """The cameras of the result's attempt and the tracks to draw over them, for the player."""
+        from labrig.review.player import result_media  # the media readers: when a screen plays
+
         return result_media(self.revisions.store, self.revisions, result_id)
 
     def reprocess(self, result_id: str) -> Reprocessed:

@@ -3,17 +3,14 @@ outbox's index from each cursor on, however long the history behind the cursors.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from labrig.events import record_event
 from labrig.events.dispatcher import Dispatcher, Outcome
 from labrig.store import Store
 from tests.conftest import BACKENDS, store_on
+from tests.support.plans import plans, statements
 
 HISTORY = 20_000
 
@@ -21,22 +18,6 @@ HISTORY = 20_000
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> Store:
     return store_on(request, request.param)
-
-
-@contextmanager
-def _statements(store: Store) -> Iterator[list[tuple[str, Any]]]:
-    """The statements sent to the database meanwhile (BEGIN and ROLLBACK are not statements)."""
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_args: Any) -> None:
-        if statement.split(None, 1)[0].upper() not in ("BEGIN", "ROLLBACK", "COMMIT"):
-            sent.append((statement, parameters))
-
-    event.listen(store.engine, "before_cursor_execute", capture)
-    try:
-        yield sent
-    finally:
-        event.remove(store.engine, "before_cursor_execute", capture)
 
 
 def _history(store: Store) -> None:
@@ -78,22 +59,16 @@ def test_an_idle_pass_is_one_statement_that_reads_the_outbox_from_each_cursor_on
     dispatcher.dispatch_all()  # the cursors move past the history, delivering nothing
     assert got == []
 
-    with _statements(store) as sent:
+    with statements(store) as sent:
         assert dispatcher.dispatch_once() == dict.fromkeys(Outcome, 0)
     assert len(sent) == 1, [s for s, _ in sent]
-    [(statement, parameters)] = sent
-    with store.read() as session:
-        connection = session.connection()
-        explain = "EXPLAIN " if store.dialect == "postgresql" else "EXPLAIN QUERY PLAN "
-        rows = connection.exec_driver_sql(explain + statement, parameters).all()
-        if store.dialect == "postgresql":
-            plan = "\n".join(str(row[0]) for row in rows)
-            assert "Index Scan using ix_outbox_events_txid on outbox_events" in plan, plan
-            assert "Seq Scan on outbox_events" not in plan, plan
-        else:
-            plan = "\n".join(str(row[-1]) for row in rows)
-            assert "SEARCH outbox_events USING INTEGER PRIMARY KEY (rowid>?)" in plan, plan
-            assert "SCAN outbox_events" not in plan, plan
+    [plan] = plans(store, sent)
+    if store.dialect == "postgresql":
+        assert "Index Scan using ix_outbox_events_txid on outbox_events" in plan, plan
+        assert "Seq Scan on outbox_events" not in plan, plan
+    else:
+        assert "SEARCH outbox_events USING INTEGER PRIMARY KEY (rowid>?)" in plan, plan
+        assert "SCAN outbox_events" not in plan, plan
 
     # the one statement still finds what is due: a tick for both, a tock for one
     with store.write() as session:
@@ -101,6 +76,6 @@ def test_an_idle_pass_is_one_statement_that_reads_the_outbox_from_each_cursor_on
         record_event(session, "plugin.tock", {})
     assert dispatcher.dispatch_once()[Outcome.HANDLED] == 3
     assert sorted(got) == ["plugin.tick", "plugin.tick", "plugin.tock"]
-    with _statements(store) as sent:
+    with statements(store) as sent:
         assert dispatcher.dispatch_once() == dict.fromkeys(Outcome, 0)
     assert len(sent) == 1

@@ -5,16 +5,16 @@ counts are read from the partial index of unsettled jobs, never from the history
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from labrig.domain.jobs import UNSETTLED, JobState
 from labrig.errors import UsageError
 from labrig.jobs import JobView
 from labrig.jobs.listing import JobQuery, count_jobs, read_jobs, unsettled_counts
 from tests.integration.queue.conftest import Rig
+from tests.support.plans import plans, statements
 
 S = JobState
 #: the states the catalog's jobs are put in, in turn: mostly the history, as in a lab's queue
@@ -103,29 +103,12 @@ def test_a_page_that_cannot_be_is_refused_with_the_usage_code(limit: int, offset
 
 
 def _plans(rig: Rig, query: JobQuery) -> list[str]:
-    """SQLite's plan of the page's and the count's statements."""
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
-        sent.append((statement, parameters))
-
-    event.listen(rig.store.engine, "before_cursor_execute", capture)
-    try:
-        with rig.store.read() as session:
-            read_jobs(session, query)
-            count_jobs(session, query)
-            unsettled_counts(session)
-    finally:
-        event.remove(rig.store.engine, "before_cursor_execute", capture)
-    plans = []
-    with rig.store.read() as session:
-        for statement, parameters in sent:
-            if "FROM jobs" in statement:
-                rows = session.connection().exec_driver_sql(
-                    "EXPLAIN QUERY PLAN " + statement, parameters
-                )
-                plans.append(" | ".join(str(row[-1]) for row in rows))
-    return plans
+    """SQLite's plan of the page's and the count's statements, and of the queue's counts."""
+    with statements(rig.store) as sent, rig.store.read() as session:
+        read_jobs(session, query)
+        count_jobs(session, query)
+        unsettled_counts(session)
+    return plans(rig.store, sent, "jobs")
 
 
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)

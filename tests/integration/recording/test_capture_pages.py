@@ -9,12 +9,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from labrig.capture.listing import CaptureQuery, count_captures, read_captures
 from labrig.store import Store, utcnow
 from labrig.store.models import Capture
 from tests.conftest import BACKENDS, store_on
+from tests.support.plans import plans, statements
 
 STATES = ("committed", "committed", "provisional", "committed", "salvaged", "abandoned")
 
@@ -93,26 +93,9 @@ def test_every_filter_page_and_count_agrees_with_the_captures_filtered_by_hand(
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_a_page_of_one_state_is_read_through_the_index_of_states_and_dates(store: Store) -> None:
     _captures(store)
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
-        sent.append((statement, parameters))
-
-    event.listen(store.engine, "before_cursor_execute", capture)
-    try:
-        with store.read() as session:
-            read_captures(session, CaptureQuery(("committed",), newest_first=True, limit=5))
-            read_captures(session, CaptureQuery(newest_first=True, limit=5, offset=5))
-    finally:
-        event.remove(store.engine, "before_cursor_execute", capture)
-    plans = []
-    with store.read() as session:
-        for statement, parameters in sent:
-            if "FROM captures" in statement:
-                rows = session.connection().exec_driver_sql(
-                    "EXPLAIN QUERY PLAN " + statement, parameters
-                )
-                plans.append(" | ".join(str(row[-1]) for row in rows))
-    by_state, by_date = plans
+    with statements(store) as sent, store.read() as session:
+        read_captures(session, CaptureQuery(("committed",), newest_first=True, limit=5))
+        read_captures(session, CaptureQuery(newest_first=True, limit=5, offset=5))
+    by_state, by_date = plans(store, sent, "captures")
     assert "ix_captures_state_started (state=?)" in by_state and "TEMP B-TREE" not in by_state
     assert "ix_captures_started_at" in by_date and "TEMP B-TREE" not in by_date, by_date

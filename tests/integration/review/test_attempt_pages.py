@@ -5,14 +5,12 @@ is read through the index of the attempts' dates, not by sorting every attempt."
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
-
-from sqlalchemy import event
 
 from labrig.results.search import AttemptQuery
 from labrig.results.views import count_attempts, list_attempts
 from labrig.store import Store, utcnow
 from tests.integration.review.test_result_pages import _catalog
+from tests.support.plans import plans, statements
 
 
 def test_a_period_and_a_search_agree_with_the_attempts_filtered_by_hand(store: Store) -> None:
@@ -33,26 +31,10 @@ def test_a_period_and_a_search_agree_with_the_attempts_filtered_by_hand(store: S
 
 
 def _plans(store: Store, query: AttemptQuery) -> list[str]:
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
-        sent.append((statement, parameters))
-
-    event.listen(store.engine, "before_cursor_execute", capture)
-    try:
+    with statements(store) as sent:
         list_attempts(store, query)
         count_attempts(store, query)
-    finally:
-        event.remove(store.engine, "before_cursor_execute", capture)
-    plans = []
-    with store.read() as session:
-        for statement, parameters in sent:
-            if "FROM attempts" in statement:
-                rows = session.connection().exec_driver_sql(
-                    "EXPLAIN QUERY PLAN " + statement, parameters
-                )
-                plans.append(" | ".join(str(row[-1]) for row in rows))
-    return plans
+    return plans(store, sent, "attempts")
 
 
 def test_a_page_of_a_period_reads_the_index_of_dates(sqlite_store: Store) -> None:

@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import text
 
 from labrig.errors import UsageError
 from labrig.review.listing import (
@@ -22,6 +21,7 @@ from labrig.review.listing import (
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, ResultRevision
 from tests.conftest import BACKENDS, store_on
+from tests.support.plans import plans, statements
 
 SUBJECTS = ("S0001", "S0002", "P-010", "s_lower")
 PROTOCOLS = ("gait-overground", "reach-left", "100%_effort")
@@ -176,32 +176,11 @@ def test_a_page_that_is_not_one_is_refused() -> None:
 
 
 def _plan(store: Store, query: ResultQuery) -> list[str]:
-    """SQLite's plan of each statement the page of ``query`` sends about results."""
-    sent: list[tuple[str, Any]] = []
-
-    def capture(_c: Any, _cur: Any, statement: str, parameters: Any, *_a: Any) -> None:
-        sent.append((statement, parameters))
-
-    from sqlalchemy import event
-
-    event.listen(store.engine, "before_cursor_execute", capture)
-    try:
+    """SQLite's plan of each statement the page of ``query`` sends about results, step by step."""
+    with statements(store) as sent:
         list_results(store, query)
         count_results(store, query)
-    finally:
-        event.remove(store.engine, "before_cursor_execute", capture)
-    plan: list[str] = []
-    with store.read() as session:
-        for statement, parameters in sent:
-            if "FROM analysis_results" in statement:
-                plan += [
-                    str(row[-1])
-                    for row in session.connection().exec_driver_sql(
-                        "EXPLAIN QUERY PLAN " + statement, parameters
-                    )
-                ]
-        assert session.execute(text("SELECT 1")).scalar() == 1
-    return plan
+    return [step for plan in plans(store, sent, "analysis_results") for step in plan.split(" | ")]
 
 
 #: a step that reads a whole table of the catalog (the results' documents are most of it)

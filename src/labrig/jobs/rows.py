@@ -75,10 +75,11 @@ _IN_LIST = {"sqlite": "IN (SELECT value FROM json_each(:{}))", "postgresql": "= 
 #: (partial index ix_jobs_ready)
 _CLAIM = {
     # "+state": find the leased rows by id, not by scanning every Ready job through the state's
-    # index
+    # index; "+stage_id": walk the Ready jobs in claim order, not every job of the registered
+    # stages through ix_jobs_stage (migration 0021)
     "sqlite": (
         _LEASE + "lease_expires_at = :v_expires_at WHERE +state = 'Ready' AND id IN ("
-        "SELECT id FROM jobs WHERE state = 'Ready' AND stage_id {stages} "
+        "SELECT id FROM jobs WHERE state = 'Ready' AND +stage_id {stages} "
         "ORDER BY priority DESC, created_at, id LIMIT :slots) " + _RETURNING
     ),
     # SKIP LOCKED: never wait for another workstation's claim (the deadline is from the database

@@ -5,8 +5,10 @@ The queue's counts (the window's status bar, ``labrig jobs``) grouped every job 
 1,000,000 rows after a few years, read on the window's thread at each refresh. Almost all of them
 ended well (Succeeded, SucceededDegraded) or were set aside (Cancelled, Superseded) and stay so; the
 others are the live queue and the jobs that need an operator. ``ix_jobs_unsettled`` holds only
-those, by state and date: their counts and a page of one of their states read it alone, and the
-history never enters it, so the claims and completions it costs stay on a few hot pages.
+those, by date with their state: their counts and a page of one of their states read it alone, and
+the history never enters it. The state comes last so that a job's moves from Ready to Leased to
+Running change its entry where it is, on one page, instead of moving it between the states' ranges
+(a job enters the index when it is made and leaves it when it settles).
 ``ix_captures_started_at``: ``labrig captures`` a page at a time, by date, without sorting every
 capture.
 
@@ -34,7 +36,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_jobs_unsettled",
         "jobs",
-        ["state", "created_at", "id"],
+        ["created_at", "id", "state"],
         sqlite_where=sa.text(UNSETTLED),
         postgresql_where=sa.text(UNSETTLED),
     )

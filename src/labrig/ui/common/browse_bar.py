@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSizePolicy,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -84,6 +85,7 @@ class BrowseBar(QWidget):
         parent: QWidget | None = None,
         tip: str = SEARCH_TIP,
         what: str = "rows",
+        narrow: bool = False,
     ) -> None:
         super().__init__(parent)
         self.page_size = page_size
@@ -120,12 +122,20 @@ class BrowseBar(QWidget):
         # the list keeps its own narrowest width: the bar gives way (the box shrinks first)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.search.setMinimumWidth(40)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.period)
-        row.addWidget(self.search, 1)
+        # one row above a wide table; above a narrow list (the Results and Review screens), the
+        # search box has a row of its own, so its words are not cut off
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        if narrow:
+            outer.addWidget(self.search)
+            row.addWidget(self.period, 1)
+        else:
+            row.addWidget(self.period)
+            row.addWidget(self.search, 1)
         row.addWidget(self.newer)
         row.addWidget(self.older)
+        outer.addLayout(row)
 
     def show_page(self, page: PageOfRows[Row]) -> None:
         """Enable the buttons for the page read (it may be of an older search)."""

@@ -87,7 +87,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.player.frame_shown.connect(self._on_frame_shown)
         self.detail.plots.time_cursor.clicked.connect(self._on_plot_clicked)
         # the whole catalog a page at a time: a search and the newer and older pages
-        self.browse = BrowseBar(ATTEMPT_PAGE, "Subject, protocol, operator or id", what="attempts")
+        self.browse = BrowseBar(
+            ATTEMPT_PAGE, "Subject, protocol, operator or id", what="attempts", narrow=True
+        )
         self.browse.changed.connect(self.refresh)
         self._lay_out()
 

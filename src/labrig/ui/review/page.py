@@ -125,7 +125,9 @@ class ReviewPage(ListDetailPage[ReviewListRow, ReviewedResult]):
         self.evidence_tabs.setObjectName("reviewEvidence")
         self.player = PlayerWidget()
         self._correctable = False  # the shown result's tracks can be corrected
-        self.browse = BrowseBar(REVIEW_PAGE, "Subject, protocol, operator or id")
+        self.browse = BrowseBar(
+            REVIEW_PAGE, "Subject, protocol, operator or id", what="results", narrow=True
+        )
         self.browse.changed.connect(self.refresh)
         self._lay_out()
         self.show_placeholder(self.nothing_selected_text)

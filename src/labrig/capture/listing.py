@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from labrig.store.models import Capture
-from labrig.store.search import check_page
+from labrig.store.search import check_page, ordered_page
 
 #: a capture's states (labrig.store.models.Capture)
 CAPTURE_STATES = ("provisional", "committed", "salvaged", "quarantined", "abandoned")
@@ -50,17 +49,17 @@ def _where(query: CaptureQuery) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def _select(query: CaptureQuery) -> Select[Any]:
-    order: tuple[Any, ...] = (Capture.started_at, Capture.id)
-    if query.newest_first:
-        order = (Capture.started_at.desc(), Capture.id.desc())
-    selected = select(Capture).where(*_where(query)).order_by(*order)
-    return selected.offset(query.offset or None).limit(query.limit)
-
-
 def read_captures(session: Session, query: CaptureQuery) -> list[Capture]:
     """The page of captures ``query`` names, in its order."""
-    return list(session.scalars(_select(query)))
+    page = ordered_page(
+        select(Capture).where(*_where(query)),
+        Capture.started_at,
+        Capture.id,
+        newest_first=query.newest_first,
+        limit=query.limit,
+        offset=query.offset,
+    )
+    return list(session.scalars(page))
 
 
 def count_captures(session: Session, query: CaptureQuery) -> int:

@@ -24,8 +24,16 @@ from labrig.capture.listing import CAPTURE_STATES, CaptureQuery, count_captures,
 from labrig.capture.posthoc_sync import SYNC_METHODS
 from labrig.capture.rigs import get_rig
 from labrig.cli.common import services_for, store_for
-from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
-from labrig.cli.when import add_period_arguments, days_ago, moment, period
+from labrig.cli.output import (
+    add_page_arguments,
+    is_page,
+    narrowed,
+    page_asked,
+    print_json,
+    print_json_line,
+    print_page_line,
+)
+from labrig.cli.when import add_period_arguments, days_ago, moment
 from labrig.domain.roles import Action
 from labrig.errors import LabrigError, UsageError
 from labrig.pipeline import import_rig
@@ -112,18 +120,10 @@ def add_parser(commands: Any) -> None:
 
 
 def run_captures(args: argparse.Namespace) -> int:
-    since, until = period(args)
     query = CaptureQuery(
-        tuple(args.state or ()),
-        device=args.device,
-        session=args.session,
-        since=since,
-        until=until,
-        newest_first=args.newest_first,
-        limit=args.limit,
-        offset=args.offset,
+        tuple(args.state or ()), device=args.device, session=args.session, **page_asked(args)
     )
-    paged = query.limit is not None or query.offset > 0
+    paged = is_page(args)
     with store_for(args) as store, store.read() as session:
         rows = read_captures(session, query)
         total = count_captures(session, query) if paged and not args.json else len(rows)
@@ -148,7 +148,7 @@ def run_captures(args: argparse.Namespace) -> int:
                 f"{c.dropped_frames:>4} dropped  {digest}  {c.device_id}"
             )
     if not rows and not args.json:
-        filtered = query.states or query.device or query.session or query.offset or since or until
+        filtered = query.states or query.device or query.session or narrowed(args)
         print("No capture matches." if filtered else "No captures.")
     if paged and not args.json:
         print_page_line("Captures", query.offset, len(rows), total)

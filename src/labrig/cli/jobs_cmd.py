@@ -11,8 +11,16 @@ from typing import Any
 
 from labrig.bootstrap import Services
 from labrig.cli.common import services_for, store_for
-from labrig.cli.output import add_page_arguments, print_json, print_json_line, print_page_line
-from labrig.cli.when import add_period_arguments, period
+from labrig.cli.output import (
+    add_page_arguments,
+    is_page,
+    narrowed,
+    page_asked,
+    print_json,
+    print_json_line,
+    print_page_line,
+)
+from labrig.cli.when import add_period_arguments
 from labrig.domain.jobs import JobState
 from labrig.errors import LabrigError, UsageError
 from labrig.health import damage_found, page_check
@@ -83,24 +91,19 @@ def _show(view: JobView, as_json: bool) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    since, until = period(args)
     query = JobQuery(
         tuple(JobState(s) for s in args.state or ()),
         stage=args.stage,
         search=args.search,
-        newest_first=args.newest_first,
-        limit=args.limit,
-        offset=args.offset,
-        since=since,
-        until=until,
+        **page_asked(args),
     )
-    paged = query.limit is not None or query.offset > 0
+    paged = is_page(args)
     # a read of the catalog alone: no services are started
     with store_for(args) as store, store.read() as session:
         views = read_jobs(session, query)
         total = count_jobs(session, query) if paged and not args.json else len(views)
     if not views and not args.json:
-        filtered = query.states or query.stage or query.search or query.offset or since or until
+        filtered = query.states or query.stage or query.search or narrowed(args)
         print("No job matches." if filtered else "No jobs.")
     for view in views:
         print_json_line(view.to_json()) if args.json else _show(view, False)

@@ -24,6 +24,32 @@ def add_page_arguments(parser: Any, noun: str) -> None:
     parser.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
 
 
+def page_asked(args: Any) -> dict[str, Any]:
+    """``--since``, ``--until``, ``--newest-first``, ``--limit`` and ``--offset`` as the keywords
+    of a list's query (the review list's, the jobs', the captures')."""
+    from labrig.cli.when import period
+
+    since, until = period(args)
+    return {
+        "since": since,
+        "until": until,
+        "newest_first": args.newest_first,
+        "limit": args.limit,
+        "offset": args.offset,
+    }
+
+
+def is_page(args: Any) -> bool:
+    """Whether the command asked for part of a list (``--limit`` or ``--offset``)."""
+    return bool(args.limit is not None or args.offset > 0)
+
+
+def narrowed(args: Any) -> bool:
+    """Whether ``--offset``, ``--since`` or ``--until`` leaves rows out: an empty list is then
+    "nothing matches", not "nothing yet"."""
+    return bool(args.offset or args.since or args.until)
+
+
 def print_page_line(noun: str, offset: int, shown: int, total: int) -> None:
     """The line that ends a page: ``Jobs 51–100 of 1200.`` (nothing for an empty page)."""
     if shown:

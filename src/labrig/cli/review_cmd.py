@@ -8,8 +8,15 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from labrig.cli.common import services_for, store_for
-from labrig.cli.output import add_page_arguments, print_json, print_page_line
-from labrig.cli.when import add_period_arguments, period
+from labrig.cli.output import (
+    add_page_arguments,
+    is_page,
+    narrowed,
+    page_asked,
+    print_json,
+    print_page_line,
+)
+from labrig.cli.when import add_period_arguments
 from labrig.domain.correction_syntax import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
 from labrig.review.listing import (
@@ -168,18 +175,13 @@ def _revision_arguments(parser: argparse.ArgumentParser, *, reason: str | None =
 
 
 def run_list(args: argparse.Namespace) -> int:
-    since, until = period(args)
     query = ResultQuery(
         search=args.search,
         status=ResultStatusFilter(args.status) if args.status else None,
         review=ReviewFilter(args.review) if args.review else None,
-        since=since,
-        until=until,
-        newest_first=args.newest_first,
-        limit=args.limit,
-        offset=args.offset,
+        **page_asked(args),
     )
-    paged = query.limit is not None or query.offset > 0
+    paged = is_page(args)
     with store_for(args) as store:  # a read of the catalog alone: no services are started
         results = list_results(store, query)
         total = count_results(store, query) if paged and not args.json else len(results)
@@ -187,7 +189,7 @@ def run_list(args: argparse.Namespace) -> int:
         print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0
     if not results:
-        filtered = query.search or query.status or query.review or query.offset or since or until
+        filtered = query.search or query.status or query.review or narrowed(args)
         print(
             "No result matches."
             if filtered

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, text
+from sqlalchemy import ColumnElement, and_, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from labrig.domain.jobs import SETTLED, UNSETTLED, JobState
 from labrig.jobs.views import JobView
 from labrig.store.models import Job
-from labrig.store.search import check_page, id_like, search_words, starts_with
+from labrig.store.search import check_page, id_like, ordered_page, search_words, starts_with
 
 
 def _is_in(states: tuple[JobState, ...]) -> ColumnElement[bool]:
@@ -83,17 +82,17 @@ def _where(query: JobQuery) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def _select(query: JobQuery) -> Select[Any]:
-    order: tuple[Any, ...] = (Job.created_at, Job.id)
-    if query.newest_first:
-        order = (Job.created_at.desc(), Job.id.desc())
-    selected = select(Job).where(*_where(query)).order_by(*order).offset(query.offset or None)
-    return selected.limit(query.limit)
-
-
 def read_jobs(session: Session, query: JobQuery = EVERY_JOB) -> list[JobView]:
     """The page of jobs ``query`` names, in its order."""
-    return [JobView.of(job) for job in session.scalars(_select(query))]
+    page = ordered_page(
+        select(Job).where(*_where(query)),
+        Job.created_at,
+        Job.id,
+        newest_first=query.newest_first,
+        limit=query.limit,
+        offset=query.offset,
+    )
+    return [JobView.of(job) for job in session.scalars(page)]
 
 
 def count_jobs(session: Session, query: JobQuery = EVERY_JOB) -> int:

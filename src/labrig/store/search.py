@@ -4,8 +4,9 @@ rather than every row: an id's prefix, text taken literally in a LIKE pattern, a
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_
+from sqlalchemy import ColumnElement, Select, and_
 from sqlalchemy.orm import InstrumentedAttribute
 
 from labrig.errors import UsageError
@@ -37,6 +38,21 @@ def starts_with(
 def escaped(text: str) -> str:
     """``text`` for a LIKE pattern with ``\\`` as its escape: % and _ taken literally."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def ordered_page(
+    statement: Select[Any],
+    when: InstrumentedAttribute[Any],
+    key: InstrumentedAttribute[Any],
+    *,
+    newest_first: bool,
+    limit: int | None,
+    offset: int,
+) -> Select[Any]:
+    """``statement``'s rows by ``when`` then ``key`` (an index on both serves the order), oldest
+    or newest first, the page from ``offset`` of at most ``limit`` (None: every row)."""
+    order = (when.desc(), key.desc()) if newest_first else (when, key)
+    return statement.order_by(*order).offset(offset or None).limit(limit)
 
 
 def check_page(limit: int | None, offset: int) -> None:

@@ -94,10 +94,13 @@ class Services:
         then every rig recording a crash left unsaved made an attempt of its salvaged captures,
         marked interrupted (listed as ``rig attempt``, or ``rig not saved`` when no camera had
         recorded a frame)."""
-        from labrig.capture.recovery import Recovered
+        from labrig.capture.recovery import Recovered, any_rig_unsaved, recover
+
+        report = recover(self.store)  # the capture service is not needed, and not built
+        if not any_rig_unsaved(self.store):
+            return report
         from labrig.pipeline import save_interrupted_rigs
 
-        report = self.capture.recover()
         for rig in save_interrupted_rigs(self.queue):
             outcome = "rig attempt" if rig.attempt_id else "rig not saved"
             report.items.append(

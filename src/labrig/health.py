@@ -56,38 +56,56 @@ def check_qt(*, grab: bool = False, platform: str | None = None) -> Check:
     ``platform``: the Qt platform plugin to ask for; default ``$QT_QPA_PLATFORM``, else
     Qt's own choice.
     """
-    env = os.environ.copy()
-    if platform:
-        env["QT_QPA_PLATFORM"] = platform
-    command = module_command("labrig.ui.shell.probe") + (["--grab"] if grab else [])
-    try:
-        proc = subprocess.run(
-            command, capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, env=env
+    return QtCheck(grab=grab, platform=platform).result()
+
+
+class QtCheck:
+    """:func:`check_qt` begun: the child process starts at once, and :meth:`result` waits for its
+    answer, so the window's start goes on (loading the services' modules) while Qt is tried."""
+
+    def __init__(self, *, grab: bool = False, platform: str | None = None) -> None:
+        env = os.environ.copy()
+        if platform:
+            env["QT_QPA_PLATFORM"] = platform
+        self._grab = grab
+        self._proc = subprocess.Popen(
+            module_command("labrig.ui.shell.probe") + (["--grab"] if grab else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
-    except subprocess.TimeoutExpired:
+
+    def result(self) -> Check:
+        proc = self._proc
+        try:
+            stdout, stderr = proc.communicate(timeout=QT_PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return Check(
+                "qt",
+                Status.FAIL,
+                f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
+                "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use",
+            )
+        if proc.returncode != 0:
+            return Check(
+                "qt",
+                Status.FAIL,
+                f"Qt could not start its platform plugin: {_qt_failure(stderr)}",
+                "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt "
+                "plugins are missing; on a machine with no screen (a server, ssh) set "
+                "QT_QPA_PLATFORM=offscreen",
+            )
+        facts = json.loads(stdout.strip().splitlines()[-1])
+        grabbed = f"; widget grab {facts['grab']}" if self._grab else ""
         return Check(
             "qt",
-            Status.FAIL,
-            f"Qt did not start within {QT_PROBE_TIMEOUT_S} s",
-            "check the display connection, or set QT_QPA_PLATFORM=offscreen for headless use",
+            Status.OK,
+            f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
+            f"'{facts['platform']}'{grabbed}",
         )
-    if proc.returncode != 0:
-        return Check(
-            "qt",
-            Status.FAIL,
-            f"Qt could not start its platform plugin: {_qt_failure(proc.stderr)}",
-            "install Qt's runtime libraries (docs/install.md), or reinstall Labrig if its Qt "
-            "plugins are missing; on a machine with no screen (a server, ssh) set "
-            "QT_QPA_PLATFORM=offscreen",
-        )
-    facts = json.loads(proc.stdout.strip().splitlines()[-1])
-    grabbed = f"; widget grab {facts['grab']}" if grab else ""
-    return Check(
-        "qt",
-        Status.OK,
-        f"Qt {facts['qt']} (PySide6 {facts['pyside']}), platform plugin "
-        f"'{facts['platform']}'{grabbed}",
-    )
 
 
 def check_qt_plugin(name: str) -> Check:

@@ -2,7 +2,8 @@
 
 Before anything is opened, three refusals, each a typed error with its code and no change to
 the data folder: Qt cannot start here (checked in a child process, because a missing platform
-plugin aborts the process that loads it), the store would be refused (an unwritable folder, a
+plugin aborts the process that loads it; the services' modules load meanwhile, and nothing is
+opened before its answer), the store would be refused (an unwritable folder, a
 damaged, foreign or newer catalog, a missing one beside committed captures; checked before the
 lock file is created, so a refused folder is left as it was), or another window has it open
 (:mod:`labrig.instance_lock`). Where a screen can show it, a refusal is also shown in a message
@@ -16,17 +17,26 @@ import sys
 
 from labrig.cli.common import workstation_services
 from labrig.errors import QtUnavailableError, StoreError
-from labrig.health import Status, check_qt
+from labrig.health import QtCheck, Status
 from labrig.instance_lock import InstanceLock
 from labrig.store import DB_ENV_VAR, check_openable, paths
 
 
-def launch(store_root: str | None) -> int:
-    qt = check_qt()
+def check_window() -> None:
+    """Refuse, with :class:`QtUnavailableError`, when Qt cannot start here. The services' modules
+    load while the child process tries Qt (a tenth of a second or more each)."""
+    checking = QtCheck()
+    from labrig import bootstrap  # noqa: F401
+
+    qt = checking.result()
     if qt.status is Status.FAIL:
         raise QtUnavailableError(
             f"the window cannot open. {qt.detail.rstrip('.')}. What to do: {qt.fix}"
         )
+
+
+def launch(store_root: str | None) -> int:
+    check_window()
     root = paths.resolve_root(store_root)
     # on a shared PostgreSQL catalog every workstation opens its own window on the shared folder
     lock = InstanceLock(root, shared_catalog=bool(os.environ.get(DB_ENV_VAR)))

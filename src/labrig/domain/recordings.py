@@ -48,3 +48,11 @@ def rig_recording_purpose(note: str | None) -> RecordingPurpose:
         if note and note.startswith(words):
             return purpose
     return RecordingPurpose.ATTEMPT
+
+
+def attempt_label(note: str | None) -> str:
+    """What an attempt's note makes of it in a list: "board recording" (kept for rig
+    calibration, not analysed), "interrupted", or nothing."""
+    if rig_recording_purpose(note) is not RecordingPurpose.ATTEMPT:
+        return "board recording"
+    return "interrupted" if note and "Interrupted" in note else ""

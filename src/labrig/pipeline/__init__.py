@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from labrig.pipeline.rig_attempts import (
         RigNotSavedError,
         RigRecovered,
-        attempt_label,
         rig_pipeline,
         save_interrupted_rigs,
         save_rig_attempt,
@@ -46,7 +45,6 @@ _FROM = {
     "reanalyses_of": "reanalysis",
     "RigNotSavedError": "rig_attempts",
     "RigRecovered": "rig_attempts",
-    "attempt_label": "rig_attempts",
     "rig_pipeline": "rig_attempts",
     "save_interrupted_rigs": "rig_attempts",
     "save_rig_attempt": "rig_attempts",
@@ -64,7 +62,6 @@ __all__ = [
     "RigRecovered",
     "SavedRecording",
     "analysis_stages",
-    "attempt_label",
     "attempt_pipeline",
     "import_attempt",
     "import_rig",

@@ -15,10 +15,11 @@ from labrig.calibration import current_rig_calibration, rig_calibrations
 from labrig.capture import PipelineStep, create_attempt
 from labrig.capture.commit import CommitResult
 from labrig.capture.recorder import provisional_root
+from labrig.capture.recovery import RIG_UNSAVED
 from labrig.capture.rig_recorder import RigCaptureOutcome, RigResult, sync_of
 from labrig.capture.rig_recorder import RigRecording as RigRecorder
 from labrig.capture.rigs import Rig, RigNotFoundError, get_rig
-from labrig.domain.recordings import RIG_PURPOSE_NOTES, RecordingPurpose, rig_recording_purpose
+from labrig.domain.recordings import RIG_PURPOSE_NOTES, RecordingPurpose
 from labrig.errors import LabrigError
 from labrig.jobs import JobQueue
 from labrig.pipeline.attempts import SavedRecording, attempt_pipeline
@@ -102,14 +103,6 @@ RIG_SCREEN_NOTES = {
 }
 
 
-def attempt_label(note: str | None) -> str:
-    """What an attempt's note makes of it in a list: "board recording" (kept for rig
-    calibration, not analysed), "interrupted", or nothing."""
-    if rig_recording_purpose(note) is not RecordingPurpose.ATTEMPT:
-        return "board recording"
-    return "interrupted" if note and "Interrupted" in note else ""
-
-
 def save_rig_attempt(
     queue: JobQueue,
     result: RigResult,
@@ -185,7 +178,7 @@ def save_interrupted_rigs(queue: JobQueue) -> list[RigRecovered]:
     interrupted; a recording whose captures are still provisional (being recorded by another
     process, or not recovered yet) is left for later."""
     with queue.store.read() as db:
-        rows = list(db.scalars(select(RigRecording).where(RigRecording.state == "recording")))
+        rows = list(db.scalars(select(RigRecording).where(RIG_UNSAVED)))
         pending = []
         for row in rows:
             devices = json.loads(row.devices)

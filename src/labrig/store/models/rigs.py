@@ -44,7 +44,8 @@ class RigRecording(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     rig_name: Mapped[str] = mapped_column(String(64))
     session_id: Mapped[str] = mapped_column(String(36), ForeignKey("sessions.id"))
-    state: Mapped[str] = mapped_column(String(16))  # recording, saved, interrupted
+    # recording, saved, interrupted; ix_rig_recordings_unsaved: those recording (migration 0022)
+    state: Mapped[str] = mapped_column(String(16))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # [{"device_id", "place", "mode", "capture_id", "stopped": null | {"reason", "after_s"}}]
     devices: Mapped[str] = mapped_column(Text)

@@ -94,7 +94,7 @@ class Bench:
     def results_page(self, user: str) -> tuple[ResultsPage, Services]:
         """The Results page as ``user``, showing the published result's attempt."""
         services, bridge = self.open_as(user)
-        page = ResultsPage(services.governance.reviewed, services.export, bridge)
+        page = ResultsPage(services.governance.reviewed, lambda: services.export, bridge)
         self.show(page)
         attempt_id = services.governance.revisions.show(self.rig.published_id).attempt_id
         self.qtbot.waitUntil(lambda: page.model.row_of(attempt_id) is not None, timeout=WAIT_MS)

@@ -48,7 +48,7 @@ from labrig.ui.common.result_view import METRIC_COLUMNS
 from labrig.ui.results.page import ResultsPage
 from labrig.ui.review.page import ReviewPage
 from labrig.ui.review.widgets import AUTOMATIC_COLUMN, EFFECTIVE_COLUMN
-from tests.ui.analysis_helpers import click_row
+from tests.ui.analysis_helpers import click_row, curves
 from tests.ui.capture_helpers import (
     LEFT,
     MARKERS,
@@ -181,8 +181,8 @@ def _plotted(qtbot: QtBot, page: ResultsPage, attempt_id: str) -> None:
         ),
         timeout=WAIT_MS,
     )
-    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == 3  # the three markers
-    assert page.detail.plots.speed.getPlotItem().listDataItems()
+    assert len(curves(page.detail.plots)) == 3  # the three markers
+    assert curves(page.detail.plots, "speed")
 
 
 def _published(services: Services) -> dict[str, datetime]:

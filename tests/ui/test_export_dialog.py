@@ -82,7 +82,7 @@ def services(store: Store) -> Iterator[Services]:
 
 @pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
-    made = ResultsPage(services.governance.reviewed, services.export, bridge)
+    made = ResultsPage(services.governance.reviewed, lambda: services.export, bridge)
     qtbot.addWidget(made)
     made.resize(*SCREEN)
     made.show()
@@ -287,7 +287,9 @@ def test_a_technician_is_refused_the_export_with_the_role_code(
 ) -> None:
     staff(store)  # roles are enforced: tom is a technician, and exporting needs a reviewer
     technician_services = bootstrap(store=store, access=as_user(store, "tom"))
-    page = ResultsPage(technician_services.governance.reviewed, technician_services.export, bridge)
+    page = ResultsPage(
+        technician_services.governance.reviewed, lambda: technician_services.export, bridge
+    )
     qtbot.addWidget(page)
     page.show()
     try:

@@ -40,7 +40,7 @@ def rig(store: Store) -> Iterator[PlateRigResult]:
 def page(qtbot: QtBot, rig: PlateRigResult) -> Iterator[ResultsPage]:
     bridge = EventBridge()
     bridge.attach(rig.services)
-    made = ResultsPage(rig.services.governance.reviewed, rig.services.export, bridge)
+    made = ResultsPage(rig.services.governance.reviewed, lambda: rig.services.export, bridge)
     qtbot.addWidget(made)
     made.resize(1280, 800)
     made.show()

@@ -39,7 +39,7 @@ def services(store: Store) -> Iterator[Services]:
 def page(qtbot: QtBot, services: Services) -> Iterator[ResultsPage]:
     bridge = EventBridge()
     bridge.attach(services)
-    page = ResultsPage(services.governance.reviewed, services.export, bridge)
+    page = ResultsPage(services.governance.reviewed, lambda: services.export, bridge)
     qtbot.addWidget(page)
     page.resize(1280, 800)
     yield page

@@ -67,7 +67,7 @@ def _catalog(store: Store, *, results: bool = False) -> list[tuple[str, str, str
 
 @pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
-    page = ResultsPage(services.governance.reviewed, services.export, bridge)
+    page = ResultsPage(services.governance.reviewed, lambda: services.export, bridge)
     qtbot.addWidget(page)
     page.resize(1280, 800)
     yield page

@@ -36,7 +36,7 @@ from tests.support.analysis_runs import (
     request_analysis,
     run_analysis,
 )
-from tests.ui.analysis_helpers import WAIT_MS, click_row
+from tests.ui.analysis_helpers import WAIT_MS, click_row, curves
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 
 
@@ -50,7 +50,7 @@ def services(store: Store) -> Iterator[Services]:
 
 @pytest.fixture
 def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[ResultsPage]:
-    page = ResultsPage(services.governance.reviewed, services.export, bridge)
+    page = ResultsPage(services.governance.reviewed, lambda: services.export, bridge)
     qtbot.addWidget(page)
     page.resize(1400, 900)
     yield page
@@ -146,8 +146,8 @@ def test_an_uncalibrated_result_is_plotted_in_pixels_with_the_degraded_badge(
 
     _open(qtbot, page, attempt_id)
 
-    trajectories = page.detail.plots.trajectory.getPlotItem().listDataItems()
-    speeds = page.detail.plots.speed.getPlotItem().listDataItems()
+    trajectories = curves(page.detail.plots)
+    speeds = curves(page.detail.plots, "speed")
     assert len(trajectories) == len(document["series"]) == 3
     assert len(speeds) == sum(s["velocity"] is not None for s in document["series"])
     for item, series in zip(trajectories, document["series"], strict=True):
@@ -222,9 +222,7 @@ def test_a_calibrated_result_is_in_millimetres_and_seconds_without_the_badge(
     _open(qtbot, page, attempt_id)
 
     assert _labels(page) == ["x (mm)", "y (mm, downwards)", "time (s)", "speed (mm/s)"]
-    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == len(
-        document["series"]
-    )
+    assert len(curves(page.detail.plots)) == len(document["series"])
     _assert_metrics_match(page, document)
     header = page.detail.metrics.horizontalHeaderItem(1).text()
     assert header == "Path length (mm)"
@@ -257,7 +255,7 @@ def test_a_blocked_result_says_why_and_what_to_do(
     assert "Check the lighting" in page.detail.what_to_do.text()
     assert page.detail.badges["statusBadge"].text() == "Blocked"
     assert not page.detail.badges["degradedBadge"].isVisible()
-    assert page.detail.plots.trajectory.getPlotItem().listDataItems() == []
+    assert curves(page.detail.plots) == []
     assert page.detail.metrics.rowCount() == 0
 
 
@@ -277,7 +275,7 @@ def test_a_new_result_appears_through_the_bridge_without_a_refresh(
     qtbot.waitUntil(lambda: _status(page, attempt_id) is ResultStatus.DEGRADED, timeout=WAIT_MS)
     assert page.model.rows[0].subject_code == "LIVE-1"
     _open(qtbot, page, attempt_id)
-    assert len(page.detail.plots.trajectory.getPlotItem().listDataItems()) == 3
+    assert len(curves(page.detail.plots)) == 3
 
 
 def test_an_attempt_blocked_while_the_page_is_open_turns_blocked_with_its_reason(

@@ -48,6 +48,7 @@ def test_a_worker_on_another_machine_runs_the_jobs_and_this_window_shows_them_do
     ]
     qtbot.waitUntil(lambda: gui.monitor.counts.get(JobState.READY) == 5, timeout=10_000)
     assert gui.window.queue_status.text().startswith("Queue: 5 ready")
+    gui.monitor.follow_jobs()  # as the Capture screen does, for its attempts' analysis
 
     url = services.store.engine.url.render_as_string(hide_password=False)
     env = {**os.environ, "LABRIG_DB": url, "LABRIG_STORE": str(tmp_path / "shared-media")}

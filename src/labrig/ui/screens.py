@@ -34,7 +34,7 @@ def _results(context: PageContext) -> QWidget:
     from labrig.ui.results.page import ResultsPage
 
     services = context.services
-    return ResultsPage(services.governance.reviewed, services.export, context.bridge)
+    return ResultsPage(services.governance.reviewed, lambda: services.export, context.bridge)
 
 
 def _review(context: PageContext) -> QWidget:

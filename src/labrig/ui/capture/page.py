@@ -138,6 +138,7 @@ class CapturePage(QWidget):
         self.rig_flow.ended.connect(self._on_rig_ended)
         monitor.snapshotChanged.connect(self._on_monitor_snapshot_changed)
         monitor.jobProgressed.connect(self._on_monitor_job_progressed)
+        monitor.follow_jobs()  # the attempts' analysis, from the newest jobs
         checks.add_user(self)
         self._set_phase(Phase.NO_SESSION)
         self.view.show_text("Start a session to preview a camera.")

@@ -8,9 +8,9 @@ one, from the attempt's jobs). Threading contract: GUI thread only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,10 +33,12 @@ from labrig.ui.common.flag_panel import FlaggedPanel
 from labrig.ui.common.flow_layout import FlowLayout
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.provenance_view import ProvenanceTree
-from labrig.ui.common.reconstruction_view import ReconstructionView
-from labrig.ui.common.result_plots import ResultPlots
 from labrig.ui.common.widgets import message_label, title_over_body
 from labrig.ui.shell.queue_monitor import WORDS
+
+if TYPE_CHECKING:
+    from labrig.ui.common.reconstruction_view import ReconstructionView
+    from labrig.ui.common.result_plots import ResultPlots
 
 # (document key, column caption, what its unit is)
 METRIC_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
@@ -62,6 +64,9 @@ STATUS_BADGES = {
     ResultStatus.BLOCKED: ("Blocked", RED),
     ResultStatus.PENDING: ("Pending", GREY),
 }
+
+
+RECONSTRUCTION_TAB = "3-D reconstruction"
 
 
 def format_value(value: Any) -> str:
@@ -103,7 +108,13 @@ def _bullets(lines: Sequence[str]) -> str:
 
 class ResultView(QWidget):
     """The detail half of the Results page; :meth:`show_result` fills it,
-    :meth:`show_message` empties it."""
+    :meth:`show_message` empties it.
+
+    The plots and the 3-D reconstruction (pyqtgraph's, a fifth of a second to import) are made
+    when a result is first shown, so the window paints its list before them."""
+
+    #: A click on the speed plot: the time clicked, s.
+    plotClicked = Signal(float)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -137,10 +148,12 @@ class ResultView(QWidget):
         self.flagged_panel = FlaggedPanel()
         self.reprocess_button = self.flagged_panel.reprocess_button
         self.reprocess_message = self.flagged_panel.message
-        self.plots = ResultPlots()
+        self._plots: ResultPlots | None = None
+        self._reconstruction: ReconstructionView | None = None
+        # where they go once made
+        self._plots_slot, self._reconstruction_slot = QWidget(), QWidget()
         self.metrics = self._build_metrics()
         self.provenance = ProvenanceTree()
-        self.reconstruction = ReconstructionView()
         self.current: ResultDetail | None = None  # what is shown
         self._lay_out()
         self.show_message("Select an attempt to see its result.")
@@ -169,11 +182,11 @@ class ResultView(QWidget):
         self.tabs = tabs = QTabWidget()
         tabs.setObjectName("resultTabs")
         tabs.addTab(self.metrics, "Metrics")
-        tabs.addTab(self.reconstruction, "3-D reconstruction")
+        tabs.addTab(self._reconstruction_slot, RECONSTRUCTION_TAB)
         tabs.addTab(self.provenance, "Provenance")
-        split = QSplitter(Qt.Orientation.Vertical)
+        self._split = split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("resultPlotsSplitter")  # positions kept between runs by name
-        split.addWidget(self.plots)
+        split.addWidget(self._plots_slot)
         split.addWidget(tabs)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
@@ -193,6 +206,35 @@ class ResultView(QWidget):
         body.addWidget(split, 1)
         self.placeholder = title_over_body(self, self.title, self.body)
 
+    @property
+    def plots(self) -> ResultPlots:
+        """The trajectory and speed plots (made at first use)."""
+        if self._plots is None:
+            from labrig.ui.common.result_plots import ResultPlots
+
+            self._plots = ResultPlots()
+            self._plots.setVisible(self._plots_slot.isVisibleTo(self))
+            self._plots.time_cursor.clicked.connect(self.plotClicked)
+            self._split.replaceWidget(self._split.indexOf(self._plots_slot), self._plots)
+        return self._plots
+
+    @property
+    def reconstruction(self) -> ReconstructionView:
+        """The 3-D reconstruction's tab (made at first use)."""
+        if self._reconstruction is None:
+            from labrig.ui.common.reconstruction_view import ReconstructionView
+
+            self._reconstruction = ReconstructionView()
+            at = self.tabs.indexOf(self._reconstruction_slot)
+            visible = self.tabs.isTabVisible(at)
+            self.tabs.removeTab(at)
+            self.tabs.insertTab(at, self._reconstruction, RECONSTRUCTION_TAB)
+            self.tabs.setTabVisible(at, visible)
+        return self._reconstruction
+
+    def _reconstruction_tab(self) -> int:
+        return self.tabs.indexOf(self._reconstruction or self._reconstruction_slot)
+
     def show_message(self, text: str) -> None:
         """No result shown: ``text`` says why (nothing selected, loading, a read failed)."""
         self.current = None
@@ -207,9 +249,11 @@ class ResultView(QWidget):
             self.flagged_panel,
         ):
             widget.hide()
-        self.plots.clear()
+        if self._plots is not None:
+            self._plots.clear()
         self.metrics.setRowCount(0)
-        self.reconstruction.clear()
+        if self._reconstruction is not None:
+            self._reconstruction.clear()
         self.provenance.clear()
         self.body.hide()
         self.placeholder.show()
@@ -248,7 +292,7 @@ class ResultView(QWidget):
                 sign_off.describe(),
             )
         three_d = detail.reconstruction is not None
-        self.tabs.setTabVisible(self.tabs.indexOf(self.reconstruction), three_d)
+        self.tabs.setTabVisible(self._reconstruction_tab(), three_d)
         if detail.reconstruction is not None:
             self.reconstruction.show_reconstruction(
                 detail.reconstruction, detail.tracks, (detail.units or ("", "s"))[1]

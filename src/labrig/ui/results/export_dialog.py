@@ -38,17 +38,16 @@ from PySide6.QtWidgets import (
 from labrig.errors import LabrigError
 from labrig.export import ExportReport, ExportService
 from labrig.export.interchange import DEFAULT_FORMATS, FORMATS
-from labrig.results import AttemptSummary, ResultStatus
+from labrig.results import AttemptSummary
 from labrig.tasks import TaskCancelledError
 from labrig.ui.common.task_bar import TaskBar
-from labrig.ui.results.model import STATUS_WORDS
+from labrig.ui.results.model import EXPORTABLE, STATUS_WORDS
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.window_state import ui_settings
 
 EXPORT_FOLDER_KEY = "export/folder"  # the folder the last export went to, kept per user
 EXPORT_FORMATS_KEY = "export/formats"  # the formats the last export wrote, comma-separated
 EXPORT_SPECIES_KEY = "export/nwb-species"  # the species the last NWB export named
-EXPORTABLE = frozenset({ResultStatus.PUBLISHED, ResultStatus.DEGRADED})
 NAMES_SHOWN = 6  # selected results named one a line; the rest are counted
 OUTCOME_LINES = 6  # the room the outcome keeps, in lines of text
 MINIMUM_WIDTH = 600  # px: each format's explanation fits on one line

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from labrig.pipeline import attempt_label
+from labrig.domain.recordings import attempt_label
 from labrig.results import AttemptSummary, ResultStatus
 from labrig.ui.common.palette import AMBER, GREEN, GREY, RED
 from labrig.ui.common.rows_model import RowsTableModel
 
 COLUMNS = ("Subject", "Attempt", "Result", "Protocol", "Recorded")
 STATUS_COLUMN = COLUMNS.index("Result")
+#: the results the Export dialog offers
+EXPORTABLE = frozenset({ResultStatus.PUBLISHED, ResultStatus.DEGRADED})
 STATUS_WORDS = {
     ResultStatus.PUBLISHED: "Published",
     ResultStatus.DEGRADED: "Published, degraded",

@@ -11,7 +11,9 @@ Newer reads overtake older ones (:class:`~labrig.ui.shell.latest.Latest`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, Qt, Slot
 from PySide6.QtWidgets import (
@@ -26,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
-from labrig.export import ExportService
 from labrig.results import AttemptSummary, refreshes_results
 from labrig.results.search import ATTEMPT_PAGE, AttemptQuery
 from labrig.review import Reprocessed, ReviewedResults, Shown
@@ -34,10 +35,13 @@ from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_start
 from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
-from labrig.ui.results.export_dialog import EXPORTABLE, ExportDialog
-from labrig.ui.results.model import AttemptResultsModel
+from labrig.ui.results.model import EXPORTABLE, AttemptResultsModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
+
+if TYPE_CHECKING:
+    from labrig.export import ExportService
+    from labrig.ui.results.export_dialog import ExportDialog
 
 LIST_WIDTH = 430  # px: subject, attempt, result and protocol fit without scrolling
 Read = tuple[str, Shown]  # the attempt asked for, and what was read of it
@@ -60,10 +64,12 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     def __init__(
         self,
         results: ReviewedResults,
-        export: ExportService,
+        export: Callable[[], ExportService],
         bridge: EventBridge,
         parent: QWidget | None = None,
     ) -> None:
+        """``export``: gives the export service when the Export dialog is first opened (the
+        service and its formats are imported then, not when the window opens)."""
         super().__init__(bridge, AttemptResultsModel(), "attemptTable", parent=parent)
         self._results = results
         self.detail = ResultView()
@@ -85,7 +91,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.player = PlayerWidget()
         self.detail.tabs.insertTab(1, self.player, "Recording")
         self.player.frame_shown.connect(self._on_frame_shown)
-        self.detail.plots.time_cursor.clicked.connect(self._on_plot_clicked)
+        self.detail.plotClicked.connect(self._on_plot_clicked)
         # the whole catalog a page at a time: a search and the newer and older pages
         self.browse = BrowseBar(
             ATTEMPT_PAGE, "Subject, protocol, operator or id", what="attempts", narrow=True
@@ -161,7 +167,9 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     def open_export_dialog(self) -> ExportDialog:
         """The Export dialog, offering the selected results (while an export runs: showing it)."""
         if self.export_dialog is None:
-            self.export_dialog = ExportDialog(self._export, self._exporting, parent=self)
+            from labrig.ui.results.export_dialog import ExportDialog
+
+            self.export_dialog = ExportDialog(self._export(), self._exporting, parent=self)
         self.export_dialog.offer(self.selected_rows())
         self.export_dialog.open()  # window-modal, no nested event loop
         return self.export_dialog

@@ -35,7 +35,6 @@ from labrig.sync import SyncStatus, sync_status
 from labrig.ui.shell import window_state
 from labrig.ui.shell.background import BackgroundCalls
 from labrig.ui.shell.bridge import EventBridge
-from labrig.ui.shell.device_checks import DeviceChecks
 from labrig.ui.shell.latest import Latest
 from labrig.ui.shell.pages import (
     ChangesStatus,
@@ -72,7 +71,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self._settings = settings or window_state.ui_settings()
         self._close_confirmed = False  # closing during a recording was confirmed
-        self._context = PageContext(services, bridge, monitor, DeviceChecks(services.capture, self))
+        self._context = PageContext(services, bridge, monitor, self)
         self._services = services
         self._monitor = monitor
         self._calls = BackgroundCalls(1, self)
@@ -288,7 +287,8 @@ class MainWindow(QMainWindow):
         for page in self.built_pages():
             if isinstance(page, ShutsDown):
                 page.shut_down(timeout_ms)
-        self._context.devices.shut_down(timeout_ms)
+        if self._context.devices_made:
+            self._context.devices.shut_down(timeout_ms)
 
     def recording_in_progress(self) -> str | None:
         """What a page is recording, in a few words, or None."""

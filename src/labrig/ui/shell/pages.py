@@ -9,25 +9,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from PySide6.QtCore import SignalInstance
+from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QWidget
 
 from labrig.bootstrap import Services
 from labrig.ui.shell.bridge import EventBridge
-from labrig.ui.shell.device_checks import DeviceChecks
 from labrig.ui.shell.queue_monitor import QueueMonitor
 
+if TYPE_CHECKING:
+    from labrig.ui.shell.device_checks import DeviceChecks
 
-@dataclass(frozen=True)
+
 class PageContext:
-    """What pages are built from."""
+    """What pages are built from. ``owner``: the window, parent of the device checks."""
 
-    services: Services
-    bridge: EventBridge
-    monitor: QueueMonitor
-    devices: DeviceChecks  # the window's one list of devices and verdicts, shared by the pages
+    def __init__(
+        self, services: Services, bridge: EventBridge, monitor: QueueMonitor, owner: QObject
+    ) -> None:
+        self.services, self.bridge, self.monitor = services, bridge, monitor
+        self._owner = owner
+
+    @cached_property
+    def devices(self) -> DeviceChecks:
+        """The window's one list of devices and verdicts, shared by the pages: made (with the
+        capture service) when a page that opens devices is first built."""
+        from labrig.ui.shell.device_checks import DeviceChecks
+
+        return DeviceChecks(self.services.capture, self._owner)
+
+    @property
+    def devices_made(self) -> bool:
+        return "devices" in self.__dict__
 
 
 PageFactory = Callable[[PageContext], QWidget]

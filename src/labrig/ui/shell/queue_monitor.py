@@ -44,8 +44,12 @@ def queue_summary(counts: Mapping[JobState, int]) -> str:
 
 
 class QueueMonitor(QObject):
-    """The newest snapshot of the queue (``jobs``, the newest; ``counts``, of the states not
-    settled), re-read when something changed it.
+    """The newest snapshot of the queue (``counts``, of the states not settled; ``jobs``, the
+    newest, once a page follows them), re-read when something changed it.
+
+    The newest jobs are read only after :meth:`follow_jobs` (the Capture screen shows its
+    attempts' analysis from them): the window opens on a count, not on 500 rows read on its
+    thread.
 
     A burst of reasons within one turn of the event loop (a hundred jobs enqueued
     at once) costs one read, not a hundred.
@@ -72,7 +76,8 @@ class QueueMonitor(QObject):
         self.jobs: list[JobView] = []
         self.attempt_names: Mapping[str, str] = {}
         self.counts: dict[JobState, int] = {}
-        self._states: dict[str, JobState] = {}
+        self._following = False  # the newest jobs are read with each snapshot
+        self._progressing: set[str] = set()  # jobs whose progress was reported, until they end
         # zero-delay single shot: coalesces a burst of requests into one read (not a poll)
         self._coalesce = QTimer(self)
         self._coalesce.setSingleShot(True)
@@ -94,11 +99,17 @@ class QueueMonitor(QObject):
     def refresh_now(self) -> None:
         """Re-read the snapshot at once (after an operator's action, so it shows its effect)."""
         self._coalesce.stop()
-        self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
+        if self._following:
+            self.jobs = self._queue.jobs(limit=JOBS_SHOWN, newest_first=True)
+            self.attempt_names = self.names_of(self.jobs)
         self.counts = self._queue.counts()
-        self.attempt_names = self.names_of(self.jobs)
-        self._states = {job.id: job.state for job in self.jobs}
         self.snapshotChanged.emit()
+
+    def follow_jobs(self) -> None:
+        """Read the newest jobs with every snapshot from now on (at once, the first time)."""
+        if not self._following:
+            self._following = True
+            self.refresh_now()
 
     def names_of(self, jobs: Sequence[JobView]) -> Mapping[str, str]:
         """How a technician names the attempts of ``jobs`` ("DEMO-001 · attempt 2"), by id."""
@@ -117,15 +128,18 @@ class QueueMonitor(QObject):
     @Slot(str, float, str)
     def _on_executor_job_progressed(self, job_id: str, fraction: float, message: str) -> None:
         # The worker moves Leased → Running just after jobStarted, recording no event: the first
-        # progress shows the stage runs, so read once more if the snapshot still says otherwise.
-        if self._states.get(job_id) not in (S.RUNNING, S.CHECKPOINTED):
+        # progress shows the stage runs, so read once more then.
+        if job_id not in self._progressing:
+            self._progressing.add(job_id)
             self.refresh()
         self.jobProgressed.emit(job_id, fraction, message)
 
     @Slot(object)
-    def _on_executor_job_finished(self, _view: JobView) -> None:
+    def _on_executor_job_finished(self, view: JobView) -> None:
+        self._progressing.discard(view.id)
         self.refresh()
 
     @Slot(str, str, str)
-    def _on_executor_job_failed(self, _job_id: str, _code: str, _message: str) -> None:
+    def _on_executor_job_failed(self, job_id: str, _code: str, _message: str) -> None:
+        self._progressing.discard(job_id)
         self.refresh()

@@ -16,7 +16,7 @@ from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
 from labrig.pipeline import analysis_stages
 from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
-from labrig.results import PUBLISHER, WATCHED, publish_when_done
+from labrig.results import PUBLISHER, WATCHED, load_jobs, publish_when_done
 from labrig.review import ReprocessService, ReviewedResults, RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
@@ -146,7 +146,7 @@ def bootstrap(
     """
     store = store or open_store(store_root)
     dispatcher = Dispatcher(store)
-    dispatcher.register(PUBLISHER, publish_when_done, names=WATCHED)
+    dispatcher.register(PUBLISHER, publish_when_done, names=WATCHED, prefetch=load_jobs)
     dispatcher.register(SYNC_INDEXER, index_for_sync, names=INDEXED)
     storage = StorageMonitor(store)
     queue = JobQueue(

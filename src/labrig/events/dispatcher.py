@@ -7,26 +7,33 @@ nothing. A consumer that raises has its failure recorded and is retried after
 a backoff, while other consumers (and its own later events) go on.
 
 A pass delivers each consumer's events in batches, one write transaction per
-batch (each event in a savepoint of its own, so one that raises is rolled back
-alone), and reads the outbox from the consumer's cursor on, which moves in the
+batch, and reads the outbox from the consumer's cursor on, which moves in the
 same transaction (``labrig.events.cursors``: on SQLite an event number, on
 PostgreSQL a transaction id, safe there though commits land out of number
 order). On PostgreSQL the batch first claims the consumer's deliveries, so
 dispatchers in several processes never deliver the same events side by side.
+
+A batch is delivered whole, in one savepoint, its inbox entries written in one statement (two
+statements a batch, where a savepoint of each event's own took four an event). Should a handler
+raise, that savepoint is rolled back: the events before it are delivered again one by one, each in
+a savepoint of its own, its failure is recorded (it is not called again before its retry time),
+and the events after it go on as a whole. Should an inbox entry be there already (another
+dispatcher delivered it), the batch goes one by one. The handlers' changes are the same either
+way: a handler's writes are kept only with its event's inbox entry.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, delete, exists, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -39,6 +46,10 @@ from labrig.store.models import DeliveryFailure, InboxEntry, OutboxEvent
 log = logging.getLogger(__name__)
 
 Handler = Callable[[EventRecord, Session], None]
+#: reads, in a few statements, what a consumer's handler will read of a batch of events, into the
+#: session; what it returns is kept while the batch is handled (the session's identity map holds
+#: the objects it loaded only as long as something else does)
+Prefetch = Callable[[Sequence[EventRecord], Session], object]
 MAX_BACKOFF = timedelta(minutes=5)
 #: what a pass stopped by a full disk left undone
 UNDELIVERED = (
@@ -55,11 +66,13 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class Consumer:
-    """A named, durable consumer. ``names`` limits it to some events (None: all)."""
+    """A named, durable consumer. ``names`` limits it to some events (None: all); ``prefetch``,
+    given a batch before it is handled, reads what the handler will (into the session)."""
 
     name: str
     handler: Handler
     names: frozenset[str] | None = None
+    prefetch: Prefetch | None = None
 
 
 @dataclass(frozen=True)
@@ -103,9 +116,15 @@ class Dispatcher:
     def __post_init__(self) -> None:
         self.cursors = cursors_for(self.store.dialect)
 
-    def register(self, name: str, handler: Handler, names: Iterable[str] | None = None) -> None:
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        names: Iterable[str] | None = None,
+        prefetch: Prefetch | None = None,
+    ) -> None:
         self.consumers[name] = Consumer(
-            name, handler, frozenset(names) if names is not None else None
+            name, handler, frozenset(names) if names is not None else None, prefetch
         )
 
     def _due(self, consumer: Consumer, unread: ColumnElement[bool]) -> Select[OutboxEvent]:
@@ -183,15 +202,71 @@ class Dispatcher:
                 return counts
             horizon = self.cursors.horizon(session)
             events = self._pending_in(session, consumer, limit or self.per_transaction)
-            handled = []
-            for event in events:
+            handled = self._deliver_all(session, consumer, events, counts)
+            self._forget_failures(session, consumer, handled)
+            self.cursors.advance(session, consumer, horizon)
+        return counts
+
+    def _deliver_all(
+        self,
+        session: Session,
+        consumer: Consumer,
+        events: list[EventRecord],
+        counts: dict[Outcome, int],
+    ) -> list[EventRecord]:
+        """In a write transaction: ``events`` delivered as a whole while they can be (see the
+        module); those handled. A handler that raises has its event's failure recorded (it is not
+        called again in this pass); the events before it are delivered again one by one, those
+        after it as a whole again."""
+        handled: list[EventRecord] = []
+        rest = events
+        while rest:
+            stopped = self._deliver_whole(session, consumer, rest)
+            if stopped is None:
+                handled += rest
+                counts[Outcome.HANDLED] += len(rest)
+                break
+            at, exc = stopped
+            for event in rest if at is None else rest[:at]:  # None: an entry was there already
                 outcome = self._deliver_in(session, consumer, event)
                 counts[outcome] += 1
                 if outcome is Outcome.HANDLED:
                     handled.append(event)
-            self._forget_failures(session, consumer, handled)
-            self.cursors.advance(session, consumer, horizon)
-        return counts
+            if at is None:
+                break
+            self._failed(session, consumer, rest[at], exc)
+            counts[Outcome.FAILED] += 1
+            rest = rest[at + 1 :]
+        return handled
+
+    def _deliver_whole(
+        self, session: Session, consumer: Consumer, events: list[EventRecord]
+    ) -> tuple[int | None, Exception] | None:
+        """In a write transaction: every event of ``events`` handled and put in the inbox, in one
+        savepoint (None). Else nothing of it is kept, and this says where it stopped: the index of
+        the event whose handler raised and what it raised, or None and the inbox's refusal when
+        an event was in the inbox already."""
+        at: int | None = None
+        try:
+            with session.begin_nested():
+                kept = consumer.prefetch(events, session) if consumer.prefetch else None
+                for at, event in enumerate(events):  # noqa: B007 - where it stopped, if it did
+                    consumer.handler(event, session)
+                at = None
+                now = self.clock()
+                session.execute(
+                    insert(InboxEntry),
+                    [
+                        {"consumer": consumer.name, "event_id": e.event_id, "processed_at": now}
+                        for e in events
+                    ],
+                )
+                del kept
+        except Exception as exc:  # a consumer's bug, or a duplicate
+            if full := disk_full(exc, UNDELIVERED):
+                raise full from exc
+            return at, exc
+        return None
 
     def _deliver_in(self, session: Session, consumer: Consumer, event: EventRecord) -> Outcome:
         """In a write transaction: the inbox entry and the handler's changes, in a savepoint that is
@@ -216,10 +291,15 @@ class Dispatcher:
                 # no consumer can write now, nor can its failure be recorded: the pass stops and
                 # the batch waits for the next one
                 raise full from exc
-            log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
-            self._record_failure(session, consumer, event, exc)
+            self._failed(session, consumer, event, exc)
             return Outcome.FAILED
         return Outcome.HANDLED
+
+    def _failed(
+        self, session: Session, consumer: Consumer, event: EventRecord, exc: Exception
+    ) -> None:
+        log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
+        self._record_failure(session, consumer, event, exc)
 
     def _record_failure(
         self, session: Session, consumer: Consumer, event: EventRecord, exc: Exception

@@ -11,7 +11,13 @@ from labrig.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
-    from labrig.results.publish import PUBLISHER, WATCHED, build_document, publish_when_done
+    from labrig.results.publish import (
+        PUBLISHER,
+        WATCHED,
+        build_document,
+        load_jobs,
+        publish_when_done,
+    )
     from labrig.results.views import (
         AttemptSummary,
         ResultDetail,
@@ -33,6 +39,7 @@ _FROM = {
     "PUBLISHER": "publish",
     "WATCHED": "publish",
     "build_document": "publish",
+    "load_jobs": "publish",
     "publish_when_done": "publish",
     "AttemptSummary": "views",
     "ResultDetail": "views",
@@ -59,6 +66,7 @@ __all__ = [
     "TrackSeries",
     "build_document",
     "list_attempts",
+    "load_jobs",
     "load_result",
     "publish_when_done",
     "refreshes_results",

@@ -43,6 +43,13 @@ def _live_jobs(session: Session, attempt_id: str) -> list[Job]:
     return [j for j in jobs if j.state != S.SUPERSEDED.value]
 
 
+def load_jobs(events: Sequence[EventRecord], session: Session) -> list[Job]:
+    """The jobs of a batch of events, read in one statement before the batch is handled: the
+    handler then finds each in the session instead of reading it (one statement an event)."""
+    ids = sorted({str(e.payload["job_id"]) for e in events if e.payload.get("job_id")})
+    return list(session.scalars(select(Job).where(Job.id.in_(ids)))) if ids else []
+
+
 def publish_when_done(event: EventRecord, session: Session) -> None:
     """Dispatcher consumer: when every stage of the job's attempt has ended, record
     its AnalysisResult."""

@@ -37,8 +37,16 @@ def _run_loading(argv: list[str], heavy: tuple[str, ...]) -> subprocess.Complete
 
 
 #: … nor the parts of Labrig a worker never runs: the reference check of a release, export, the
-#: screens' media and result reads, and the services built on first use (capture, calibration)
+#: screens' media and result reads, and the services built on first use (capture, calibration);
+#: nor, with no job to run, what the stages compute (numpy, OpenCV, the calibrations) and what a
+#: reviewer's corrections are computed with
 NOT_A_WORKERS = (
+    "numpy",
+    "cv2",
+    "labrig.pipeline.stage_runs",
+    "labrig.pipeline.rig_runs",
+    "labrig.review.effective",
+    "labrig.calibration.camera",
     "labrig.scenarios",
     "labrig.export",
     "labrig.review.player",
@@ -48,7 +56,7 @@ NOT_A_WORKERS = (
 )
 
 
-def test_a_worker_with_nothing_to_do_loads_no_scipy_no_formats_and_no_qt(tmp_path: Path) -> None:
+def test_a_worker_with_nothing_to_do_loads_no_numpy_no_formats_and_no_qt(tmp_path: Path) -> None:
     result = _run_loading(
         ["--store", str(tmp_path / "store"), "worker", "--drain"], (*HEAVY, *NOT_A_WORKERS)
     )

@@ -35,15 +35,8 @@ import numpy as np
 from labrig.capture.media import load_capture
 from labrig.capture.samples import is_sample_mode, read_chunk
 from labrig.capture.sink import read_sidecar
+from labrig.domain.recordings import SYNC_DEFAULTS
 from labrig.store import Store
-
-SYNC_DEFAULTS: Mapping[str, Any] = {
-    "max_spread_fraction": 0.25,  # of the frame interval, at p99: above it, degraded
-    "max_unmatched_fraction": 0.01,  # of the instants, per camera: above it, degraded
-    "min_matched_fraction": 0.5,  # of the instants forming frame sets: below it, blocked
-    "offsets_ms": None,  # post-hoc sync's offsets for videos with no shared clock
-    "trusted": True,  # whether those offsets are trustworthy
-}
 
 
 @dataclass(frozen=True)

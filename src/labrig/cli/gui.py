@@ -23,9 +23,13 @@ from labrig.store import DB_ENV_VAR, check_openable, paths
 
 
 def check_window() -> None:
-    """Refuse, with :class:`QtUnavailableError`, when Qt cannot start here. The services' modules
-    load while the child process tries Qt (a tenth of a second or more each)."""
+    """Refuse, with :class:`QtUnavailableError`, when Qt cannot start here. The services' modules,
+    and numpy for the window's lists and plots, load while the child process tries Qt (a tenth of
+    a second or more each). Before Qt, too: PySide6 reads the source of every module imported
+    after it (its ``__feature__`` import hook), a third more time on numpy's."""
     checking = QtCheck()
+    import numpy  # noqa: F401
+
     from labrig import bootstrap  # noqa: F401
 
     qt = checking.result()

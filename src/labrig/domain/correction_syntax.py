@@ -18,6 +18,13 @@ FILL_METHODS = ("linear", "spline")
 MAX_GAP, MIN_VALID = 30, 2
 
 
+class CorrectionRefusedError(LabrigError):
+    """An operation that does not apply to the tracks as they are (no such track or frame, a gap
+    too long to fill, nothing to change)."""
+
+    code = "LABRIG_CORRECTION_REFUSED"
+
+
 class CorrectionSyntaxError(LabrigError):
     code = "LABRIG_CORRECTION_SYNTAX"
 

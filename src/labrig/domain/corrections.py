@@ -31,12 +31,12 @@ from labrig.domain.correction_syntax import (
     KINDS,
     MAX_GAP,
     MIN_VALID,
+    CorrectionRefusedError,
     CorrectionSyntaxError,
     Kind,
     Operation,
     parse_operation,
 )
-from labrig.errors import LabrigError
 
 __all__ = [
     "FILL_METHODS",
@@ -57,13 +57,6 @@ __all__ = [
 ]
 
 Array = npt.NDArray[np.float64]
-
-
-class CorrectionRefusedError(LabrigError):
-    """An operation that does not apply to the tracks as they are (no such track or frame, a gap
-    too long to fill, nothing to change)."""
-
-    code = "LABRIG_CORRECTION_REFUSED"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
-"""What a recording is for, chosen by the technician before Record and stored on its capture."""
+"""What a recording is for, chosen by the technician before Record and stored on its capture; what
+an attempt's note makes of it in a list; and the limits of a rig recording's sync gate."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 
 class RecordingPurpose(StrEnum):
@@ -56,3 +59,14 @@ def attempt_label(note: str | None) -> str:
     if rig_recording_purpose(note) is not RecordingPurpose.ATTEMPT:
         return "board recording"
     return "interrupted" if note and "Interrupted" in note else ""
+
+
+#: the sync quality gate's limits for a rig's recording (``labrig.capture.rig_sync.judge_sync``),
+#: the defaults of the rig.sync stage's settings
+SYNC_DEFAULTS: Mapping[str, Any] = {
+    "max_spread_fraction": 0.25,  # of the frame interval, at p99: above it, degraded
+    "max_unmatched_fraction": 0.01,  # of the instants, per camera: above it, degraded
+    "min_matched_fraction": 0.5,  # of the instants forming frame sets: below it, blocked
+    "offsets_ms": None,  # post-hoc sync's offsets for videos with no shared clock
+    "trusted": True,  # whether those offsets are trustworthy
+}

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from labrig.capture.media import CaptureMedia
 from labrig.jobs import Setting, StageContext, StageOutput, in_range
-from labrig.tasks import Task
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from labrig.capture.media import CaptureMedia
     from labrig.pipeline.tracking import Tracks
+    from labrig.tasks import Task
 
 
 def capture_digests(ctx: StageContext) -> list[str]:

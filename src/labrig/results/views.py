@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
@@ -31,6 +29,12 @@ from labrig.results.search import AttemptQuery, matching_attempts
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
 from labrig.store.search import search_words
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Array = npt.NDArray[np.float64]
 
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
@@ -74,7 +78,6 @@ GENERAL_ADVICE = (
     "Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
     "record the attempt again."
 )
-Array = npt.NDArray[np.float64]
 
 
 class ResultStatus(StrEnum):
@@ -343,6 +346,8 @@ def _status(
 
 def track_series(raw: Mapping[str, Any]) -> TrackSeries:
     """One kinematics document (a result's ``series`` item) as the plots draw it."""
+    import numpy as np  # when a result is shown: the list of attempts opens without it
+
     dims = 3 if raw.get("xyz") else 2
     xy = np.asarray(raw.get("xyz") or raw.get("xy") or [], dtype=np.float64).reshape(-1, dims)
     t = np.asarray(raw.get("t") or [], dtype=np.float64)

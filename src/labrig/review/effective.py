@@ -7,7 +7,7 @@ What a result's tracks were computed from is read back through its provenance: t
 committed output (the tracks, in px), the kinematics job's configuration (its window, the
 calibration) and the capture's recorded frame times. A rig's 3-D result is corrected on its
 reconstructed markers (mm, by the reconstruction's instants), whose kinematics are computed as
-``kinematics.3d`` computed them (``pipeline.rig_stages.markers_kinematics``).
+``kinematics.3d`` computed them (``pipeline.rig_runs.markers_kinematics``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import Change, apply_changes
 from labrig.errors import LabrigError
 from labrig.pipeline.kinematics import tracks_kinematics
-from labrig.pipeline.rig_stages import markers_kinematics
+from labrig.pipeline.rig_runs import markers_kinematics
 from labrig.results.publish import METRICS
 from labrig.review.records import in_force
 from labrig.store import Store

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from labrig.domain.corrections import Operation
+from labrig.domain.correction_syntax import Operation
 from labrig.domain.idempotency import sha256_hex
 from labrig.domain.revisions import Change
 from labrig.errors import DatabaseCorruptError, LabrigError

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from labrig.domain.idempotency import sha256_hex
 from labrig.domain.revisions import REVISABLE
-from labrig.review.effective import corrected_metrics
 from labrig.review.records import RevisionView, history_of
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
@@ -115,6 +114,8 @@ def reviewed_in(
         .limit(1)
     )
     document = json.loads(result.document)
+    from labrig.review.effective import corrected_metrics  # numpy: when a result is shown
+
     corrected: tuple[Sequence[Mapping[str, Any]], int | None] = (
         corrected_metrics(store, session, result, history)
         if store is not None

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
 from labrig.access import AccessControl
 from labrig.domain.audit import require_reason
-from labrig.domain.corrections import CorrectionRefusedError, CorrectionSyntaxError, Operation
+from labrig.domain.correction_syntax import (
+    CorrectionRefusedError,
+    CorrectionSyntaxError,
+    Operation,
+)
 from labrig.domain.events import EventName
 from labrig.domain.idempotency import canonical_json, sha256_hex
 from labrig.domain.revisions import (
@@ -36,15 +40,6 @@ from labrig.domain.revisions import (
 )
 from labrig.domain.roles import Action
 from labrig.events import record_audit, record_event
-from labrig.review.effective import (
-    EffectiveTracks,
-    TrackedInput,
-    effective_digest,
-    effective_metrics,
-    effective_tracks,
-    operations_of,
-    tracked_input,
-)
 from labrig.review.listing import (
     EVERY_RESULT,
     ResultQuery,
@@ -68,6 +63,11 @@ from labrig.review.records import (
 from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in, sign_off_state
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, ResultRevision
+
+if TYPE_CHECKING:
+    # numpy, the captures and calibrations: imported when a correction is first checked or
+    # computed, so the window and the worker open without them
+    from labrig.review.effective import EffectiveTracks, TrackedInput
 
 __all__ = [
     "FieldValue",
@@ -159,6 +159,13 @@ class RevisionService:
         sign_off: str | None = None,
         undo: int | None = None,
     ) -> RevisionView:
+        from labrig.review.effective import (
+            effective_metrics,
+            effective_tracks,
+            operations_of,
+            tracked_input,
+        )
+
         with self.store.write() as session:
             actor = self.access.authorize(session, Action.SIGN_OFF if sign_off else Action.REVISE)
             result = find_result(session, result_id)
@@ -239,6 +246,8 @@ class RevisionService:
         number: int,
     ) -> None:
         """Refuse undoing revision ``number`` when it cannot be (see :meth:`undo`)."""
+        from labrig.review.effective import effective_tracks, operations_of, tracked_input
+
         views = {r.number: RevisionView.of(r) for r in history}
         target = views.get(number)
         if target is None:
@@ -277,6 +286,8 @@ class RevisionService:
         meaning: str,
     ) -> SignOff:
         """What a sign-off as ``meaning`` records; refused when the same sign-off is in force."""
+        from labrig.review.effective import effective_digest, effective_metrics
+
         state = sign_off_state([RevisionView.of(r) for r in history])
         if state is not None and state.in_force and state.meaning == meaning:
             raise NoChangeError(
@@ -335,6 +346,8 @@ class RevisionService:
     def effective(self, result_id: str) -> tuple[TrackedInput, EffectiveTracks]:
         """The result's automatic tracks (and what their kinematics were computed from), and its
         effective ones after every correction, with their kinematics."""
+        from labrig.review.effective import effective_tracks, operations_of, tracked_input
+
         with self.store.read() as session:
             result = find_result(session, result_id)
             operations = operations_of(history_of(session, result.id))

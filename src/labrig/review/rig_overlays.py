@@ -8,7 +8,7 @@ recorded picture; none in a camera that never matched it), and its 3-D position 
 projected into that camera through the rig calibration the reconstruction used
 (:func:`labrig.calibration.project`), at the frame of that camera the reconstruction paired with
 the instant (:func:`labrig.calibration.pair_instants` over the same frame times and post-hoc
-offsets, as ``pipeline.rig_stages.reconstruction`` pairs them). Each camera's distance between the
+offsets, as ``pipeline.rig_runs.reconstruction`` pairs them). Each camera's distance between the
 two is measured as the reconstruction measures it
 (:func:`labrig.calibration.triangulation.view_errors_px`, px of the undistorted picture), so over
 the cameras a point was solved from, their RMS is the ``error_px`` the result reports.

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from labrig.access import AccessControl
-from labrig.domain.corrections import Operation
+from labrig.domain.correction_syntax import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, load_result

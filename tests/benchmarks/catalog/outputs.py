@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from labrig.capture.rig_sync import SYNC_DEFAULTS
-from labrig.pipeline.rig_stages import markers_kinematics
+from labrig.pipeline.rig_runs import markers_kinematics
 from tests.benchmarks.catalog.lab import PLACES, SEGMENT_NAME
 from tests.benchmarks.catalog.rows import Draft, Template
 

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from labrig.jobs.fenced import FencedWrites, Outcome
+from labrig.jobs.completions import Outcome
+from labrig.jobs.fenced import FencedWrites
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.runner import RunResult, execute_claim, yield_to_recording
 from labrig.jobs.views import Claim

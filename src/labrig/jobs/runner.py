@@ -20,7 +20,8 @@ from labrig.errors import (
     StageFailure,
     TransientStageError,
 )
-from labrig.jobs.fenced import FencedWrites, Outcome, RunResult, completion_event
+from labrig.jobs.completions import Outcome, RunResult, completion_event
+from labrig.jobs.fenced import FencedWrites
 from labrig.jobs.isolation import run_isolated
 from labrig.jobs.stages import StageRegistry
 from labrig.jobs.views import Claim

@@ -11,8 +11,8 @@ from labrig.bootstrap import bootstrap
 from labrig.domain.jobs import JobState
 from labrig.errors import InvalidEventPayloadError, PermanentStageError, UnknownStageError
 from labrig.events.dispatcher import events_after
+from labrig.jobs.completions import Outcome
 from labrig.jobs.executor import ThreadExecutor
-from labrig.jobs.fenced import Outcome
 from labrig.jobs.queue import JobSpec
 from labrig.jobs.rows import queue_sql
 from labrig.jobs.runner import execute_claim, run_claim

@@ -16,16 +16,9 @@ import pytest
 from sqlalchemy import event, func, select, text
 from sqlalchemy.orm import Session
 
-from labrig.events import EventRecord, record_event
+from labrig.events import DispatcherThread, EventRecord, events_after, record_event
 from labrig.events.cursors import CATCH_UP_AFTER, TransactionCursors, consumer_cursor
-from labrig.events.dispatcher import (
-    Consumer,
-    Dispatcher,
-    DispatcherThread,
-    Outcome,
-    events_after,
-    retry_delay,
-)
+from labrig.events.dispatcher import Consumer, Dispatcher, Outcome, retry_delay
 from labrig.store import Store, open_store
 from labrig.store.models import InboxEntry, Meta, OutboxEvent
 from labrig.store.types import utcnow

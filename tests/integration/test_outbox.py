@@ -8,8 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from labrig.errors import InvalidEventPayloadError
-from labrig.events import EventRecord, record_event
-from labrig.events.dispatcher import events_after
+from labrig.events import EventRecord, events_after, record_event
 from labrig.store import Store
 from labrig.store.models import Meta, OutboxEvent
 from tests.conftest import BACKENDS, store_on

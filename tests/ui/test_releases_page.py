@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.ui.app import Gui
 from labrig.ui.common.roles_policy import NO_ADMIN_POLICY
 from labrig.ui.releases.page import EMPTY, NO_ACTIVE, ReleasesPage

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
 from labrig.domain.storage import GIB
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.storage import DiskUsage, StorageMonitor
 from labrig.ui.app import Gui
 from labrig.ui.shell.bridge import EventBridge

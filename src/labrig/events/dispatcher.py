@@ -25,7 +25,6 @@ way: a handler's writes are kept only with its event's inbox entry.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -369,67 +368,6 @@ class Dispatcher:
                 FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at)
                 for r in rows
             ]
-
-
-class DispatcherThread:
-    """Runs a dispatcher in the background: woken by local commits, polling for other processes'.
-
-    ``listeners`` receive every newly seen event, called from this thread.
-    """
-
-    def __init__(self, dispatcher: Dispatcher, poll_seconds: float = 1.0) -> None:
-        self.dispatcher = dispatcher
-        self.poll_seconds = poll_seconds
-        self.listeners: list[Callable[[EventRecord], None]] = []
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_seq = _last_seq(dispatcher.store)
-        dispatcher.store.on_events_committed(self._wake.set)
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="labrig-dispatcher", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self.poll_seconds)
-            self._wake.clear()
-            try:
-                self._announce_new()
-                self.dispatcher.dispatch_once()
-            except DiskFullError as exc:  # the events wait: tried again at the next poll
-                log.warning("event dispatch paused: %s", exc.message)
-            except Exception:  # keep delivering after a transient database error
-                log.exception("event dispatch pass failed; retrying")
-
-    def _announce_new(self) -> None:
-        for event in events_after(self.dispatcher.store, self._last_seq):
-            self._last_seq = event.seq
-            for listener in list(self.listeners):
-                listener(event)
-
-
-def _last_seq(store: Store) -> int:
-    with store.read() as session:
-        return (
-            session.scalar(select(OutboxEvent.seq).order_by(OutboxEvent.seq.desc()).limit(1)) or 0
-        )
-
-
-def events_after(store: Store, seq: int, limit: int = 1000) -> list[EventRecord]:
-    """Recorded events with a sequence number above ``seq``, in order."""
-    with store.read() as session:
-        rows = session.scalars(
-            select(OutboxEvent).where(OutboxEvent.seq > seq).order_by(OutboxEvent.seq).limit(limit)
-        )
-        return [EventRecord.from_row(row) for row in rows]
 
 
 @contextmanager

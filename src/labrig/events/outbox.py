@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import spec_for
 from labrig.domain.ids import time_ordered_id
 from labrig.errors import InvalidEventPayloadError
-from labrig.store import EVENTS_IN_TRANSACTION, utcnow
+from labrig.store import EVENTS_IN_TRANSACTION, Store, utcnow
 from labrig.store.models import OutboxEvent
 
 
@@ -104,3 +105,12 @@ def record_event(
     session.flush()
     session.info[EVENTS_IN_TRANSACTION] = session.info.get(EVENTS_IN_TRANSACTION, 0) + 1
     return row
+
+
+def events_after(store: Store, seq: int, limit: int = 1000) -> list[EventRecord]:
+    """Recorded events with a sequence number above ``seq``, in order."""
+    with store.read() as session:
+        rows = session.scalars(
+            select(OutboxEvent).where(OutboxEvent.seq > seq).order_by(OutboxEvent.seq).limit(limit)
+        )
+        return [EventRecord.from_row(row) for row in rows]

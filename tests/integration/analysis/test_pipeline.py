@@ -27,7 +27,7 @@ from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.domain.jobs import JobState
 from labrig.errors import StageConfigError
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline.attempts import attempt_pipeline
 from labrig.store import Store

@@ -7,7 +7,7 @@ import pytest
 
 from labrig.bootstrap import bootstrap
 from labrig.errors import InvalidTransitionError
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.releases.health import Check, HealthReport
 from labrig.releases.service import ReasonRequiredError, ReleaseNotHealthyError, ReleaseService
 from labrig.scenarios.reference_check import run_reference_check

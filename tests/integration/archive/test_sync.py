@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select
 
 from labrig.domain.roles import RoleRequiredError
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.store.models import OutboxEvent, SyncAck, SyncFailure, SyncObject
 from labrig.sync import FolderDestination, sync_status
 from labrig.sync.destination import (

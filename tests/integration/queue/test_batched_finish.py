@@ -10,7 +10,7 @@ from sqlalchemy import event, func, select
 from labrig.bootstrap import bootstrap
 from labrig.domain.jobs import JobState
 from labrig.errors import InvalidEventPayloadError, PermanentStageError, UnknownStageError
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.jobs.completions import Outcome
 from labrig.jobs.executor import ThreadExecutor
 from labrig.jobs.queue import JobSpec

@@ -17,7 +17,7 @@ from labrig.errors import (
     UnknownJobError,
     UnknownStageError,
 )
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.jobs.runner import run_claim
 from labrig.jobs.stages import NO_MODEL_DIGEST
 from labrig.store.models import Job, JobOutput

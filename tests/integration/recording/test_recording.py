@@ -12,7 +12,7 @@ from labrig.capture.commit import count_frames
 from labrig.capture.recorder import Recorder, RecorderState, provisional_root
 from labrig.capture.sink import SteadyClock
 from labrig.capture.virtual import VirtualCamera
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.fsutil import sha256_file
 from labrig.store import Store
 from labrig.store.blobs import BlobStore

@@ -16,7 +16,7 @@ from labrig.capture.sessions import (
 )
 from labrig.capture.virtual import VirtualCamera
 from labrig.domain.jobs import JobState
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.store import Store
 from tests.integration.recording.conftest import SMALL, VIRTUAL, wait_for_frames
 

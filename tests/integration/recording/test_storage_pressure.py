@@ -13,7 +13,7 @@ from labrig.capture.recorder import Recorder
 from labrig.capture.sources import Mode
 from labrig.capture.virtual import VirtualCamera
 from labrig.domain.storage import GIB, PressureLevel, PressurePolicy
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.storage import DiskUsage, StorageInsufficientError, StorageMonitor
 from labrig.store import Store, open_store
 from labrig.store.models import Capture

@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 
 from labrig.domain.idempotency import sha256_hex
 from labrig.errors import LabrigError
-from labrig.events.dispatcher import events_after
+from labrig.events import events_after
 from labrig.store.models import AnalysisResultRecord, AuditEntry, OutboxEvent, ResultRevision
 from tests.integration.review.conftest import Rig
 

@@ -13,6 +13,8 @@ import cv2
 import numpy as np
 import pytest
 
+from labrig.bootstrap import bootstrap
+from labrig.capture import create_attempt, create_session, import_media
 from labrig.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,3 +158,52 @@ def test_captures_a_page_at_a_time_with_filters_and_the_count(
     assert out.strip() == "No capture matches."
     code, out, _err = run("captures", "--since", "7d", "--limit", "3")
     assert out.splitlines()[-1] == "Captures 1–3 of 4."
+
+
+def test_sessions_a_page_at_a_time_with_their_attempts_and_a_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "store"
+    services = bootstrap(root)
+    try:
+        made = []
+        for i, (subject, protocol) in enumerate(
+            [("S0001", "gait"), ("S0002", "reach-left"), ("P0100", "gait")]
+        ):
+            session_id = create_session(services.queue, subject, protocol, "ana")
+            made.append(session_id)
+            for n in range(i + 1):  # 1, 2 and 3 attempts
+                video = _video(tmp_path / f"s{i}-{n}.avi", frames=4 + n + 3 * i)
+                capture = import_media(services.store, video, session_id=session_id)
+                create_attempt(services.queue, session_id, [capture.capture_id])
+    finally:
+        services.close()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["--store", str(root), *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _err = run("sessions", "--json")
+    every = [json.loads(line) for line in out.splitlines()]
+    assert [s["id"] for s in every] == made  # oldest first
+    assert [(s["subject_code"], s["attempts"]) for s in every] == [
+        ("S0001", 1),
+        ("S0002", 2),
+        ("P0100", 3),
+    ]
+    code, out, _err = run("sessions", "--newest-first", "--limit", "2")
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == [made[2], made[1]]
+    assert "3 attempts  P0100  gait  ana" in lines[0]
+    assert lines[-1] == "Sessions 1–2 of 3."
+    code, out, _err = run("sessions", "--search", "s00", "--json")  # letter case ignored
+    assert [json.loads(line)["id"] for line in out.splitlines()] == made[:2]
+    code, out, _err = run("sessions", "--search", "GAIT", "--json")  # a protocol's start
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [made[0], made[2]]
+    code, out, _err = run("sessions", "--search", "nobody")
+    assert code == 0 and out.strip() == "No session matches."
+    code, out, _err = run("sessions", "--until", "7d")  # all begun today
+    assert out.strip() == "No session matches."
+    code, out, err = run("sessions", "--offset", "-1")
+    assert code == 2 and "LABRIG_USAGE" in err and out == ""

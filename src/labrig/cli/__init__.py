@@ -27,6 +27,7 @@ COMMAND_MODULES = {
     "record": "devices_cmd",
     "rigs": "rigs_cmd",
     "captures": "capture_cmd",
+    "sessions": "capture_cmd",
     "import": "capture_cmd",
     "verify": "capture_cmd",
     "watch": "capture_cmd",

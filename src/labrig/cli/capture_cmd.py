@@ -1,4 +1,4 @@
-"""``labrig captures``, ``import``, ``verify`` and ``recover``: the media store from
+"""``labrig captures``, ``sessions``, ``import``, ``verify`` and ``recover``: the media store from
 the command line."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from labrig.capture.adopt import adopt_orphans
 from labrig.capture.listing import CAPTURE_STATES, CaptureQuery, count_captures, read_captures
 from labrig.capture.posthoc_sync import SYNC_METHODS
 from labrig.capture.rigs import get_rig
+from labrig.capture.session_listing import SessionQuery, count_sessions, read_sessions
 from labrig.cli.common import services_for, store_for
 from labrig.cli.output import (
     add_page_arguments,
@@ -50,6 +51,18 @@ def add_parser(commands: Any) -> None:
     add_period_arguments(captures, "captures started")
     add_page_arguments(captures, "captures")
     captures.set_defaults(run=run_captures)
+    sessions = commands.add_parser(
+        "sessions", help="list capture sessions: subject, protocol, operator, attempts"
+    )
+    sessions.add_argument("--json", action="store_true")
+    sessions.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="only sessions whose subject, protocol or operator starts so",
+    )
+    add_period_arguments(sessions, "sessions begun")
+    add_page_arguments(sessions, "sessions")
+    sessions.set_defaults(run=run_sessions)
     imp = commands.add_parser(
         "import",
         help="import video files through the same commit path as recordings; with --rig, a "
@@ -152,6 +165,28 @@ def run_captures(args: argparse.Namespace) -> int:
         print("No capture matches." if filtered else "No captures.")
     if paged and not args.json:
         print_page_line("Captures", query.offset, len(rows), total)
+    return 0
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    query = SessionQuery(args.search, **page_asked(args))
+    paged = is_page(args)
+    with store_for(args) as store, store.read() as session:
+        rows = read_sessions(session, query)
+        total = count_sessions(session, query) if paged and not args.json else len(rows)
+    for row in rows:
+        if args.json:
+            print_json_line(vars(row) | {"created_at": row.created_at.isoformat()})
+        else:
+            began = row.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+            print(
+                f"{row.id}  {began}  {row.attempts:>3} attempts  {row.subject_code}  "
+                f"{row.protocol}  {row.operator}"
+            )
+    if not rows and not args.json:
+        print("No session matches." if query.search or narrowed(args) else "No sessions.")
+    if paged and not args.json:
+        print_page_line("Sessions", query.offset, len(rows), total)
     return 0
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_
+from sqlalchemy import ColumnElement, FunctionElement, Select, and_
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import InstrumentedAttribute
 
 from labrig.errors import UsageError
@@ -61,3 +62,27 @@ def check_page(limit: int | None, offset: int) -> None:
         raise UsageError(f"--limit must be at least 1, not {limit}")
     if offset < 0:
         raise UsageError(f"--offset cannot be negative ({offset})")
+
+
+class unindexed(FunctionElement[Any]):  # noqa: N801 - used as a column, like func.lower
+    """A column that SQLite is not to find rows through (``+column``): where a query names a
+    selective column and one that only looks selective (a stage's id, shared by a fifth of the
+    jobs), SQLite's planner, which knows no column's spread, may walk the wrong one's index. Other
+    databases see the column itself (their planners keep statistics)."""
+
+    inherit_cache = True
+    name = "unindexed"
+
+    def __init__(self, column: InstrumentedAttribute[Any]) -> None:
+        super().__init__(column)
+        self.type = column.type
+
+
+@compiles(unindexed)
+def _unindexed(element: unindexed, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(element.clauses, **kw))
+
+
+@compiles(unindexed, "sqlite")
+def _unindexed_sqlite(element: unindexed, compiler: Any, **kw: Any) -> str:
+    return "+" + str(compiler.process(element.clauses, **kw))

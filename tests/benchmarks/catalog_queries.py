@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 PAGE = 50
+#: a device of make_catalog's treadmill rig (3% of the attempts)
+DEVICE = "ip:http://10.20.0.31/mjpg/video.mjpg"
 #: the Results and Queue screens' page
 SCREEN_PAGE = 200
 TARGETS = {"page": 50.0, "search": 50.0, "first_paint": 1.0, "review_list": 0.5, "dispatch": 5.0}
@@ -149,17 +151,35 @@ def _results(facts: dict[str, Any]) -> list[Query]:
 
 
 def _attempts() -> list[Query]:
-    """The Results screen's list: a page of attempts and its count."""
+    """The Results screen's list: a page of attempts and its count, in each column's order and
+    with each filter."""
     from labrig.results.search import AttemptQuery as Q
+    from labrig.results.search import AttemptSort, ReviewFilter, Source, StatusFilter
     from labrig.results.views import count_attempts, list_attempts
 
     month = datetime.now(UTC) - timedelta(days=30)
-    made: list[Query] = []
-    for label, query in (
+    screens = [
         ("screen: attempts, newest page", Q(limit=SCREEN_PAGE)),
         ("screen: attempts, offset 5000", Q(limit=SCREEN_PAGE, offset=5000)),
         ("screen: attempts of the last 30 days", Q(limit=SCREEN_PAGE, since=month)),
-    ):
+    ]
+    for sort in AttemptSort:
+        for descending, offset in ((False, 0), (True, 5000)):
+            query = Q(limit=SCREEN_PAGE, offset=offset, sort=sort, descending=descending)
+            screens.append(
+                (f"screen: by {sort}{' reversed' if descending else ''}, @{offset}", query)
+            )
+    for status in StatusFilter:
+        screens.append((f"screen: status {status}", Q(limit=SCREEN_PAGE, status=status)))
+    for review in ReviewFilter:
+        screens.append((f"screen: review {review}", Q(limit=SCREEN_PAGE, review=review)))
+    for source in (Source(rig="treadmill"), Source(rig="walkway"), Source(device_id=DEVICE)):
+        word = source.rig or "a device"
+        screens.append((f"screen: {word}'s attempts", Q(limit=SCREEN_PAGE, source=source)))
+    both = Q(limit=SCREEN_PAGE, status=StatusFilter.BLOCKED, sort=AttemptSort.SUBJECT)
+    screens.append(("screen: blocked, by subject", both))
+    made: list[Query] = []
+    for label, query in screens:
         made.append(
             (
                 "page",

@@ -440,3 +440,32 @@ def test_the_review_list_of_a_period(
     assert capsys.readouterr().out.strip() == "No result matches."
     assert main(["--store", str(store), "review", "list", "--until", "soon"]) == 2
     assert "--until takes a date" in capsys.readouterr().err
+
+
+def test_review_list_sorts_and_filters_by_device_or_rig(
+    store: Path, template: tuple[Path, TemplateResults]
+) -> None:
+    """``--sort status`` puts the blocked result first (``--descending``: last); ``--device``
+    keeps its attempts' results; a device or rig the catalog does not know, or an order that is
+    not a column, is refused with LABRIG_USAGE and nothing on stdout."""
+    from tests.support.results import DEVICE as INFO
+
+    ids, DEVICE = template[1], INFO.device_id
+
+    def listed(*args: str) -> list[str]:
+        done = labrig(store, "review", "list", "--json", *args)
+        assert done.returncode == 0, done.stderr
+        return [r["result_id"] for r in json.loads(done.stdout)]
+
+    assert listed("--sort", "status") == [ids.blocked_id, ids.published_id]
+    assert listed("--sort", "status", "--descending") == [ids.published_id, ids.blocked_id]
+    assert sorted(listed("--device", DEVICE)) == sorted([ids.blocked_id, ids.published_id])
+    assert listed("--device", DEVICE, "--status", "blocked") == [ids.blocked_id]
+    text = labrig(store, "review", "list", "--sort", "subject", "--limit", "1").stdout
+    assert "Results 1–1 of 2." in text
+    for bad in (("--rig", "nowhere"), ("--device", "uvc:none"), ("--sort", "colour")):
+        refused = labrig(store, "review", "list", *bad)
+        assert refused.returncode == 2 and refused.stdout == "", (bad, refused)
+        assert "LABRIG_USAGE" in refused.stderr or "invalid choice" in refused.stderr, refused
+    said = labrig(store, "review", "list", "--rig", "nowhere").stderr
+    assert "LABRIG_USAGE" in said and "no recording of the rig 'nowhere'" in said

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
 from labrig.bootstrap import Services
@@ -76,6 +76,15 @@ def page(qtbot: QtBot, services: Services, bridge: EventBridge) -> Iterator[Resu
 
 def _listed(page: ResultsPage | ReviewPage) -> list[str]:
     return [row.attempt_id for row in page.model.rows]
+
+
+def click_header(qtbot: QtBot, page: ResultsPage, column: int) -> None:
+    """A click on the middle of ``column``'s header, as a user makes it."""
+    header = page.table.horizontalHeader()
+    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+    qtbot.mouseClick(
+        header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2)
+    )
 
 
 def _read(qtbot: QtBot, page: ResultsPage | ReviewPage, status: str) -> None:
@@ -220,3 +229,25 @@ def test_a_period_keeps_the_attempts_made_in_it_with_or_without_a_search(
     assert _listed(page) == [] and not page.browse.older.isEnabled()
     page.browse.period.setCurrentIndex(page.browse.period.findText("Any time"))
     _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+
+
+def test_a_filter_or_an_order_chosen_on_a_later_page_shows_the_first_page(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    made = [a for a, _, _ in _catalog(services.store)]  # oldest first, every one pending
+    page.show()
+    qtbot.waitExposed(page)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
+
+    page.filters.status_box.setCurrentIndex(page.filters.status_box.findText("Pending"))
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+    assert _listed(page) == made[::-1][:ATTEMPT_PAGE]
+    assert not page.browse.newer.isEnabled() and page.browse.older.isEnabled()
+
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
+    click_header(qtbot, page, page.model.columns.index("Recorded"))  # oldest first
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, oldest first.")
+    assert _listed(page) == made[:ATTEMPT_PAGE]

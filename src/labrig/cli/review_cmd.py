@@ -19,7 +19,9 @@ from labrig.cli.output import (
 from labrig.cli.when import add_period_arguments
 from labrig.domain.correction_syntax import MAX_GAP, MIN_VALID, Operation, parse_operation
 from labrig.domain.revisions import EXAMPLE, parse_assignments
+from labrig.results.search import AttemptSort, Source, check_source
 from labrig.review.listing import (
+    RESULT_SORTS,
     ResultQuery,
     ResultStatusFilter,
     ReviewFilter,
@@ -51,8 +53,24 @@ def add_parser(commands: Any) -> None:
     listing.add_argument(
         "--review", choices=[r.value for r in ReviewFilter], help="only revised or unrevised ones"
     )
+    source = listing.add_mutually_exclusive_group()
+    source.add_argument("--device", metavar="ID", help="only results of attempts of this device")
+    source.add_argument("--rig", metavar="NAME", help="only results of attempts of this rig")
+    listing.add_argument(
+        "--sort",
+        choices=[s.value for s in RESULT_SORTS],
+        default=AttemptSort.RECORDED.value,
+        help="in the order of when the result was made (recorded, the default), its subject, "
+        "protocol or status (blocked, degraded, published), each then by date",
+    )
     add_period_arguments(listing, "results made")
     add_page_arguments(listing, "results")
+    listing.add_argument(
+        "--descending",
+        dest="newest_first",
+        action="store_true",
+        help="the order reversed (as --newest-first): Z to A, published first",
+    )
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(run=run_list)
     show = sub.add_parser(
@@ -179,17 +197,21 @@ def run_list(args: argparse.Namespace) -> int:
         search=args.search,
         status=ResultStatusFilter(args.status) if args.status else None,
         review=ReviewFilter(args.review) if args.review else None,
+        sort=AttemptSort(args.sort),
+        source=Source(args.device, args.rig) if args.device or args.rig else None,
         **page_asked(args),
     )
     paged = is_page(args)
     with store_for(args) as store:  # a read of the catalog alone: no services are started
+        with store.read() as session:
+            check_source(session, query.source)
         results = list_results(store, query)
         total = count_results(store, query) if paged and not args.json else len(results)
     if args.json:
         print_json([vars(r) | {"flags": list(r.flags)} for r in results])
         return 0
     if not results:
-        filtered = query.search or query.status or query.review or narrowed(args)
+        filtered = query.search or query.status or query.review or query.source or narrowed(args)
         print(
             "No result matches."
             if filtered

@@ -13,19 +13,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
-from labrig.results.search import AttemptQuery, matching_attempts
+from labrig.results.search import (
+    AttemptQuery,
+    ReviewFilter,
+    attempt_filters,
+    attempt_order,
+    in_session_order,
+)
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
 from labrig.store.search import search_words
@@ -196,13 +202,18 @@ def refreshes_results(name: str, payload: Mapping[str, Any]) -> bool:
 
 
 def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[AttemptSummary]:
-    """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), newest
-    first, each with its result status. The page's ids come from the index of the attempts' dates
-    (or from what the search found) before anything else is read."""
+    """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), in its
+    order, each with its result status. The page's ids come from the index of that order (or from
+    what the search found) before anything else is read."""
     query = query or AttemptQuery()
-    order = (Attempt.created_at.desc(), Attempt.id.desc())
+    order = attempt_order(query.sort, query.descending)
+    searched = search_words(query.search) is not None
     page = (
-        _found(select(Attempt.id), query).order_by(*order).offset(query.offset).limit(query.limit)
+        in_session_order(select(Attempt.id), query.sort, searched)
+        .where(*attempt_filters(query))
+        .order_by(*order)
+        .offset(query.offset)
+        .limit(query.limit)
     )
     with store.read() as session:
         rows = session.execute(
@@ -219,17 +230,20 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
 
 
 def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
-    """How many attempts ``query`` finds, on every page."""
+    """How many attempts ``query`` finds, on every page. The unrevised ones are counted as all
+    of them less the revised ones: both read an index, where a count of those without a revision
+    would look for one for every attempt."""
+    query = query or AttemptQuery()
+    if query.review is ReviewFilter.UNREVISED:
+        every = replace(query, review=None)
+        return _count(store, every) - _count(store, replace(query, review=ReviewFilter.REVISED))
+    return _count(store, query)
+
+
+def _count(store: Store, query: AttemptQuery) -> int:
     with store.read() as session:
-        statement = _found(select(func.count()).select_from(Attempt), query or AttemptQuery())
+        statement = select(func.count()).select_from(Attempt).where(*attempt_filters(query))
         return int(session.scalar(statement) or 0)
-
-
-def _found(statement: Select[Any], query: AttemptQuery) -> Select[Any]:
-    if query.since is not None:
-        statement = statement.where(Attempt.created_at >= query.since)
-    text = search_words(query.search)
-    return statement if text is None else statement.where(Attempt.id.in_(matching_attempts(text)))
 
 
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:

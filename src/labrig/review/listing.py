@@ -15,11 +15,31 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select, union
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    UnaryExpression,
+    and_,
+    exists,
+    func,
+    or_,
+    select,
+    union,
+)
 from sqlalchemy.orm import Session, aliased
 
+from labrig.errors import UsageError
 from labrig.results.flags import CalibrationFlags, used_calibrations
-from labrig.results.search import matching_attempts
+from labrig.results.search import (
+    AttemptSort,
+    Source,
+    in_session_order,
+    matching_attempts,
+    recorded_by,
+)
+from labrig.results.search import (
+    ReviewFilter as ReviewFilter,  # the review list's filter too
+)
 from labrig.store import Store
 from labrig.store.models import (
     AnalysisResultRecord,
@@ -39,9 +59,8 @@ class ResultStatusFilter(StrEnum):
     BLOCKED = "blocked"
 
 
-class ReviewFilter(StrEnum):
-    REVISED = "revised"  # at least one revision
-    UNREVISED = "unrevised"
+#: the orders a page of results may be read in (their attempt's number is not one)
+RESULT_SORTS = (AttemptSort.RECORDED, AttemptSort.SUBJECT, AttemptSort.PROTOCOL, AttemptSort.STATUS)
 
 
 @dataclass(frozen=True)
@@ -50,6 +69,9 @@ class ResultQuery:
 
     ``search``: the start of a subject code, protocol or operator (letter case ignored), or of a
     result or attempt id. ``since``/``until``: when the result was made, ``until`` excluded.
+    ``source``: results of the attempts of a device or a rig. ``sort``: by when the result was
+    made (:attr:`AttemptSort.RECORDED`), its subject, protocol or status, each then by date;
+    ``newest_first``: in reverse (newest, Z, published first).
     """
 
     search: str | None = None
@@ -60,9 +82,13 @@ class ResultQuery:
     newest_first: bool = False
     limit: int | None = None
     offset: int = 0
+    sort: AttemptSort = AttemptSort.RECORDED
+    source: Source | None = None
 
     def __post_init__(self) -> None:
         check_page(self.limit, self.offset)
+        if self.sort not in RESULT_SORTS:
+            raise UsageError(f"results cannot be sorted by {self.sort}")
 
 
 #: every result, oldest first, on one page
@@ -96,7 +122,7 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
             newer.created_at > R.created_at, and_(newer.created_at == R.created_at, newer.id > R.id)
         ),
     )
-    order = (R.created_at.desc(), R.id.desc()) if query.newest_first else (R.created_at, R.id)
+    order = result_order(query.sort, query.newest_first)
     statement: Select[Any] = select(
         R.id,
         R.attempt_id,
@@ -113,7 +139,7 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
     if query.limit is not None or query.offset:
         # the page's ids first, from the index of the results' dates (what a deep offset passes
         # over is read there, not joined nor counted), then the page's rows
-        page = _filtered(select(R.id), query, joined=False).order_by(*order).offset(query.offset)
+        page = _ordered_ids(query).order_by(*order).offset(query.offset)
         if query.limit is not None:
             page = page.limit(query.limit)
         statement = _joined(statement.select_from(R)).where(R.id.in_(page.scalar_subquery()))
@@ -169,10 +195,40 @@ def count_results(store: Store, query: ResultQuery = EVERY_RESULT) -> int:
         return int(session.scalar(_filtered(select(func.count()), query, joined=False)) or 0)
 
 
+def result_order(sort: AttemptSort, descending: bool) -> list[UnaryExpression[Any]]:
+    """The ORDER BY of a page of results (joined to their attempt and session when sorted by a
+    session's column), every key in one direction, so that an index read either way gives it."""
+    by: dict[AttemptSort, list[Any]] = {
+        AttemptSort.RECORDED: [],
+        AttemptSort.SUBJECT: [CaptureSession.subject_code, CaptureSession.id, Attempt.id],
+        AttemptSort.PROTOCOL: [CaptureSession.protocol, CaptureSession.id, Attempt.id],
+        AttemptSort.STATUS: [R.status, R.degraded],
+    }
+    keys = [*by[sort]]
+    keys += [R.created_at, R.id]
+    return [k.desc() if descending else k.asc() for k in keys]
+
+
+def _ordered_ids(query: ResultQuery) -> Select[Any]:
+    """The ids of ``query``'s results, to be put in its order: joined to their session (through
+    its index, session by session, on SQLite) when sorted by a session's column."""
+    if query.sort not in (AttemptSort.SUBJECT, AttemptSort.PROTOCOL):
+        return _filtered(select(R.id), query, joined=False)
+    by_session = in_session_order(
+        select(R.id), query.sort, search_words(query.search) is not None, attempts_joined=False
+    ).join(R, R.attempt_id == Attempt.id)
+    return _criteria(by_session, query)
+
+
 def _filtered(statement: Select[Any], query: ResultQuery, *, joined: bool = True) -> Select[Any]:
     """``statement`` over results (``joined``: joined to their attempt and session), with
     ``query``'s criteria."""
     statement = _joined(statement.select_from(R)) if joined else statement.select_from(R)
+    return _criteria(statement, query)
+
+
+def _criteria(statement: Select[Any], query: ResultQuery) -> Select[Any]:
+    """``statement`` (over results) with ``query``'s criteria."""
     if (text := search_words(query.search)) is not None:
         statement = statement.where(_matches(text))
     if query.status is ResultStatusFilter.PUBLISHED:
@@ -190,6 +246,8 @@ def _filtered(statement: Select[Any], query: ResultQuery, *, joined: bool = True
         statement = statement.where(R.created_at >= query.since)
     if query.until is not None:
         statement = statement.where(R.created_at < query.until)
+    if query.source is not None:
+        statement = statement.where(R.attempt_id.in_(recorded_by(query.source)))
     return statement
 
 

@@ -18,7 +18,7 @@ from labrig.domain.correction_syntax import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, load_result
-from labrig.results.search import AttemptQuery
+from labrig.results.search import AttemptQuery, Source, catalog_sources
 from labrig.results.views import count_attempts, list_attempts
 from labrig.review.listing import ResultQuery, ResultStatusFilter
 from labrig.review.reprocess import Reprocessed, ReprocessService
@@ -197,6 +197,11 @@ class ReviewedResults:
     def count_attempts(self, query: AttemptQuery | None = None) -> int:
         """How many attempts ``query`` finds, on every page."""
         return count_attempts(self.revisions.store, query)
+
+    def sources(self) -> list[Source]:
+        """The rigs and devices the catalog knows: what the attempts may be filtered by."""
+        with self.revisions.store.read() as session:
+            return catalog_sources(session)
 
     def attempt_result(self, attempt_id: str) -> Shown:
         """The attempt's result (None when the attempt is gone), the values reviewers revised in

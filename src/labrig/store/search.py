@@ -64,7 +64,7 @@ def check_page(limit: int | None, offset: int) -> None:
         raise UsageError(f"--offset cannot be negative ({offset})")
 
 
-class unindexed(FunctionElement[Any]):  # noqa: N801 - used as a column, like func.lower
+class unindexed(FunctionElement[Any]):  # lower case: used as a column, like func.lower
     """A column that SQLite is not to find rows through (``+column``): where a query names a
     selective column and one that only looks selective (a stage's id, shared by a fifth of the
     jobs), SQLite's planner, which knows no column's spread, may walk the wrong one's index. Other

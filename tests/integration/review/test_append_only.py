@@ -15,7 +15,7 @@ from sqlalchemy import text
 from labrig.store import migrate, open_store, paths
 from labrig.store.dialects import APPEND_ONLY_TABLES
 from labrig.store.dialects.sqlite import create_sqlite_engine
-from labrig.store.models import AnalysisResultRecord
+from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.integration.review.conftest import Rig
 
 TABLES = sorted(APPEND_ONLY_TABLES)
@@ -122,9 +122,12 @@ def test_an_older_store_gets_the_triggers_and_keeps_its_results(tmp_path: Path) 
                 session.scalars(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
             )
             assert session.get(AnalysisResultRecord, "r") is not None
+            attempt = session.get(Attempt, "a")  # given its result's status (migration 0023)
+            assert attempt is not None and attempt.result_status == "published"
+        # beside them, the one that keeps an attempt's result status (an insert, never a change)
         assert triggers == {
             f"{t}_no_{op}" for t in TABLES for op in ("update", "delete", "replace")
-        }
+        } | {"analysis_results_attempt_status"}
         with pytest.raises(sqlalchemy.exc.IntegrityError), store.write() as session:
             session.execute(text("UPDATE analysis_results SET document = '{\"x\": 1}'"))
     finally:

@@ -58,7 +58,11 @@ class AnalysisResultRecord(Base):
 
     __tablename__ = "analysis_results"
     # the lists page through results by date (migration 0018)
-    __table_args__ = (Index("ix_analysis_results_created_at", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_analysis_results_created_at", "created_at", "id"),
+        # by status, then date (migration 0023)
+        Index("ix_analysis_results_status", "status", "degraded", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     attempt_id: Mapped[str] = mapped_column(String(36), ForeignKey("attempts.id"), index=True)

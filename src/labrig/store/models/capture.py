@@ -48,6 +48,11 @@ class CaptureSession(Base):
     """One sitting of captures for one subject or specimen, protocol and technician."""
 
     __tablename__ = "sessions"
+    # the attempts in subject or protocol order, session by session (migration 0023)
+    __table_args__ = (
+        Index("ix_sessions_subject", "subject_code", "id"),
+        Index("ix_sessions_protocol", "protocol", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     subject_code: Mapped[str] = mapped_column(String(128), index=True)
@@ -65,6 +70,7 @@ class Capture(Base):
     __table_args__ = (
         Index("ix_captures_started_at", "started_at", "id"),
         Index("ix_captures_state_started", "state", "started_at", "id"),  # migration 0021
+        Index("ix_captures_device", "device_id", "id"),  # a device's attempts (migration 0023)
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -115,6 +121,11 @@ class Attempt(Base):
     """One trial of a session: its committed captures; creating it requests its analysis."""
 
     __tablename__ = "attempts"
+    # pages in the order of a column of the Results screen, and of one status (migration 0023)
+    __table_args__ = (
+        Index("ix_attempts_result_status", "result_status", "created_at", "id"),
+        Index("ix_attempts_number", "number", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     session_id: Mapped[str] = mapped_column(String(36), ForeignKey("sessions.id"), index=True)
@@ -122,10 +133,17 @@ class Attempt(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     # why it is not a normal attempt (its recording was interrupted); None for most
     note: Mapped[str | None] = mapped_column(Text)
+    # its newest result's status (published, degraded, blocked), pending while it has none: set
+    # by a trigger when a result is stored (migration 0023)
+    result_status: Mapped[str] = mapped_column(
+        String(16), default="pending", server_default="pending"
+    )
 
 
 class AttemptCapture(Base):
     __tablename__ = "attempt_captures"
+    # the attempts of a device's captures (migration 0023)
+    __table_args__ = (Index("ix_attempt_captures_capture", "capture_id", "attempt_id"),)
 
     attempt_id: Mapped[str] = mapped_column(String(36), ForeignKey("attempts.id"), primary_key=True)
     capture_id: Mapped[str] = mapped_column(String(36), ForeignKey("captures.id"), primary_key=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from labrig.store.models.base import Base
@@ -40,6 +40,8 @@ class RigRecording(Base):
     attempt it became (None while recording, or when it was not saved as one)."""
 
     __tablename__ = "rig_recordings"
+    # a rig's attempts (migration 0023)
+    __table_args__ = (Index("ix_rig_recordings_rig", "rig_name", "attempt_id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     rig_name: Mapped[str] = mapped_column(String(64))

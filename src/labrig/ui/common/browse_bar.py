@@ -143,14 +143,21 @@ class BrowseBar(QWidget):
         self.newer.setEnabled(current and page.offset > 0)
         self.older.setEnabled(current and page.offset + len(page) < page.total)
 
-    def status(self, page: PageOfRows[Row], noun: str, plural: str, none_yet: str) -> str:
-        """The line under the list for ``page`` (``none_yet`` when the catalog has none), with the
-        buttons set for it."""
+    def status(
+        self,
+        page: PageOfRows[Row],
+        noun: str,
+        plural: str,
+        none_yet: str,
+        order: str = "newest first",
+    ) -> str:
+        """The line under the list for ``page`` in ``order`` (``none_yet`` when the catalog has
+        none), with the buttons set for it."""
         self.show_page(page)
         if not page.total and page.search is None and page.days is None:
             return none_yet
         said = self.describe(page, noun, plural)
-        return f"{said}, newest first." if page else f"{said}."
+        return f"{said}, {order}." if page else f"{said}."
 
     @staticmethod
     def describe(page: PageOfRows[Row], noun: str, plural: str) -> str:

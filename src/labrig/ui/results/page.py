@@ -1,5 +1,6 @@
 """The Results page: the attempts with their result status, a page of 200 at a time through the
-whole catalog, found by a search (subject, protocol, operator, attempt id); the selected one's
+whole catalog, found by a search (subject, protocol, operator, attempt id), filtered by result
+status, review and device or rig, sorted by a click on a column's header; the selected one's
 plots, metrics and provenance.
 
 Threading contract: GUI thread only. The page never polls. It reads the store on a pool thread when
@@ -29,12 +30,13 @@ from PySide6.QtWidgets import (
 from labrig.domain.events import EventName
 from labrig.events import EventRecord
 from labrig.results import AttemptSummary, refreshes_results
-from labrig.results.search import ATTEMPT_PAGE, AttemptQuery
+from labrig.results.search import ATTEMPT_PAGE, AttemptQuery, Source
 from labrig.review import Reprocessed, ReviewedResults, Shown
 from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_start
 from labrig.ui.common.list_detail import ListDetailPage
 from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
+from labrig.ui.results.filters import COLUMN_SORTS, ListOrder, ResultsFilters
 from labrig.ui.results.model import EXPORTABLE, AttemptResultsModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
@@ -50,6 +52,12 @@ EXPORT_TIP = (
     "(CSV, C3D, TRC, NWB, overlay video) and whether to include the recordings"
 )
 NOTHING_TO_EXPORT_TIP = "Nothing to export yet: only published results can be exported"
+
+
+class AttemptsPage(PageOfRows[AttemptSummary]):
+    """A page of attempts, with the rigs and devices the catalog knows (read with it)."""
+
+    sources: tuple[Source, ...] = ()
 
 
 class ResultsPage(ListDetailPage[AttemptSummary, Read]):
@@ -97,7 +105,17 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             ATTEMPT_PAGE, "Subject, protocol, operator or id", what="attempts", narrow=True
         )
         self.browse.changed.connect(self.refresh)
+        self.filters = ResultsFilters()
+        self.filters.changed.connect(self._on_filters_changed)
+        self.order = ListOrder(self.table.horizontalHeader(), COLUMN_SORTS)
+        self.order.changed.connect(self._on_filters_changed)
         self._lay_out()
+
+    @Slot()
+    def _on_filters_changed(self) -> None:
+        """A filter or the order changed: the first page again."""
+        self.browse.offset = 0
+        self.refresh()
 
     def _lay_out(self) -> None:
         right = QWidget()
@@ -110,7 +128,12 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         detail_column.addLayout(export_row)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setObjectName("resultsSplitter")  # positions kept between runs by name
-        split.addWidget(self.list_column_under(self.browse))
+        above = QWidget()
+        rows = QVBoxLayout(above)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.addWidget(self.browse)
+        rows.addWidget(self.filters)
+        split.addWidget(self.list_column_under(above))
         split.addWidget(right)
         split.setStretchFactor(1, 3)
         split.setSizes([LIST_WIDTH, 3 * LIST_WIDTH])
@@ -213,11 +236,23 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
 
     def read_list(self) -> PageOfRows[AttemptSummary]:
         days = self.browse.days  # plain data, as the rest of the query
-        since = period_start(days)
-        query = AttemptQuery(self.browse.words, ATTEMPT_PAGE, self.browse.offset, since)
+        query = AttemptQuery(
+            self.browse.words,
+            ATTEMPT_PAGE,
+            self.browse.offset,
+            period_start(days),
+            sort=self.order.sort,
+            descending=self.order.descending,
+            status=self.filters.status,
+            review=self.filters.review,
+            source=self.filters.source,
+        )
         rows = self._results.attempts(query)
-        total = self._results.count_attempts(query)
-        return PageOfRows(rows, total, query.offset, query.search, days)
+        page = AttemptsPage(
+            rows, self._results.count_attempts(query), query.offset, query.search, days
+        )
+        page.sources = tuple(self._results.sources())
+        return page
 
     def read_detail(self, key: str) -> Read:
         return key, self._results.attempt_result(key)
@@ -298,10 +333,13 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             super()._on_table_selection_changed(QItemSelection(), QItemSelection())
 
     def describe_list(self, rows: list[AttemptSummary]) -> str:
-        assert isinstance(rows, PageOfRows)  # what read_list returns
-        return self.browse.status(
-            rows, "attempt", "attempts", "No attempts yet: record one on the Capture page."
-        )
+        assert isinstance(rows, AttemptsPage)  # what read_list returns
+        self.filters.set_sources(list(rows.sources))
+        if not rows.total and self.filters.active:
+            self.browse.show_page(rows)
+            return "No attempts match these filters: choose Any in a list to widen them."
+        none_yet = "No attempts yet: record one on the Capture page."
+        return self.browse.status(rows, "attempt", "attempts", none_yet, order=self.order.words)
 
     def refreshes(self, event: EventRecord) -> bool:
         return refreshes_results(event.name, event.payload)

@@ -13,10 +13,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
+from sqlalchemy import select
 
 from labrig.bootstrap import Services
 from labrig.store import Store
-from labrig.store.models import Attempt
+from labrig.store.models import Attempt, CaptureSession
 from labrig.ui.results.page import ResultsPage
 from labrig.ui.shell.bridge import EventBridge
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
@@ -181,3 +182,58 @@ def test_each_filter_narrows_the_list_to_the_attempts_it_names(
     _choose(page.filters.source_box, "Rig bench")
     _read(qtbot, page, "No attempts match these filters: choose Any in a list to widen them.")
     assert _listed(page) == [] and not page.browse.older.isEnabled()
+
+
+def test_a_session_chosen_among_every_session_lists_only_its_attempts(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    facts = _catalog(services.store)
+    with services.store.read() as session:
+        made = {s.id: s for s in session.scalars(select(CaptureSession))}
+    newest = sorted(made.values(), key=lambda s: (s.created_at, s.id), reverse=True)
+    page.refresh()
+    _read(qtbot, page, f"{_counted(len(facts))}, newest first.")
+
+    qtbot.mouseClick(page.filters.sessions_button, Qt.MouseButton.LeftButton)
+    dialog = page.sessions_dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: not dialog.reading and len(dialog.model.rows) == len(made))
+    # every session, newest first, each with its attempts counted
+    assert [r.id for r in dialog.model.rows] == [s.id for s in newest]
+    for row in dialog.model.rows:
+        assert row.attempts == sum(f["session_id"] == row.id for f in facts.values())
+    assert dialog.status.text() == f"{len(made)} sessions, newest first."
+
+    # found by the start of its subject code, then chosen with a double-click
+    wanted = max(newest, key=lambda s: sum(f["session_id"] == s.id for f in facts.values()))
+    same_subject = [s.id for s in newest if s.subject_code.startswith(wanted.subject_code)]
+    qtbot.keyClicks(dialog.browse.search, wanted.subject_code)
+    qtbot.waitUntil(
+        lambda: not dialog.reading and [r.id for r in dialog.model.rows] == same_subject
+    )
+    row = [r.id for r in dialog.model.rows].index(wanted.id)
+    index = dialog.model.index(row, 0)
+    rect = dialog.table.visualRect(index)
+    qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    own = _newest_first(facts, lambda f: f["session_id"] == wanted.id)
+    _read(qtbot, page, f"{_counted(len(own))}, newest first.")
+    assert _listed(page) == own
+    label = page.filters.session_label
+    assert label.isVisible() and label.text().startswith(f"Session {wanted.subject_code} · ")
+
+    # with a filter too, then every session's attempts again
+    _choose(page.filters.status_box, "Pending")
+    pending = [a for a in own if facts[a]["result"] == "pending"]
+    said = (
+        f"{_counted(len(pending))}, newest first."
+        if pending
+        else ("No attempts match these filters: choose Any in a list to widen them.")
+    )
+    _read(qtbot, page, said)
+    assert _listed(page) == pending
+    _choose(page.filters.status_box, "Any result")
+    qtbot.mouseClick(page.filters.all_sessions, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"{_counted(len(facts))}, newest first.")
+    assert not label.isVisible() and page.filters.session is None

@@ -107,7 +107,7 @@ ATTEMPT_PAGE = 200
 class AttemptQuery:
     """A page of attempts in ``sort`` order (``descending``: newest, Z or highest first): those
     ``search`` finds (None: every one), made at or after ``since`` (None: any time), of a result
-    status, revised or not, of a device or rig (None: any)."""
+    status, revised or not, of a device or rig, of one session (None: any)."""
 
     search: str | None = None
     limit: int = ATTEMPT_PAGE
@@ -118,6 +118,7 @@ class AttemptQuery:
     status: StatusFilter | None = None
     review: ReviewFilter | None = None
     source: Source | None = None
+    session: str | None = None  # one capture session's attempts (its id)
 
     def __post_init__(self) -> None:
         check_page(self.limit, self.offset)
@@ -181,6 +182,8 @@ def _sessions_first(join: SessionsFirst, compiler: Any, **kw: Any) -> str:
 def attempt_filters(query: AttemptQuery) -> list[ColumnElement[bool]]:
     """``query``'s criteria on attempts."""
     found: list[ColumnElement[bool]] = []
+    if query.session is not None:
+        found.append(Attempt.session_id == query.session)
     if query.since is not None:
         found.append(Attempt.created_at >= query.since)
     if (text := search_words(query.search)) is not None:

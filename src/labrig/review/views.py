@@ -14,6 +14,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from labrig.access import AccessControl
+from labrig.capture.session_listing import (
+    SessionQuery,
+    SessionRow,
+    count_sessions,
+    read_sessions,
+)
 from labrig.domain.correction_syntax import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
@@ -202,6 +208,12 @@ class ReviewedResults:
         """The rigs and devices the catalog knows: what the attempts may be filtered by."""
         with self.revisions.store.read() as session:
             return catalog_sources(session)
+
+    def sessions(self, query: SessionQuery) -> tuple[list[SessionRow], int]:
+        """The page of capture sessions ``query`` asks for, each with its attempts counted, and
+        how many sessions it finds on every page."""
+        with self.revisions.store.read() as session:
+            return read_sessions(session, query), count_sessions(session, query)
 
     def attempt_result(self, attempt_id: str) -> Shown:
         """The attempt's result (None when the attempt is gone), the values reviewers revised in

@@ -52,6 +52,7 @@ class CaptureSession(Base):
     __table_args__ = (
         Index("ix_sessions_subject", "subject_code", "id"),
         Index("ix_sessions_protocol", "protocol", "id"),
+        Index("ix_sessions_created_at", "created_at", "id"),  # by date (migration 0024)
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)

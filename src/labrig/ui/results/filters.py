@@ -1,18 +1,31 @@
 """Above the Results list, under its search: the attempts' filters (result status, review, device
-or rig) in one row of small lists, and the order of the list, set by clicking a column's header
+or rig) in one row of small lists, and under them the session the list is limited to ("Sessions…"
+shows every session to choose one); and the order of the list, set by clicking a column's header
 (again: reversed), shown by the header's arrow.
 
 What is asked is plain data (:attr:`ResultsFilters.status`, :attr:`ResultsFilters.review`,
-:attr:`ResultsFilters.source`, :attr:`ListOrder.sort`, :attr:`ListOrder.descending`) that a read on
-a pool thread may take. Threading contract: GUI thread only.
+:attr:`ResultsFilters.source`, :attr:`ResultsFilters.session`, :attr:`ListOrder.sort`,
+:attr:`ListOrder.descending`) that a read on a pool thread may take.
+Threading contract: GUI thread only.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
+from labrig.capture.session_listing import SessionRow
 from labrig.results.search import AttemptSort, ReviewFilter, Source, StatusFilter
+from labrig.ui.results.sessions import session_words
 
 STATUSES: tuple[tuple[str, StatusFilter | None], ...] = (
     ("Any result", None),
@@ -54,16 +67,20 @@ def source_words(source: Source) -> str:
 
 
 class ResultsFilters(QWidget):
-    """The status, review and device-or-rig lists; :attr:`changed` asks for the first page of the
-    list to be read again."""
+    """The status, review and device-or-rig lists, and under them the session the list is limited
+    to (chosen in the sessions: :attr:`sessionsRequested`); :attr:`changed` asks for the first page
+    of the list to be read again."""
 
     changed = Signal()
+    #: "Sessions…" was clicked: the sessions are to be shown, to choose one
+    sessionsRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.status: StatusFilter | None = None
         self.review: ReviewFilter | None = None
         self.source: Source | None = None
+        self.session: SessionRow | None = None
         self._sources: list[Source] = []
         self.status_box = self._box("resultsStatusFilter", "Only the attempts with this result")
         self.review_box = self._box(
@@ -83,10 +100,51 @@ class ResultsFilters(QWidget):
         # three lists share the list's width; each gives way (its words elided in the box, whole
         # in its drop-down)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        rows = QVBoxLayout(self)
+        rows.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
         for box in (self.status_box, self.review_box, self.source_box):
             row.addWidget(box, 1)
+        rows.addLayout(row)
+        rows.addLayout(self._session_row())
+
+    def _session_row(self) -> QHBoxLayout:
+        """ "Sessions…", then the session chosen (its words and a button that lifts it)."""
+        self.sessions_button = QPushButton("Sessions…")
+        self.sessions_button.setObjectName("resultsSessions")
+        self.sessions_button.setToolTip(
+            "Every session, a page at a time with its attempts counted: choose one to list only "
+            "its attempts"
+        )
+        self.sessions_button.clicked.connect(self.sessionsRequested)
+        self.session_label = QLabel()
+        self.session_label.setObjectName("resultsSession")
+        self.session_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.all_sessions = QPushButton("Every session")
+        self.all_sessions.setObjectName("resultsEverySession")
+        self.all_sessions.setToolTip("List the attempts of every session again")
+        self.all_sessions.clicked.connect(lambda: self.set_session(None))
+        self.session_label.hide()
+        self.all_sessions.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.sessions_button)
+        row.addWidget(self.session_label, 1)
+        row.addWidget(self.all_sessions)
+        row.addStretch(0)
+        return row
+
+    def set_session(self, session: SessionRow | None) -> None:
+        """List only ``session``'s attempts (None: every session's)."""
+        self.session = session
+        if session is not None:
+            self.session_label.setText(f"Session {session_words(session)}")
+            self.session_label.setToolTip(
+                f"{session.subject_code}, {session.protocol}, by {session.operator}: "
+                f"{session.attempts} attempts"
+            )
+        self.session_label.setVisible(session is not None)
+        self.all_sessions.setVisible(session is not None)
+        self.changed.emit()
 
     @staticmethod
     def _box(name: str, tip: str) -> QComboBox:
@@ -100,7 +158,7 @@ class ResultsFilters(QWidget):
     @property
     def active(self) -> bool:
         """A filter leaves attempts out."""
-        return (self.status, self.review, self.source) != (None, None, None)
+        return (self.status, self.review, self.source, self.session) != (None,) * 4
 
     def set_sources(self, sources: list[Source]) -> None:
         """The rigs and devices offered (the catalog's); the one chosen stays when still offered."""

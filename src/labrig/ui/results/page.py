@@ -38,6 +38,7 @@ from labrig.ui.common.player import PlayerWidget
 from labrig.ui.common.result_view import ResultView
 from labrig.ui.results.filters import COLUMN_SORTS, ListOrder, ResultsFilters
 from labrig.ui.results.model import EXPORTABLE, AttemptResultsModel
+from labrig.ui.results.sessions import SessionsDialog
 from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.bridge import EventBridge
 
@@ -107,6 +108,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.browse.changed.connect(self.refresh)
         self.filters = ResultsFilters()
         self.filters.changed.connect(self._on_filters_changed)
+        self.filters.sessionsRequested.connect(self.open_sessions)
+        self.sessions_dialog: SessionsDialog | None = None  # made when first opened
         self.order = ListOrder(self.table.horizontalHeader(), COLUMN_SORTS)
         self.order.changed.connect(self._on_filters_changed)
         self._lay_out()
@@ -152,6 +155,8 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         self.player.shut_down(timeout_ms)
         super().shut_down(timeout_ms)
         self._exporting.wait(timeout_ms)
+        if self.sessions_dialog is not None:
+            self.sessions_dialog.shut_down(timeout_ms)
 
     # -- the recording ---------------------------------------------------------------------------
 
@@ -246,6 +251,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             status=self.filters.status,
             review=self.filters.review,
             source=self.filters.source,
+            session=self.filters.session.id if self.filters.session is not None else None,
         )
         rows = self._results.attempts(query)
         page = AttemptsPage(
@@ -253,6 +259,14 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         )
         page.sources = tuple(self._results.sources())
         return page
+
+    def open_sessions(self) -> SessionsDialog:
+        """The sessions, to choose the one whose attempts to list (window-modal)."""
+        if self.sessions_dialog is None:
+            self.sessions_dialog = SessionsDialog(self._results.sessions, parent=self)
+            self.sessions_dialog.chosen.connect(self.filters.set_session)
+        self.sessions_dialog.open()
+        return self.sessions_dialog
 
     def read_detail(self, key: str) -> Read:
         return key, self._results.attempt_result(key)

@@ -22,7 +22,7 @@ class Recording(Results):
         revisions, and its 30 events."""
         self._captures(chunk, a)
         note = INTERRUPTED if self.rng.random() < 0.004 else None
-        chunk.add("attempts", a.id, a.plan.id, a.number, self.t(a.created), note)
+        chunk.add("attempts", a.id, a.plan.id, a.number, self.t(a.created), note, "pending")
         for position, capture in enumerate(a.captures):
             chunk.add("attempt_captures", a.id, capture.id, position)
         self.event(

@@ -32,7 +32,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "capture_segments": words(
         "capture_id position media_sha256 timestamps_sha256 frames first_mono_ns last_mono_ns"
     ),
-    "attempts": ("id", "session_id", "number", "created_at", "note"),
+    # result_status: pending until its result is inserted, which sets it (migration 0023's trigger)
+    "attempts": ("id", "session_id", "number", "created_at", "note", "result_status"),
     "attempt_captures": ("attempt_id", "capture_id", "position"),
     "rig_recordings": words("id rig_name session_id state started_at devices sync attempt_id"),
     "jobs": JOB_COLUMNS,

@@ -175,8 +175,8 @@ def review_list(catalog: Catalog, *extra: str) -> float:
 def page_read(catalog: Catalog) -> list[float]:
     """What the Results screen reads for its list (``ResultsPage.read_list``: the newest page of
     attempts and their count), on its own: ms each."""
+    from labrig.results.attempt_list import count_attempts, list_attempts
     from labrig.results.search import AttemptQuery
-    from labrig.results.views import count_attempts, list_attempts
 
     store = catalog.store()
     query = AttemptQuery()

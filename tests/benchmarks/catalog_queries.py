@@ -153,9 +153,9 @@ def _results(facts: dict[str, Any]) -> list[Query]:
 def _attempts() -> list[Query]:
     """The Results screen's list: a page of attempts and its count, in each column's order and
     with each filter."""
+    from labrig.results.attempt_list import count_attempts, list_attempts
     from labrig.results.search import AttemptQuery as Q
     from labrig.results.search import AttemptSort, ReviewFilter, Source, StatusFilter
-    from labrig.results.views import count_attempts, list_attempts
 
     month = datetime.now(UTC) - timedelta(days=30)
     screens = [

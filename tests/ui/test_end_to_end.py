@@ -36,7 +36,7 @@ from labrig.calibration.views import Validity
 from labrig.capture import SceneName
 from labrig.domain.idempotency import sha256_hex
 from labrig.domain.recordings import RecordingPurpose
-from labrig.results.views import ResultStatus
+from labrig.results.attempt_list import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.app import Gui, build_main_window

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from labrig.bootstrap import Services, bootstrap
 from labrig.jobs.executor import ThreadExecutor
 from labrig.pipeline import save_attempt
-from labrig.results.views import ResultStatus
+from labrig.results.attempt_list import ResultStatus
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from labrig.ui.common.result_view import METRIC_COLUMNS

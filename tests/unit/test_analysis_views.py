@@ -9,12 +9,11 @@ import pytest
 
 from labrig.calibration.views import CalibrationDetail, CalibrationSummary, Validity, age_words
 from labrig.domain.events import EventName as E
+from labrig.results.attempt_list import AttemptSummary, ResultStatus
 from labrig.results.views import (
     ADVICE,
     GENERAL_ADVICE,
-    AttemptSummary,
     ResultDetail,
-    ResultStatus,
     StageState,
     refreshes_results,
     units_words,

@@ -1,7 +1,8 @@
 """Results: an attempt's AnalysisResult built and published (``result.published``) once its stages
 end, and what the Results screen and the CLI read about attempts and their results. Qt-free.
 
-Modules: ``publish`` (the durable consumer that builds and publishes), ``views`` (the reads),
+Modules: ``publish`` (the durable consumer that builds and publishes), ``attempt_list`` (the
+attempts a page at a time, with their status), ``views`` (a result's detail and what else is read),
 ``flags`` (whether a result's calibration still holds).
 """
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from labrig.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from labrig.results.attempt_list import AttemptSummary, ResultStatus, list_attempts
     from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
     from labrig.results.publish import (
         PUBLISHER,
@@ -19,12 +21,9 @@ if TYPE_CHECKING:
         publish_when_done,
     )
     from labrig.results.views import (
-        AttemptSummary,
         ResultDetail,
-        ResultStatus,
         StageState,
         TrackSeries,
-        list_attempts,
         load_result,
         refreshes_results,
         track_series,
@@ -41,12 +40,12 @@ _FROM = {
     "build_document": "publish",
     "load_jobs": "publish",
     "publish_when_done": "publish",
-    "AttemptSummary": "views",
+    "AttemptSummary": "attempt_list",
     "ResultDetail": "views",
-    "ResultStatus": "views",
+    "ResultStatus": "attempt_list",
     "StageState": "views",
     "TrackSeries": "views",
-    "list_attempts": "views",
+    "list_attempts": "attempt_list",
     "load_result": "views",
     "refreshes_results": "views",
     "track_series": "views",

@@ -13,28 +13,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.domain.events import EventName
 from labrig.domain.jobs import JobState
-from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
-from labrig.results.publish import FINISHED
-from labrig.results.search import (
-    AttemptQuery,
-    ReviewFilter,
-    attempt_filters,
-    attempt_order,
-    in_session_order,
+from labrig.results.attempt_list import (
+    STOPPED,
+    AttemptSummary,
+    ResultStatus,
+    _current,
+    _summary,
 )
+from labrig.results.flags import CalibrationFlags
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
-from labrig.store.search import search_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +40,6 @@ if TYPE_CHECKING:
     Array = npt.NDArray[np.float64]
 
 S = JobState
-STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
 # Events after which an attempt's status may read differently. stage.failed carries no attempt id,
 # and only its final form (not retryable) can stop an attempt.
 REFRESHING = frozenset(
@@ -84,32 +80,6 @@ GENERAL_ADVICE = (
     "Fix what the reason says, then reprocess the stopped job from the Queue page (Reprocess), or "
     "record the attempt again."
 )
-
-
-class ResultStatus(StrEnum):
-    PUBLISHED = "published"
-    DEGRADED = (
-        "degraded"  # published with limitations (pixels without a calibration, dropped frames, …)
-    )
-    BLOCKED = "blocked"  # a quality gate or a failure forbids publication
-    PENDING = "pending"  # analysis still running, or not started
-
-
-@dataclass(frozen=True)
-class AttemptSummary:
-    """One row of the Results list."""
-
-    attempt_id: str
-    number: int  # within its session
-    subject_code: str
-    protocol: str
-    created_at: datetime
-    status: ResultStatus
-    reasons: tuple[str, ...]  # why degraded or blocked; empty otherwise
-    result_id: str | None  # the newest result document, if any (while pending: the previous one)
-    note: str | None = None  # why the attempt is not a normal one (its recording was interrupted)
-    # its published result was made under a calibration that has changed since (results/flags.py)
-    flags: tuple[CalibrationFlag, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,51 +171,6 @@ def refreshes_results(name: str, payload: Mapping[str, Any]) -> bool:
     return name in REFRESHING
 
 
-def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[AttemptSummary]:
-    """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), in its
-    order, each with its result status. The page's ids come from the index of that order (or from
-    what the search found) before anything else is read."""
-    query = query or AttemptQuery()
-    order = attempt_order(query.sort, query.descending)
-    searched = search_words(query.search) is not None
-    page = (
-        in_session_order(select(Attempt.id), query.sort, searched)
-        .where(*attempt_filters(query))
-        .order_by(*order)
-        .offset(query.offset)
-        .limit(query.limit)
-    )
-    with store.read() as session:
-        rows = session.execute(
-            select(Attempt, CaptureSession)
-            .join(CaptureSession, CaptureSession.id == Attempt.session_id)
-            .where(Attempt.id.in_(page.scalar_subquery()))
-            .order_by(*order)
-        ).all()
-        ids = [attempt.id for attempt, _ in rows]
-        results = _newest_results(session, ids)
-        jobs = _live_jobs(session, ids)
-    flags = CalibrationFlags(store)
-    return [_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
-
-
-def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
-    """How many attempts ``query`` finds, on every page. The unrevised ones are counted as all
-    of them less the revised ones: both read an index, where a count of those without a revision
-    would look for one for every attempt."""
-    query = query or AttemptQuery()
-    if query.review is ReviewFilter.UNREVISED:
-        every = replace(query, review=None)
-        return _count(store, every) - _count(store, replace(query, review=ReviewFilter.REVISED))
-    return _count(store, query)
-
-
-def _count(store: Store, query: AttemptQuery) -> int:
-    with store.read() as session:
-        statement = select(func.count()).select_from(Attempt).where(*attempt_filters(query))
-        return int(session.scalar(statement) or 0)
-
-
 def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
     """The attempt's newest result document and its jobs;
     None when the store has no such attempt."""
@@ -285,20 +210,6 @@ def _reanalyses(store: Store, attempt_id: str) -> tuple[int, ...]:
     return tuple(reanalyses_of(store, attempt_id))
 
 
-def _newest_results(
-    session: Session, attempt_ids: Sequence[str]
-) -> dict[str, AnalysisResultRecord]:
-    newest: dict[str, AnalysisResultRecord] = {}
-    query = (
-        select(AnalysisResultRecord)
-        .where(AnalysisResultRecord.attempt_id.in_(attempt_ids))
-        .order_by(AnalysisResultRecord.created_at)
-    )
-    for record in session.scalars(query):
-        newest[record.attempt_id] = record  # later rows overwrite earlier ones
-    return newest
-
-
 def _live_jobs(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[Job]]:
     grouped: dict[str, list[Job]] = {}
     query = (
@@ -309,53 +220,6 @@ def _live_jobs(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[J
     for job in session.scalars(query):
         grouped.setdefault(job.attempt_id or "", []).append(job)
     return grouped
-
-
-def _current(jobs: Sequence[Job]) -> bool:
-    """Whether the newest document still describes the attempt: true when its live jobs are in a
-    state the publisher writes a document for (all ended, or one blocked). A reprocess adds a job
-    that has not ended, so the older document is then only the previous result. Job states, not
-    timestamps, decide: the publisher and the queue may run on workstations whose clocks differ."""
-    return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(
-        j.state in FINISHED for j in jobs
-    )
-
-
-def _summary(
-    attempt: Attempt,
-    session: CaptureSession,
-    record: AnalysisResultRecord | None,
-    jobs: Sequence[Job],
-    flags: CalibrationFlags,
-) -> AttemptSummary:
-    status, reasons = _status(record, jobs)
-    published = status in (ResultStatus.PUBLISHED, ResultStatus.DEGRADED)
-    return AttemptSummary(
-        attempt_id=attempt.id,
-        number=attempt.number,
-        subject_code=session.subject_code,
-        protocol=session.protocol,
-        created_at=attempt.created_at,
-        status=status,
-        reasons=tuple(reasons),
-        result_id=record.id if record is not None else None,
-        note=attempt.note,
-        flags=flags.of_ids(*used_calibrations(j.config for j in jobs)) if published else (),
-    )
-
-
-def _status(
-    record: AnalysisResultRecord | None, jobs: Sequence[Job]
-) -> tuple[ResultStatus, list[str]]:
-    if record is not None and _current(jobs):
-        reasons = [str(r) for r in json.loads(record.reasons)]
-        if record.status == "blocked":
-            return ResultStatus.BLOCKED, reasons
-        return (ResultStatus.DEGRADED, reasons) if record.degraded else (ResultStatus.PUBLISHED, [])
-    stopped = [j for j in jobs if j.state in STOPPED]
-    if stopped:  # the publisher's document will say the same (analysis/results.py, build_document)
-        return ResultStatus.BLOCKED, [f"{j.stage_id}: {j.error_message}" for j in stopped]
-    return ResultStatus.PENDING, []
 
 
 def track_series(raw: Mapping[str, Any]) -> TrackSeries:

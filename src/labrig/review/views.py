@@ -24,8 +24,8 @@ from labrig.domain.correction_syntax import Operation
 from labrig.domain.roles import Action, RoleRequiredError
 from labrig.errors import UsageError
 from labrig.results import AttemptSummary, ResultDetail, load_result
+from labrig.results.attempt_list import count_attempts, list_attempts
 from labrig.results.search import AttemptQuery, Source, catalog_sources
-from labrig.results.views import count_attempts, list_attempts
 from labrig.review.listing import ResultQuery, ResultStatusFilter
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState

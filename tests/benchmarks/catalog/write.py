@@ -89,8 +89,8 @@ def count_rows(store: Store) -> dict[str, int]:
 
 def check_readers(store: Store, attempts: int) -> None:
     """What the app's own readers make of the catalog."""
+    from labrig.results.attempt_list import list_attempts
     from labrig.results.search import AttemptQuery
-    from labrig.results.views import list_attempts
     from labrig.review.listing import list_results
 
     started = time.perf_counter()

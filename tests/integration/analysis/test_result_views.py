@@ -11,8 +11,9 @@ from sqlalchemy import select
 
 from labrig.bootstrap import Services, bootstrap
 from labrig.domain.jobs import JobState
+from labrig.results.attempt_list import ResultStatus, count_attempts, list_attempts
 from labrig.results.search import AttemptQuery
-from labrig.results.views import ADVICE, ResultStatus, count_attempts, list_attempts, load_result
+from labrig.results.views import ADVICE, load_result
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
 from tests.support.analysis_runs import new_session, record, request_analysis, run_analysis

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from labrig.results.attempt_list import count_attempts, list_attempts
 from labrig.results.search import AttemptQuery
-from labrig.results.views import count_attempts, list_attempts
 from labrig.store import Store, utcnow
 from tests.integration.review.test_result_pages import _catalog
 from tests.support.plans import plans, statements

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from labrig.errors import UsageError
+from labrig.results.attempt_list import count_attempts, list_attempts
 from labrig.results.search import (
     AttemptQuery,
     AttemptSort,
@@ -19,7 +20,6 @@ from labrig.results.search import (
     StatusFilter,
     check_source,
 )
-from labrig.results.views import count_attempts, list_attempts
 from labrig.review.listing import ResultQuery, count_results, list_results
 from labrig.store import Store
 from labrig.store.models import (

@@ -1,0 +1,222 @@
+"""The Results screen's list of attempts, a page at a time: each attempt with the status of its
+result, worked out from its newest result's own columns and its live jobs' states (never from the
+documents), as ``list_attempts`` and ``count_attempts`` read them for the screen and the command
+line. Qt-free."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from labrig.domain.jobs import JobState
+from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
+from labrig.results.publish import FINISHED
+from labrig.results.search import (
+    AttemptQuery,
+    ReviewFilter,
+    attempt_filters,
+    attempt_order,
+    in_session_order,
+)
+from labrig.store import Store
+from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
+from labrig.store.search import search_words
+
+S = JobState
+STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
+
+
+class ResultStatus(StrEnum):
+    PUBLISHED = "published"
+    DEGRADED = (
+        "degraded"  # published with limitations (pixels without a calibration, dropped frames, …)
+    )
+    BLOCKED = "blocked"  # a quality gate or a failure forbids publication
+    PENDING = "pending"  # analysis still running, or not started
+
+
+@dataclass(frozen=True)
+class AttemptSummary:
+    """One row of the Results list."""
+
+    attempt_id: str
+    number: int  # within its session
+    subject_code: str
+    protocol: str
+    created_at: datetime
+    status: ResultStatus
+    reasons: tuple[str, ...]  # why degraded or blocked; empty otherwise
+    result_id: str | None  # the newest result document, if any (while pending: the previous one)
+    note: str | None = None  # why the attempt is not a normal one (its recording was interrupted)
+    # its published result was made under a calibration that has changed since (results/flags.py)
+    flags: tuple[CalibrationFlag, ...] = ()
+
+
+def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[AttemptSummary]:
+    """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), in its
+    order, each with its result status. The page's ids come from the index of that order (or from
+    what the search found) before anything else is read."""
+    query = query or AttemptQuery()
+    order = attempt_order(query.sort, query.descending)
+    searched = search_words(query.search) is not None
+    page = (
+        in_session_order(select(Attempt.id), query.sort, searched)
+        .where(*attempt_filters(query))
+        .order_by(*order)
+        .offset(query.offset)
+        .limit(query.limit)
+    )
+    with store.read() as session:
+        rows = session.execute(
+            select(Attempt, CaptureSession)
+            .join(CaptureSession, CaptureSession.id == Attempt.session_id)
+            .where(Attempt.id.in_(page.scalar_subquery()))
+            .order_by(*order)
+        ).all()
+        ids = [attempt.id for attempt, _ in rows]
+        results = _newest_result_facts(session, ids)
+        jobs = _live_job_facts(session, ids)
+    flags = CalibrationFlags(store)
+    return [_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
+
+
+def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
+    """How many attempts ``query`` finds, on every page. The unrevised ones are counted as all
+    of them less the revised ones: both read an index, where a count of those without a revision
+    would look for one for every attempt."""
+    query = query or AttemptQuery()
+    if query.review is ReviewFilter.UNREVISED:
+        every = replace(query, review=None)
+        return _count(store, every) - _count(store, replace(query, review=ReviewFilter.REVISED))
+    return _count(store, query)
+
+
+def _count(store: Store, query: AttemptQuery) -> int:
+    with store.read() as session:
+        statement = select(func.count()).select_from(Attempt).where(*attempt_filters(query))
+        return int(session.scalar(statement) or 0)
+
+
+class JobFacts(Protocol):
+    """What a row's status is worked out from, of each of its attempt's live jobs (a job's ORM
+    row, or just these columns)."""
+
+    @property
+    def stage_id(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def error_message(self) -> str | None: ...
+    @property
+    def config(self) -> str: ...
+
+
+class ResultFacts(Protocol):
+    """What a row shows of its attempt's newest result (not its document)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def degraded(self) -> bool: ...
+    @property
+    def reasons(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class _Job:
+    stage_id: str
+    state: str
+    error_message: str | None
+    config: str
+
+
+@dataclass(frozen=True)
+class _Result:
+    id: str
+    status: str
+    degraded: bool
+    reasons: str
+
+
+def _live_job_facts(session: Session, attempt_ids: Sequence[str]) -> dict[str, list[JobFacts]]:
+    """Of the list's attempts' live jobs, the columns a row's status needs (a page of 200 attempts
+    has 2,000 jobs: ORM objects of their full rows were most of its read)."""
+    grouped: dict[str, list[JobFacts]] = {}
+    query = (
+        select(Job.attempt_id, Job.stage_id, Job.state, Job.error_message, Job.config)
+        .where(Job.attempt_id.in_(attempt_ids), Job.state != S.SUPERSEDED.value)
+        .order_by(Job.created_at)
+    )
+    for attempt_id, stage_id, state, error_message, config in session.execute(query):
+        grouped.setdefault(attempt_id or "", []).append(
+            _Job(stage_id, state, error_message, config)
+        )
+    return grouped
+
+
+def _newest_result_facts(session: Session, attempt_ids: Sequence[str]) -> dict[str, ResultFacts]:
+    """Each attempt's newest result, without its document."""
+    newest: dict[str, ResultFacts] = {}
+    R = AnalysisResultRecord
+    query = (
+        select(R.attempt_id, R.id, R.status, R.degraded, R.reasons)
+        .where(R.attempt_id.in_(attempt_ids))
+        .order_by(R.created_at)
+    )
+    for attempt_id, result_id, status, degraded, reasons in session.execute(query):
+        newest[attempt_id] = _Result(result_id, status, degraded, reasons)  # the newest stays
+    return newest
+
+
+def _current(jobs: Sequence[JobFacts]) -> bool:
+    """Whether the newest document still describes the attempt: true when its live jobs are in a
+    state the publisher writes a document for (all ended, or one blocked). A reprocess adds a job
+    that has not ended, so the older document is then only the previous result. Job states, not
+    timestamps, decide: the publisher and the queue may run on workstations whose clocks differ."""
+    return any(j.state == S.BLOCKED_BY_QUALITY.value for j in jobs) or all(
+        j.state in FINISHED for j in jobs
+    )
+
+
+def _summary(
+    attempt: Attempt,
+    session: CaptureSession,
+    record: ResultFacts | None,
+    jobs: Sequence[JobFacts],
+    flags: CalibrationFlags,
+) -> AttemptSummary:
+    status, reasons = _status(record, jobs)
+    published = status in (ResultStatus.PUBLISHED, ResultStatus.DEGRADED)
+    return AttemptSummary(
+        attempt_id=attempt.id,
+        number=attempt.number,
+        subject_code=session.subject_code,
+        protocol=session.protocol,
+        created_at=attempt.created_at,
+        status=status,
+        reasons=tuple(reasons),
+        result_id=record.id if record is not None else None,
+        note=attempt.note,
+        flags=flags.of_ids(*used_calibrations(j.config for j in jobs)) if published else (),
+    )
+
+
+def _status(record: ResultFacts | None, jobs: Sequence[JobFacts]) -> tuple[ResultStatus, list[str]]:
+    if record is not None and _current(jobs):
+        reasons = [str(r) for r in json.loads(record.reasons)]
+        if record.status == "blocked":
+            return ResultStatus.BLOCKED, reasons
+        return (ResultStatus.DEGRADED, reasons) if record.degraded else (ResultStatus.PUBLISHED, [])
+    stopped = [j for j in jobs if j.state in STOPPED]
+    if stopped:  # the publisher's document will say the same (analysis/results.py, build_document)
+        return ResultStatus.BLOCKED, [f"{j.stage_id}: {j.error_message}" for j in stopped]
+    return ResultStatus.PENDING, []

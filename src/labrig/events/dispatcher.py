@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, delete, exists, insert, select
+from sqlalchemy import ColumnElement, Connection, Select, and_, delete, exists, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -159,10 +159,13 @@ class Dispatcher:
         for consumer in consumers:
             kept = self.cursors.kept(consumer)
             columns += [self._due(consumer, self.cursors.unread_from(kept)).exists(), kept]
+        statement = select(*columns)
         with self.store.engine.connect() as conn:
             if self.store.dialect == "postgresql":  # one statement: no BEGIN nor ROLLBACK
                 conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            top, *row = conn.execute(select(*columns)).one()
+                top, *row = _unprepared(conn, statement)
+            else:
+                top, *row = conn.execute(statement).one()
         return [
             (bool(due), top - kept > CATCH_UP_AFTER)
             for due, kept in zip(row[::2], row[1::2], strict=True)
@@ -368,6 +371,19 @@ class Dispatcher:
                 FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at)
                 for r in rows
             ]
+
+
+def _unprepared(conn: Connection, statement: Select[Any]) -> Sequence[Any]:
+    """``statement``'s one row, run on PostgreSQL without being prepared. psycopg prepares a
+    statement after its fifth run; PostgreSQL then plans it without its parameters (the
+    consumers' event names, the clock) and, on an outbox of 3,000,000 events, that plan reads
+    the whole outbox: the idle pass went from 2 ms to 300 ms at its eleventh run."""
+    driver: Any = conn.connection.driver_connection
+    threshold, driver.prepare_threshold = driver.prepare_threshold, None
+    try:
+        return conn.execute(statement).one()
+    finally:
+        driver.prepare_threshold = threshold
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from labrig.ui.results.page import ResultsPage
 from labrig.ui.shell.bridge import EventBridge
 from tests.integration.recording.test_rig_recording import record_frames
 from tests.support.rig_truth import store_truth_calibration
+from tests.ui.analysis_helpers import curves
 from tests.ui.jobs_helpers import ANALYSIS_LEASE
 from tests.ui.test_results_page import _open, _show
 
@@ -74,12 +75,8 @@ def test_a_3d_result_shows_three_views_of_each_path_and_its_reconstruction(
 
     assert plots.front.isVisible() and plots.side.isVisible()
     series = document["series"]
-    for plot, (a, b) in (
-        (plots.trajectory, (0, 1)),
-        (plots.front, (0, 2)),
-        (plots.side, (1, 2)),
-    ):
-        items = plot.getPlotItem().listDataItems()
+    for name, (a, b) in (("trajectory", (0, 1)), ("front", (0, 2)), ("side", (1, 2))):
+        items = curves(plots, name)  # the player's dots at the frame it shows left out
         assert len(items) == len(series) == 4
         for item, s in zip(items, series, strict=True):
             x, y = item.getData()
@@ -95,8 +92,10 @@ def test_a_3d_result_shows_three_views_of_each_path_and_its_reconstruction(
     assert labels == ["x (mm)", "y (mm)", "x (mm)", "z (mm, up)", "y (mm)", "z (mm, up)"]
     assert not plots.trajectory.getPlotItem().getViewBox().yInverted()  # the world's y, not px
     assert view.badges["unitsBadge"].text() == "3-D · mm · s"
-    # a rig's many badges wrap onto more rows: the result never needs more than half the window,
-    # so the attempt list beside it keeps its width, and no badge is cut
+    # a rig's many badges wrap onto more rows, and its recording's four cameras stand two abreast:
+    # the result never needs more than half the window, so the attempt list beside it keeps its
+    # width, and no badge is cut
+    qtbot.waitUntil(lambda: len(page.player.views) == 4, timeout=30_000)
     assert view.minimumSizeHint().width() <= 640
     for badge in view.badges.values():
         if badge.isVisible():

@@ -35,6 +35,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -53,6 +54,10 @@ from labrig.ui.shell.background import BackgroundCalls, say_error
 from labrig.ui.shell.latest import Latest
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+#: camera views side by side; more go on further rows
+VIEWS_ABREAST = 2
 
 
 class PlayerWidget(QWidget):
@@ -80,7 +85,9 @@ class PlayerWidget(QWidget):
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._on_tick)
         self._pace = Pace()
-        self.views_row = QHBoxLayout()
+        # the cameras two abreast (a 4-camera rig: 2 x 2), so the player never needs more than two
+        # views' width beside the attempts' list
+        self.views_grid = QGridLayout()
         self.views: list[FrameView] = []
         self.status = QLabel("No recording to show.")
         self.status.setObjectName("playerStatus")
@@ -128,7 +135,7 @@ class PlayerWidget(QWidget):
         self.looking.go.connect(self._on_look)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(self.views_row, 1)
+        layout.addLayout(self.views_grid, 1)
         layout.addLayout(controls)
         layout.addWidget(self.looking)
         layout.addWidget(self.status)
@@ -185,7 +192,7 @@ class PlayerWidget(QWidget):
         self.pause()
         self.media = media
         for view in self.views:
-            self.views_row.removeWidget(view)
+            self.views_grid.removeWidget(view)
             view.deleteLater()
         self.views = []
         self.shown_index, self.shown_frames = None, []
@@ -204,7 +211,7 @@ class PlayerWidget(QWidget):
                 view.editable = self.editable
                 view.dragged.connect(self._on_dragged)
             self.views.append(view)
-            self.views_row.addWidget(view, 1)
+            self.views_grid.addWidget(view, *divmod(n, VIEWS_ABREAST))
         self.slider.blockSignals(True)
         self.slider.setRange(0, self.last)
         self.slider.blockSignals(False)

@@ -197,6 +197,37 @@ def test_background_thread_is_woken_by_commits_and_announces_new_events(store: S
         thread.stop()
 
 
+def test_a_background_thread_with_no_listener_does_not_read_the_new_events_for_them(
+    store: Store,
+) -> None:
+    """A worker's dispatcher thread has nobody to tell of new events: its passes deliver, and read
+    nothing more (reading up to 1,000 new events a pass cost a busy worker more than its jobs)."""
+    handled: list[str] = []
+    dispatcher = Dispatcher(store)
+    dispatcher.register("h", lambda e, s: handled.append(e.name))
+    thread = DispatcherThread(dispatcher, poll_seconds=30.0, settle_seconds=0.0)
+    sent: list[str] = []
+
+    def capture(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", capture)
+    thread.start()
+    try:
+        started = datetime.now()
+        _emit(store, 2, name="plugin.hello")
+        while len(handled) < 2 and datetime.now() - started < timedelta(seconds=10):
+            time.sleep(0.01)
+        assert handled == ["plugin.hello", "plugin.hello"]
+    finally:
+        thread.stop()
+        event.remove(store.engine, "before_cursor_execute", capture)
+    announcing = [
+        s for s in sent if "FROM outbox_events" in s and "consumer_inbox" not in s and "seq >" in s
+    ]
+    assert announcing == []
+
+
 # -- cursors: a pass reads on from where each consumer stands (SQLite, where commits are in number
 # order) --
 

@@ -17,17 +17,22 @@ from labrig.store import Store
 from labrig.store.models import OutboxEvent
 
 log = logging.getLogger(__name__)
+#: after a commit wakes the thread, how long it lets more commits gather before its pass
+SETTLE_S = 0.05
 
 
 class DispatcherThread:
-    """Runs a dispatcher in the background: woken by local commits, polling for other processes'.
+    """Runs a dispatcher in the background: woken by local commits (a pass then takes those of the
+    next :data:`SETTLE_S` too), polling for other processes'.
 
     ``listeners`` receive every newly seen event, called from this thread.
     """
 
-    def __init__(self, dispatcher: Dispatcher, poll_seconds: float = 1.0) -> None:
+    def __init__(
+        self, dispatcher: Dispatcher, poll_seconds: float = 1.0, settle_seconds: float = SETTLE_S
+    ) -> None:
         self.dispatcher = dispatcher
-        self.poll_seconds = poll_seconds
+        self.poll_seconds, self.settle_seconds = poll_seconds, settle_seconds
         self.listeners: list[Callable[[EventRecord], None]] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -47,7 +52,11 @@ class DispatcherThread:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.poll_seconds)
+            if self._wake.wait(self.poll_seconds) and self.settle_seconds:
+                # woken by a commit: the commits of the next moment are delivered with it, in one
+                # pass (a worker commits a batch every few milliseconds; a pass each cost more
+                # than the jobs)
+                self._stop.wait(self.settle_seconds)
             self._wake.clear()
             try:
                 self._announce_new()
@@ -58,6 +67,8 @@ class DispatcherThread:
                 log.exception("event dispatch pass failed; retrying")
 
     def _announce_new(self) -> None:
+        if not self.listeners:  # a worker: nobody to tell, so the new events are not read
+            return
         for event in events_after(self.dispatcher.store, self._last_seq):
             self._last_seq = event.seq
             for listener in list(self.listeners):

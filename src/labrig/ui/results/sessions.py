@@ -5,7 +5,7 @@ attempts") lists that session's attempts on the Results screen.
 
 Threading contract: GUI thread only. The page of sessions is read on a pool thread, when the dialog
 is first shown and whenever its search, period or page changes; a read overtaken by a newer one is
-dropped.
+dropped (:class:`~labrig.ui.shell.latest.Latest`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from labrig.capture.session_listing import SessionQuery, SessionRow
 from labrig.ui.common.browse_bar import BrowseBar, PageOfRows, period_start
 from labrig.ui.common.rows_model import RowsTableModel
 from labrig.ui.shell.background import BackgroundCalls, say_error
+from labrig.ui.shell.latest import Latest
 
 #: sessions the dialog lists on one page
 SESSION_PAGE = 100
@@ -65,7 +66,7 @@ class SessionsDialog(QDialog):
         self.setWindowTitle("Sessions")
         self._read = read
         self._calls = BackgroundCalls(1, self)
-        self._asked = 0  # the number of the newest read asked for
+        self._reads = Latest(self._calls)  # a newer search or page overtakes an older read
         self.model = SessionsModel(self)
         self.browse = BrowseBar(SESSION_PAGE, "Subject, protocol or operator", what="sessions")
         self.browse.changed.connect(self.refresh)
@@ -104,25 +105,22 @@ class SessionsDialog(QDialog):
 
     @property
     def reading(self) -> bool:
-        return self._calls.busy
+        return self._reads.busy
 
     def refresh(self) -> None:
         """Read the page the search, period and page buttons ask for, on a pool thread."""
-        self._asked += 1
-        number, read = self._asked, self._read
+        read = self._read
         words, days, offset = self.browse.words, self.browse.days, self.browse.offset
         query = SessionQuery(
             words, period_start(days), newest_first=True, limit=SESSION_PAGE, offset=offset
         )
-        self._calls.submit(
+        self._reads.request(
             lambda: read(query),
-            lambda found: self._show(number, PageOfRows(found[0], found[1], offset, words, days)),
-            lambda error: self._failed(number, error),
+            lambda found: self._show(PageOfRows(found[0], found[1], offset, words, days)),
+            self._failed,
         )
 
-    def _show(self, number: int, page: PageOfRows[SessionRow]) -> None:
-        if number != self._asked:
-            return  # a newer read is on its way
+    def _show(self, page: PageOfRows[SessionRow]) -> None:
         self.model.set_rows(page)
         self.status.setText(
             self.browse.status(
@@ -131,9 +129,8 @@ class SessionsDialog(QDialog):
         )
         self._update_button()
 
-    def _failed(self, number: int, error: Exception) -> None:
-        if number == self._asked:
-            self.status.setText(f"The sessions could not be read: {say_error(error)}")
+    def _failed(self, error: Exception) -> None:
+        self.status.setText(f"The sessions could not be read: {say_error(error)}")
 
     def selected(self) -> SessionRow | None:
         rows = self.table.selectionModel().selectedRows()

@@ -26,8 +26,6 @@ from sqlalchemy import (
     Select,
     UnaryExpression,
     exists,
-    func,
-    or_,
     select,
     union,
 )
@@ -35,6 +33,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import Join
 
+from labrig.capture.session_listing import session_matches
 from labrig.errors import UsageError
 from labrig.store.models import (
     AnalysisResultRecord,
@@ -47,20 +46,13 @@ from labrig.store.models import (
     RigRecord,
     RigRecording,
 )
-from labrig.store.search import check_page, escaped, id_like, search_words, starts_with
+from labrig.store.search import check_page, id_like, search_words, starts_with
 
 
 def matching_attempts(text: str) -> Select[Any] | CompoundSelect[Any]:
     """The ids of the attempts whose session's subject code, protocol or operator starts with
     ``text`` (letter case ignored), or whose own id does."""
-    words = escaped(text.lower()) + "%"
-    sessions = select(CaptureSession.id).where(
-        or_(
-            func.lower(CaptureSession.subject_code).like(words, escape="\\"),
-            func.lower(CaptureSession.protocol).like(words, escape="\\"),
-            func.lower(CaptureSession.operator).like(words, escape="\\"),
-        )
-    )
+    sessions = select(CaptureSession.id).where(session_matches(text))
     by_session = select(Attempt.id).where(Attempt.session_id.in_(sessions))
     if not id_like(text):
         return by_session

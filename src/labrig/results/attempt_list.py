@@ -84,7 +84,7 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
         results = _newest_result_facts(session, ids)
         jobs = _live_job_facts(session, ids)
     flags = CalibrationFlags(store)
-    return [_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
+    return [attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
 
 
 def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
@@ -177,7 +177,7 @@ def _newest_result_facts(session: Session, attempt_ids: Sequence[str]) -> dict[s
     return newest
 
 
-def _current(jobs: Sequence[JobFacts]) -> bool:
+def document_is_current(jobs: Sequence[JobFacts]) -> bool:
     """Whether the newest document still describes the attempt: true when its live jobs are in a
     state the publisher writes a document for (all ended, or one blocked). A reprocess adds a job
     that has not ended, so the older document is then only the previous result. Job states, not
@@ -187,7 +187,7 @@ def _current(jobs: Sequence[JobFacts]) -> bool:
     )
 
 
-def _summary(
+def attempt_summary(
     attempt: Attempt,
     session: CaptureSession,
     record: ResultFacts | None,
@@ -211,7 +211,7 @@ def _summary(
 
 
 def _status(record: ResultFacts | None, jobs: Sequence[JobFacts]) -> tuple[ResultStatus, list[str]]:
-    if record is not None and _current(jobs):
+    if record is not None and document_is_current(jobs):
         reasons = [str(r) for r in json.loads(record.reasons)]
         if record.status == "blocked":
             return ResultStatus.BLOCKED, reasons

@@ -26,8 +26,8 @@ from labrig.results.attempt_list import (
     STOPPED,
     AttemptSummary,
     ResultStatus,
-    _current,
-    _summary,
+    attempt_summary,
+    document_is_current,
 )
 from labrig.results.flags import CalibrationFlags
 from labrig.store import Store
@@ -189,7 +189,7 @@ def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
             .limit(1)
         ).first()
         jobs = _live_jobs(session, [attempt_id]).get(attempt_id, [])
-    summary = _summary(row[0], row[1], record, jobs, CalibrationFlags(store))
+    summary = attempt_summary(row[0], row[1], record, jobs, CalibrationFlags(store))
     document = json.loads(record.document) if record is not None else None
     stages = tuple(StageState(j.stage_id, j.state, j.error_code, j.error_message) for j in jobs)
     return ResultDetail(
@@ -198,7 +198,7 @@ def load_result(store: Store, attempt_id: str) -> ResultDetail | None:
         document,
         record.digest if record else None,
         record.created_at if record else None,
-        previous=record is not None and not _current(jobs),
+        previous=record is not None and not document_is_current(jobs),
         reanalysed_as=_reanalyses(store, attempt_id) if summary.flags else (),
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 
@@ -55,13 +56,16 @@ def test_run_gui_shows_the_window_and_closes_services_on_quit(
         windows = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
         during["titles"] = [w.windowTitle() for w in windows]
         during["dispatching"] = _dispatcher_running()
+        # what start-up made is out of the collector's full passes while the loop runs
+        during["frozen"] = gc.get_freeze_count() > 50_000
         qapp.quit()
 
     QTimer.singleShot(0, look_then_quit)
     code = run_gui(services, ["labrig"])
 
     assert code == 0
-    assert during == {"titles": ["Labrig"], "dispatching": True}
+    assert during == {"titles": ["Labrig"], "dispatching": True, "frozen": True}
+    assert gc.get_freeze_count() == 0  # and given back after it: the window's cycles are freed
     assert not _dispatcher_running()
     assert services.dispatcher_thread.listeners == []
 

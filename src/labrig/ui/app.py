@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from labrig.bootstrap import Services
 from labrig.capture import attempt_names
+from labrig.heap import frozen_heap
 from labrig.ui.screens import PAGES
 from labrig.ui.shell.bridge import EventBridge
 from labrig.ui.shell.catalog_check import CatalogCheck
@@ -95,7 +96,8 @@ def run_gui(services: Services, argv: list[str]) -> int:
         gui.executor.start()
         gui.catalog_check.start()  # on a pool thread: the window is already painting
     try:
-        return app.exec()
+        with frozen_heap():  # what start-up made: out of the full collections (labrig.heap)
+            return app.exec()
     finally:
         # the QApplication may outlive this call (embedding, tests): leave it no
         # connection to services that are gone, and the dispatcher no dead bridge

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from labrig.bootstrap import bootstrap
 from labrig.cli import main
+from labrig.jobs.listing import COUNT_AHEAD
+from labrig.jobs.queue import JobSpec
 from labrig.store import open_store, utcnow
 from labrig.store.models import Job
 
@@ -178,3 +181,13 @@ def test_jobs_a_page_at_a_time_with_filters_and_the_count(
     assert out.splitlines()[-1] == "Jobs 1–5 of 5."
     code, out, err = run("jobs", "--since", "last week")
     assert code == 2 and "LABRIG_USAGE" in err and "--since takes a date" in err
+
+    # a long history is counted only as far as it needs to be
+    services = bootstrap(tmp_path)
+    specs = [JobSpec("labrig.selftest", [f"{i:064x}"], {}) for i in range(10, COUNT_AHEAD + 10)]
+    services.queue.enqueue_many(specs)
+    services.close()
+    code, out, _err = run("jobs", "--limit", "5")
+    assert out.splitlines()[-1] == "Jobs 1–5 of more than 10000."
+    code, out, _err = run("jobs", "--limit", "5", "--offset", "20")
+    assert out.splitlines()[-1] == f"Jobs 21–25 of {COUNT_AHEAD + 7}."

@@ -12,6 +12,7 @@ from sqlalchemy import text, update
 
 from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
+from labrig.jobs.listing import COUNT_AHEAD
 from labrig.jobs.queue import JobSpec
 from labrig.store import utcnow
 from labrig.store.models import Job
@@ -112,3 +113,16 @@ def test_a_period_keeps_the_jobs_created_in_it(qtbot: QtBot, services: Services,
         page.list_status.text() == "No jobs: needs an operator (failed or blocked), last 30 days."
     )
     assert not page.empty_note.isVisible()
+
+
+def test_a_long_history_is_counted_only_so_far_and_says_there_are_more(
+    qtbot: QtBot, services: Services, ui: Gui
+) -> None:
+    many = COUNT_AHEAD + 150
+    services.queue.enqueue_many([JobSpec(SELFTEST, [f"{i:064x}"], SHORT) for i in range(many)])
+    page = shown_queue_page(qtbot, ui)
+    assert page.model.rowCount() == JOB_PAGE
+    assert page.list_status.text() == "Jobs 1–200 of more than 10,000, newest first."
+    assert page.browse.older.isEnabled()
+    qtbot.mouseClick(page.browse.older, LEFT)  # the count goes as far past the new page's start
+    assert page.list_status.text() == "Jobs 201–400 of 10,150, newest first."

@@ -26,6 +26,7 @@ from labrig.errors import LabrigError, UsageError
 from labrig.health import damage_found, page_check
 from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
 from labrig.jobs.listing import JobQuery, count_jobs, read_jobs
+from labrig.store.search import Tally
 
 
 def add_parser(commands: Any) -> None:
@@ -101,7 +102,7 @@ def run_list(args: argparse.Namespace) -> int:
     # a read of the catalog alone: no services are started
     with store_for(args) as store, store.read() as session:
         views = read_jobs(session, query)
-        total = count_jobs(session, query) if paged and not args.json else len(views)
+        total = count_jobs(session, query) if paged and not args.json else Tally(len(views))
     if not views and not args.json:
         filtered = query.states or query.stage or query.search or narrowed(args)
         print("No job matches." if filtered else "No jobs.")

@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+from labrig.store.search import Tally
+
 
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=True, default=str)
@@ -50,7 +52,11 @@ def narrowed(args: Any) -> bool:
     return bool(args.offset or args.since or args.until)
 
 
-def print_page_line(noun: str, offset: int, shown: int, total: int) -> None:
-    """The line that ends a page: ``Jobs 51–100 of 1200.`` (nothing for an empty page)."""
+def print_page_line(noun: str, offset: int, shown: int, total: int | Tally) -> None:
+    """The line that ends a page: ``Jobs 51–100 of 1200.``, ``Jobs 1–50 of more than 10000.``
+    when the count stopped there (nothing for an empty page)."""
+    said: object = total
+    if isinstance(total, Tally):
+        said = f"more than {total.n}" if total.more else total.n
     if shown:
-        print(f"{noun} {offset + 1}–{offset + shown} of {total}.")
+        print(f"{noun} {offset + 1}–{offset + shown} of {said}.")

@@ -19,7 +19,15 @@ from sqlalchemy.orm import Session
 from labrig.domain.jobs import SETTLED, UNSETTLED, JobState
 from labrig.jobs.views import JobView
 from labrig.store.models import Job
-from labrig.store.search import check_page, id_like, ordered_page, search_words, starts_with
+from labrig.store.search import (
+    Tally,
+    bounded_count,
+    check_page,
+    id_like,
+    ordered_page,
+    search_words,
+    starts_with,
+)
 
 
 def _is_in(states: tuple[JobState, ...]) -> ColumnElement[bool]:
@@ -56,6 +64,11 @@ class JobQuery:
 
 #: every job, oldest first, on one page
 EVERY_JOB = JobQuery()
+
+#: how far past a page's start the jobs are counted: the queue keeps every job it ever ran, and
+#: past this the Queue screen and ``labrig jobs`` say "more than" (a count of the whole history
+#: would read every job of it)
+COUNT_AHEAD = 10_000
 
 
 def _where(query: JobQuery) -> list[ColumnElement[bool]]:
@@ -95,9 +108,10 @@ def read_jobs(session: Session, query: JobQuery = EVERY_JOB) -> list[JobView]:
     return [JobView.of(job) for job in session.scalars(page)]
 
 
-def count_jobs(session: Session, query: JobQuery = EVERY_JOB) -> int:
-    """How many jobs ``query`` finds, all pages together."""
-    return int(session.scalar(select(func.count()).select_from(Job).where(*_where(query))) or 0)
+def count_jobs(session: Session, query: JobQuery = EVERY_JOB, ahead: int = COUNT_AHEAD) -> Tally:
+    """How many jobs ``query`` finds, all pages together, counted up to ``ahead`` past the page's
+    start."""
+    return bounded_count(session, select(Job.id).where(*_where(query)), query.offset + ahead)
 
 
 def unsettled_counts(session: Session) -> dict[JobState, int]:

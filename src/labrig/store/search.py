@@ -4,9 +4,10 @@ rather than every row: an id's prefix, text taken literally in a LIKE pattern, a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, FunctionElement, Select, and_
+from sqlalchemy import ColumnElement, FunctionElement, Select, and_, func, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -54,6 +55,27 @@ def ordered_page(
     or newest first, the page from ``offset`` of at most ``limit`` (None: every row)."""
     order = (when.desc(), key.desc()) if newest_first else (when, key)
     return statement.order_by(*order).offset(offset or None).limit(limit)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many rows a list finds, counted no further than needed: ``n``, or more than ``n``
+    when ``more``."""
+
+    n: int
+    more: bool = False
+
+    def __str__(self) -> str:
+        return f"more than {self.n:,}" if self.more else f"{self.n:,}"
+
+
+def bounded_count(session: Any, statement: Select[Any], at_most: int) -> Tally:
+    """How many rows ``statement`` finds, reading at most ``at_most`` + 1 of them: a count of a
+    whole history on PostgreSQL reads every row (its indexes do not know which rows are visible),
+    ``count(*)`` of 1,000,000 jobs 160-210 ms."""
+    found = select(func.count()).select_from(statement.limit(at_most + 1).subquery())
+    n = int(session.scalar(found) or 0)
+    return Tally(min(n, at_most), n > at_most)
 
 
 def check_page(limit: int | None, offset: int) -> None:

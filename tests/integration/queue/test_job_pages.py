@@ -13,6 +13,7 @@ from labrig.domain.jobs import UNSETTLED, JobState
 from labrig.errors import UsageError
 from labrig.jobs import JobView
 from labrig.jobs.listing import JobQuery, count_jobs, read_jobs, unsettled_counts
+from labrig.store.search import Tally
 from tests.integration.queue.conftest import Rig
 from tests.support.plans import plans, statements
 
@@ -72,7 +73,7 @@ def test_every_filter_page_and_count_agrees_with_the_queue_filtered_by_hand(rig:
         for query in queries:
             whole = _by_hand(jobs, query)
             assert read_jobs(session, query) == whole, query
-            assert count_jobs(session, query) == len(whole), query
+            assert count_jobs(session, query) == Tally(len(whole)), query
             pages = []
             for offset in range(0, len(whole) + 5, 5):
                 page = JobQuery(
@@ -93,6 +94,27 @@ def test_every_filter_page_and_count_agrees_with_the_queue_filtered_by_hand(rig:
     assert counts == {s: sum(j.state is s for j in jobs) for s in UNSETTLED}
     assert counts[S.READY] == 4 and counts[S.RUNNING] == 4
     assert rig.queue.counts() == counts
+
+
+def test_a_count_stops_its_distance_past_the_pages_start_and_says_there_are_more(
+    rig: Rig,
+) -> None:
+    jobs = _queue(rig)  # 44
+    succeeded = sum(j.state is S.SUCCEEDED for j in jobs)  # 16
+    with rig.store.read() as session:
+        assert count_jobs(session, JobQuery(limit=5), ahead=10) == Tally(10, more=True)
+        assert count_jobs(session, JobQuery(limit=5, offset=30), ahead=10) == Tally(40, more=True)
+        assert count_jobs(session, JobQuery(limit=5, offset=34), ahead=10) == Tally(44)
+        assert count_jobs(session, JobQuery(limit=5, offset=40), ahead=10) == Tally(44)
+        assert count_jobs(session, JobQuery(states=(S.SUCCEEDED,)), ahead=16) == Tally(succeeded)
+        assert count_jobs(session, JobQuery(states=(S.SUCCEEDED,)), ahead=15) == Tally(15, True)
+    assert str(Tally(10_000, more=True)) == "more than 10,000" and str(Tally(1234)) == "1,234"
+    # the database itself stops: it is asked for the first 11 rows, never for every job
+    with statements(rig.store) as sent, rig.store.read() as session:
+        count_jobs(session, JobQuery(limit=5), ahead=10)
+    [(sql, parameters)] = sent
+    values = parameters.values() if isinstance(parameters, dict) else parameters
+    assert "LIMIT" in sql and 11 in values, (sql, parameters)
 
 
 @pytest.mark.parametrize("limit, offset", [(0, 0), (-1, 0), (5, -1)])

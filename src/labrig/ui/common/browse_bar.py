@@ -58,8 +58,9 @@ def period_words(days: int | None) -> str | None:
 
 
 class PageOfRows(list[Row], Generic[Row]):
-    """The rows of one page, with how many rows there are on every page and where this one
-    starts, and the search and period it was read for."""
+    """The rows of one page, with how many rows there are on every page (more than ``total`` when
+    ``more``: the count stopped there) and where this one starts, and the search and period it
+    was read for."""
 
     def __init__(
         self,
@@ -68,9 +69,16 @@ class PageOfRows(list[Row], Generic[Row]):
         offset: int,
         search: str | None,
         days: int | None = None,
+        more: bool = False,
     ) -> None:
         super().__init__(rows)
         self.total, self.offset, self.search, self.days = total, offset, search, days
+        self.more = more
+
+    @property
+    def total_words(self) -> str:
+        """``1,234``, or ``more than 10,000`` when the count stopped there."""
+        return f"more than {self.total:,}" if self.more else f"{self.total:,}"
 
 
 class BrowseBar(QWidget):
@@ -141,7 +149,7 @@ class BrowseBar(QWidget):
         """Enable the buttons for the page read (it may be of an older search)."""
         current = (page.search, page.days, page.offset) == (self.words, self.days, self.offset)
         self.newer.setEnabled(current and page.offset > 0)
-        self.older.setEnabled(current and page.offset + len(page) < page.total)
+        self.older.setEnabled(current and (page.more or page.offset + len(page) < page.total))
 
     def status(
         self,
@@ -177,14 +185,14 @@ class BrowseBar(QWidget):
         if page.search is not None:
             if not page.total:
                 return f"Nothing found for '{page.search}'"
-            word = noun if page.total == 1 else plural
-            found = f"{page.total:,} {word} found for '{page.search}'"
-            return found + (f", {shown} shown" if page.total > len(page) else "")
+            word = noun if page.total == 1 and not page.more else plural
+            found = f"{page.total_words} {word} found for '{page.search}'"
+            return found + (f", {shown} shown" if page.more or page.total > len(page) else "")
         if not page:
-            return f"No {plural} on this page: {page.total:,} in all"
-        if page.offset == 0 and page.total == len(page):  # all on one page
+            return f"No {plural} on this page: {page.total_words} in all"
+        if page.offset == 0 and page.total == len(page) and not page.more:  # all on one page
             return f"{page.total:,} {noun if page.total == 1 else plural}"
-        return f"{plural.capitalize()} {shown} of {page.total:,}"
+        return f"{plural.capitalize()} {shown} of {page.total_words}"
 
     def since(self) -> datetime | None:
         """When the period in force begins, now (None: any time)."""

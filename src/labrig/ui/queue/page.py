@@ -177,8 +177,11 @@ class QueuePage(QWidget):
         """Read the page asked for and show it, keeping the selected job selected."""
         query, self._stale = self.query(), False
         with self._queue.store.read() as session:
-            jobs, total = read_jobs(session, query), count_jobs(session, query)
-        self.page = PageOfRows(jobs, total, query.offset, query.search, self.browse.days)
+            jobs, tally = read_jobs(session, query), count_jobs(session, query)
+        self.page = PageOfRows(
+            jobs, tally.n, query.offset, query.search, self.browse.days, more=tally.more
+        )
+        total = tally.n
         keep = self.selected_job()
         self.model.set_jobs(self.page, self._monitor.names_of(self.page))
         self.empty_note.setVisible(not total and self._unfiltered(query))

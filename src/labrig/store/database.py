@@ -279,28 +279,28 @@ def open_store(
     """
     resolved, url = _locate(root, db)
     if url is None:
-        db_path = _check_sqlite_catalog(resolved, allow_missing_catalog)
+        db_path, revision = _check_sqlite_catalog(resolved, allow_missing_catalog)
         engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
     else:
         engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
         try:
-            _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
+            revision = _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
         except BaseException:
             engine.dispose()
             raise
     # a refusal here (a full disk) leaves no -wal or -shm behind either
     leave_as_found = nullcontext() if url else sqlite_dialect.as_found_if_refused(db_path)
     with leave_as_found:
-        return _migrated(resolved, engine, where)
+        return _migrated(resolved, engine, where, revision)
 
 
-def _migrated(resolved: Path, engine: Engine, where: str) -> Store:
-    """The store on ``engine``, its schema migrated to this build's and its meta rows written."""
+def _migrated(resolved: Path, engine: Engine, where: str, revision: str | None) -> Store:
+    """The store on ``engine``, its schema (found at ``revision`` by the check) migrated to this
+    build's and its meta rows written."""
     try:
-        migrate.upgrade(engine)
+        migrate.upgrade(engine, found=revision)
         store = _make_store(resolved, engine)
-        _ensure_meta(store)
-        store.store_id = store.meta("store_id")
+        store.store_id = _ensure_meta(store)["store_id"]
     except DatabaseError as exc:
         engine.dispose()
         if full := _full_disk(exc, resolved):
@@ -350,8 +350,9 @@ def _locate(root: str | Path | None, db: str | None) -> tuple[Path, str | None]:
     return resolved, url
 
 
-def _check_sqlite_catalog(root: Path, allow_missing: bool) -> Path:
-    """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path."""
+def _check_sqlite_catalog(root: Path, allow_missing: bool) -> tuple[Path, str | None]:
+    """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path and its
+    schema's revision (None: none yet)."""
     paths.refuse_network_filesystem(root)
     db_path = root / paths.DB_FILENAME
     with sqlite_dialect.as_found_if_refused(db_path):
@@ -360,11 +361,14 @@ def _check_sqlite_catalog(root: Path, allow_missing: bool) -> Path:
         if not facts.tables and not allow_missing:
             what = f"{db_path} is missing or empty"
             _refuse_missing_catalog(root, what, f"restore {db_path.name}")
-    return db_path
+    return db_path, facts.revision
 
 
-def _check_postgresql_catalog(root: Path, engine: Engine, url: str, allow_missing: bool) -> None:
-    """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says."""
+def _check_postgresql_catalog(
+    root: Path, engine: Engine, url: str, allow_missing: bool
+) -> str | None:
+    """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says; its schema's
+    revision (None: none yet)."""
     facts = pg_dialect.inspect_database(engine, url)
     where = pg_dialect.redacted(url)
     migrate.refuse_unknown_revision(facts.revision, where)
@@ -372,6 +376,7 @@ def _check_postgresql_catalog(root: Path, engine: Engine, url: str, allow_missin
         _refuse_missing_catalog(
             root, f"the catalog database at {where} is empty", "restore the database"
         )
+    return facts.revision
 
 
 def _refuse_missing_catalog(root: Path, what: str, restore: str) -> None:
@@ -419,12 +424,20 @@ def _make_store(root: Path, engine: Engine) -> Store:
     return store
 
 
-def _ensure_meta(store: Store) -> None:
+def _ensure_meta(store: Store) -> dict[str, str]:
+    """The catalog's meta rows, those missing written first (a new catalog): read before anything
+    is written, so an open of a catalog that has them writes nothing."""
+    with store.read() as session:
+        existing = {m.key: m.value for m in session.scalars(select(Meta))}
+    defaults = {
+        "app": APP_MARKER,
+        "store_id": str(uuid.uuid4()),
+        "created_at": utcnow().isoformat(),
+    }
+    if defaults.keys() <= existing.keys():
+        return existing
     with store.write() as session:
-        existing = {m.key for m in session.scalars(select(Meta))}
-        defaults = {
-            "app": APP_MARKER,
-            "store_id": str(uuid.uuid4()),
-            "created_at": utcnow().isoformat(),
-        }
-        session.add_all(Meta(key=k, value=v) for k, v in defaults.items() if k not in existing)
+        existing = {m.key: m.value for m in session.scalars(select(Meta))}
+        missing = {k: v for k, v in defaults.items() if k not in existing}
+        session.add_all(Meta(key=k, value=v) for k, v in missing.items())
+    return existing | missing

@@ -84,10 +84,12 @@ def refuse_unknown_revision(revision: str | None, where: str) -> None:
         )
 
 
-def upgrade(engine: Engine, target: str = "head") -> None:
+def upgrade(engine: Engine, target: str = "head", found: str | None = None) -> None:
     """Bring the schema at ``engine`` to ``target`` (normally head), in one transaction; nothing
-    to do, and Alembic not even loaded, when it is there already."""
-    if target == "head" and current_revision(engine) == head_revision():
+    to do, and Alembic not even loaded, when it is there already (``found``: the revision the
+    caller has just read, at head: not read again)."""
+    head = head_revision()
+    if target == "head" and (found == head or current_revision(engine) == head):
         return
     from alembic import command
 

@@ -41,7 +41,8 @@ def create_postgresql_engine(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True, **kwargs)
+    # no hstore column: not looking its type up saves every connection's first round trip
+    return create_engine(parsed, pool_pre_ping=True, use_native_hstore=False, **kwargs)
 
 
 def redacted(url: str) -> str:

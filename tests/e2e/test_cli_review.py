@@ -372,8 +372,16 @@ def test_a_reviewer_approves_a_result_and_a_later_correction_clears_it(
     assert "signed off as approved; effective result sha256 " in approved.stdout
     shown = labrig(store, "review", "show", rid)
     assert "Sign-off: Approved by rita at " in shown.stdout
+
+    def signed_off() -> list[str]:
+        listed = labrig(store, "review", "list", "--review", "signed-off", "--json")
+        assert listed.returncode == 0, listed.stderr
+        return [r["result_id"] for r in json.loads(listed.stdout)]
+
+    assert signed_off() == [rid]
     corrected = labrig(store, "review", "correct", rid, "--trim", "2-27", "--reason", "settling")
     assert corrected.returncode == 0, corrected.stderr
+    assert signed_off() == []  # the correction cleared it
     state = json.loads(labrig(store, "review", "show", rid, "--json").stdout)["sign_off"]
     assert (state["in_force"], state["meaning"], state["reviewer"], state["cleared_by"]) == (
         False,

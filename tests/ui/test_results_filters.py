@@ -70,6 +70,7 @@ def _catalog(store: Store) -> Facts:
                     "attempt_made": made,
                     "result": "pending",
                     "revised": False,
+                    "signed_off": False,
                     "device": None,
                     "rig": None,
                 }
@@ -137,6 +138,7 @@ FILTERS: list[tuple[str, str, Callable[[dict[str, Any]], bool]]] = [
     ("status", "Pending", lambda f: f["result"] == "pending"),
     ("review", "Revised", lambda f: f["revised"]),
     ("review", "Not reviewed", lambda f: not f["revised"]),
+    ("review", "Signed off", lambda f: f["signed_off"]),
     ("source", "Rig bench", lambda f: f["rig"] == "bench"),
     ("source", f"Device {DEVICES[1]}", lambda f: f["device"] == DEVICES[1]),
 ]

@@ -51,7 +51,10 @@ def add_parser(commands: Any) -> None:
         "--status", choices=[s.value for s in ResultStatusFilter], help="only results so marked"
     )
     listing.add_argument(
-        "--review", choices=[r.value for r in ReviewFilter], help="only revised or unrevised ones"
+        "--review",
+        choices=[r.value for r in ReviewFilter],
+        help="only revised or unrevised ones, or those signed off (a sign-off no later revision "
+        "cleared)",
     )
     source = listing.add_mutually_exclusive_group()
     source.add_argument("--device", metavar="ID", help="only results of attempts of this device")

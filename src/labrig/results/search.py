@@ -43,6 +43,7 @@ from labrig.store.models import (
     CaptureSession,
     DeviceRecord,
     ResultRevision,
+    ResultSignOff,
     RigRecord,
     RigRecording,
 )
@@ -81,6 +82,7 @@ class StatusFilter(StrEnum):
 class ReviewFilter(StrEnum):
     REVISED = "revised"  # at least one revision
     UNREVISED = "unrevised"
+    SIGNED_OFF = "signed-off"  # a sign-off in force: no revision after it changed the data
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ def attempt_filters(query: AttemptQuery) -> list[ColumnElement[bool]]:
         found.append(
             ~exists(_revised_attempts().where(AnalysisResultRecord.attempt_id == Attempt.id))
         )
+    elif query.review is ReviewFilter.SIGNED_OFF:
+        found.append(Attempt.id.in_(select(ResultSignOff.attempt_id)))
     if query.source is not None:
         found.append(Attempt.id.in_(recorded_by(query.source)))
     return found

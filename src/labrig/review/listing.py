@@ -47,6 +47,7 @@ from labrig.store.models import (
     CaptureSession,
     Job,
     ResultRevision,
+    ResultSignOff,
 )
 from labrig.store.search import check_page, id_like, search_words, starts_with, unindexed
 
@@ -242,6 +243,8 @@ def _criteria(statement: Select[Any], query: ResultQuery) -> Select[Any]:
         statement = statement.where(revised)
     elif query.review is ReviewFilter.UNREVISED:
         statement = statement.where(~revised)
+    elif query.review is ReviewFilter.SIGNED_OFF:
+        statement = statement.where(exists().where(ResultSignOff.result_id == R.id))
     if query.since is not None:
         statement = statement.where(R.created_at >= query.since)
     if query.until is not None:

@@ -15,7 +15,7 @@ from labrig.domain.idempotency import sha256_hex
 from labrig.domain.revisions import REVISABLE
 from labrig.review.records import RevisionView, history_of
 from labrig.store import Store
-from labrig.store.models import AnalysisResultRecord
+from labrig.store.models import AnalysisResultRecord, ResultSignOff
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,27 @@ def sign_off_state(revisions: Sequence[RevisionView]) -> SignOffState | None:
         elif state is not None and state.in_force and r.changes_data:
             state = replace(state, cleared_by=r.number, cleared_reviewer=r.reviewer)
     return state
+
+
+def keep_sign_off(session: Session, result: AnalysisResultRecord) -> None:
+    """Write down whether ``result``'s latest sign-off is in force (``result_sign_offs``, what the
+    "signed off" filters read), after a revision of it, in the revision's transaction."""
+    state = sign_off_state([RevisionView.of(r) for r in history_of(session, result.id)])
+    row = session.get(ResultSignOff, result.id)
+    if state is None or not state.in_force:
+        if row is not None:
+            session.delete(row)
+    elif row is None:
+        session.add(
+            ResultSignOff(
+                result_id=result.id,
+                attempt_id=result.attempt_id,
+                meaning=state.meaning,
+                number=state.number,
+            )
+        )
+    else:
+        row.meaning, row.number = state.meaning, state.number
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,13 @@ from labrig.review.records import (
     history_of,
     in_force,
 )
-from labrig.review.reviewed import FieldValue, ReviewedResult, reviewed_in, sign_off_state
+from labrig.review.reviewed import (
+    FieldValue,
+    ReviewedResult,
+    keep_sign_off,
+    reviewed_in,
+    sign_off_state,
+)
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, ResultRevision
 
@@ -341,6 +347,7 @@ class RevisionService:
         )
         session.add(row)
         session.flush()
+        keep_sign_off(session, result)
         return row
 
     def effective(self, result_id: str) -> tuple[TrackedInput, EffectiveTracks]:

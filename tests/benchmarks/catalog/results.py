@@ -100,6 +100,8 @@ class Results(Jobs):
                 effective = {"result_digest": digest, "operations": [], "metrics": metrics}
                 approved = sha256_hex(canonical_json(effective))
                 extra = {"sign_off": {"meaning": meaning, "approved_digest": approved}}
+                # the last revision: in force (as labrig.review.reviewed.keep_sign_off writes it)
+                chunk.add("result_sign_offs", result_id, a.id, meaning, number)
             else:
                 reason = rng.choice(REVISION_REASONS)
                 track, metric = rng.choice(metrics), rng.choice(REVISABLE)

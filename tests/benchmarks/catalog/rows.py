@@ -43,6 +43,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "result_revisions": words(
         "id result_id number base_id reviewer reason document digest created_at"
     ),
+    "result_sign_offs": ("result_id", "attempt_id", "meaning", "number"),
     "outbox_events": ("event_id", "name", "schema_version", "known", "payload", "recorded_at"),
     "audit_entries": words(
         "seq recorded_at actor host action object_type object_id reason change change_digest "

@@ -154,6 +154,7 @@ FILTERS: list[tuple[dict[str, Any], Any]] = [
     *(({"status": s}, lambda f, s=s: f["result"] == s.value) for s in StatusFilter),
     ({"review": ReviewFilter.REVISED}, lambda f: f["revised"]),
     ({"review": ReviewFilter.UNREVISED}, lambda f: not f["revised"]),
+    ({"review": ReviewFilter.SIGNED_OFF}, lambda f: f["signed_off"]),
     ({"source": Source(rig="bench")}, lambda f: f["rig"] == "bench"),
     ({"source": Source(device_id=DEVICES[1])}, lambda f: f["device"] == DEVICES[1]),
     (

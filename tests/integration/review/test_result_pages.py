@@ -19,7 +19,13 @@ from labrig.review.listing import (
     list_results,
 )
 from labrig.store import Store, utcnow
-from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, ResultRevision
+from labrig.store.models import (
+    AnalysisResultRecord,
+    Attempt,
+    CaptureSession,
+    ResultRevision,
+    ResultSignOff,
+)
 from tests.conftest import BACKENDS, store_on
 from tests.support.plans import plans, statements
 
@@ -89,6 +95,13 @@ def _catalog(store: Store, attempts: int = 36) -> list[dict[str, Any]]:
                             created_at=made + timedelta(minutes=5),
                         )
                     )
+                signed_off = revised and i % 2 == 0  # as the revision service keeps it
+                if signed_off:
+                    session.add(
+                        ResultSignOff(
+                            result_id=result_id, attempt_id=attempt_id, meaning="approved", number=1
+                        )
+                    )
                 facts.append(
                     {
                         "result_id": result_id,
@@ -99,6 +112,7 @@ def _catalog(store: Store, attempts: int = 36) -> list[dict[str, Any]]:
                         "status": status,
                         "degraded": degraded,
                         "revised": revised,
+                        "signed_off": signed_off,
                         "made": made,
                         "attempt_made": when,
                         "superseded": k == 0 and i % 7 == 0,
@@ -140,6 +154,7 @@ def test_pages_put_together_are_the_whole_list_in_order(store: Store) -> None:
         (ResultQuery(status=ResultStatusFilter.DEGRADED), lambda f: f["degraded"]),
         (ResultQuery(review=ReviewFilter.REVISED), lambda f: f["revised"]),
         (ResultQuery(review=ReviewFilter.UNREVISED), lambda f: not f["revised"]),
+        (ResultQuery(review=ReviewFilter.SIGNED_OFF), lambda f: f["signed_off"]),
         (
             ResultQuery(search="p-0", status=ResultStatusFilter.PUBLISHED),
             lambda f: f["subject"] == "P-010" and f["status"] == "published",

@@ -6,12 +6,18 @@ meaning that is not one, or when the same sign-off is already in force, storing 
 from __future__ import annotations
 
 import pytest
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import func, select
 
 from labrig.domain.corrections import parse_operation
 from labrig.domain.roles import RoleRequiredError
 from labrig.errors import LabrigError
-from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision
+from labrig.results.attempt_list import count_attempts, list_attempts
+from labrig.results.search import AttemptQuery, ReviewFilter
+from labrig.review.listing import ResultQuery, list_results
+from labrig.store import migrate
+from labrig.store.models import AuditEntry, OutboxEvent, ResultRevision, ResultSignOff
 from tests.integration.review.conftest import Rig, as_user
 
 
@@ -106,3 +112,62 @@ def test_signing_off_needs_the_reviewer_role_once_roles_are_enforced(rig: Rig) -
     assert counts(rig) == before
     signed = rig.services_as("rita").governance.revisions.sign_off(rig.published_id, "approved")
     assert signed.reviewer == "rita"
+
+
+def _signed_off(rig: Rig) -> dict[str, tuple[str, int]]:
+    """What the "signed off" filters read: result -> (meaning, the sign-off's revision)."""
+    with rig.store.read() as session:
+        return {r.result_id: (r.meaning, r.number) for r in session.scalars(select(ResultSignOff))}
+
+
+def _filtered(rig: Rig) -> tuple[list[str], list[str], int]:
+    """The results and attempts the "signed off" filters find, and the attempts' count."""
+    query = AttemptQuery(review=ReviewFilter.SIGNED_OFF)
+    results = list_results(rig.store, ResultQuery(review=ReviewFilter.SIGNED_OFF))
+    attempts = list_attempts(rig.store, query)
+    return (
+        [r.result_id for r in results],
+        [a.attempt_id for a in attempts],
+        count_attempts(rig.store, query),
+    )
+
+
+def test_the_signed_off_filters_find_the_results_whose_sign_off_is_in_force(rig: Rig) -> None:
+    reviews = rig.services.governance.revisions
+    result = rig.published_id
+    attempt = reviews.show(result).attempt_id
+    assert _signed_off(rig) == {} and _filtered(rig) == ([], [], 0)
+
+    reviews.revise(result, {"track:1.extent": 1}, "measured by hand")  # revised, not signed off
+    assert _signed_off(rig) == {} and _filtered(rig) == ([], [], 0)
+    signed = reviews.sign_off(result, "reviewed")
+    assert _signed_off(rig) == {result: ("reviewed", signed.number)}
+    assert _filtered(rig) == ([result], [attempt], 1)
+    approved = reviews.sign_off(result, "approved")  # the latest sign-off is the one in force
+    assert _signed_off(rig) == {result: ("approved", approved.number)}
+    reviews.correct(result, [parse_operation("trim", "2-27")], "settling")  # clears it
+    assert _signed_off(rig) == {} and _filtered(rig) == ([], [], 0)
+    assert _migrated_again(rig) == {}  # worked out from the revisions alone, the same
+    again = reviews.sign_off(result, "approved")
+    assert _signed_off(rig) == {result: ("approved", again.number)}
+    assert _filtered(rig) == ([result], [attempt], 1)
+    # the other filters still find it, and their counts add up
+    revised = AttemptQuery(review=ReviewFilter.REVISED)
+    assert [a.attempt_id for a in list_attempts(rig.store, revised)] == [attempt]
+    assert count_attempts(rig.store, AttemptQuery(review=ReviewFilter.UNREVISED)) == (
+        count_attempts(rig.store) - 1
+    )
+
+    assert _migrated_again(rig) == {result: ("approved", again.number)}
+
+
+def _migrated_again(rig: Rig) -> dict[str, tuple[str, int]]:
+    """What migration 0026 works out from the revisions alone: the schema taken back to before it
+    (Alembic's own downgrade), as an earlier Labrig left it, then opened again."""
+    config = Config()
+    config.set_main_option("script_location", str(migrate.MIGRATIONS_DIR))
+    with rig.store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0025_session_words_on_postgresql")
+    migrate.upgrade(rig.store.engine)
+    return _signed_off(rig)

@@ -11,6 +11,7 @@ from labrig.store.models.analysis import (
     CalibrationRecord,
     ReleaseRecord,
     ResultRevision,
+    ResultSignOff,
     RigCalibrationRecord,
 )
 from labrig.store.models.base import Base, Meta
@@ -53,6 +54,7 @@ __all__ = [
     "ReleaseRecord",
     "ReproducibilityIncident",
     "ResultRevision",
+    "ResultSignOff",
     "RigCalibrationRecord",
     "RigDeviceRecord",
     "RigRecord",

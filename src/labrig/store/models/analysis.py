@@ -113,3 +113,19 @@ class ResultRevision(Base):
     document: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(64))  # SHA-256 of the document
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ResultSignOff(Base):
+    """A result whose latest sign-off is in force: no revision after it changed a value or the
+    tracks. Not a record (those are the revisions): what the "signed off" filters read, written
+    by the revision service with each revision of the result (``labrig.review.reviewed.
+    keep_sign_off``), the row removed when a revision clears the sign-off (migration 0026)."""
+
+    __tablename__ = "result_sign_offs"
+
+    result_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("analysis_results.id"), primary_key=True
+    )
+    attempt_id: Mapped[str] = mapped_column(String(36), index=True)
+    meaning: Mapped[str] = mapped_column(String(16))  # reviewed or approved
+    number: Mapped[int] = mapped_column(Integer)  # the sign-off's revision

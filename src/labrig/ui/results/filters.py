@@ -38,6 +38,7 @@ REVIEWS: tuple[tuple[str, ReviewFilter | None], ...] = (
     ("Any review", None),
     ("Revised", ReviewFilter.REVISED),
     ("Not reviewed", ReviewFilter.UNREVISED),
+    ("Signed off", ReviewFilter.SIGNED_OFF),
 )
 ANY_SOURCE = "Any rig or device"
 #: the order of each column of the Results list, and its words when the list is in it
@@ -84,7 +85,9 @@ class ResultsFilters(QWidget):
         self._sources: list[Source] = []
         self.status_box = self._box("resultsStatusFilter", "Only the attempts with this result")
         self.review_box = self._box(
-            "resultsReviewFilter", "Only the attempts reviewers revised, or not"
+            "resultsReviewFilter",
+            "Only the attempts reviewers revised, or not, or signed off (a sign-off no later "
+            "revision cleared)",
         )
         self.source_box = self._box(
             "resultsSourceFilter", "Only the attempts of this rig or device"

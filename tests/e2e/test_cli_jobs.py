@@ -14,10 +14,10 @@ from sqlalchemy import update
 
 from labrig.bootstrap import bootstrap
 from labrig.cli import main
-from labrig.jobs.listing import COUNT_AHEAD
 from labrig.jobs.queue import JobSpec
 from labrig.store import open_store, utcnow
 from labrig.store.models import Job
+from labrig.store.search import COUNT_AHEAD
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -188,6 +188,6 @@ def test_jobs_a_page_at_a_time_with_filters_and_the_count(
     services.queue.enqueue_many(specs)
     services.close()
     code, out, _err = run("jobs", "--limit", "5")
-    assert out.splitlines()[-1] == "Jobs 1–5 of more than 10000."
+    assert out.splitlines()[-1] == f"Jobs 1–5 of more than {COUNT_AHEAD}."
     code, out, _err = run("jobs", "--limit", "5", "--offset", "20")
     assert out.splitlines()[-1] == f"Jobs 21–25 of {COUNT_AHEAD + 7}."

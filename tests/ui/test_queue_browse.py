@@ -12,10 +12,10 @@ from sqlalchemy import text, update
 
 from labrig.bootstrap import Services
 from labrig.domain.jobs import JobState
-from labrig.jobs.listing import COUNT_AHEAD
 from labrig.jobs.queue import JobSpec
 from labrig.store import utcnow
 from labrig.store.models import Job
+from labrig.store.search import COUNT_AHEAD
 from labrig.ui.app import Gui
 from labrig.ui.queue.page import JOB_PAGE, QueuePage
 from tests.ui.jobs_helpers import SELFTEST, SHORT, WAIT_MS, shown_queue_page
@@ -122,7 +122,7 @@ def test_a_long_history_is_counted_only_so_far_and_says_there_are_more(
     services.queue.enqueue_many([JobSpec(SELFTEST, [f"{i:064x}"], SHORT) for i in range(many)])
     page = shown_queue_page(qtbot, ui)
     assert page.model.rowCount() == JOB_PAGE
-    assert page.list_status.text() == "Jobs 1–200 of more than 10,000, newest first."
+    assert page.list_status.text() == f"Jobs 1–200 of more than {COUNT_AHEAD:,}, newest first."
     assert page.browse.older.isEnabled()
     qtbot.mouseClick(page.browse.older, LEFT)  # the count goes as far past the new page's start
-    assert page.list_status.text() == "Jobs 201–400 of 10,150, newest first."
+    assert page.list_status.text() == f"Jobs 201–400 of {COUNT_AHEAD + 150:,}, newest first."

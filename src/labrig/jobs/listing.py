@@ -20,6 +20,7 @@ from labrig.domain.jobs import SETTLED, UNSETTLED, JobState
 from labrig.jobs.views import JobView
 from labrig.store.models import Job
 from labrig.store.search import (
+    COUNT_AHEAD,
     Tally,
     bounded_count,
     check_page,
@@ -64,11 +65,6 @@ class JobQuery:
 
 #: every job, oldest first, on one page
 EVERY_JOB = JobQuery()
-
-#: how far past a page's start the jobs are counted: the queue keeps every job it ever ran, and
-#: past this the Queue screen and ``labrig jobs`` say "more than" (a count of the whole history
-#: would read every job of it)
-COUNT_AHEAD = 10_000
 
 
 def _where(query: JobQuery) -> list[ColumnElement[bool]]:

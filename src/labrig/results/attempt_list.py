@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from labrig.domain.jobs import JobState
@@ -20,14 +20,13 @@ from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibra
 from labrig.results.publish import FINISHED
 from labrig.results.search import (
     AttemptQuery,
-    ReviewFilter,
     attempt_filters,
     attempt_order,
     in_session_order,
 )
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
-from labrig.store.search import search_words
+from labrig.store.search import COUNT_AHEAD, Tally, bounded_count, search_words
 
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
@@ -87,21 +86,15 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     return [attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
 
 
-def count_attempts(store: Store, query: AttemptQuery | None = None) -> int:
-    """How many attempts ``query`` finds, on every page. The unrevised ones are counted as all
-    of them less the revised ones: both read an index, where a count of those without a revision
-    would look for one for every attempt."""
+def count_attempts(
+    store: Store, query: AttemptQuery | None = None, ahead: int = COUNT_AHEAD
+) -> Tally:
+    """How many attempts ``query`` finds, on every page, counted up to ``ahead`` past the page's
+    start."""
     query = query or AttemptQuery()
-    if query.review is ReviewFilter.UNREVISED:
-        every = replace(query, review=None)
-        return _count(store, every) - _count(store, replace(query, review=ReviewFilter.REVISED))
-    return _count(store, query)
-
-
-def _count(store: Store, query: AttemptQuery) -> int:
     with store.read() as session:
-        statement = select(func.count()).select_from(Attempt).where(*attempt_filters(query))
-        return int(session.scalar(statement) or 0)
+        found = select(Attempt.id).where(*attempt_filters(query))
+        return bounded_count(session, found, query.offset + ahead)
 
 
 class JobFacts(Protocol):

@@ -188,8 +188,8 @@ def attempt_filters(query: AttemptQuery) -> list[ColumnElement[bool]]:
         # the revised results' attempts (a revision's result, then its attempt: by their keys)
         found.append(Attempt.id.in_(_revised_attempts()))
     elif query.review is ReviewFilter.UNREVISED:
-        # most are: a page is found among the first rows read in its order (a count of them is
-        # the others' count taken from the whole: count_attempts)
+        # most are: a page, or a count that stops (count_attempts), is found among the first
+        # rows read
         found.append(
             ~exists(_revised_attempts().where(AnalysisResultRecord.attempt_id == Attempt.id))
         )

@@ -49,7 +49,16 @@ from labrig.store.models import (
     ResultRevision,
     ResultSignOff,
 )
-from labrig.store.search import check_page, id_like, search_words, starts_with, unindexed
+from labrig.store.search import (
+    COUNT_AHEAD,
+    Tally,
+    bounded_count,
+    check_page,
+    id_like,
+    search_words,
+    starts_with,
+    unindexed,
+)
 
 R = AnalysisResultRecord
 
@@ -188,12 +197,16 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
     ]
 
 
-def count_results(store: Store, query: ResultQuery = EVERY_RESULT) -> int:
-    """How many results ``query`` finds, on every page."""
+def count_results(
+    store: Store, query: ResultQuery = EVERY_RESULT, ahead: int = COUNT_AHEAD
+) -> Tally:
+    """How many results ``query`` finds, on every page, counted up to ``ahead`` past the page's
+    start."""
     with store.read() as session:
         # every result has one attempt of one session (foreign keys, not null), and a search
         # finds result ids: the count need not join them
-        return int(session.scalar(_filtered(select(func.count()), query, joined=False)) or 0)
+        found = _filtered(select(R.id), query, joined=False)
+        return bounded_count(session, found, query.offset + ahead)
 
 
 def result_order(sort: AttemptSort, descending: bool) -> list[UnaryExpression[Any]]:

@@ -69,6 +69,7 @@ from labrig.review.reviewed import (
 )
 from labrig.store import Store, utcnow
 from labrig.store.models import AnalysisResultRecord, ResultRevision
+from labrig.store.search import Tally
 
 if TYPE_CHECKING:
     # numpy, the captures and calibrations: imported when a correction is first checked or
@@ -378,6 +379,6 @@ class RevisionService:
         number of revisions."""
         return list_results(self.store, query)
 
-    def count(self, query: ResultQuery = EVERY_RESULT) -> int:
+    def count(self, query: ResultQuery = EVERY_RESULT) -> Tally:
         """How many results ``query`` finds, on every page."""
         return count_results(self.store, query)

@@ -30,6 +30,7 @@ from labrig.review.listing import ResultQuery, ResultStatusFilter
 from labrig.review.reprocess import Reprocessed, ReprocessService
 from labrig.review.reviewed import SignOffState
 from labrig.review.revisions import FieldValue, ReviewedResult, RevisionService, RevisionView
+from labrig.store.search import Tally
 
 if TYPE_CHECKING:
     from labrig.review.player import ResultMedia
@@ -200,7 +201,7 @@ class ReviewedResults:
         result."""
         return list_attempts(self.revisions.store, query)
 
-    def count_attempts(self, query: AttemptQuery | None = None) -> int:
+    def count_attempts(self, query: AttemptQuery | None = None) -> Tally:
         """How many attempts ``query`` finds, on every page."""
         return count_attempts(self.revisions.store, query)
 
@@ -228,7 +229,7 @@ class ReviewedResults:
         """A page of published results, newest first (see :func:`read_review_list`)."""
         return read_review_list(self.revisions, query)
 
-    def count(self, query: ResultQuery) -> int:
+    def count(self, query: ResultQuery) -> Tally:
         """How many results ``query`` finds, on every page."""
         return self.revisions.count(query)
 

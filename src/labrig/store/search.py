@@ -57,6 +57,11 @@ def ordered_page(
     return statement.order_by(*order).offset(offset or None).limit(limit)
 
 
+#: how far past a page's start a list counts its rows: past it the screens and the commands say
+#: "more than" (a count of a whole history, or of a third of the catalog, reads every row of it)
+COUNT_AHEAD = 5_000
+
+
 @dataclass(frozen=True)
 class Tally:
     """How many rows a list finds, counted no further than needed: ``n``, or more than ``n``

@@ -16,6 +16,7 @@ from labrig.results.search import AttemptQuery
 from labrig.results.views import ADVICE, load_result
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord
+from labrig.store.search import Tally
 from tests.support.analysis_runs import new_session, record, request_analysis, run_analysis
 
 
@@ -153,5 +154,5 @@ def test_attempts_are_listed_newest_first_and_an_unknown_one_reads_as_none(
     assert [a.attempt_id for a in list_attempts(services.store, AttemptQuery(limit=1))] == [second]
     older = AttemptQuery(limit=1, offset=1)
     assert [a.attempt_id for a in list_attempts(services.store, older)] == [first]
-    assert count_attempts(services.store, older) == 2
+    assert count_attempts(services.store, older) == Tally(2)
     assert load_result(services.store, "no-such-attempt") is None

@@ -9,6 +9,7 @@ from datetime import timedelta
 from labrig.results.attempt_list import count_attempts, list_attempts
 from labrig.results.search import AttemptQuery
 from labrig.store import Store, utcnow
+from labrig.store.search import Tally
 from tests.integration.review.test_result_pages import _catalog
 from tests.support.plans import plans, statements
 
@@ -22,12 +23,12 @@ def test_a_period_and_a_search_agree_with_the_attempts_filtered_by_hand(store: S
     assert 0 < len(recent) < len(newest_first)
     query = AttemptQuery(since=since, limit=5)
     assert [s.attempt_id for s in list_attempts(store, query)] == recent[:5]
-    assert count_attempts(store, query) == len(recent)
+    assert count_attempts(store, query) == Tally(len(recent))
     subject = made[recent[0]]["subject"]
     both = AttemptQuery(search=subject.lower(), since=since)
     expected = [a for a in recent if made[a]["subject"] == subject]
     assert [s.attempt_id for s in list_attempts(store, both)] == expected
-    assert count_attempts(store, both) == len(expected)
+    assert count_attempts(store, both) == Tally(len(expected))
 
 
 def _plans(store: Store, query: AttemptQuery) -> list[str]:

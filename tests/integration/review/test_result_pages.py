@@ -26,6 +26,7 @@ from labrig.store.models import (
     ResultRevision,
     ResultSignOff,
 )
+from labrig.store.search import Tally
 from tests.conftest import BACKENDS, store_on
 from tests.support.plans import plans, statements
 
@@ -128,7 +129,7 @@ def test_pages_put_together_are_the_whole_list_in_order(store: Store) -> None:
     assert [r.superseded for r in every] == [f["superseded"] for f in facts]
     assert [r.revisions for r in every] == [int(f["revised"]) for f in facts]
     assert every[0].subject_code == facts[0]["subject"] and every[0].attempt_number == 1
-    assert count_results(store) == len(facts)
+    assert count_results(store) == Tally(len(facts))
     for newest_first in (False, True):
         pages, offset = [], 0
         while page := list_results(
@@ -168,7 +169,8 @@ def test_search_and_filters_find_what_filtering_by_hand_finds(
     expected = [f["result_id"] for f in facts if keep(f)]
     assert expected, "the catalog holds no such result: the case tests nothing"
     assert [r.result_id for r in list_results(store, query)] == expected
-    assert count_results(store, query) == len(expected)
+    assert count_results(store, query) == Tally(len(expected))
+    assert count_results(store, query, ahead=2) == Tally(min(2, len(expected)), len(expected) > 2)
 
 
 def test_an_id_prefix_finds_its_result_and_dates_bound_the_list(store: Store) -> None:

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from labrig.store.search import Tally
+
 Row = TypeVar("Row")
 #: how long typing must pause before the search is run
 SETTLE_MS = 300
@@ -65,15 +67,15 @@ class PageOfRows(list[Row], Generic[Row]):
     def __init__(
         self,
         rows: list[Row],
-        total: int,
+        total: int | Tally,
         offset: int,
         search: str | None,
         days: int | None = None,
-        more: bool = False,
     ) -> None:
         super().__init__(rows)
-        self.total, self.offset, self.search, self.days = total, offset, search, days
-        self.more = more
+        tally = total if isinstance(total, Tally) else Tally(total)
+        self.total, self.more = tally.n, tally.more
+        self.offset, self.search, self.days = offset, search, days
 
     @property
     def total_words(self) -> str:

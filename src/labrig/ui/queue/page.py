@@ -178,9 +178,7 @@ class QueuePage(QWidget):
         query, self._stale = self.query(), False
         with self._queue.store.read() as session:
             jobs, tally = read_jobs(session, query), count_jobs(session, query)
-        self.page = PageOfRows(
-            jobs, tally.n, query.offset, query.search, self.browse.days, more=tally.more
-        )
+        self.page = PageOfRows(jobs, tally, query.offset, query.search, self.browse.days)
         total = tally.n
         keep = self.selected_job()
         self.model.set_jobs(self.page, self._monitor.names_of(self.page))

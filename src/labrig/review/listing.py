@@ -276,12 +276,15 @@ def _joined(statement: Select[Any]) -> Select[Any]:
 
 def _matches(text: str) -> ColumnElement[bool]:
     """A result whose subject code, protocol or operator starts with ``text`` (letter case
-    ignored), or whose id or attempt's id does: the ids of the results found
+    ignored), or whose id or attempt's id does: the results of the attempts found
     (:mod:`labrig.results.search`), so a search reads what it finds, not the 100,000 results
-    (whose documents are most of the catalog)."""
-    found = [select(R.id).where(R.attempt_id.in_(matching_attempts(text)))]
-    if id_like(text):
-        found.append(select(R.id).where(starts_with(R.id, text.lower())))
+    (whose documents are most of the catalog). Only a text that could be an id also looks among
+    the results' ids, in a union; a word's results are read by their attempts' index, so that a
+    count can stop (a union is collected whole before it)."""
+    by_attempt = R.attempt_id.in_(matching_attempts(text))
+    if not id_like(text):  # a word (a subject, a protocol): no result id starts with it
+        return by_attempt
+    found = [select(R.id).where(by_attempt), select(R.id).where(starts_with(R.id, text.lower()))]
     return R.id.in_(union(*found))
 
 

@@ -26,6 +26,6 @@ if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "-m":
         # a helper starts fast: the CLI and the core are not imported
         sys.exit(_run_module(sys.argv))
-    from labrig.cli import main
+    from labrig.__main__ import main  # the console script's entry: imports without the collector
 
     sys.exit(main())

@@ -1,8 +1,16 @@
 """Labrig: a capture-and-analysis workstation for labs."""
 
-from importlib.metadata import PackageNotFoundError, version
+__version__: str  # looked up when first read (importlib.metadata is 20 ms of a command's start)
 
-try:
-    __version__ = version("labrig")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+unknown"
+
+def __getattr__(name: str) -> str:
+    if name != "__version__":
+        raise AttributeError(f"module 'labrig' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("labrig")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        found = "0.0.0+unknown"
+    globals()["__version__"] = found
+    return found

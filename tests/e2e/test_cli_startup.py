@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,40 @@ def test_each_command_is_found_in_the_module_that_adds_it() -> None:
     every = build_parser(["--help"])
     (sub,) = [a for a in every._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(sub.choices) == list(COMMAND_MODULES)
+
+
+def test_the_entry_point_imports_without_the_collector_and_runs_the_command_with_it(
+    tmp_path: Path,
+) -> None:
+    """``labrig`` (``labrig.__main__:main``, also ``python -m labrig``) imports the command's
+    modules with the cyclic collector off and leaves what they made out of its later passes: the
+    command itself runs with the collector on. Nor is the version looked up unless asked for."""
+    code = (
+        "import atexit, gc, sys\n"
+        "seen = {}\n"
+        "import labrig.cli.jobs_cmd as jobs\n"  # the worker's command, watched as it starts
+        "run_worker = jobs.run_worker\n"
+        "def watched(args):\n"
+        "    seen['enabled'], seen['frozen'] = gc.isenabled(), gc.get_freeze_count()\n"
+        "    return run_worker(args)\n"
+        "jobs.run_worker = watched\n"
+        "import labrig, labrig.__main__\n"
+        "atexit.register(lambda: print('SEEN', seen['enabled'], seen['frozen'],\n"
+        "    '__version__' in vars(labrig)))\n"
+        f"sys.argv = ['labrig', '--store', {str(tmp_path / 'store')!r}, 'worker', '--drain']\n"
+        "sys.exit(labrig.__main__.main())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Worker stopped: 0 jobs finished" in result.stdout, result.stdout
+    enabled, frozen, version_read = result.stdout.rsplit("SEEN ", 1)[1].split()
+    assert enabled == "True"
+    assert int(frozen) > 50_000  # SQLAlchemy's, the mapped classes', the command's
+    assert version_read == "False"
+    asked = subprocess.run(
+        [sys.executable, "-m", "labrig", "--version"], capture_output=True, text=True, cwd=REPO
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.strip() == f"labrig {importlib.metadata.version('labrig')}"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import cast
 
-from labrig import __version__
+import labrig
 from labrig.errors import LabrigError
 from labrig.fsutil import disk_full
 from labrig.store import DB_ENV_VAR
@@ -72,6 +72,17 @@ def _command_named(argv: Sequence[str]) -> str | None:
     return cast(str | None, known.command)
 
 
+class _Version(argparse.Action):
+    """``--version``: the version looked up when asked for, not at every command's start."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"labrig {labrig.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``argv`` (default: this process's arguments): with every command, or with
     only the one ``argv`` names."""
@@ -79,7 +90,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="labrig",
         description="Labrig capture-and-analysis workstation. With no command, opens the window.",
     )
-    parser.add_argument("--version", action="version", version=f"labrig {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     parser.add_argument(
         "--self-test",
         action="store_true",

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from labrig import __version__
+import labrig
 from labrig.access import AccessControl
 from labrig.domain.audit import Actor, ChainHead
 from labrig.domain.roles import Action
@@ -198,7 +198,7 @@ class ExportService:
             "at": now.isoformat(),
             "by": snap.actor.user,
             "host": snap.actor.host,
-            "labrig_version": __version__,
+            "labrig_version": labrig.__version__,
             "store_id": snap.store_id,
             "audit_chain_head": snap.head.to_json(),
         }

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from labrig import __version__
+import labrig
 from labrig.access import AccessControl
 from labrig.domain.audit import ReasonRequiredError, require_reason
 from labrig.domain.events import EventName
@@ -80,7 +80,7 @@ def release_manifest(store: Store, version: str) -> dict[str, Any]:
         }
         for s in analysis_stages(store)
     ]
-    return {"schema": SCHEMA, "version": version, "labrig": __version__, "stages": stages}
+    return {"schema": SCHEMA, "version": version, "labrig": labrig.__version__, "stages": stages}
 
 
 def active_release_digest(store: Store) -> str:
@@ -107,7 +107,7 @@ class ReleaseService:
     def register(self, version: str | None = None) -> ReleaseView:
         """Record the pipeline this build runs as a release
         (the same manifest is registered once)."""
-        manifest = release_manifest(self.store, version or __version__)
+        manifest = release_manifest(self.store, version or labrig.__version__)
         digest = sha256_hex(canonical_json(manifest))
         with self.store.write() as session:
             row = session.scalar(select(ReleaseRecord).where(ReleaseRecord.digest == digest))

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 
 from labrig.events import DispatcherThread, EventRecord, events_after, record_event
 from labrig.events.cursors import CATCH_UP_AFTER, TransactionCursors, consumer_cursor
-from labrig.events.dispatcher import Consumer, Dispatcher, Outcome, retry_delay
+from labrig.events.dispatcher import Consumer, Dispatcher, Outcome
+from labrig.events.failures import retry_delay
 from labrig.store import Store, open_store
 from labrig.store.models import InboxEntry, Meta, OutboxEvent
 from labrig.store.types import utcnow
@@ -155,6 +156,46 @@ def test_consumers_can_limit_themselves_to_some_events(store: Store) -> None:
     dispatcher.register("tock-only", lambda e, s: got.append(e.name), names={"plugin.tock"})
     dispatcher.dispatch_once()
     assert got == ["plugin.tock"]
+
+
+def test_a_pass_ends_a_consumers_deliveries_once_a_transaction_has_every_event_due(
+    store: Store,
+) -> None:
+    """Three events fit in one transaction: the pass writes once, not again to find nothing."""
+    dispatcher = Dispatcher(store)
+    dispatcher.register("count", count_in_session)
+    _emit(store, 1)
+    dispatcher.dispatch_once()  # the first delivery makes PostgreSQL's cursor row, apart
+    _emit(store, 3)
+    commits: list[object] = []
+    count = commits.append  # one bound method: the listener removed is the one added
+    event.listen(store.engine, "commit", count)
+    try:
+        assert dispatcher.dispatch_once()[Outcome.HANDLED] == 3
+    finally:
+        event.remove(store.engine, "commit", count)
+    assert _counter(store) == 4
+    assert len(commits) == 1
+
+
+def test_events_committed_while_a_pass_delivers_wait_for_the_next_pass(pg_store: Store) -> None:
+    """A worker commits while its dispatcher delivers: the pass does not chase each commit with a
+    transaction of its own (it took what was due when it read), the next pass takes them."""
+    store = pg_store
+    got: list[int] = []
+
+    def commit_another(event: EventRecord, session: Session) -> None:
+        got.append(event.payload["i"])
+        if len(got) < 5:  # as a worker's executor would, on another connection
+            with store.write() as other:
+                record_event(other, "plugin.tick", {"i": len(got)})
+
+    _emit(store, 1)
+    dispatcher = Dispatcher(store)
+    dispatcher.register("log", commit_another)
+    assert dispatcher.dispatch_once()[Outcome.HANDLED] == 1 and got == [0]
+    assert dispatcher.dispatch_once()[Outcome.HANDLED] == 1 and got == [0, 1]
+    assert dispatcher.dispatch_all()[Outcome.HANDLED] == 3 and got == [0, 1, 2, 3, 4]
 
 
 def test_two_dispatcher_processes_racing_deliver_each_event_once(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Events: the transactional outbox (written in the state change's own transaction), at-least-once
 delivery to consumers that remember what they processed, and the hash-chained audit trail.
 
-Modules: ``outbox`` (recording and reading events), ``dispatcher`` (delivery), ``background``
+Modules: ``outbox`` (recording and reading events), ``dispatcher`` (delivery), ``failures``
+(deliveries waiting for a retry), ``background``
 (a dispatcher's thread, and its listeners), ``cursors``
 (where each consumer's deliveries stand, and who delivers them now), ``audit`` (the trail).
 """
@@ -16,7 +17,8 @@ from labrig.events.audit import (
 )
 from labrig.events.background import DispatcherThread
 from labrig.events.cursors import unread_by
-from labrig.events.dispatcher import Dispatcher, Outcome, retry_delay
+from labrig.events.dispatcher import Dispatcher, Outcome
+from labrig.events.failures import retry_delay
 from labrig.events.outbox import EventRecord, events_after, payload_text, record_event
 
 __all__ = [

@@ -28,19 +28,26 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, and_, delete, exists, insert, select
+from sqlalchemy import ColumnElement, Connection, Select, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from labrig.events.cursors import CATCH_UP_AFTER, Cursors, cursors_for, open_events
+from labrig.events.failures import (
+    FailureInfo,
+    failures,
+    forget_failures,
+    record_failure,
+    waiting,
+)
 from labrig.events.outbox import EventRecord
 from labrig.fsutil import DiskFullError, disk_full
 from labrig.store import Store, utcnow
-from labrig.store.models import DeliveryFailure, InboxEntry, OutboxEvent
+from labrig.store.models import InboxEntry, OutboxEvent
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +56,6 @@ Handler = Callable[[EventRecord, Session], None]
 #: session; what it returns is kept while the batch is handled (the session's identity map holds
 #: the objects it loaded only as long as something else does)
 Prefetch = Callable[[Sequence[EventRecord], Session], object]
-MAX_BACKOFF = timedelta(minutes=5)
 #: what a pass stopped by a full disk left undone
 UNDELIVERED = (
     "results and other consequences of what was committed are not delivered yet; they are, "
@@ -72,20 +78,6 @@ class Consumer:
     handler: Handler
     names: frozenset[str] | None = None
     prefetch: Prefetch | None = None
-
-
-@dataclass(frozen=True)
-class FailureInfo:
-    consumer: str
-    event_id: str
-    attempts: int
-    last_error: str
-    next_attempt_at: datetime
-
-
-def retry_delay(attempts: int) -> timedelta:
-    """Exponential backoff after ``attempts`` failures: 1 s, 2 s, 4 s … capped at 5 min."""
-    return min(timedelta(seconds=2 ** min(attempts - 1, 16)), MAX_BACKOFF)
 
 
 class _Duplicate(Exception):
@@ -129,19 +121,7 @@ class Dispatcher:
     def _due(self, consumer: Consumer, unread: ColumnElement[bool]) -> Select[OutboxEvent]:
         """The consumer's events in ``unread`` that it has not processed and whose retry time has
         come."""
-        return (
-            open_events(consumer)
-            .where(unread)
-            .where(
-                ~exists().where(
-                    and_(
-                        DeliveryFailure.consumer == consumer.name,
-                        DeliveryFailure.event_id == OutboxEvent.event_id,
-                        DeliveryFailure.next_attempt_at > self.clock(),
-                    )
-                )
-            )
-        )
+        return open_events(consumer).where(unread).where(~waiting(consumer.name, self.clock()))
 
     def _pending_in(self, session: Session, consumer: Consumer, limit: int) -> list[EventRecord]:
         query = (
@@ -185,7 +165,7 @@ class Dispatcher:
                 return Outcome.DUPLICATE
             outcome = self._deliver_in(session, consumer, event)
             if outcome is Outcome.HANDLED:
-                self._forget_failures(session, consumer, [event])
+                forget_failures(session, consumer.name, [event.event_id])
             return outcome
 
     def deliver_pending(
@@ -205,7 +185,7 @@ class Dispatcher:
             horizon = self.cursors.horizon(session)
             events = self._pending_in(session, consumer, limit or self.per_transaction)
             handled = self._deliver_all(session, consumer, events, counts)
-            self._forget_failures(session, consumer, handled)
+            forget_failures(session, consumer.name, (e.event_id for e in handled))
             self.cursors.advance(session, consumer, horizon)
         return counts
 
@@ -301,35 +281,17 @@ class Dispatcher:
         self, session: Session, consumer: Consumer, event: EventRecord, exc: Exception
     ) -> None:
         log.warning("consumer %s failed on event %s: %s", consumer.name, event.seq, exc)
-        self._record_failure(session, consumer, event, exc)
-
-    def _record_failure(
-        self, session: Session, consumer: Consumer, event: EventRecord, exc: Exception
-    ) -> None:
-        failure = session.get(DeliveryFailure, (consumer.name, event.event_id))
-        if failure is None:
-            failure = DeliveryFailure(consumer=consumer.name, event_id=event.event_id, attempts=0)
-            session.add(failure)
-        failure.attempts += 1
-        failure.last_error = f"{type(exc).__name__}: {exc}"
-        failure.next_attempt_at = self.clock() + retry_delay(failure.attempts)
-        session.flush()
-
-    @staticmethod
-    def _forget_failures(session: Session, consumer: Consumer, handled: list[EventRecord]) -> None:
-        """Earlier failures of events now handled: they are not waiting for a retry any more."""
-        if handled:
-            session.execute(
-                delete(DeliveryFailure)
-                .where(DeliveryFailure.consumer == consumer.name)
-                .where(DeliveryFailure.event_id.in_([e.event_id for e in handled]))
-                .execution_options(synchronize_session=False)
-            )
+        record_failure(session, consumer.name, event.event_id, exc, self.clock())
 
     def dispatch_once(self, *, wait: bool = False) -> dict[Outcome, int]:
-        """One pass over every consumer: up to ``batch`` events each; how many deliveries had each
-        outcome. A consumer whose events another dispatcher is delivering now is passed over
-        (``wait``: waited for)."""
+        """One pass over every consumer: up to ``batch`` events each, those due when the pass reads
+        them; how many deliveries had each outcome. A consumer whose events another dispatcher is
+        delivering now is passed over (``wait``: waited for).
+
+        A consumer's deliveries end at the first transaction that found fewer events than it could
+        take: what commits after that waits for the next pass. (A pass that went on while a worker
+        committed a job or two at a time spent a transaction on each, six times the CPU its events
+        took in batches.)"""
         counts = dict.fromkeys(Outcome, 0)
         consumers = list(self.consumers.values())
         for consumer, (due, behind) in zip(consumers, self._survey(consumers), strict=True):
@@ -339,14 +301,14 @@ class Dispatcher:
                 continue  # passed over
             given = 0
             while given < self.batch:
-                done = self.deliver_pending(
-                    consumer, min(self.per_transaction, self.batch - given), wait=wait
-                )
+                asked = min(self.per_transaction, self.batch - given)
+                done = self.deliver_pending(consumer, asked, wait=wait)
                 for outcome, n in done.items():
                     counts[outcome] += n
-                if not any(done.values()):
+                taken = sum(done.values())
+                given += taken
+                if taken < asked:  # it has every event that was due: the rest is newer
                     break
-                given += sum(done.values())
         return counts
 
     def dispatch_all(self) -> dict[Outcome, int]:
@@ -364,13 +326,7 @@ class Dispatcher:
     def failures(self) -> list[FailureInfo]:
         """Deliveries waiting for a retry, soonest first."""
         with self.store.read() as session:
-            rows = session.scalars(
-                select(DeliveryFailure).order_by(DeliveryFailure.next_attempt_at)
-            )
-            return [
-                FailureInfo(r.consumer, r.event_id, r.attempts, r.last_error, r.next_attempt_at)
-                for r in rows
-            ]
+            return failures(session)
 
 
 def _unprepared(conn: Connection, statement: Select[Any]) -> Sequence[Any]:

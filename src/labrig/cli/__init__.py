@@ -7,7 +7,7 @@ import importlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import cast
 
@@ -142,12 +142,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from labrig.scenarios import run_self_test
 
         return run_self_test()
-    try:
-        if args.command is None:
-            from labrig.cli.gui import launch
+    if args.command is None:
+        from labrig.cli.gui import launch
 
-            return launch(args.store)
-        return int(args.run(args))
+        return reported(lambda: launch(args.store))
+    return reported(lambda: int(args.run(args)))
+
+
+def reported(command: Callable[[], int]) -> int:
+    """Run ``command``; its exit code, or the code of what stopped it, reported on stderr as
+    every command's errors are (a typed error's code and message, no traceback)."""
+    try:
+        return command()
     except LabrigError as exc:
         print(f"labrig: {exc.code}: {exc.message}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -75,7 +76,16 @@ def add_parser(commands: Any) -> None:
 
     worker = commands.add_parser("worker", help="run queued jobs in this process until Ctrl-C")
     worker.add_argument("--drain", action="store_true", help="exit when no job is left to run")
-    worker.add_argument("--workers", type=int, default=2, help="jobs run at once (default 2)")
+    worker.add_argument(
+        "--workers", type=int, default=2, help="jobs run at once in each process (default 2)"
+    )
+    worker.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes, forked once this one has started (default 1; Linux and macOS)",
+    )
     worker.add_argument("--lease", type=float, default=None, help=argparse.SUPPRESS)
     worker.set_defaults(run=run_worker)
 
@@ -203,6 +213,26 @@ class _CatalogWatch:
 def run_worker(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.processes < 1:
+        raise UsageError("--processes must be at least 1")
+    if args.processes == 1:
+        return _work(args, "Worker")
+    from labrig.cli.forked import can_fork, run_forked
+
+    if not can_fork():
+        raise UsageError(
+            "--processes needs a system that forks processes (Linux, macOS): here, start one "
+            "'labrig worker' for each process instead"
+        )
+    # the catalog opened (made, migrated) and checked once, closed before the fork: its refusal
+    # is said once, and the processes do not race to migrate it
+    with store_for(args) as store:
+        store.refuse_if_damaged()
+    return run_forked(args.processes, lambda n: _work(args, f"Worker {n} of {args.processes}"))
+
+
+def _work(args: argparse.Namespace, name: str) -> int:
+    """``labrig worker`` in this process; ``name`` begins the line it ends with."""
     with services_for(args) as services:
         services.store.refuse_if_damaged()  # damage recorded before: not one job is claimed
         if args.lease:
@@ -219,6 +249,7 @@ def run_worker(args: argparse.Namespace) -> int:
             signal.signal(sig, stop)
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         watch.start()  # after the dispatcher started, which it may have to stop
+        print(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.", flush=True)
         try:
             stats = executor.run(drain=args.drain)
         finally:
@@ -230,7 +261,7 @@ def run_worker(args: argparse.Namespace) -> int:
         services.dispatcher.dispatch_all()
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print(
-        f"Worker stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost their "
-        "lease."
+        f"{name} stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost "
+        "their lease."
     )
     return 0

@@ -36,7 +36,10 @@ What is measured (docs/performance-postgresql.md has the figures):
   digest, drained by ``python -m labrig worker --drain --workers 2`` (``LABRIG_DB`` = that
   database, ``LABRIG_STORE`` = one temporary folder shared by the processes). procrastinate:
   a no-op task (``pg_peer_app.py``) deferred with the sync API, drained by
-  ``python -m procrastinate worker --one-shot --concurrency 2``.
+  ``python -m procrastinate worker --one-shot --concurrency 2``. Labrig is run both ways a lab
+  can run P worker processes: P commands started at once (``labrig``, as procrastinate is), and
+  one ``labrig worker --drain --workers 2 --processes P`` that forks P processes once it has
+  started (``labrig-forked``).
 * Transactions per job, from the server's own records, read when no session is connected to the
   database (a backend reports its statistics as it exits), for the enqueue and the drain apart:
   durable = ``Transaction/COMMIT`` records in the WAL between the two moments (pg_walinspect:
@@ -49,7 +52,8 @@ What is measured (docs/performance-postgresql.md has the figures):
   and WAL fsyncs are cluster-wide: exact on ``--db cluster`` (give or take autovacuum), other
   traffic on a shared server adds to them.
 
-Rounds (default 3, ``--quick`` 1) alternate which system goes first. The last line is
+Rounds (default 3, ``--quick`` 1) alternate the order of the systems. After the table, each form
+of Labrig over procrastinate at each P (drain+catch-up). The last line is
 ``pg_ratio_vs_procrastinate_4proc=X``: the median Labrig drain rate with 4 processes over
 procrastinate's (with ``--quick``, 2 processes, and the line says ``_2proc``); the line before it,
 ``pg_ratio_with_catch_up_vs_procrastinate_4proc=X``, the same with the catch-up counted.
@@ -84,10 +88,19 @@ from tests.benchmarks.pg_server import (
     server_for,
     wal_records,
 )
-from tests.benchmarks.pg_systems import PEER, THREADS_PER_PROCESS, Labrig, Procrastinate, System
+from tests.benchmarks.pg_systems import (
+    PEER,
+    THREADS_PER_PROCESS,
+    Labrig,
+    LabrigForked,
+    Procrastinate,
+    System,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PROCESS_TIMEOUT_S = 600
+#: Labrig's two ways to run P worker processes: P commands, or one that forks P
+LABRIG_FORMS = (Labrig.name, LabrigForked.name)
 
 
 # -- one round -------------------------------------------------------------------------------------
@@ -160,20 +173,20 @@ def children_cpu_s() -> float:
 
 
 def run_processes(
-    command: tuple[str, ...], count: int, env: dict[str, str], logs: Path
+    commands: list[tuple[str, ...]], env: dict[str, str], logs: Path
 ) -> tuple[float, float]:
-    """Start ``count`` copies of ``command`` at once; seconds until every one has exited (all must
-    succeed), and the CPU seconds (user + system) they used."""
+    """Start ``commands`` at once; seconds until every one has exited (all must succeed), and the
+    CPU seconds (user + system) they and their children used."""
     full_env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         **env,
     }
-    outputs = [logs / f"worker-{n}.log" for n in range(count)]
+    outputs = [logs / f"worker-{n}.log" for n in range(len(commands))]
     cpu = children_cpu_s()
     start = time.perf_counter()
     children = []
-    for path in outputs:
+    for command, path in zip(commands, outputs, strict=True):
         with path.open("wb") as out:  # the child keeps its own descriptor
             children.append(
                 subprocess.Popen(
@@ -185,9 +198,8 @@ def run_processes(
     failed = [(code, path) for code, path in zip(codes, outputs, strict=True) if code != 0]
     if failed:
         code, path = failed[0]
-        raise SystemExit(
-            f"{' '.join(command[:4])}… exited {code}:\n{path.read_text(errors='replace')[-3000:]}"
-        )
+        said = path.read_text(errors="replace")[-3000:]
+        raise SystemExit(f"{' '.join(commands[0][:4])}… exited {code}:\n{said}")
     return elapsed, children_cpu_s() - cpu
 
 
@@ -198,7 +210,7 @@ def run_round(system: System, server: Server, wal: Wal, jobs: int, processes: in
         before = read_counters(server, database)
         enqueue_s = side.enqueue(jobs)
         enqueued = read_counters(server, database)
-        drain_s, drain_cpu_s = run_processes(side.worker, processes, side.env, scratch)
+        drain_s, drain_cpu_s = run_processes(side.commands(processes), side.env, scratch)
         drained = read_counters(server, database)
         left_over = side.left_over()
         catch_up_s = side.catch_up()
@@ -283,7 +295,7 @@ def print_table(results: list[RoundResult], process_counts: tuple[int, ...]) -> 
         ("drain rollbacks/job", lambda r: r.drain_tx.rollbacks / r.jobs, ".2f"),
         ("drain WAL fsyncs/job", lambda r: r.drain_tx.wal_syncs / r.jobs, ".2f"),
     ]
-    columns = [(system, p) for p in process_counts for system in ("labrig", PEER)]
+    columns = [(system, p) for p in process_counts for system in (*LABRIG_FORMS, PEER)]
     print(f"{'(medians)':24s}" + "".join(f"{f'{system} P={p}':>18s}" for system, p in columns))
     for label, value, fmt in rows:
         cells = "".join(
@@ -319,7 +331,7 @@ def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | No
     jobs = jobs or (500 if quick else 2000)
     rounds = rounds or (1 if quick else 3)
     process_counts = (1, 2) if quick else (1, 2, 4)
-    systems: tuple[System, System] = (Labrig, Procrastinate)
+    systems: tuple[System, ...] = (Labrig, LabrigForked, Procrastinate)
     with (
         server_for(spec) as (server, where),
         wal_records(server) as (wal, counting),
@@ -364,6 +376,12 @@ def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | No
     print(f"# load average at the end {load()} (other work on this machine shows here)")
     print()
     print_table(results, process_counts)
+    print()
+    for name, p in itertools.product(LABRIG_FORMS, process_counts):
+        ratio_p = median_of(results, name, p, lambda r: r.complete_per_s) / median_of(
+            results, PEER, p, lambda r: r.complete_per_s
+        )
+        print(f"{name} / {PEER}, P={p}, drain+catch-up: {ratio_p:.2f}")
     top = process_counts[-1]
     for name, value in (
         ("pg_ratio_with_catch_up", lambda r: r.complete_per_s),

@@ -46,6 +46,11 @@ class Labrig:
         self.server, self.database, self.scratch = server, database, scratch
         self.env = {"LABRIG_DB": server.url(database), "LABRIG_STORE": str(scratch / "store")}
 
+    @classmethod
+    def commands(cls, processes: int) -> list[tuple[str, ...]]:
+        """The command lines started at once for ``processes`` worker processes."""
+        return [cls.worker] * processes
+
     @contextmanager
     def _services(self) -> Iterator[Any]:
         from labrig.bootstrap import bootstrap
@@ -125,6 +130,17 @@ class Labrig:
             )
 
 
+class LabrigForked(Labrig):
+    """Labrig as one command of P processes, forked once it has started
+    (``labrig worker --processes P``)."""
+
+    name = "labrig-forked"
+
+    @classmethod
+    def commands(cls, processes: int) -> list[tuple[str, ...]]:
+        return [(*cls.worker, "--processes", str(processes))]
+
+
 class Procrastinate:
     name = PEER
     worker = (
@@ -145,6 +161,10 @@ class Procrastinate:
         self.server, self.database = server, database
         self.env = {CONNINFO_ENV: server.conninfo(database)}
         del scratch  # procrastinate keeps nothing outside the database
+
+    @classmethod
+    def commands(cls, processes: int) -> list[tuple[str, ...]]:
+        return [cls.worker] * processes
 
     def _app(self) -> Any:
         import procrastinate
@@ -188,4 +208,4 @@ class Procrastinate:
             raise SystemExit(f"{PEER} round incomplete: {jobs} jobs deferred; states {states}")
 
 
-System = type[Labrig] | type[Procrastinate]
+System = type[Labrig] | type[LabrigForked] | type[Procrastinate]

@@ -475,6 +475,34 @@ def test_a_pass_on_postgresql_reads_only_from_the_cursor_on_through_its_index(
     assert "Seq Scan on outbox_events" not in plan, plan
 
 
+def test_the_inbox_is_looked_up_by_its_key_for_each_event_read_whatever_the_statistics(
+    pg_store: Store,
+) -> None:
+    """A new catalog has no statistics yet (autovacuum analyses a table a minute or more after it
+    grew): PostgreSQL then took the consumer's inbox for one row, read all of it and compared each
+    event with every entry, 2 ms a pass once a few hundred events were delivered, growing with the
+    inbox. An event is looked up in the inbox by its key, one probe an event read."""
+    store = pg_store
+    dispatcher = Dispatcher(store)
+    dispatcher.register("count", lambda e, s: None)
+    with store.write() as session:
+        for i in range(300):
+            record_event(session, "plugin.tick", {"i": i})
+    assert dispatcher.dispatch_all()[Outcome.HANDLED] == 300
+    _emit(store, 5)
+    statement, parameters = _pending_statement(store, dispatcher, "count")
+    with store.read() as session:
+        plan = "\n".join(
+            row[0]
+            for row in session.connection().exec_driver_sql(
+                "EXPLAIN (ANALYZE, COSTS OFF) " + statement, parameters
+            )
+        )
+    assert "consumer_inbox_pkey on consumer_inbox" in plan and "SubPlan" in plan, plan
+    assert "Anti Join" not in plan and "Materialize" not in plan, plan
+    assert dispatcher.dispatch_once()[Outcome.HANDLED] == 5
+
+
 def test_a_dispatcher_skips_a_consumer_whose_events_another_is_delivering(
     pg_store: Store,
 ) -> None:

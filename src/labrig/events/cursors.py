@@ -26,13 +26,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import (
     ColumnElement,
+    Exists,
     Select,
-    and_,
-    exists,
     func,
     literal,
     literal_column,
@@ -97,11 +96,22 @@ def cursors_for(dialect: str) -> Cursors:
     return TransactionCursors() if dialect == "postgresql" else SeqCursors()
 
 
+def probed(query: Select[Any]) -> Exists:
+    """``EXISTS (query)`` run as a lookup for each row of the outer query (a key's probe), never
+    turned into a join. PostgreSQL would otherwise join a consumer's whole inbox (or failures)
+    to the events read when its statistics are missing or stale (a new catalog's, for a minute
+    or more): it took the inbox for one row, read all of it and compared each event with each
+    entry. A subquery with an OFFSET is not pulled up into a join; OFFSET 0 skips nothing."""
+    return query.offset(0).exists()
+
+
 def open_events(consumer: ConsumerLike) -> Select[OutboxEvent]:
     """The consumer's events that are not in its inbox."""
     query = select(OutboxEvent).where(
-        ~exists().where(
-            and_(InboxEntry.consumer == consumer.name, InboxEntry.event_id == OutboxEvent.event_id)
+        ~probed(
+            select(InboxEntry.event_id).where(
+                InboxEntry.consumer == consumer.name, InboxEntry.event_id == OutboxEvent.event_id
+            )
         )
     )
     return (

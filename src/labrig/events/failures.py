@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, delete, exists, select
+from sqlalchemy import ColumnElement, delete, select
 from sqlalchemy.orm import Session
 
+from labrig.events.cursors import probed
 from labrig.store.models import DeliveryFailure, OutboxEvent
 
 MAX_BACKOFF = timedelta(minutes=5)
@@ -31,8 +32,8 @@ def retry_delay(attempts: int) -> timedelta:
 
 def waiting(consumer: str, now: datetime) -> ColumnElement[bool]:
     """The outbox rows whose delivery to ``consumer`` failed and whose retry time has not come."""
-    return exists().where(
-        and_(
+    return probed(
+        select(DeliveryFailure.event_id).where(
             DeliveryFailure.consumer == consumer,
             DeliveryFailure.event_id == OutboxEvent.event_id,
             DeliveryFailure.next_attempt_at > now,

@@ -24,6 +24,7 @@ from labrig.cli.output import (
 from labrig.cli.when import add_period_arguments
 from labrig.domain.jobs import JobState
 from labrig.errors import LabrigError, UsageError
+from labrig.events.background import WORKER_SETTLE_S
 from labrig.health import damage_found, page_check
 from labrig.jobs import JobView, LeaseTerms, ThreadExecutor
 from labrig.jobs.listing import JobQuery, count_jobs, read_jobs
@@ -247,6 +248,7 @@ def _work(args: argparse.Namespace, name: str) -> int:
         # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, stop)
+        services.dispatcher_thread.settle_seconds = WORKER_SETTLE_S
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         watch.start()  # after the dispatcher started, which it may have to stop
         print(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.", flush=True)

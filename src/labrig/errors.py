@@ -79,6 +79,12 @@ class SchemaTooNewError(StoreError):
     code = "LABRIG_SCHEMA_TOO_NEW"
 
 
+class StoreBusyError(StoreError):
+    """Another process has been opening (migrating) the catalog for longer than an opening waits."""
+
+    code = "LABRIG_STORE_BUSY"
+
+
 class CatalogMissingError(StoreError):
     """The catalog is missing or empty while the media folder holds committed captures: opening
     it as a new store would hide them and record beside them (``labrig recover --adopt``)."""

@@ -82,12 +82,11 @@ def _wait(pids: dict[int, int]) -> int:
                 continue
             failed = code if code > 0 else 128 - code  # killed by a signal: as a shell says
             if not asked:  # not a stop the operator asked for: the pool is short of a process
-                print(
+                sys.stderr.write(  # one write: the children share this output
                     f"labrig: worker process {n} of {len(pids)} ended with code {failed}; "
-                    "stopping the others",
-                    file=sys.stderr,
-                    flush=True,
+                    "stopping the others\n"
                 )
+                sys.stderr.flush()
                 for other in running:
                     _signal(other, signal.SIGTERM)
     finally:

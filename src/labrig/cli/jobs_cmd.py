@@ -19,6 +19,7 @@ from labrig.cli.output import (
     page_asked,
     print_json,
     print_json_line,
+    print_line,
     print_page_line,
 )
 from labrig.cli.when import add_period_arguments
@@ -251,7 +252,7 @@ def _work(args: argparse.Namespace, name: str) -> int:
         services.dispatcher_thread.settle_seconds = WORKER_SETTLE_S
         services.start()  # consumers (the result publisher) hear the jobs' events as they happen
         watch.start()  # after the dispatcher started, which it may have to stop
-        print(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.", flush=True)
+        print_line(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.")
         try:
             stats = executor.run(drain=args.drain)
         finally:
@@ -262,7 +263,7 @@ def _work(args: argparse.Namespace, name: str) -> int:
         # every result of the jobs this worker ran, before it exits
         services.dispatcher.dispatch_all()
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
-    print(
+    print_line(
         f"{name} stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost "
         "their lease."
     )

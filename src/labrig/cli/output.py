@@ -9,6 +9,14 @@ from typing import Any
 from labrig.store.search import Tally
 
 
+def print_line(text: str) -> None:
+    """``text`` and its newline in one write, flushed: where several processes share the output
+    (``labrig worker --processes``), their lines never run into each other, even unbuffered
+    (``PYTHONUNBUFFERED``, where ``print`` writes the text and its newline apart)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=True, default=str)
     sys.stdout.write("\n")

@@ -11,7 +11,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from labrig.errors import (
     UnsupportedDatabaseError,
 )
 from labrig.fsutil import DiskFullError, disk_full, full_disk
-from labrig.store import damage, migrate, paths
+from labrig.store import damage, migrate, opening, paths
 from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.dialects import postgresql as pg_dialect
 from labrig.store.dialects import sqlite as sqlite_dialect
@@ -278,19 +278,25 @@ def open_store(
     committed captures (``labrig recover --adopt``, which then rebuilds it from them).
     """
     resolved, url = _locate(root, db)
+    # a catalog to make or migrate is migrated by one process at a time (labrig.store.opening)
+    to_migrate: AbstractContextManager[None] = nullcontext()
     if url is None:
         db_path, revision = _check_sqlite_catalog(resolved, allow_missing_catalog)
         engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
-    else:
-        engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
-        try:
-            revision = _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
-        except BaseException:
-            engine.dispose()
-            raise
-    # a refusal here (a full disk) leaves no -wal or -shm behind either
-    leave_as_found = nullcontext() if url else sqlite_dialect.as_found_if_refused(db_path)
-    with leave_as_found:
+        if revision != migrate.head_revision():
+            to_migrate = opening.sqlite_migration(resolved)
+        # a refusal here (a full disk) leaves no -wal or -shm behind either
+        with to_migrate, sqlite_dialect.as_found_if_refused(db_path):
+            return _migrated(resolved, engine, where, revision)
+    engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
+    try:
+        revision = _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
+        if revision != migrate.head_revision():
+            to_migrate = opening.postgresql_migration(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    with to_migrate:
         return _migrated(resolved, engine, where, revision)
 
 

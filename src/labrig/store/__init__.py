@@ -6,14 +6,9 @@ API); raw SQL helpers from :mod:`labrig.store.dialects`.
 """
 
 from labrig.store.blobs import BlobMismatchError, BlobStore
-from labrig.store.database import (
-    DB_ENV_VAR,
-    EVENTS_IN_TRANSACTION,
-    RawTransaction,
-    Store,
-    check_openable,
-    open_store,
-)
+from labrig.store.database import EVENTS_IN_TRANSACTION, RawTransaction, Store, open_store
+from labrig.store.opening import check_openable
+from labrig.store.paths import DB_ENV_VAR
 from labrig.store.types import utcnow
 
 __all__ = [

@@ -6,7 +6,6 @@ Threading: a :class:`Store` is shared; each thread opens its own sessions
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import uuid
@@ -22,10 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from labrig.errors import (
     CatalogDamagedError,
-    CatalogMissingError,
     DatabaseCorruptError,
     ReadOnlySessionError,
-    UnsupportedDatabaseError,
 )
 from labrig.fsutil import DiskFullError, disk_full, full_disk
 from labrig.store import damage, migrate, opening, paths
@@ -33,10 +30,14 @@ from labrig.store.dialects import RawDialect, raw_dialect
 from labrig.store.dialects import postgresql as pg_dialect
 from labrig.store.dialects import sqlite as sqlite_dialect
 from labrig.store.models import Meta
+from labrig.store.opening import (
+    check_postgresql_catalog,
+    check_sqlite_catalog,
+    locate,
+)
 from labrig.store.types import utcnow
 
 APP_MARKER = "labrig"
-DB_ENV_VAR = "LABRIG_DB"
 # session.info key counting events recorded in the open transaction
 EVENTS_IN_TRANSACTION = "labrig_events_recorded"
 
@@ -277,11 +278,11 @@ def open_store(
     :func:`check_openable` refuses. ``allow_missing_catalog`` creates a new catalog even beside
     committed captures (``labrig recover --adopt``, which then rebuilds it from them).
     """
-    resolved, url = _locate(root, db)
+    resolved, url = locate(root, db)
     # a catalog to make or migrate is migrated by one process at a time (labrig.store.opening)
     to_migrate: AbstractContextManager[None] = nullcontext()
     if url is None:
-        db_path, revision = _check_sqlite_catalog(resolved, allow_missing_catalog)
+        db_path, revision = check_sqlite_catalog(resolved, allow_missing_catalog)
         engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
         if revision != migrate.head_revision():
             to_migrate = opening.sqlite_migration(resolved)
@@ -290,7 +291,7 @@ def open_store(
             return _migrated(resolved, engine, where, revision)
     engine, where = pg_dialect.create_postgresql_engine(url), pg_dialect.redacted(url)
     try:
-        revision = _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
+        revision = check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
         if revision != migrate.head_revision():
             to_migrate = opening.postgresql_migration(engine)
     except BaseException:
@@ -319,83 +320,6 @@ def _migrated(resolved: Path, engine: Engine, where: str, revision: str | None) 
         raise
     store.media_dir.mkdir(exist_ok=True)
     return store
-
-
-def check_openable(
-    root: str | Path | None = None, db: str | None = None, *, allow_missing_catalog: bool = False
-) -> None:
-    """Raise the typed refusal :func:`open_store` would raise, creating nothing in the data folder.
-
-    The refusals: an unwritable root, an SQLite catalog on a network filesystem, a ``db`` that is
-    not a PostgreSQL URL or cannot be reached, a corrupt or foreign database, a schema newer than
-    this build, and a missing or empty catalog beside committed captures. For the window, which
-    must refuse before it creates its lock file.
-    """
-    resolved, url = _locate(root, db)
-    if url is None:
-        _check_sqlite_catalog(resolved, allow_missing_catalog)
-        return
-    engine = pg_dialect.create_postgresql_engine(url)
-    try:
-        _check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
-    finally:
-        engine.dispose()
-
-
-def _locate(root: str | Path | None, db: str | None) -> tuple[Path, str | None]:
-    """The data root, proven writable, and the PostgreSQL URL of its catalog (None: SQLite)."""
-    resolved = paths.resolve_root(root)
-    paths.ensure_writable(resolved)
-    url = db or os.environ.get(DB_ENV_VAR) or None
-    if url is not None and not pg_dialect.is_postgresql_url(url):
-        raise UnsupportedDatabaseError(
-            "--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, "
-            f"not '{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data "
-            "folder"
-        )
-    return resolved, url
-
-
-def _check_sqlite_catalog(root: Path, allow_missing: bool) -> tuple[Path, str | None]:
-    """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path and its
-    schema's revision (None: none yet)."""
-    paths.refuse_network_filesystem(root)
-    db_path = root / paths.DB_FILENAME
-    with sqlite_dialect.as_found_if_refused(db_path):
-        facts = sqlite_dialect.inspect_file(db_path)
-        migrate.refuse_unknown_revision(facts.revision, str(db_path))
-        if not facts.tables and not allow_missing:
-            what = f"{db_path} is missing or empty"
-            _refuse_missing_catalog(root, what, f"restore {db_path.name}")
-    return db_path, facts.revision
-
-
-def _check_postgresql_catalog(
-    root: Path, engine: Engine, url: str, allow_missing: bool
-) -> str | None:
-    """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says; its schema's
-    revision (None: none yet)."""
-    facts = pg_dialect.inspect_database(engine, url)
-    where = pg_dialect.redacted(url)
-    migrate.refuse_unknown_revision(facts.revision, where)
-    if not facts.tables and not allow_missing:
-        _refuse_missing_catalog(
-            root, f"the catalog database at {where} is empty", "restore the database"
-        )
-    return facts.revision
-
-
-def _refuse_missing_catalog(root: Path, what: str, restore: str) -> None:
-    """Refuse to start a new catalog when the media folder holds committed captures: they would
-    vanish from it, and new recordings would be catalogued apart from them."""
-    committed = paths.committed_manifests(root)
-    if committed:
-        media = root / paths.MEDIA_DIRNAME
-        raise CatalogMissingError(
-            f"{what} but the media folder {media} holds {committed} committed "
-            f"capture{'s' if committed != 1 else ''}. Run 'labrig recover --adopt' to rebuild the "
-            f"catalog from the media folder (or {restore} from a backup); nothing was changed"
-        )
 
 
 #: below this, a write that fails at open is taken for a full disk: SQLite reports a WAL index it

@@ -1,4 +1,5 @@
-"""One process at a time makes or migrates a catalog as it opens it.
+"""Opening a catalog: the refusals before anything is made or changed (:func:`check_openable`),
+and one process at a time making or migrating a catalog.
 
 Several processes may open one catalog at the same moment: the worker services a workstation
 starts at boot, a window and a worker after an upgrade. Each used to find a new (or older)
@@ -14,6 +15,7 @@ up-to-date catalog takes no lock, and a refused one is refused before any is tak
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +23,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
-from labrig.errors import StoreBusyError
+from labrig.errors import CatalogMissingError, StoreBusyError, UnsupportedDatabaseError
 from labrig.fsutil import FileLock
-from labrig.store import paths
+from labrig.store import migrate, paths
+from labrig.store.dialects import postgresql as pg_dialect
+from labrig.store.dialects import sqlite as sqlite_dialect
 
 #: beside the SQLite catalog: held while a process makes or migrates it
 OPENING_LOCK = paths.DB_FILENAME + ".opening"
@@ -65,3 +69,80 @@ def postgresql_migration(engine: Engine) -> Iterator[None]:
             conn.execute(
                 text("SELECT pg_advisory_unlock(:a, :b)"), {"a": _PG_LOCK[0], "b": _PG_LOCK[1]}
             )
+
+
+def check_openable(
+    root: str | Path | None = None, db: str | None = None, *, allow_missing_catalog: bool = False
+) -> None:
+    """Raise the typed refusal :func:`open_store` would raise, creating nothing in the data folder.
+
+    The refusals: an unwritable root, an SQLite catalog on a network filesystem, a ``db`` that is
+    not a PostgreSQL URL or cannot be reached, a corrupt or foreign database, a schema newer than
+    this build, and a missing or empty catalog beside committed captures. For the window, which
+    must refuse before it creates its lock file.
+    """
+    resolved, url = locate(root, db)
+    if url is None:
+        check_sqlite_catalog(resolved, allow_missing_catalog)
+        return
+    engine = pg_dialect.create_postgresql_engine(url)
+    try:
+        check_postgresql_catalog(resolved, engine, url, allow_missing_catalog)
+    finally:
+        engine.dispose()
+
+
+def locate(root: str | Path | None, db: str | None) -> tuple[Path, str | None]:
+    """The data root, proven writable, and the PostgreSQL URL of its catalog (None: SQLite)."""
+    resolved = paths.resolve_root(root)
+    paths.ensure_writable(resolved)
+    url = db or os.environ.get(paths.DB_ENV_VAR) or None
+    if url is not None and not pg_dialect.is_postgresql_url(url):
+        raise UnsupportedDatabaseError(
+            "--db takes a PostgreSQL URL such as postgresql+psycopg://labrig@server/labrig, "
+            f"not '{url.split('://', 1)[0]}://…'; leave it out to keep the catalog in the data "
+            "folder"
+        )
+    return resolved, url
+
+
+def check_sqlite_catalog(root: Path, allow_missing: bool) -> tuple[Path, str | None]:
+    """Refuse the SQLite catalog of ``root`` as :func:`check_openable` says; its path and its
+    schema's revision (None: none yet)."""
+    paths.refuse_network_filesystem(root)
+    db_path = root / paths.DB_FILENAME
+    with sqlite_dialect.as_found_if_refused(db_path):
+        facts = sqlite_dialect.inspect_file(db_path)
+        migrate.refuse_unknown_revision(facts.revision, str(db_path))
+        if not facts.tables and not allow_missing:
+            what = f"{db_path} is missing or empty"
+            _refuse_missing_catalog(root, what, f"restore {db_path.name}")
+    return db_path, facts.revision
+
+
+def check_postgresql_catalog(
+    root: Path, engine: Engine, url: str, allow_missing: bool
+) -> str | None:
+    """Refuse the PostgreSQL catalog at ``url`` as :func:`check_openable` says; its schema's
+    revision (None: none yet)."""
+    facts = pg_dialect.inspect_database(engine, url)
+    where = pg_dialect.redacted(url)
+    migrate.refuse_unknown_revision(facts.revision, where)
+    if not facts.tables and not allow_missing:
+        _refuse_missing_catalog(
+            root, f"the catalog database at {where} is empty", "restore the database"
+        )
+    return facts.revision
+
+
+def _refuse_missing_catalog(root: Path, what: str, restore: str) -> None:
+    """Refuse to start a new catalog when the media folder holds committed captures: they would
+    vanish from it, and new recordings would be catalogued apart from them."""
+    committed = paths.committed_manifests(root)
+    if committed:
+        media = root / paths.MEDIA_DIRNAME
+        raise CatalogMissingError(
+            f"{what} but the media folder {media} holds {committed} committed "
+            f"capture{'s' if committed != 1 else ''}. Run 'labrig recover --adopt' to rebuild the "
+            f"catalog from the media folder (or {restore} from a backup); nothing was changed"
+        )

@@ -18,6 +18,8 @@ from labrig.errors import NetworkFilesystemError, StoreUnwritableError
 from labrig.fsutil import disk_full
 
 ENV_VAR = "LABRIG_STORE"
+#: a PostgreSQL URL: the catalog and queue on a server instead of SQLite in the data folder
+DB_ENV_VAR = "LABRIG_DB"
 #: filesystems whose locking SQLite cannot trust (a shared SQLite file on them gets corrupted)
 NETWORK_FILESYSTEMS = frozenset(
     {

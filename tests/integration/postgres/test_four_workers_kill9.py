@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from labrig.jobs.queue import WORKER_LOST, JobQueue, JobSpec
-from labrig.store import open_store
-from labrig.store.database import DB_ENV_VAR
+from labrig.store import DB_ENV_VAR, open_store
 from tests.conftest import PostgresDatabases
 from tests.integration.queue_procs.conftest import Workers
 from tests.integration.queue_procs.helpers import snapshot, wait_until

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from labrig.store.database import DB_ENV_VAR
+from labrig.store import DB_ENV_VAR
 from tests.conftest import BACKENDS
 
 REPO = Path(__file__).resolve().parents[3]

@@ -33,23 +33,56 @@ def run_forked(count: int, child: Callable[[int], int]) -> int:
     code a child ended with (the others are then stopped), else 0."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # else what the parent buffered is written again by every child
-    pids: dict[int, int] = {}
-    for n in range(1, count + 1):
-        pid = os.fork()
-        if pid == 0:
-            os._exit(_child_code(child, n))
-        pids[pid] = n
-    return _wait(pids)
+    # children are waited for here, not reaped behind its back (an inherited SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    running: dict[int, int] = {}
+    asked: list[int] = []  # the stop signals the parent was sent
+
+    def pass_on(sig: int, _frame: FrameType | None) -> None:
+        asked.append(sig)
+        for pid in list(running):
+            _signal(pid, sig)
+
+    # a stop waits while the processes are forked: each child takes it once it has its own
+    # handlers, the parent once it can pass it on to every child forked
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    previous = {sig: signal.signal(sig, pass_on) for sig in STOP_SIGNALS}
+    try:
+        try:
+            for n in range(1, count + 1):
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(_child_code(child, n))
+                running[pid] = n
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        return _wait(running, count, asked)
+    finally:
+        # only if something failed here: no child is left running unwatched
+        for pid in running:
+            _signal(pid, signal.SIGTERM)
+        for pid in list(running):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _child_code(child: Callable[[int], int], n: int) -> int:
     """In a child: run it, as the command line would, and the code it exits with."""
     from labrig.cli import reported
 
+    # a process group of its own: a terminal's Ctrl-C reaches it once, passed on by the parent
+    os.setpgid(0, 0)
     for sig in STOP_SIGNALS:  # until the command sets its own: a stop while it starts
         signal.signal(sig, signal.default_int_handler)
+
+    def run() -> int:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # one sent meanwhile comes here
+        return child(n)
+
     try:
-        code = reported(lambda: child(n))
+        code = reported(run)
     except BaseException:  # noqa: BLE001 - reported; the child's code says it failed
         traceback.print_exc()
         code = 1
@@ -59,39 +92,28 @@ def _child_code(child: Callable[[int], int], n: int) -> int:
     return code
 
 
-def _wait(pids: dict[int, int]) -> int:
-    """In the parent: wait for every child, passing on the stop signals; the first error code."""
-    running = dict(pids)
-    asked: list[int] = []  # the stop signals the parent was sent
-
-    def pass_on(sig: int, _frame: FrameType | None) -> None:
-        asked.append(sig)
-        for pid in running:
-            _signal(pid, sig)
-
-    previous = {sig: signal.signal(sig, pass_on) for sig in STOP_SIGNALS}
+def _wait(running: dict[int, int], count: int, asked: list[int]) -> int:
+    """In the parent: wait for every child in ``running`` (each removed as it ends); the first
+    error code."""
     failed = 0
-    try:
-        while running:
-            pid, status = os.wait()
-            n = running.pop(pid, None)
-            if n is None:
-                continue
-            code = os.waitstatus_to_exitcode(status)
-            if code == 0 or failed:
-                continue
-            failed = code if code > 0 else 128 - code  # killed by a signal: as a shell says
-            if not asked:  # not a stop the operator asked for: the pool is short of a process
-                sys.stderr.write(  # one write: the children share this output
-                    f"labrig: worker process {n} of {len(pids)} ended with code {failed}; "
+    while running:
+        pid, status = os.wait()
+        n = running.pop(pid, None)
+        if n is None:
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        if code == 0 or failed:
+            continue
+        failed = code if code > 0 else 128 - code  # killed by a signal: as a shell says
+        if not asked:  # not a stop the operator asked for: the pool is short of a process
+            for other in running:
+                _signal(other, signal.SIGTERM)
+            with contextlib.suppress(OSError):  # one write: the children share this output
+                sys.stderr.write(
+                    f"labrig: worker process {n} of {count} ended with code {failed}; "
                     "stopping the others\n"
                 )
                 sys.stderr.flush()
-                for other in running:
-                    _signal(other, signal.SIGTERM)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     return failed
 
 

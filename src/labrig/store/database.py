@@ -282,7 +282,10 @@ def open_store(
     # a catalog to make or migrate is migrated by one process at a time (labrig.store.opening)
     to_migrate: AbstractContextManager[None] = nullcontext()
     if url is None:
-        db_path, revision = check_sqlite_catalog(resolved, allow_missing_catalog)
+        try:
+            db_path, revision = check_sqlite_catalog(resolved, allow_missing_catalog)
+        except DatabaseCorruptError:  # read while another process migrated it?
+            db_path, revision = opening.check_sqlite_catalog_alone(resolved, allow_missing_catalog)
         engine, where = sqlite_dialect.create_sqlite_engine(db_path), str(db_path)
         if revision != migrate.head_revision():
             to_migrate = opening.sqlite_migration(resolved)
@@ -367,6 +370,7 @@ def _ensure_meta(store: Store) -> dict[str, str]:
     if defaults.keys() <= existing.keys():
         return existing
     with store.write() as session:
+        opening.meta_written_alone(session)  # two new opens at once: one writes them
         existing = {m.key: m.value for m in session.scalars(select(Meta))}
         missing = {k: v for k, v in defaults.items() if k not in existing}
         session.add_all(Meta(key=k, value=v) for k, v in missing.items())

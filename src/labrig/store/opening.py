@@ -15,6 +15,7 @@ up-to-date catalog takes no lock, and a refused one is refused before any is tak
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterator
@@ -22,8 +23,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
-from labrig.errors import CatalogMissingError, StoreBusyError, UnsupportedDatabaseError
+from labrig.errors import (
+    CatalogMissingError,
+    DatabaseCorruptError,
+    StoreBusyError,
+    UnsupportedDatabaseError,
+)
 from labrig.fsutil import FileLock
 from labrig.store import migrate, paths
 from labrig.store.dialects import postgresql as pg_dialect
@@ -31,8 +39,11 @@ from labrig.store.dialects import sqlite as sqlite_dialect
 
 #: beside the SQLite catalog: held while a process makes or migrates it
 OPENING_LOCK = paths.DB_FILENAME + ".opening"
-#: PostgreSQL's advisory lock of a migration (two 32-bit keys: "LBRG", "MIGR")
+#: PostgreSQL's advisory lock of a migration (two 32-bit keys: "LBRG", "MIGR"), and of the
+#: writing of a new catalog's meta rows ("LBRG", "META": taken by the migrating process too, on
+#: another connection, so it cannot be the migration's)
 _PG_LOCK = (0x4C425247, 0x4D494752)
+_PG_META_LOCK = (0x4C425247, 0x4D455441)
 #: how long an opening waits for another process's (a migration of a large catalog can take
 #: minutes; a crashed holder releases the lock at once)
 WAIT_S = 600.0
@@ -59,16 +70,40 @@ def sqlite_migration(root: Path, wait_s: float = WAIT_S) -> Iterator[None]:
 
 
 @contextmanager
-def postgresql_migration(engine: Engine) -> Iterator[None]:
+def postgresql_migration(engine: Engine, wait_s: float = WAIT_S) -> Iterator[None]:
     """Hold the server's migration lock for this catalog database (waiting for another's)."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.execute(text("SELECT pg_advisory_lock(:a, :b)"), {"a": _PG_LOCK[0], "b": _PG_LOCK[1]})
+    keys = {"a": _PG_LOCK[0], "b": _PG_LOCK[1]}
+    conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        conn.execute(text(f"SET lock_timeout = '{int(wait_s * 1000)}ms'"))
         try:
-            yield
-        finally:
-            conn.execute(
-                text("SELECT pg_advisory_unlock(:a, :b)"), {"a": _PG_LOCK[0], "b": _PG_LOCK[1]}
-            )
+            conn.execute(text("SELECT pg_advisory_lock(:a, :b)"), keys)
+        except OperationalError as exc:
+            if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
+                raise
+            raise StoreBusyError(
+                f"another Labrig process has been migrating this catalog for {wait_s:.0f} s; wait "
+                "for it to finish, or stop it, and start this command again; nothing was changed"
+            ) from exc
+        yield
+    finally:
+        # closing the session releases the lock too: an unlock that fails (the server gone, which
+        # may be why the opening failed) must not hide what did
+        with contextlib.suppress(Exception):
+            conn.execute(text("SELECT pg_advisory_unlock(:a, :b)"), keys)
+        with contextlib.suppress(Exception):
+            conn.invalidate()  # not back to a pool the failed opening may have disposed of
+        conn.close()
+
+
+def meta_written_alone(session: Session) -> None:
+    """In a write session on PostgreSQL: wait for any other process writing a new catalog's meta
+    rows, so the rows are read again after its commit (on SQLite, BEGIN IMMEDIATE does it)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            text("SELECT pg_advisory_xact_lock(:a, :b)"),
+            {"a": _PG_META_LOCK[0], "b": _PG_META_LOCK[1]},
+        )
 
 
 def check_openable(
@@ -118,6 +153,21 @@ def check_sqlite_catalog(root: Path, allow_missing: bool) -> tuple[Path, str | N
             what = f"{db_path} is missing or empty"
             _refuse_missing_catalog(root, what, f"restore {db_path.name}")
     return db_path, facts.revision
+
+
+def check_sqlite_catalog_alone(root: Path, allow_missing: bool) -> tuple[Path, str | None]:
+    """:func:`check_sqlite_catalog` again, holding the migration lock: a check that read the file
+    while another process migrated it may have taken it for damaged. A catalog refused again is
+    refused as found (the lock's file removed if this made it)."""
+    lock_file = root / OPENING_LOCK
+    made = not lock_file.exists()
+    try:
+        with sqlite_migration(root):
+            return check_sqlite_catalog(root, allow_missing)
+    except DatabaseCorruptError:
+        if made:
+            lock_file.unlink(missing_ok=True)
+        raise
 
 
 def check_postgresql_catalog(

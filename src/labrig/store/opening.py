@@ -39,11 +39,11 @@ from labrig.store.dialects import sqlite as sqlite_dialect
 
 #: beside the SQLite catalog: held while a process makes or migrates it
 OPENING_LOCK = paths.DB_FILENAME + ".opening"
-#: PostgreSQL's advisory lock of a migration (two 32-bit keys: "LBRG", "MIGR"), and of the
-#: writing of a new catalog's meta rows ("LBRG", "META": taken by the migrating process too, on
-#: another connection, so it cannot be the migration's)
-_PG_LOCK = (0x4C425247, 0x4D494752)
-_PG_META_LOCK = (0x4C425247, 0x4D455441)
+#: PostgreSQL's advisory locks (classes numbered with the others in labrig.store.dialects): a
+#: migration's, and the writing of a new catalog's meta rows (taken by the migrating process too,
+#: on another connection, so it cannot be the migration's)
+_PG_MIGRATION_LOCK = 7340003
+_PG_META_LOCK = 7340004
 #: how long an opening waits for another process's (a migration of a large catalog can take
 #: minutes; a crashed holder releases the lock at once)
 WAIT_S = 600.0
@@ -72,12 +72,12 @@ def sqlite_migration(root: Path, wait_s: float = WAIT_S) -> Iterator[None]:
 @contextmanager
 def postgresql_migration(engine: Engine, wait_s: float = WAIT_S) -> Iterator[None]:
     """Hold the server's migration lock for this catalog database (waiting for another's)."""
-    keys = {"a": _PG_LOCK[0], "b": _PG_LOCK[1]}
+    keys = {"key": _PG_MIGRATION_LOCK}
     conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
     try:
         conn.execute(text(f"SET lock_timeout = '{int(wait_s * 1000)}ms'"))
         try:
-            conn.execute(text("SELECT pg_advisory_lock(:a, :b)"), keys)
+            conn.execute(text("SELECT pg_advisory_lock(:key)"), keys)
         except OperationalError as exc:
             if getattr(exc.orig, "sqlstate", None) != "55P03":  # lock_not_available
                 raise
@@ -90,9 +90,11 @@ def postgresql_migration(engine: Engine, wait_s: float = WAIT_S) -> Iterator[Non
         # closing the session releases the lock too: an unlock that fails (the server gone, which
         # may be why the opening failed) must not hide what did
         with contextlib.suppress(Exception):
-            conn.execute(text("SELECT pg_advisory_unlock(:a, :b)"), keys)
+            conn.execute(text("SELECT pg_advisory_unlock(:key)"), keys)
         with contextlib.suppress(Exception):
-            conn.invalidate()  # not back to a pool the failed opening may have disposed of
+            # not back to the pool: its lock_timeout is this wait's, and a failed opening may
+            # have disposed of the pool
+            conn.invalidate()
         conn.close()
 
 
@@ -100,10 +102,7 @@ def meta_written_alone(session: Session) -> None:
     """In a write session on PostgreSQL: wait for any other process writing a new catalog's meta
     rows, so the rows are read again after its commit (on SQLite, BEGIN IMMEDIATE does it)."""
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            text("SELECT pg_advisory_xact_lock(:a, :b)"),
-            {"a": _PG_META_LOCK[0], "b": _PG_META_LOCK[1]},
-        )
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_META_LOCK})
 
 
 def check_openable(

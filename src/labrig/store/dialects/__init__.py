@@ -131,6 +131,9 @@ def raw_dialect(name: str) -> RawDialect:
     return _for(RAW_DIALECTS, name, "raw SQL")  # type: ignore[no-any-return]
 
 
+#: PostgreSQL's advisory lock classes: 7340001 the audit chain's, 7340002 the output keys' (below),
+#: 7340003 a migration's and 7340004 a new catalog's meta rows' (labrig.store.opening)
+#:
 #: a statement that makes appending to the audit chain one writer at a time
 #: (None: write transactions already are)
 _CHAIN_LOCK: dict[str, str | None] = {

@@ -31,7 +31,7 @@ What is measured (docs/performance-postgresql.md has the figures):
   one dispatcher in this process, already open, and timed ("catch-up"): drain+catch-up is the
   rate with that work done, and a job still undelivered after it stops the run. The worker
   processes keep compiled bytecode in a temporary folder, as an installed program would (see
-  :func:`bytecode_cache`).
+  :mod:`tests.benchmarks.installed`).
   Labrig: the built-in stage ``labrig.selftest`` with ``{"steps": 0}``, each job its own input
   digest, drained by ``python -m labrig worker --drain --workers 2`` (``LABRIG_DB`` = that
   database, ``LABRIG_STORE`` = one temporary folder shared by the processes). procrastinate:
@@ -66,18 +66,16 @@ import math
 import os
 import platform
 import resource
-import shutil
 import statistics
 import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 
+from tests.benchmarks.installed import bytecode_cache, temp_dir
 from tests.benchmarks.pg_server import (
     Delta,
     NoWalRecords,
@@ -133,38 +131,6 @@ class RoundResult:
     @property
     def drain_per_s(self) -> float:
         return self.jobs / self.drain_s
-
-
-@contextmanager
-def temp_dir(prefix: str) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@contextmanager
-def bytecode_cache() -> Iterator[Path]:
-    """Let the worker processes keep compiled bytecode, in a temporary folder of their own.
-
-    An installed Labrig, like procrastinate from its wheel, starts from compiled bytecode. A
-    development checkout run with ``PYTHONDONTWRITEBYTECODE`` would recompile Labrig's
-    modules in every worker process, a cost no installation pays; the cache folder keeps the
-    source tree untouched.
-    """
-    saved = {k: os.environ.get(k) for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
-    with temp_dir("bench-pg-pycache-") as folder:
-        os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        try:
-            yield folder
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
 
 
 def children_cpu_s() -> float:

@@ -87,7 +87,8 @@ def describe(catalog: Catalog) -> dict[str, Any]:
         with store.read() as session:
             [job] = read_jobs(session, JobQuery(newest_first=True, limit=1))
         return counts | {
-            "results": count_results(store),
+            # every one counted (the list's own counts stop past their page: COUNT_AHEAD)
+            "results": count_results(store, ahead=counts["analysis_results"]).n,
             "result_id": newest.result_id,
             "attempt_id": newest.attempt_id,
             "job_id": job.id,

@@ -22,6 +22,7 @@ from labrig.results.search import (
     AttemptQuery,
     attempt_filters,
     attempt_order,
+    few_recorded,
     in_session_order,
 )
 from labrig.store import Store
@@ -65,14 +66,15 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     query = query or AttemptQuery()
     order = attempt_order(query.sort, query.descending)
     searched = search_words(query.search) is not None
-    page = (
-        in_session_order(select(Attempt.id), query.sort, searched)
-        .where(*attempt_filters(query))
-        .order_by(*order)
-        .offset(query.offset)
-        .limit(query.limit)
-    )
     with store.read() as session:
+        few = few_recorded(session, query.source)
+        page = (
+            in_session_order(select(Attempt.id), query.sort, searched)
+            .where(*attempt_filters(query, few=few))
+            .order_by(*order)
+            .offset(query.offset)
+            .limit(query.limit)
+        )
         rows = session.execute(
             select(Attempt, CaptureSession)
             .join(CaptureSession, CaptureSession.id == Attempt.session_id)
@@ -83,6 +85,7 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
         results = _newest_result_facts(session, ids)
         jobs = _live_job_facts(session, ids)
     flags = CalibrationFlags(store)
+    flags.prefetch(used_calibrations(j.config for j in jobs.get(i, [])) for i in ids)
     return [attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
 
 
@@ -93,7 +96,8 @@ def count_attempts(
     start."""
     query = query or AttemptQuery()
     with store.read() as session:
-        found = select(Attempt.id).where(*attempt_filters(query))
+        few = few_recorded(session, query.source)
+        found = select(Attempt.id).where(*attempt_filters(query, few=few))
         return bounded_count(session, found, query.offset + ahead)
 
 

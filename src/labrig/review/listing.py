@@ -159,12 +159,13 @@ def list_results(store: Store, query: ResultQuery = EVERY_RESULT) -> list[Result
         rows = session.execute(statement).all()
         configs = _tracking_configs(session, [row[1] for row in rows])
     flags = CalibrationFlags(store)
+    used = {a: used_calibrations(c) for a, c in configs.items()}
+    flags.prefetch(used.values())
 
     def flagged(attempt_id: str, status: str) -> tuple[str, ...]:
         if status != "published":
             return ()
-        used = used_calibrations(configs.get(attempt_id, []))
-        return tuple(f.reason for f in flags.of_ids(*used))
+        return tuple(f.reason for f in flags.of_ids(*used.get(attempt_id, (None, None))))
 
     return [
         ResultSummary(

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, FunctionElement, Select, and_, func, select
+from sqlalchemy import Boolean, ColumnElement, FunctionElement, Select, and_, func, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -113,3 +113,29 @@ def _unindexed(element: unindexed, compiler: Any, **kw: Any) -> str:
 @compiles(unindexed, "sqlite")
 def _unindexed_sqlite(element: unindexed, compiler: Any, **kw: Any) -> str:
     return "+" + str(compiler.process(element.clauses, **kw))
+
+
+class probed_in(FunctionElement[bool]):  # lower case: used as a condition, like exists()
+    """``column IN (rows)``, where ``rows`` are a few thousand keys of an index on ``column``:
+    each looked up there. PostgreSQL's planner would rather read the whole table and hash it
+    (a device's 2,740 captures among 300,000 attempts' captures: 40 ms against 20); given the
+    keys as an array computed first, it looks each one up. Other databases see ``IN``."""
+
+    inherit_cache = True
+    name = "probed_in"
+    type = Boolean()
+
+    def __init__(self, column: InstrumentedAttribute[Any], rows: Select[Any]) -> None:
+        super().__init__(column, rows.scalar_subquery())
+
+
+@compiles(probed_in)
+def _probed_in(element: probed_in, compiler: Any, **kw: Any) -> str:
+    column, rows = (compiler.process(c, **kw) for c in element.clauses)
+    return f"{column} IN {rows}"
+
+
+@compiles(probed_in, "postgresql")
+def _probed_in_postgresql(element: probed_in, compiler: Any, **kw: Any) -> str:
+    column, rows = (compiler.process(c, **kw) for c in element.clauses)
+    return f"{column} = ANY(ARRAY{rows})"

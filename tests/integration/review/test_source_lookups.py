@@ -1,0 +1,87 @@
+"""A device's or rig's attempts, found two ways (issue 21): a source that recorded few is read from
+its own rows, each attempt looked up by its key; one that recorded many is left to the planner,
+which reads the attempts newest first. Both ways find the same attempts, on both databases; which
+one a page takes is decided by counting the source's rows no further than the bound. And a page's
+calibrations are read at once, not one read for each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from labrig.results.attempt_list import list_attempts
+from labrig.results.flags import CalibrationFlags
+from labrig.results.search import AttemptQuery, Source, attempt_filters, few_recorded
+from labrig.store import Store
+from labrig.store.models import Attempt
+from tests.conftest import BACKENDS, store_on
+from tests.integration.review.test_attempt_sorts import DEVICES, _built
+from tests.support.plans import statements
+
+SOURCES = [Source(rig="bench"), Source(device_id=DEVICES[0]), Source(device_id=DEVICES[1])]
+
+
+def _recorded(facts: dict[str, Any], source: Source) -> bool:
+    return bool(facts["rig"] == source.rig if source.rig else facts["device"] == source.device_id)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Store:
+    return store_on(request, request.param)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_both_ways_find_the_attempts_the_source_recorded(store: Store, source: Source) -> None:
+    catalog = _built(store)
+    expected = {a for a, f in catalog.items() if _recorded(f, source)}
+    assert expected and expected != set(catalog)
+    query = AttemptQuery(source=source)
+    with store.read() as session:
+        for few in (True, False):
+            found = session.scalars(select(Attempt.id).where(*attempt_filters(query, few=few)))
+            assert set(found) == expected, few
+
+
+def test_a_source_is_few_up_to_the_bound_counted_no_further(store: Store) -> None:
+    catalog = _built(store)
+    bench = sum(1 for f in catalog.values() if f["rig"] == "bench")
+    cam_b = sum(1 for f in catalog.values() if f["device"] == DEVICES[1])
+    with store.read() as session:
+        assert few_recorded(session, Source(rig="bench"), at_most=bench)
+        assert not few_recorded(session, Source(rig="bench"), at_most=bench - 1)
+        assert few_recorded(session, Source(device_id=DEVICES[1]), at_most=cam_b)
+        assert not few_recorded(session, Source(device_id=DEVICES[1]), at_most=cam_b - 1)
+        assert not few_recorded(session, None)  # no source: nothing to look up
+
+
+def test_a_few_recorded_attempts_are_each_looked_up_by_key_on_postgresql(pg_store: Store) -> None:
+    """The page's ids from the device's captures, each capture's attempts by the captures' index,
+    each attempt by its key: given as arrays, never joined by a hash of a whole table."""
+    _built(pg_store)
+    with statements(pg_store) as sent:
+        list_attempts(pg_store, AttemptQuery(source=Source(device_id=DEVICES[0])))
+    [page] = [(sql, params) for sql, params in sent if "= ANY(ARRAY(" in sql]
+    with pg_store.engine.connect() as conn:
+        # with scans refused, the plan shows what the query's own conditions can be read through
+        conn.exec_driver_sql("SET enable_seqscan = off")
+        plan = "\n".join(row[0] for row in conn.exec_driver_sql("EXPLAIN " + page[0], page[1]))
+    assert "ix_attempt_captures_capture" in plan, plan
+    assert "Index Cond: ((capture_id)::text = ANY (" in plan, plan
+    assert "Index Cond: ((id)::text = ANY (" in plan, plan  # the attempts, by their key
+    assert "Hash Join" not in plan and "Hash Semi Join" not in plan, plan
+
+
+def test_a_page_s_calibrations_are_read_at_once_whatever_their_number(store: Store) -> None:
+    flags = CalibrationFlags(store)
+    used = [(f"single-{n}", None) for n in range(12)] + [(None, f"rig-{n}") for n in range(9)]
+    with statements(store) as sent:
+        flags.prefetch(used)
+        # worked out once: asked again, nothing is read
+        assert all(flags.of_ids(*pair) == () for pair in used)  # none of them is stored
+    reads = [sql for sql, _ in sent if "calibrations" in sql]
+    assert len(reads) == 2, reads  # the calibrations, the rig calibrations: each by their keys
+    with statements(store) as sent:
+        assert flags.of_ids("single-99", None) == ()
+    assert len(sent) == 1  # one not prefetched is read on its own

@@ -27,7 +27,7 @@ from labrig.results.search import (
 )
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
-from labrig.store.search import COUNT_AHEAD, Tally, bounded_count, search_words
+from labrig.store.search import COUNT_AHEAD, Tally, among, bounded_count, search_words
 
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
@@ -85,8 +85,12 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
         results = _newest_result_facts(session, ids)
         jobs = _live_job_facts(session, ids)
     flags = CalibrationFlags(store)
-    flags.prefetch(used_calibrations(j.config for j in jobs.get(i, [])) for i in ids)
-    return [attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags) for a, s in rows]
+    used = {i: used_calibrations(j.config for j in jobs.get(i, [])) for i in ids}
+    flags.prefetch(used.values())
+    return [
+        attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags, used[a.id])
+        for a, s in rows
+    ]
 
 
 def count_attempts(
@@ -148,9 +152,11 @@ def _live_job_facts(session: Session, attempt_ids: Sequence[str]) -> dict[str, l
     """Of the list's attempts' live jobs, the columns a row's status needs (a page of 200 attempts
     has 2,000 jobs: ORM objects of their full rows were most of its read)."""
     grouped: dict[str, list[JobFacts]] = {}
+    if not attempt_ids:
+        return grouped
     query = (
         select(Job.attempt_id, Job.stage_id, Job.state, Job.error_message, Job.config)
-        .where(Job.attempt_id.in_(attempt_ids), Job.state != S.SUPERSEDED.value)
+        .where(among(Job.attempt_id, attempt_ids), Job.state != S.SUPERSEDED.value)
         .order_by(Job.created_at)
     )
     for attempt_id, stage_id, state, error_message, config in session.execute(query):
@@ -163,10 +169,12 @@ def _live_job_facts(session: Session, attempt_ids: Sequence[str]) -> dict[str, l
 def _newest_result_facts(session: Session, attempt_ids: Sequence[str]) -> dict[str, ResultFacts]:
     """Each attempt's newest result, without its document."""
     newest: dict[str, ResultFacts] = {}
+    if not attempt_ids:
+        return newest
     R = AnalysisResultRecord
     query = (
         select(R.attempt_id, R.id, R.status, R.degraded, R.reasons)
-        .where(R.attempt_id.in_(attempt_ids))
+        .where(among(R.attempt_id, attempt_ids))
         .order_by(R.created_at)
     )
     for attempt_id, result_id, status, degraded, reasons in session.execute(query):
@@ -190,7 +198,10 @@ def attempt_summary(
     record: ResultFacts | None,
     jobs: Sequence[JobFacts],
     flags: CalibrationFlags,
+    used: tuple[str | None, str | None] | None = None,
 ) -> AttemptSummary:
+    """``used``: the calibrations ``jobs`` ran under, if already read from them
+    (:func:`used_calibrations`)."""
     status, reasons = _status(record, jobs)
     published = status in (ResultStatus.PUBLISHED, ResultStatus.DEGRADED)
     return AttemptSummary(
@@ -203,7 +214,9 @@ def attempt_summary(
         reasons=tuple(reasons),
         result_id=record.id if record is not None else None,
         note=attempt.note,
-        flags=flags.of_ids(*used_calibrations(j.config for j in jobs)) if published else (),
+        flags=flags.of_ids(*(used or used_calibrations(j.config for j in jobs)))
+        if published
+        else (),
     )
 
 

@@ -52,6 +52,7 @@ from labrig.store.models import (
 from labrig.store.search import (
     COUNT_AHEAD,
     Tally,
+    among,
     bounded_count,
     check_page,
     id_like,
@@ -296,7 +297,7 @@ def _tracking_configs(session: Session, attempt_ids: list[str]) -> dict[str, lis
         return configs
     for attempt_id, config in session.execute(
         select(Job.attempt_id, Job.config).where(
-            Job.attempt_id.in_(attempt_ids),
+            among(Job.attempt_id, attempt_ids),
             # by the attempts' index (10 jobs each), not the stage's (a fifth of every job)
             unindexed(Job.stage_id).in_(("tracking.markers", "tracking.rig")),
         )

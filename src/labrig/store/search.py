@@ -4,10 +4,21 @@ rather than every row: an id's prefix, text taken literally in a LIKE pattern, a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Boolean, ColumnElement, FunctionElement, Select, and_, func, select
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    FunctionElement,
+    Select,
+    String,
+    and_,
+    bindparam,
+    func,
+    select,
+)
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -123,7 +134,6 @@ class probed_in(FunctionElement[bool]):  # lower case: used as a condition, like
 
     inherit_cache = True
     name = "probed_in"
-    type = Boolean()
 
     def __init__(self, column: InstrumentedAttribute[Any], rows: Select[Any]) -> None:
         super().__init__(column, rows.scalar_subquery())
@@ -139,3 +149,36 @@ def _probed_in(element: probed_in, compiler: Any, **kw: Any) -> str:
 def _probed_in_postgresql(element: probed_in, compiler: Any, **kw: Any) -> str:
     column, rows = (compiler.process(c, **kw) for c in element.clauses)
     return f"{column} = ANY(ARRAY{rows})"
+
+
+class among(FunctionElement[bool]):  # lower case: used as a condition, like probed_in
+    """``column IN (keys)`` for a page's keys (hundreds of them). On PostgreSQL ``column =
+    ANY(:keys)``, the keys one array parameter: the statement's text is the same for any number
+    of keys, so the driver does not parse it again at every page, nor SQLAlchemy render a
+    parameter for each key (4 ms of a page of 200 attempts and their 2,000 jobs). Not for no
+    keys: a page without rows reads nothing more."""
+
+    inherit_cache = True
+    name = "among"
+
+    def __init__(self, column: InstrumentedAttribute[Any], keys: Sequence[str]) -> None:
+        if not keys:
+            raise ValueError("among() needs at least one key")
+        listed = list(keys)
+        super().__init__(
+            column,
+            bindparam(None, listed, expanding=True),
+            bindparam(None, listed, type_=ARRAY(String)),
+        )
+
+
+@compiles(among)
+def _among(element: among, compiler: Any, **kw: Any) -> str:
+    column, listed, _array = element.clauses
+    return f"{compiler.process(column, **kw)} IN {compiler.process(listed, **kw)}"
+
+
+@compiles(among, "postgresql")
+def _among_postgresql(element: among, compiler: Any, **kw: Any) -> str:
+    column, _listed, array = element.clauses
+    return f"{compiler.process(column, **kw)} = ANY({compiler.process(array, **kw)})"

@@ -16,6 +16,7 @@ from labrig.results.flags import CalibrationFlags
 from labrig.results.search import AttemptQuery, Source, attempt_filters, few_recorded
 from labrig.store import Store
 from labrig.store.models import Attempt
+from labrig.store.search import among
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
 from tests.support.plans import statements
@@ -85,3 +86,19 @@ def test_a_page_s_calibrations_are_read_at_once_whatever_their_number(store: Sto
     with statements(store) as sent:
         assert flags.of_ids("single-99", None) == ()
     assert len(sent) == 1  # one not prefetched is read on its own
+
+
+def test_a_page_s_jobs_are_read_by_one_statement_whatever_the_page_s_size(store: Store) -> None:
+    """The jobs and results of a page's attempts (``among``): the rows ``IN`` finds; on PostgreSQL
+    one statement text for any number of keys, the keys one array, so the driver parses it once."""
+    catalog = _built(store)
+    ids = sorted(catalog)
+    texts = set()
+    for keys in (ids[:1], ids[:5], ids):
+        with store.read() as session, statements(store) as sent:
+            found = session.scalars(select(Attempt.id).where(among(Attempt.id, keys)))
+            assert sorted(found) == sorted(keys)
+        texts |= {sql for sql, _ in sent}
+    assert len(texts) == (1 if store.dialect == "postgresql" else 3), texts
+    with pytest.raises(ValueError, match="at least one key"):
+        among(Attempt.id, [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from sqlalchemy import select
 
@@ -39,6 +40,20 @@ __all__ = [
     "JobQueue",
     "JobSpec",
 ]
+
+
+class Left(Enum):
+    """What a drain waits for (:meth:`JobQueue.left_to_drain`)."""
+
+    NOTHING = "nothing"
+    HELD = "held"  # jobs a worker holds now: leased, running, checkpointed
+    WAITING = "waiting"  # only jobs to be claimed, or retried later
+
+
+#: the jobs a worker holds
+HELD = (S.LEASED, S.RUNNING, S.CHECKPOINTED)
+#: the other jobs that can still run without an operator
+WAITING = (S.CREATED, S.READY, S.RETRY_WAITING)
 
 
 @dataclass
@@ -139,6 +154,12 @@ class JobQueue(Enqueuing, Claiming):
         InputsPending jobs do not count: each waits on a job that is either active (and
         counted here) or blocked by a quality gate, which only an operator can release.
         """
-        waiting = (S.CREATED, S.READY, S.LEASED, S.RUNNING, S.CHECKPOINTED, S.RETRY_WAITING)
+        return self.left_to_drain() is Left.NOTHING
+
+    def left_to_drain(self) -> Left:
+        """What keeps a drain from being complete (:meth:`idle`): nothing, jobs a worker holds
+        now (leased, running: they end soon), or only jobs waiting to be claimed or retried."""
         counts = self.counts()
-        return not any(counts[s] for s in waiting)
+        if any(counts[s] for s in HELD):
+            return Left.HELD
+        return Left.WAITING if any(counts[s] for s in WAITING) else Left.NOTHING

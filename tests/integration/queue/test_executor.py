@@ -79,3 +79,30 @@ def test_drain_ends_when_the_rest_waits_on_a_blocked_job(store: Store) -> None:
     assert not runner.is_alive(), "drain kept waiting for a job only an operator can release"
     assert services.queue.get(blocked.id).state is JobState.BLOCKED_BY_QUALITY
     assert services.queue.get(waiting.id).state is JobState.INPUTS_PENDING
+
+
+def test_a_drain_ends_soon_after_another_worker_ends_the_last_job(store: Store) -> None:
+    """Another worker's commits do not wake this one (they are not of its store): a drain that
+    waits only for jobs another worker holds looks again within a moment, not its poll interval."""
+    from labrig.store import open_store
+
+    url = store.engine.url.render_as_string(hide_password=False)
+    # another worker's process, on the same catalog: its commits wake only it
+    other_store = open_store(store.root, db=url if store.dialect == "postgresql" else None)
+    try:
+        other = bootstrap(store=other_store).queue
+        job = other.enqueue("labrig.selftest", config={"steps": 20, "step_seconds": 0.02})
+        held = threading.Thread(target=ThreadExecutor(other, workers=1).run, kwargs={"drain": True})
+        held.start()
+        queue = bootstrap(store=store).queue
+        while queue.get(job.id).state is not JobState.RUNNING:  # held by the other worker
+            time.sleep(0.01)
+        drain = ThreadExecutor(queue, workers=1, poll_seconds=3600)  # its own wait: an hour
+        runner = threading.Thread(target=drain.run, kwargs={"drain": True})
+        runner.start()
+        held.join(30)
+        assert queue.get(job.id).state is JobState.SUCCEEDED
+        runner.join(30)
+        assert not runner.is_alive(), "the drain waited out its poll interval"
+    finally:
+        other_store.close()

@@ -22,8 +22,8 @@ from labrig.results.search import (
     AttemptQuery,
     attempt_filters,
     attempt_order,
-    few_recorded,
     in_session_order,
+    sizes_of,
 )
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
@@ -67,10 +67,9 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     order = attempt_order(query.sort, query.descending)
     searched = search_words(query.search) is not None
     with store.read() as session:
-        few = few_recorded(session, query.source)
         page = (
             in_session_order(select(Attempt.id), query.sort, searched)
-            .where(*attempt_filters(query, few=few))
+            .where(*attempt_filters(query, sizes_of(session, query)))
             .order_by(*order)
             .offset(query.offset)
             .limit(query.limit)
@@ -100,8 +99,7 @@ def count_attempts(
     start."""
     query = query or AttemptQuery()
     with store.read() as session:
-        few = few_recorded(session, query.source)
-        found = select(Attempt.id).where(*attempt_filters(query, few=few))
+        found = select(Attempt.id).where(*attempt_filters(query, sizes_of(session, query)))
         return bounded_count(session, found, query.offset + ahead)
 
 

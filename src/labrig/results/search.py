@@ -54,6 +54,7 @@ from labrig.store.search import (
     probed_in,
     search_words,
     starts_with,
+    unindexed,
 )
 
 
@@ -180,9 +181,19 @@ def _sessions_first(join: SessionsFirst, compiler: Any, **kw: Any) -> str:
     return f"{left} CROSS JOIN {right} ON {compiler.process(join.onclause, **kw)}"
 
 
-def attempt_filters(query: AttemptQuery, *, few: bool = False) -> list[ColumnElement[bool]]:
-    """``query``'s criteria on attempts; ``few``: its source recorded few of them
-    (:func:`few_recorded`), each looked up by its key."""
+@dataclass(frozen=True)
+class Sizes:
+    """What the plan of a page of attempts needs to know of how much its filters find
+    (:func:`sizes_of`): a source's attempts and the revised ones, each either few (looked up by
+    their keys, then sorted) or many (the attempts read in the page's order, each tested, until
+    the page is full)."""
+
+    few_recorded: bool = False
+    few_revised: bool = True
+
+
+def attempt_filters(query: AttemptQuery, sizes: Sizes = Sizes()) -> list[ColumnElement[bool]]:
+    """``query``'s criteria on attempts, each written for how much it finds (``sizes``)."""
     found: list[ColumnElement[bool]] = []
     if query.session is not None:
         found.append(Attempt.session_id == query.session)
@@ -192,23 +203,46 @@ def attempt_filters(query: AttemptQuery, *, few: bool = False) -> list[ColumnEle
         found.append(Attempt.id.in_(matching_attempts(text)))
     if query.status is not None:
         found.append(Attempt.result_status == query.status.value)
-    if query.review is ReviewFilter.REVISED:
-        # the revised results' attempts (a revision's result, then its attempt: by their keys)
-        found.append(Attempt.id.in_(_revised_attempts()))
+    revised = _revised_attempts()
+    if query.review is ReviewFilter.REVISED and sizes.few_revised:
+        # a revision's result, then its attempt: by their keys
+        found.append(Attempt.id.in_(revised))
+    elif query.review is ReviewFilter.REVISED:
+        # many: tested on each attempt read (SQLite gathered 13,000 and sorted them: 63 ms)
+        found.append(exists(revised.where(AnalysisResultRecord.attempt_id == Attempt.id)))
     elif query.review is ReviewFilter.UNREVISED:
         # most are: a page, or a count that stops (count_attempts), is found among the first
         # rows read
-        found.append(
-            ~exists(_revised_attempts().where(AnalysisResultRecord.attempt_id == Attempt.id))
-        )
+        found.append(~exists(revised.where(AnalysisResultRecord.attempt_id == Attempt.id)))
     elif query.review is ReviewFilter.SIGNED_OFF:
         found.append(Attempt.id.in_(select(ResultSignOff.attempt_id)))
-    if query.source is not None:
-        if few:
-            found.append(probed_in(Attempt.id, recorded_by(query.source, few=True)))
-        else:
-            found.append(Attempt.id.in_(recorded_by(query.source)))
+    if query.source is not None and sizes.few_recorded:
+        found.append(probed_in(Attempt.id, recorded_by(query.source, few=True)))
+    elif query.source is not None:
+        # many: tested on each attempt read (SQLite gathered the walkway's 49,000 and sorted
+        # them: 68 ms)
+        found.append(_recorded_each(query.source))
     return found
+
+
+def _recorded_each(source: Source) -> ColumnElement[bool]:
+    """Whether ``source`` recorded the attempt at hand, looked up from the attempt: its rig
+    recording, or its captures and then their device (SQLite, kept from the device's index,
+    read the device's 49,070 captures for each attempt)."""
+    if source.rig is not None:
+        return exists(
+            select(RigRecording.id).where(
+                RigRecording.attempt_id == Attempt.id, RigRecording.rig_name == source.rig
+            )
+        )
+    return exists(
+        select(AttemptCapture.capture_id)
+        .join(Capture, Capture.id == AttemptCapture.capture_id)
+        .where(
+            AttemptCapture.attempt_id == Attempt.id,
+            unindexed(Capture.device_id) == source.device_id,
+        )
+    )
 
 
 def _revised_attempts() -> Select[Any]:
@@ -234,24 +268,34 @@ def recorded_by(source: Source, *, few: bool = False) -> Select[Any]:
     )
 
 
-#: a source with at most this many recordings has its attempts looked up one by one
-FEW_RECORDED = 5_000
+#: a filter that finds at most this many attempts has them looked up by key (:class:`Sizes`)
+FEW = 5_000
 
 
-def few_recorded(session: Session, source: Source | None, at_most: int = FEW_RECORDED) -> bool:
-    """Whether ``source`` recorded at most ``at_most`` captures (a device) or attempts (a rig),
-    counted no further. A page of the newest 200 of a source's attempts is then found
-    fastest from the source's own rows, each attempt looked up by its key (a rig's 2,740 of
-    100,000: 5 ms); PostgreSQL's planner read and hashed every attempt, or every attempt's
-    captures, instead (12 and 40 ms). A source that recorded many is found fastest the other way,
-    the attempts read newest first until the page is full (a camera's 49,070: 5 ms, where the
-    lookups took 200), which the planner chooses itself."""
-    if source is None:
-        return False
+def sizes_of(session: Session, query: AttemptQuery, at_most: int = FEW) -> Sizes:
+    """How much ``query``'s source and review filters find, each counted no further than
+    ``at_most`` (and only when the query has it).
+
+    A page of the newest 200 of a few thousand attempts is found fastest from the filter's own
+    rows, each attempt looked up by its key (a rig's 2,740 of 100,000: 5 ms on PostgreSQL, whose
+    planner read and hashed every attempt or every attempt's captures instead: 12 and 40 ms). A
+    filter that finds many is found fastest the other way, the attempts read newest first until
+    the page is full (a camera's 49,070: 5 ms, where the lookups took 200)."""
+    few_recorded = query.source is not None and _few(session, _recordings(query.source), at_most)
+    few_revised = query.review is not ReviewFilter.REVISED or _few(
+        session, select(ResultRevision.id), at_most
+    )
+    return Sizes(few_recorded=few_recorded, few_revised=few_revised)
+
+
+def _recordings(source: Source) -> Select[Any]:
+    """The rows ``source`` recorded: a device's captures, a rig's recordings."""
     if source.rig is not None:
-        rows = select(RigRecording.id).where(RigRecording.rig_name == source.rig)
-    else:
-        rows = select(Capture.id).where(Capture.device_id == source.device_id)
+        return select(RigRecording.id).where(RigRecording.rig_name == source.rig)
+    return select(Capture.id).where(Capture.device_id == source.device_id)
+
+
+def _few(session: Session, rows: Select[Any], at_most: int) -> bool:
     return not bounded_count(session, rows, at_most).more
 
 

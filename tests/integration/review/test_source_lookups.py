@@ -1,8 +1,8 @@
-"""A device's or rig's attempts, found two ways (issue 21): a source that recorded few is read from
-its own rows, each attempt looked up by its key; one that recorded many is left to the planner,
-which reads the attempts newest first. Both ways find the same attempts, on both databases; which
-one a page takes is decided by counting the source's rows no further than the bound. And a page's
-calibrations are read at once, not one read for each."""
+"""A device's or rig's attempts, and the revised ones, found two ways (issue 21): few are read from
+the filter's own rows, each attempt looked up by its key; many are tested on each attempt read in
+the page's order. Both ways find the same attempts, on both databases; which one a page takes is
+decided by counting the filter's rows no further than the bound. A page's calibrations are read at
+once, not one read for each; its jobs by one statement whatever their number."""
 
 from __future__ import annotations
 
@@ -13,9 +13,17 @@ from sqlalchemy import select
 
 from labrig.results.attempt_list import list_attempts
 from labrig.results.flags import CalibrationFlags
-from labrig.results.search import AttemptQuery, Source, attempt_filters, few_recorded
+from labrig.results.search import (
+    AttemptQuery,
+    ReviewFilter,
+    Sizes,
+    Source,
+    attempt_filters,
+    attempt_order,
+    sizes_of,
+)
 from labrig.store import Store
-from labrig.store.models import Attempt
+from labrig.store.models import Attempt, ResultRevision
 from labrig.store.search import among
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
@@ -33,28 +41,47 @@ def store(request: pytest.FixtureRequest) -> Store:
     return store_on(request, request.param)
 
 
-@pytest.mark.parametrize("source", SOURCES)
-def test_both_ways_find_the_attempts_the_source_recorded(store: Store, source: Source) -> None:
+FILTERS = [*(AttemptQuery(source=s) for s in SOURCES), AttemptQuery(review=ReviewFilter.REVISED)]
+
+
+def _keep(query: AttemptQuery, facts: dict[str, Any]) -> bool:
+    if query.review is ReviewFilter.REVISED:
+        return bool(facts["revised"])
+    assert query.source is not None
+    return _recorded(facts, query.source)
+
+
+@pytest.mark.parametrize("query", FILTERS)
+def test_both_ways_find_the_attempts_the_filter_keeps(store: Store, query: AttemptQuery) -> None:
     catalog = _built(store)
-    expected = {a for a, f in catalog.items() if _recorded(f, source)}
+    expected = {a for a, f in catalog.items() if _keep(query, f)}
     assert expected and expected != set(catalog)
-    query = AttemptQuery(source=source)
     with store.read() as session:
         for few in (True, False):
-            found = session.scalars(select(Attempt.id).where(*attempt_filters(query, few=few)))
+            sizes = Sizes(few_recorded=few, few_revised=few)
+            found = session.scalars(select(Attempt.id).where(*attempt_filters(query, sizes)))
             assert set(found) == expected, few
 
 
-def test_a_source_is_few_up_to_the_bound_counted_no_further(store: Store) -> None:
+def test_a_filter_finds_few_up_to_the_bound_counted_no_further(store: Store) -> None:
     catalog = _built(store)
     bench = sum(1 for f in catalog.values() if f["rig"] == "bench")
     cam_b = sum(1 for f in catalog.values() if f["device"] == DEVICES[1])
     with store.read() as session:
-        assert few_recorded(session, Source(rig="bench"), at_most=bench)
-        assert not few_recorded(session, Source(rig="bench"), at_most=bench - 1)
-        assert few_recorded(session, Source(device_id=DEVICES[1]), at_most=cam_b)
-        assert not few_recorded(session, Source(device_id=DEVICES[1]), at_most=cam_b - 1)
-        assert not few_recorded(session, None)  # no source: nothing to look up
+        revisions = len(session.scalars(select(ResultRevision.id)).all())
+        for query, n in (
+            (AttemptQuery(source=Source(rig="bench")), bench),
+            (AttemptQuery(source=Source(device_id=DEVICES[1])), cam_b),
+        ):
+            assert sizes_of(session, query, at_most=n).few_recorded
+            assert not sizes_of(session, query, at_most=n - 1).few_recorded
+        revised = AttemptQuery(review=ReviewFilter.REVISED)
+        assert sizes_of(session, revised, at_most=revisions).few_revised
+        assert not sizes_of(session, revised, at_most=revisions - 1).few_revised
+        # no source, no review filter: nothing is counted
+        with statements(store) as sent:
+            assert sizes_of(session, AttemptQuery()) == Sizes()
+        assert sent == []
 
 
 def test_a_few_recorded_attempts_are_each_looked_up_by_key_on_postgresql(pg_store: Store) -> None:
@@ -102,3 +129,28 @@ def test_a_page_s_jobs_are_read_by_one_statement_whatever_the_page_s_size(store:
     assert len(texts) == (1 if store.dialect == "postgresql" else 3), texts
     with pytest.raises(ValueError, match="at least one key"):
         among(Attempt.id, [])
+
+
+@pytest.mark.parametrize("query", FILTERS)
+def test_many_are_tested_on_each_attempt_read_in_the_page_s_order_on_sqlite(
+    sqlite_store: Store, query: AttemptQuery
+) -> None:
+    """SQLite, which keeps no statistics, reads the attempts newest first from their index and
+    looks each one's rig, captures or revisions up: it neither gathers what the filter finds to
+    sort it, nor reads a device's captures for each attempt."""
+    _built(sqlite_store)
+    page = (
+        select(Attempt.id)
+        .where(*attempt_filters(query, Sizes(few_recorded=False, few_revised=False)))
+        .order_by(*attempt_order(query.sort, query.descending))
+        .limit(10)
+    )
+    with sqlite_store.read() as session:
+        statement = page.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+        plan = " | ".join(
+            str(row[-1])
+            for row in session.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}")
+        )
+    assert "SCAN attempts USING INDEX ix_attempts_created_at" in plan, plan
+    assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
+    assert "ix_captures_device" not in plan, plan

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Select,
     UnaryExpression,
     exists,
+    or_,
     select,
     union,
 )
@@ -56,6 +57,18 @@ from labrig.store.search import (
     starts_with,
     unindexed,
 )
+
+
+def matched_each(text: str) -> ColumnElement[bool]:
+    """Whether the attempt at hand is one :func:`matching_attempts` finds, looked up from it (its
+    session, its id): for a search that finds many, tested on each attempt read in a page's order
+    (SQLite gathered the 33,000 attempts of 's00' and sorted their results: 320 ms)."""
+    by_session = exists(
+        select(CaptureSession.id)
+        .where(CaptureSession.id == Attempt.session_id, session_matches(text))
+        .correlate(Attempt)  # the attempt at hand, whether or not its session is joined too
+    )
+    return or_(by_session, starts_with(Attempt.id, text.lower())) if id_like(text) else by_session
 
 
 def matching_attempts(text: str) -> Select[Any] | CompoundSelect[Any]:
@@ -190,6 +203,7 @@ class Sizes:
 
     few_recorded: bool = False
     few_revised: bool = True
+    few_matched: bool = True  # a search's
 
 
 def attempt_filters(query: AttemptQuery, sizes: Sizes = Sizes()) -> list[ColumnElement[bool]]:
@@ -199,8 +213,10 @@ def attempt_filters(query: AttemptQuery, sizes: Sizes = Sizes()) -> list[ColumnE
         found.append(Attempt.session_id == query.session)
     if query.since is not None:
         found.append(Attempt.created_at >= query.since)
-    if (text := search_words(query.search)) is not None:
+    if (text := search_words(query.search)) is not None and sizes.few_matched:
         found.append(Attempt.id.in_(matching_attempts(text)))
+    elif text is not None:
+        found.append(matched_each(text))
     if query.status is not None:
         found.append(Attempt.result_status == query.status.value)
     revised = _revised_attempts()
@@ -285,7 +301,19 @@ def sizes_of(session: Session, query: AttemptQuery, at_most: int = FEW) -> Sizes
     few_revised = query.review is not ReviewFilter.REVISED or _few(
         session, select(ResultRevision.id), at_most
     )
-    return Sizes(few_recorded=few_recorded, few_revised=few_revised)
+    return Sizes(
+        few_recorded=few_recorded,
+        few_revised=few_revised,
+        few_matched=few_matched(session, query.search, at_most),
+    )
+
+
+def few_matched(session: Session, search: str | None, at_most: int = FEW) -> bool:
+    """Whether ``search`` finds at most ``at_most`` attempts, counted no further (true without
+    one): its attempts are then looked up by key, else tested on each one read (:class:`Sizes`,
+    :func:`matched_each`)."""
+    text = search_words(search)
+    return text is None or _few(session, matching_attempts(text), at_most)
 
 
 def _recordings(source: Source) -> Select[Any]:
@@ -295,7 +323,7 @@ def _recordings(source: Source) -> Select[Any]:
     return select(Capture.id).where(Capture.device_id == source.device_id)
 
 
-def _few(session: Session, rows: Select[Any], at_most: int) -> bool:
+def _few(session: Session, rows: Select[Any] | CompoundSelect[Any], at_most: int) -> bool:
     return not bounded_count(session, rows, at_most).more
 
 

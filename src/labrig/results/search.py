@@ -269,7 +269,7 @@ def _revised_attempts() -> Select[Any]:
 
 def recorded_by(source: Source, *, few: bool = False) -> Select[Any]:
     """The ids of the attempts of ``source``'s device (from the device's captures) or rig; ``few``:
-    a device's captures looked up one by one (:func:`few_recorded`)."""
+    a device's captures looked up one by one (:func:`sizes_of`)."""
     if source.rig is not None:
         return select(RigRecording.attempt_id).where(RigRecording.rig_name == source.rig)
     if few:
@@ -288,9 +288,13 @@ def recorded_by(source: Source, *, few: bool = False) -> Select[Any]:
 FEW = 5_000
 
 
-def sizes_of(session: Session, query: AttemptQuery, at_most: int = FEW) -> Sizes:
+def sizes_of(
+    session: Session, query: AttemptQuery, at_most: int = FEW, *, counting: bool = False
+) -> Sizes:
     """How much ``query``'s source and review filters find, each counted no further than
-    ``at_most`` (and only when the query has it).
+    ``at_most`` (and only when the query has it). ``counting``: for a count, which gathers the
+    revised attempts, a few in ten, whatever their number (it reads up to its bound, and walking
+    the attempts to find 5,000 of them read 38,000: 118 ms on SQLite, against 32).
 
     A page of the newest 200 of a few thousand attempts is found fastest from the filter's own
     rows, each attempt looked up by its key (a rig's 2,740 of 100,000: 5 ms on PostgreSQL, whose
@@ -298,8 +302,10 @@ def sizes_of(session: Session, query: AttemptQuery, at_most: int = FEW) -> Sizes
     filter that finds many is found fastest the other way, the attempts read newest first until
     the page is full (a camera's 49,070: 5 ms, where the lookups took 200)."""
     few_recorded = query.source is not None and _few(session, _recordings(query.source), at_most)
-    few_revised = query.review is not ReviewFilter.REVISED or _few(
-        session, select(ResultRevision.id), at_most
+    few_revised = (
+        counting
+        or query.review is not ReviewFilter.REVISED
+        or _few(session, select(ResultRevision.id), at_most)
     )
     return Sizes(
         few_recorded=few_recorded,

@@ -78,6 +78,9 @@ def test_a_filter_finds_few_up_to_the_bound_counted_no_further(store: Store) -> 
         revised = AttemptQuery(review=ReviewFilter.REVISED)
         assert sizes_of(session, revised, at_most=revisions).few_revised
         assert not sizes_of(session, revised, at_most=revisions - 1).few_revised
+        with statements(store) as sent:  # a count gathers them, so they are not counted first
+            assert sizes_of(session, revised, at_most=revisions - 1, counting=True).few_revised
+        assert sent == []
         # no source, no review filter: nothing is counted
         with statements(store) as sent:
             assert sizes_of(session, AttemptQuery()) == Sizes()

@@ -51,7 +51,6 @@ import hashlib
 import itertools
 import os
 import platform
-import shutil
 import signal
 import sqlite3
 import statistics
@@ -65,6 +64,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # run as a script, only this folder is on the path
+    sys.path.insert(0, str(REPO))
+
+from tests.benchmarks.installed import temp_dir  # noqa: E402
 
 WORKERS = 4
 KILL_SLEEP_SECONDS = 0.05
@@ -153,16 +158,6 @@ class RoundResult:
         return self.jobs / self.total_s
 
 
-@contextmanager
-def temp_dir(prefix: str) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        os.sync()  # the next round does not wait for this one's write-back (and discards)
-
-
 def timed(
     record: list[float], fn: Callable[..., Any], skip: Callable[..., bool]
 ) -> Callable[..., Any]:
@@ -222,7 +217,7 @@ def labrig_round(jobs: int, count: bool = False) -> RoundResult:
     from labrig.jobs.stages import StageRegistry
     from labrig.store.models import Job, JobOutput, OutboxEvent
 
-    with temp_dir("bench-labrig-") as root:
+    with temp_dir("bench-labrig-", sync=True) as root:
         services = bootstrap(root / "store", registry=StageRegistry((labrig_noop_stage(),)))
         try:
             queue = services.queue
@@ -337,7 +332,7 @@ def huey_consumer(huey: Any) -> Iterator[Any]:
 def huey_round(jobs: int, count: bool = False) -> RoundResult:
     from huey.signals import SIGNAL_COMPLETE
 
-    with temp_dir("bench-huey-") as root:
+    with temp_dir("bench-huey-", sync=True) as root:
         counter, latencies = TxCounter(), []
         huey = make_huey(root / "huey.db", "bench", counter if count else None)
         try:
@@ -479,7 +474,7 @@ def kill_mid_run(system: str, folder: Path, jobs: int, db: Path, done_sql: str) 
 
 
 def labrig_kill(jobs: int) -> KillResult:
-    with temp_dir("bench-kill-labrig-") as folder:
+    with temp_dir("bench-kill-labrig-", sync=True) as folder:
         db = folder / "store" / "labrig.db"
         done_sql = f"SELECT count(*) FROM jobs WHERE state IN {LABRIG_SUCCESS}"
         done = kill_mid_run("labrig", folder, jobs, db, done_sql)
@@ -512,7 +507,7 @@ def labrig_kill(jobs: int) -> KillResult:
 
 
 def huey_kill(jobs: int) -> KillResult:
-    with temp_dir("bench-kill-huey-") as folder:
+    with temp_dir("bench-kill-huey-", sync=True) as folder:
         db = folder / "huey.db"
         done = kill_mid_run("huey", folder, jobs, db, "SELECT count(*) FROM kv")
         queued = count_rows(db, "SELECT count(*) FROM task")
@@ -663,9 +658,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_postgresql(spec: str, *, jobs: int | None, quick: bool, rounds: int | None) -> int:
-    repo = str(Path(__file__).resolve().parents[2])
-    if repo not in sys.path:  # run as a script, only this folder is on the path
-        sys.path.insert(0, repo)
     from tests.benchmarks.bench_queue_pg import run_postgresql as run
 
     return run(spec, jobs=jobs, quick=quick, rounds=rounds)

@@ -18,12 +18,16 @@ from pathlib import Path
 
 
 @contextmanager
-def temp_dir(prefix: str) -> Iterator[Path]:
+def temp_dir(prefix: str, *, sync: bool = False) -> Iterator[Path]:
+    """A temporary folder, removed afterwards (``sync``: and its removal written back, so the
+    next round does not wait for this one's write-back and discards)."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+        if sync:
+            os.sync()
 
 
 @contextmanager

@@ -45,3 +45,11 @@ def plans(store: Store, sent: list[tuple[str, Any]], table: str | None = None) -
                 rows = connection.exec_driver_sql(explain + statement, parameters).all()
                 found.append(" | ".join(str(row[-1]) for row in rows))
     return found
+
+
+def plan_of(store: Store, statement: Any) -> str:
+    """The plan of ``statement`` (a select, its values written into it), its steps joined by
+    `` | ``."""
+    with store.read() as session:
+        sql = statement.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+    return plans(store, [(str(sql), ())])[0]

@@ -24,6 +24,7 @@ from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_result_pages import _catalog
+from tests.support.plans import plan_of
 
 #: words (a subject's start, a protocol's, an operator's, letter case ignored) and id starts
 SEARCHES = ["s000", "GAIT", "tech1", "P-0", "0", "a", "no-such-word"]
@@ -88,11 +89,6 @@ def test_a_search_that_finds_many_reads_the_results_in_the_page_s_order_on_sqlit
         .order_by(R.created_at.desc(), R.id.desc())
         .limit(10)
     )
-    with sqlite_store.read() as session:
-        statement = page.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
-        plan = " | ".join(
-            str(row[-1])
-            for row in session.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}")
-        )
+    plan = plan_of(sqlite_store, page)
     assert plan.startswith("SCAN analysis_results USING INDEX ix_analysis_results_created_at")
     assert "TEMP B-TREE" not in plan, plan

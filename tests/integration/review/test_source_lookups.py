@@ -27,7 +27,7 @@ from labrig.store.models import Attempt, ResultRevision
 from labrig.store.search import among
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
-from tests.support.plans import statements
+from tests.support.plans import plan_of, statements
 
 SOURCES = [Source(rig="bench"), Source(device_id=DEVICES[0]), Source(device_id=DEVICES[1])]
 
@@ -148,12 +148,7 @@ def test_many_are_tested_on_each_attempt_read_in_the_page_s_order_on_sqlite(
         .order_by(*attempt_order(query.sort, query.descending))
         .limit(10)
     )
-    with sqlite_store.read() as session:
-        statement = page.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
-        plan = " | ".join(
-            str(row[-1])
-            for row in session.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}")
-        )
+    plan = plan_of(sqlite_store, page)
     assert "SCAN attempts USING INDEX ix_attempts_created_at" in plan, plan
     assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
     assert "ix_captures_device" not in plan, plan

@@ -6,6 +6,7 @@ write session when there is reaping to do.
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,16 +49,25 @@ class Claiming(QueueCore):
         return self.lease_ready(self.store.raw_in(session), slots, start)
 
     def needs_reaping(self, tx: RawTransaction) -> bool:
-        """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths."""
+        """Whether a lease has lapsed or a retry is due: work for :meth:`claim_in`'s ORM paths.
+
+        Looked for at most every :attr:`reap_check_seconds` (False in between): a worker's
+        commits ask at each one, and what they find can wait that long. :meth:`claim` and
+        :meth:`reap` always look."""
+        if time.monotonic() < self._reap_check_due:
+            return False
         now = self.shared_now(tx)
         rows = tx.execute(self.sql.held_or_due, {"now": tx.dialect.to_db_datetime(now)}).fetchall()
-        return any(
+        found = any(
             due
             or lease_expired(
                 self.clock, host, boot_id, owner, mono, tx.dialect.from_db_datetime(expires), now
             )
             for _id, host, boot_id, owner, mono, expires, due in rows
         )
+        if not found:  # else the session path reaps, and the next commit looks again
+            self._reap_check_due = time.monotonic() + self.reap_check_seconds
+        return found
 
     def lease_ready(self, tx: RawTransaction, slots: int, start: bool = False) -> list[Claim]:
         """Lease up to ``slots`` Ready jobs in claim order (and start them), in ``tx``: one

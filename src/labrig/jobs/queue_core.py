@@ -37,6 +37,10 @@ for _edge in ((S.CREATED, S.READY), (S.READY, S.LEASED), (S.LEASED, S.RUNNING)):
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
+#: how often a worker's commits look for lapsed leases and due retries (seconds, real time): a
+#: lease lasts tens of seconds and a retry waits seconds, so twice a second finds them in time,
+#: while a look at every commit (hundreds a second) was a tenth of a busy worker's work
+REAP_CHECK_SECONDS = 0.5
 CANCELLED = "LABRIG_CANCELLED"
 
 
@@ -53,6 +57,10 @@ class QueueCore:
     heavy_paused: Callable[[], bool] = lambda: False
     #: True while no job should start here (this workstation is recording): Ready jobs wait
     paused: Callable[[], bool] = lambda: False
+    #: see :data:`REAP_CHECK_SECONDS` (0: at every commit)
+    reap_check_seconds: float = REAP_CHECK_SECONDS
+    #: ``time.monotonic()`` before which the commits' look for reaping is skipped
+    _reap_check_due: float = field(default=0.0, init=False, repr=False, compare=False)
 
     @property
     def sql(self) -> QueueSQL:

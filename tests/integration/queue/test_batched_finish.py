@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ from labrig.errors import InvalidEventPayloadError, PermanentStageError, Unknown
 from labrig.events import events_after
 from labrig.jobs.completions import Outcome
 from labrig.jobs.executor import ThreadExecutor
-from labrig.jobs.queue import JobSpec
+from labrig.jobs.fenced import FencedWrites
+from labrig.jobs.queue import JobQueue, JobSpec
 from labrig.jobs.rows import queue_sql
 from labrig.jobs.runner import execute_claim, run_claim
 from labrig.jobs.stages import Stage, StageOutput, StageRegistry
@@ -108,6 +110,37 @@ def test_a_lapsed_lease_in_a_batch_is_reported_lost(rig: Rig) -> None:
     results, _ = rig.writes.finish([Outcome(claim, "complete", output=_output(claim.job_id))])
     assert results[0].lease_lost and results[0].view is None
     assert rig.queue.get(claim.job_id).state is S.RUNNING  # left for the reaper
+
+
+def _lapsed_behind_a_look(rig: Rig, every: float) -> tuple[str, FencedWrites, JobQueue]:
+    """A job Running under the first worker, another worker's commit that has just looked for
+    lapsed leases (finding none), then the first worker's lease lapsed."""
+    running = rig.queue.enqueue("t.echo", ["a"])
+    rig.queue.claim(1, start=True)
+    other_queue, other_writes = rig.worker("w2")
+    other_queue.reap_check_seconds = every
+    assert other_writes.finish([], claim_slots=1) == ([], [])  # nothing Ready, nothing lapsed
+    rig.time.advance(31)
+    return running.id, other_writes, other_queue
+
+
+def test_a_workers_commits_look_for_lapsed_leases_at_most_every_reap_check(rig: Rig) -> None:
+    job_id, other_writes, other_queue = _lapsed_behind_a_look(rig, every=3600)
+    # looked a moment ago: this commit does not look again, and claims nothing
+    assert other_writes.finish([], claim_slots=1) == ([], [])
+    assert rig.queue.get(job_id).state is S.RUNNING
+    other_queue.claim(1)  # a claim of its own always looks, and reaps
+    view = rig.queue.get(job_id)
+    assert view.state is S.RETRY_WAITING and view.error_code == "LABRIG_WORKER_LOST"
+
+
+def test_a_workers_commits_reap_a_lapsed_lease_once_the_reap_check_is_due(rig: Rig) -> None:
+    job_id, other_writes, _ = _lapsed_behind_a_look(rig, every=0.05)
+    deadline = time.monotonic() + 30
+    while rig.queue.get(job_id).state is S.RUNNING and time.monotonic() < deadline:
+        other_writes.finish([], claim_slots=1)
+    view = rig.queue.get(job_id)
+    assert view.state is S.RETRY_WAITING and view.error_code == "LABRIG_WORKER_LOST"
 
 
 def test_a_batch_mixes_outcomes_and_keeps_the_first_output_of_a_key(rig: Rig) -> None:

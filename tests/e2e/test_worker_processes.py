@@ -7,9 +7,6 @@ import os
 import queue
 import re
 import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -19,8 +16,8 @@ from labrig.bootstrap import bootstrap
 from labrig.store import open_store
 from labrig.store.models import Job
 from tests.conftest import BACKENDS
+from tests.support.cli import lines_of, worker
 
-REPO = Path(__file__).resolve().parents[2]
 STARTED = re.compile(r"^Worker (\d) of 2 started \(process (\d+)\)")
 
 
@@ -53,24 +50,6 @@ def _states(env: dict[str, str]) -> dict[str, int]:
         store.close()
 
 
-def _worker(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "labrig", "worker", *args],
-        cwd=REPO,
-        env=os.environ | env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _lines(stream: object) -> queue.Queue[str]:
-    """The stream's lines as they come, read on a thread of their own."""
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()  # type: ignore[attr-defined]
-    return lines
-
-
 def _both_started(lines: queue.Queue[str]) -> dict[int, int]:
     """Read until both processes said they started: their process ids by number."""
     started: dict[int, int] = {}
@@ -85,7 +64,7 @@ def test_a_worker_of_two_processes_drains_the_queue_each_saying_what_it_ran(
     catalog: dict[str, str],
 ) -> None:
     _enqueue(catalog, 40)
-    child = _worker(catalog, "--drain", "--processes", "2")
+    child = worker(catalog, "--drain", "--processes", "2")
     out, err = child.communicate(timeout=300)
     assert child.returncode == 0, err
     started = {
@@ -105,8 +84,8 @@ def test_a_worker_of_two_processes_drains_the_queue_each_saying_what_it_ran(
 def test_stopping_the_command_stops_each_of_its_processes_cleanly(
     catalog: dict[str, str],
 ) -> None:
-    child = _worker(catalog, "--processes", "2")
-    lines, errors = _lines(child.stdout), _lines(child.stderr)
+    child = worker(catalog, "--processes", "2")
+    lines, errors = lines_of(child.stdout), lines_of(child.stderr)
     try:
         _both_started(lines)
     finally:
@@ -123,8 +102,8 @@ def test_stopping_the_command_stops_each_of_its_processes_cleanly(
 def test_a_process_that_dies_has_the_others_stopped_and_the_command_fails(tmp_path: Path) -> None:
     """A service manager restarts the pool whole rather than leave it a process short."""
     env = {"LABRIG_STORE": str(tmp_path / "store")}
-    child = _worker(env, "--processes", "2")
-    lines, errors = _lines(child.stdout), _lines(child.stderr)
+    child = worker(env, "--processes", "2")
+    lines, errors = lines_of(child.stdout), lines_of(child.stderr)
     try:
         started = _both_started(lines)
         os.kill(started[2], signal.SIGKILL)
@@ -142,7 +121,7 @@ def test_a_process_that_dies_has_the_others_stopped_and_the_command_fails(tmp_pa
 
 
 def test_a_number_of_processes_below_one_is_refused(tmp_path: Path) -> None:
-    child = _worker({"LABRIG_STORE": str(tmp_path / "store")}, "--processes", "0")
+    child = worker({"LABRIG_STORE": str(tmp_path / "store")}, "--processes", "0")
     _out, err = child.communicate(timeout=120)
     assert child.returncode == 2
     assert "LABRIG_USAGE: --processes must be at least 1" in err

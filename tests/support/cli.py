@@ -5,8 +5,11 @@ commands."""
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import cv2
@@ -28,6 +31,32 @@ def labrig(store: Path, *args: str | bytes, cwd: Path = REPO) -> subprocess.Comp
         cwd=cwd,
         env=os.environ | {"QT_QPA_PLATFORM": "offscreen"},
     )
+
+
+def worker(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``labrig worker ARGS…`` started in a child process with ``env`` added to this one's (its
+    output read through pipes)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "labrig", "worker", *args],
+        cwd=REPO,
+        env=os.environ | env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def lines_of(stream: Iterable[str] | None) -> queue.Queue[str]:
+    """The stream's lines as they come, read on a thread of their own."""
+    assert stream is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
 
 
 def assert_typed(result: subprocess.CompletedProcess[str]) -> None:

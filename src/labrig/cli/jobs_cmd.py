@@ -8,6 +8,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from labrig.bootstrap import Services
@@ -233,6 +235,40 @@ def run_worker(args: argparse.Namespace) -> int:
     return run_forked(args.processes, lambda n: _work(args, f"Worker {n} of {args.processes}"))
 
 
+def _stop_handler(
+    name: str, executor: ThreadExecutor, watch: _CatalogWatch
+) -> Callable[[int, FrameType | None], None]:
+    """What Ctrl-C or SIGTERM does to a worker: running stages hand their jobs back at their next
+    check and the worker stops, which it says at once (a stage may run a while before it checks).
+    Asked again, it stops at once: the jobs it still runs are left to their leases, void as soon
+    as this process has ended, and the next claim of any worker takes each back as a lost
+    worker's (``LABRIG_WORKER_LOST``, the attempt used)."""
+    asked: list[int] = []
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        if asked:
+            _say(
+                f"{name} stopped at once: the jobs it was running are taken back by the next "
+                "claim of any worker."
+            )
+            os._exit(128 + signum)  # as a shell reports a command ended by that signal
+        asked.append(signum)
+        executor.stop()
+        watch.interrupt()
+        _say(
+            f"{name} stopping: running jobs are handed back at their stage's next check "
+            "(Ctrl-C again stops at once)."
+        )
+
+    return stop
+
+
+def _say(text: str) -> None:
+    """A line written from a signal handler: straight to the descriptor, since the handler may
+    have interrupted a write of ``sys.stdout`` (whose buffer refuses a write within a write)."""
+    os.write(sys.stdout.fileno(), (text + "\n").encode())
+
+
 def _work(args: argparse.Namespace, name: str) -> int:
     """``labrig worker`` in this process; ``name`` begins the line it ends with."""
     with services_for(args) as services:
@@ -241,12 +277,7 @@ def _work(args: argparse.Namespace, name: str) -> int:
             services.queue.terms = LeaseTerms(args.lease)
         executor = ThreadExecutor(services.queue, workers=args.workers)
         watch = _CatalogWatch(services, executor)
-
-        def stop(*_: object) -> None:
-            executor.stop()
-            watch.interrupt()
-
-        # Ctrl-C and SIGTERM stop cleanly: running stages hand their jobs back at their next check.
+        stop = _stop_handler(name, executor, watch)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, stop)
         services.dispatcher_thread.settle_seconds = WORKER_SETTLE_S

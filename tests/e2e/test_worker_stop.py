@@ -1,0 +1,92 @@
+"""Stopping ``labrig worker`` while a stage runs: the first Ctrl-C or SIGTERM hands the job back at
+the stage's next check, and says so at once; a second one stops the worker at once."""
+
+from __future__ import annotations
+
+import queue
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from labrig.bootstrap import bootstrap
+from labrig.domain.jobs import JobState
+from labrig.jobs.queue import JobQueue
+from labrig.store import open_store
+from tests.support.cli import lines_of, worker
+
+#: a stage that will not check for an hour: the first stop cannot end it
+DEAF = {"steps": 1, "step_seconds": 3600.0}
+
+
+def _until(lines: queue.Queue[str], text: str) -> list[str]:
+    """The lines read until one holds ``text`` (that one last)."""
+    seen: list[str] = []
+    while not seen or text not in seen[-1]:
+        seen.append(lines.get(timeout=120))
+    return seen
+
+
+def _job_running(store: Path, config: dict[str, float]) -> tuple[str, JobQueue]:
+    """The job's id once a worker runs it (enqueued here), and a queue on the same store."""
+    services = bootstrap(store=open_store(store))
+    job = services.queue.enqueue("labrig.selftest", config=config)
+    return job.id, services.queue
+
+
+@pytest.mark.parametrize(
+    ("form", "signum"),
+    [((), signal.SIGINT), (("--processes", "2"), signal.SIGTERM)],
+    ids=["one process, Ctrl-C", "two processes, SIGTERM"],
+)
+def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
+    tmp_path: Path, form: tuple[str, ...], signum: signal.Signals
+) -> None:
+    store = tmp_path / "store"
+    job_id, q = _job_running(store, DEAF)
+    child = worker({"LABRIG_STORE": str(store)}, "--workers", "1", *form)
+    lines, errors = lines_of(child.stdout), lines_of(child.stderr)
+    try:
+        deadline = time.monotonic() + 120
+        while q.get(job_id).state is not JobState.RUNNING:
+            assert time.monotonic() < deadline and child.poll() is None, "never ran the job"
+            time.sleep(0.05)
+        child.send_signal(signum)
+        said = _until(lines, "stopping: running jobs are handed back")
+        assert child.poll() is None  # its stage sleeps for an hour before it checks
+        child.send_signal(signum)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 128 + signum
+    said += _until(lines, "stopped at once")
+    assert any("stopped at once: the jobs it was running are taken back" in s for s in said), said
+    assert "Traceback" not in "".join(errors.queue)
+    q.reap()  # its process is gone: the lease is void at once on this host
+    view = q.get(job_id)
+    assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_LOST"
+    assert view.attempts == 1
+
+
+def test_the_first_stop_hands_a_checking_stage_back_and_says_so(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    job_id, q = _job_running(store, {"steps": 100_000, "step_seconds": 0.05})
+    child = worker({"LABRIG_STORE": str(store)}, "--workers", "1")
+    try:
+        while q.get(job_id).state is not JobState.RUNNING:
+            assert child.poll() is None, "the worker ended before it ran the job"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        raise
+    assert child.returncode == 0
+    assert "Worker stopping: running jobs are handed back" in out, out
+    assert "Worker stopped: 1 jobs finished (1 RetryWaiting)" in out, out
+    view = q.get(job_id)
+    assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"

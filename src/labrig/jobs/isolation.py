@@ -2,23 +2,32 @@
 
 The worker thread stays in charge: it relays the child's progress and
 checkpoints through the fenced writes (renewing the lease as it goes), passes
-a cancel request down, and turns the child's outcome into the same typed
-results as an in-thread stage. A child that dies without an answer is a
-transient failure (retried with backoff, bounded by the stage's attempts).
+an operator's cancel and the worker's stop down, and turns the child's outcome
+into the same typed results as an in-thread stage. A child that has not ended
+within the stage's ``stop_seconds`` of a cancel or stop is killed, and its job
+cancelled or handed back as if it had ended itself. A child that dies without
+an answer is a transient failure (retried with backoff, bounded by the stage's
+attempts).
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
+import time
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
 from labrig.errors import JobCancelledError, StageFailure, TransientStageError
-from labrig.jobs.stages import StageContext, StageOutput
+from labrig.jobs.stages import StageContext, StageOutput, WorkerStoppingError
 
 POLL_SECONDS = 0.1
 _SPAWN = mp.get_context("spawn")  # no fork: the parent holds SQLite connections and threads
+#: what the parent asks of the child: "cancel" (an operator's) or "stop" (the worker's)
+CANCEL, STOP = "cancel", "stop"
+
+log = logging.getLogger(__name__)
 
 
 class _ChildContext:
@@ -26,15 +35,16 @@ class _ChildContext:
 
     def __init__(self, conn: Connection, fields: dict[str, Any]) -> None:
         self._conn = conn
-        self._cancelled = False
+        self._cancelled = self._stopping = False
         self.job_id, self.stage_id = fields["job_id"], fields["stage_id"]
         self.input_digests, self.config = fields["input_digests"], fields["config"]
         self.checkpoint, self.upstream = fields["checkpoint"], fields["upstream"]
 
     def _poll_parent(self) -> None:
         while self._conn.poll():
-            if self._conn.recv() == "cancel":
-                self._cancelled = True
+            asked = self._conn.recv()
+            self._cancelled |= asked == CANCEL
+            self._stopping |= asked == STOP
 
     def progress(self, fraction: float, message: str = "") -> None:
         self._conn.send(("progress", fraction, message))
@@ -50,8 +60,10 @@ class _ChildContext:
         return self._cancelled
 
     def check_cancelled(self) -> None:
-        if self.cancelled:
+        if self.cancelled:  # reads what the parent asked
             raise JobCancelledError("cancelled by an operator")
+        if self._stopping:
+            raise WorkerStoppingError
 
 
 def _child_main(
@@ -63,6 +75,8 @@ def _child_main(
         conn.send(("output", dict(output.body), list(output.degraded_reasons)))
     except JobCancelledError:
         conn.send(("cancelled",))
+    except WorkerStoppingError:
+        conn.send(("stopped",))
     except StageFailure as failure:
         conn.send(
             (
@@ -79,8 +93,11 @@ def _child_main(
         conn.close()
 
 
-def run_isolated(run: Callable[[StageContext], StageOutput], ctx: StageContext) -> StageOutput:
-    """Run ``run(ctx)`` in a spawned child process; same outcomes as calling it here."""
+def run_isolated(
+    run: Callable[[StageContext], StageOutput], ctx: StageContext, stop_seconds: float = 10.0
+) -> StageOutput:
+    """Run ``run(ctx)`` in a spawned child process; same outcomes as calling it here. A child
+    still running ``stop_seconds`` after a cancel or stop reached it is killed."""
     parent_conn, child_conn = _SPAWN.Pipe()
     fields = {
         "job_id": ctx.job_id,
@@ -94,15 +111,15 @@ def run_isolated(run: Callable[[StageContext], StageOutput], ctx: StageContext) 
     child.start()
     child_conn.close()
     try:
-        return _relay(parent_conn, child, ctx)
+        return _relay(parent_conn, child, ctx, stop_seconds)
     finally:
         if child.is_alive():
             child.kill()
         child.join()
 
 
-def _relay(conn: Connection, child: Any, ctx: StageContext) -> StageOutput:
-    cancel_sent = False
+def _relay(conn: Connection, child: Any, ctx: StageContext, stop_seconds: float) -> StageOutput:
+    asked, asked_at = None, 0.0  # what the child was asked to do (cancel or stop), and when
     while True:
         if conn.poll(POLL_SECONDS):
             try:
@@ -114,9 +131,46 @@ def _relay(conn: Connection, child: Any, ctx: StageContext) -> StageOutput:
                 return outcome
         elif not child.is_alive() and not conn.poll():
             _died(child)
-        if not cancel_sent and ctx.cancelled:  # also renews the lease when due
-            conn.send("cancel")
-            cancel_sent = True
+        if asked is None:
+            asked = _to_ask(ctx)  # also renews the lease when due
+            if asked is not None:
+                conn.send(asked)
+                asked_at = time.monotonic()
+        elif time.monotonic() - asked_at >= stop_seconds:
+            _kill_unanswered(child, asked, stop_seconds)
+        else:
+            _ = ctx.cancelled  # renews the lease while the child ends
+
+
+def _to_ask(ctx: StageContext) -> str | None:
+    """What the child is to be asked now: to stop (the worker is stopping), to cancel (an
+    operator asked), or nothing."""
+    try:
+        ctx.check_cancelled()
+    except WorkerStoppingError:
+        return STOP
+    except JobCancelledError:
+        return CANCEL
+    return None
+
+
+def _kill_unanswered(child: Any, asked: str, stop_seconds: float) -> NoReturn:
+    """The child did not end within ``stop_seconds`` of being asked: killed, and the run ends as
+    the child should have ended it."""
+    log.warning(
+        "the stage's process %s did not end within %g s of the %s; killed it",
+        child.pid,
+        stop_seconds,
+        "worker's stop" if asked == STOP else "cancel",
+    )
+    child.kill()
+    child.join()
+    if asked == STOP:
+        raise WorkerStoppingError
+    raise JobCancelledError(
+        f"cancelled by an operator (the stage's process did not end within {stop_seconds:g} s "
+        "and was killed)"
+    )
 
 
 def _handle(message: tuple[Any, ...], ctx: StageContext) -> StageOutput | None:
@@ -131,6 +185,8 @@ def _handle(message: tuple[Any, ...], ctx: StageContext) -> StageOutput | None:
         return StageOutput(message[1], tuple(message[2]))
     if kind == "cancelled":
         raise JobCancelledError("cancelled by an operator")
+    if kind == "stopped":
+        raise WorkerStoppingError
     if kind == "failure":
         raise _rebuild_failure(*message[1:])
     if kind == "crash":

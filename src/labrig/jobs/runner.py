@@ -23,7 +23,7 @@ from labrig.errors import (
 from labrig.jobs.completions import Outcome, RunResult, completion_event
 from labrig.jobs.fenced import FencedWrites
 from labrig.jobs.isolation import run_isolated
-from labrig.jobs.stages import StageRegistry
+from labrig.jobs.stages import StageRegistry, WorkerStoppingError
 from labrig.jobs.views import Claim
 from labrig.store.dialects import RawDialect
 from labrig.tasks import BELOW_RECORDING, KeyedProgress, run_below_recording
@@ -32,10 +32,6 @@ __all__ = ["RunResult", "execute_claim", "run_claim"]
 
 STAGE_CRASHED = "LABRIG_STAGE_CRASHED"
 CANCEL_POLL_SECONDS = 1.0
-
-
-class WorkerStoppingError(Exception):
-    """Raised inside a stage when its worker shuts down; the job is handed back, not failed."""
 
 
 class RunContext:
@@ -150,7 +146,9 @@ def _run_stage(
 ) -> Outcome:
     stage = registry.get(claim.stage_id)
     try:
-        output = run_isolated(stage.run, ctx) if stage.isolated else stage.run(ctx)
+        output = (
+            run_isolated(stage.run, ctx, stage.stop_seconds) if stage.isolated else stage.run(ctx)
+        )
     except JobCancelledError:
         return Outcome(claim, "cancelled")
     except WorkerStoppingError:

@@ -89,6 +89,11 @@ def in_range(low: float, high: float) -> Callable[[Any], str | None]:
     return lambda v: None if low <= v <= high else f"must be between {low:g} and {high:g}, not {v}"
 
 
+class WorkerStoppingError(Exception):
+    """Raised inside a stage (``check_cancelled``) when its worker shuts down; the job is handed
+    back, not failed."""
+
+
 @dataclass(frozen=True)
 class Stage:
     stage_id: str
@@ -101,6 +106,9 @@ class Stage:
     description: str = ""
     #: run in a child process (for stages that hold the GIL for long); ``run`` must be importable
     isolated: bool = False
+    #: an isolated stage's process is given this long to end once a stop or a cancel has reached
+    #: it; then it is killed, and its job handed back or cancelled as if it had ended itself
+    stop_seconds: float = 10.0
     #: writes large outputs (media, renders): waits while storage pressure is high
     output_heavy: bool = False
     #: the keys its config may have; None accepts any config

@@ -31,3 +31,14 @@ def waits_for_cancel(ctx: StageContext) -> StageOutput:
         ctx.check_cancelled()
         time.sleep(0.02)
     return StageOutput({"cancel": "never came"})
+
+
+def deaf(ctx: StageContext) -> StageOutput:
+    """Says where it runs (its process id, in the file ``config["pid_file"]``), then runs for two
+    minutes without checking for a cancel or a stop."""
+    path = ctx.config["pid_file"]
+    with open(f"{path}.part", "w", encoding="ascii") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(f"{path}.part", path)
+    time.sleep(120)
+    return StageOutput({"heard": "nothing"})

@@ -7,10 +7,12 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 from labrig.domain.jobs import JobState
+from labrig.jobs.executor import ThreadExecutor
 from labrig.jobs.fenced import FencedWrites
-from labrig.jobs.lease import Clock, LeaseTerms
+from labrig.jobs.lease import Clock, LeaseTerms, process_alive
 from labrig.jobs.queue import JobQueue
 from labrig.jobs.runner import run_claim
 from labrig.jobs.stages import Stage, StageRegistry
@@ -24,6 +26,7 @@ REGISTRY = StageRegistry(
         Stage("iso.blocked", 1, True, fn.blocked, isolated=True),
         Stage("iso.dies", 1, True, fn.dies, isolated=True, max_attempts=2),
         Stage("iso.wait", 1, True, fn.waits_for_cancel, isolated=True),
+        Stage("iso.deaf", 1, True, fn.deaf, isolated=True, stop_seconds=0.5),
     )
 )
 
@@ -79,3 +82,59 @@ def test_cancel_reaches_the_child_and_the_lease_is_renewed_meanwhile(store: Stor
     q.cancel(job.id)
     runner.join(20)
     assert q.get(job.id).state is JobState.CANCELLED
+
+
+def _running(q: JobQueue, job_id: str, pid_file: Path | None = None) -> None:
+    """Wait until the job runs (and, given its file, its stage's process has said where)."""
+    deadline = time.monotonic() + 60
+    while q.get(job_id).state is not JobState.RUNNING or (pid_file and not pid_file.exists()):
+        assert time.monotonic() < deadline, "the stage never started"
+        time.sleep(0.02)
+
+
+def _stopped_executor(q: JobQueue, job_id: str, pid_file: Path | None = None) -> None:
+    executor = ThreadExecutor(q, workers=1)
+    runner = threading.Thread(target=executor.run)
+    runner.start()
+    _running(q, job_id, pid_file)
+    executor.stop()
+    runner.join(30)
+    assert not runner.is_alive()
+
+
+def test_a_worker_stop_reaches_the_child_and_hands_the_job_back(store: Store) -> None:
+    q, _ = _rig(store)
+    job = q.enqueue("iso.wait")
+    _stopped_executor(q, job.id)  # the stage checks: it would run 20 s and succeed unasked
+    view = q.get(job.id)
+    assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
+    assert view.attempts == 0
+
+
+def test_a_child_deaf_to_a_stop_is_killed_after_its_grace_and_the_job_handed_back(
+    store: Store, tmp_path: Path
+) -> None:
+    q, _ = _rig(store)
+    pid_file = tmp_path / "pid"
+    job = q.enqueue("iso.deaf", config={"pid_file": str(pid_file)})
+    _stopped_executor(q, job.id, pid_file)
+    view = q.get(job.id)
+    assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
+    assert not process_alive(int(pid_file.read_text()))
+
+
+def test_a_child_deaf_to_a_cancel_is_killed_after_its_grace_and_the_job_cancelled(
+    store: Store, tmp_path: Path
+) -> None:
+    q, w = _rig(store)
+    pid_file = tmp_path / "pid"
+    job = q.enqueue("iso.deaf", config={"pid_file": str(pid_file)})
+    [claim] = q.claim(1)
+    runner = threading.Thread(target=run_claim, args=(w, REGISTRY, claim))
+    runner.start()
+    _running(q, job.id, pid_file)
+    q.cancel(job.id)
+    runner.join(30)
+    assert not runner.is_alive()
+    assert q.get(job.id).state is JobState.CANCELLED
+    assert not process_alive(int(pid_file.read_text()))

@@ -51,6 +51,19 @@ def test_a_batch_costs_one_savepoint_and_one_inbox_statement(store: Store) -> No
         assert session.scalar(select(func.count()).select_from(InboxEntry)) == 40
 
 
+def test_a_pass_delivers_in_transactions_as_large_as_its_database_allows(store: Store) -> None:
+    """SQLite's delivering transaction holds the one write lock: 50 events at a time. PostgreSQL's
+    holds only the consumer's cursor: the pass's whole batch of 200, in one."""
+    _emit(store, 200)
+    dispatcher = Dispatcher(store)
+    dispatcher.register("mark", mark)
+    with statements(store) as sent:
+        assert dispatcher.dispatch_once()[Outcome.HANDLED] == 200
+    inbox_writes = len([sql for sql, _ in sent if "INTO consumer_inbox" in sql])
+    assert inbox_writes == {"sqlite": 4, "postgresql": 1}[store.dialect]
+    assert len(_marks(store)) == 200
+
+
 def test_a_handler_that_raises_keeps_the_rest_of_its_batch_and_is_called_once(
     store: Store,
 ) -> None:

@@ -84,12 +84,19 @@ class _Duplicate(Exception):
     """The event is in the consumer's inbox already (another dispatcher recorded it first)."""
 
 
+#: how many events one delivering transaction takes unless told: on SQLite it holds the one write
+#: lock meanwhile, so a few; on PostgreSQL only the consumer's cursor, so a whole pass's batch (each
+#: transaction is a dozen statements: 2,000 events took 0.15 s of CPU in batches of 200, 0.25 s
+#: in batches of 50)
+PER_TRANSACTION = {"sqlite": 50, "postgresql": 200}
+
+
 @dataclass
 class Dispatcher:
     """Delivers pending outbox events to registered consumers.
 
     ``batch``: the events a pass hands each consumer at most; ``per_transaction``: how many of them
-    one write transaction delivers (on SQLite it holds the one write lock meanwhile).
+    one write transaction delivers (0: the database's :data:`PER_TRANSACTION`).
 
     Threading: ``dispatch_once`` may run on any thread; handlers run on that
     thread, in the batch's write transaction.
@@ -99,13 +106,14 @@ class Dispatcher:
     batch: int = 200
     consumers: dict[str, Consumer] = field(default_factory=dict)
     clock: Callable[[], datetime] = utcnow
-    per_transaction: int = 50
+    per_transaction: int = 0
     cursors: Cursors = field(init=False)
     #: consumers whose cursor row is known to exist
     _ensured: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.cursors = cursors_for(self.store.dialect)
+        self.per_transaction = self.per_transaction or PER_TRANSACTION[self.store.dialect]
 
     def register(
         self,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from labrig.bootstrap import bootstrap
+from labrig.cli import main
 from labrig.domain.jobs import JobState
 from labrig.jobs.queue import JobQueue
 from labrig.store import open_store
@@ -92,3 +93,13 @@ def test_the_first_stop_hands_a_checking_stage_back_and_says_so(tmp_path: Path) 
     assert "Worker stopped: 1 jobs finished (1 RetryWaiting)" in out, out
     view = q.get(job_id)
     assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
+
+
+def test_a_worker_run_within_a_process_leaves_the_stop_signals_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """Its handler would end the whole process at a second Ctrl-C: it is not left behind."""
+    stops = (signal.SIGINT, signal.SIGTERM)
+    before = [signal.getsignal(sig) for sig in stops]
+    assert main(["--store", str(tmp_path / "store"), "worker", "--drain"]) == 0
+    assert [signal.getsignal(sig) for sig in stops] == before

@@ -8,12 +8,14 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
 from labrig.bootstrap import Services
 from labrig.cli.common import services_for, store_for
+from labrig.cli.forked import STOP_SIGNALS
 from labrig.cli.output import (
     add_page_arguments,
     is_page,
@@ -263,6 +265,18 @@ def _stop_handler(
     return stop
 
 
+@contextmanager
+def _stops_handled_by(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM go to ``handler`` inside, and where they went before afterwards (a
+    worker run within a longer process leaves no handler of its own behind)."""
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            signal.signal(sig, before)
+
+
 def _say(text: str) -> None:
     """A line written from a signal handler: straight to the descriptor, since the handler may
     have interrupted a write of ``sys.stdout`` (whose buffer refuses a write within a write)."""
@@ -277,22 +291,20 @@ def _work(args: argparse.Namespace, name: str) -> int:
             services.queue.terms = LeaseTerms(args.lease)
         executor = ThreadExecutor(services.queue, workers=args.workers)
         watch = _CatalogWatch(services, executor)
-        stop = _stop_handler(name, executor, watch)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, stop)
         services.dispatcher_thread.settle_seconds = WORKER_SETTLE_S
-        services.start()  # consumers (the result publisher) hear the jobs' events as they happen
-        watch.start()  # after the dispatcher started, which it may have to stop
-        print_line(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.")
-        try:
-            stats = executor.run(drain=args.drain)
-        finally:
-            watch.join()  # a drained worker exits with the check's verdict
-        if watch.found is not None:
-            raise watch.found
-        services.dispatcher_thread.stop()  # first, so the passes below do not race it
-        # every result of the jobs this worker ran, before it exits
-        services.dispatcher.dispatch_all()
+        with _stops_handled_by(_stop_handler(name, executor, watch)):
+            services.start()  # consumers (the result publisher) hear the jobs' events at once
+            watch.start()  # after the dispatcher started, which it may have to stop
+            print_line(f"{name} started (process {os.getpid()}), {args.workers} jobs at a time.")
+            try:
+                stats = executor.run(drain=args.drain)
+            finally:
+                watch.join()  # a drained worker exits with the check's verdict
+            if watch.found is not None:
+                raise watch.found
+            services.dispatcher_thread.stop()  # first, so the passes below do not race it
+            # every result of the jobs this worker ran, before it exits
+            services.dispatcher.dispatch_all()
     states = ", ".join(f"{n} {s}" for s, n in sorted(stats.by_state.items())) or "none"
     print_line(
         f"{name} stopped: {stats.finished} jobs finished ({states}); {stats.lease_lost} lost "

@@ -111,14 +111,19 @@ def test_a_worker_stop_reaches_the_child_and_hands_the_job_back(store: Store) ->
     assert view.attempts == 0
 
 
+def _deaf(q: JobQueue, folder: Path) -> tuple[str, Path]:
+    """A job of the stage that never checks; its id, and the file its process says its id in."""
+    pid_file = folder / "pid"
+    return q.enqueue("iso.deaf", config={"pid_file": str(pid_file)}).id, pid_file
+
+
 def test_a_child_deaf_to_a_stop_is_killed_after_its_grace_and_the_job_handed_back(
     store: Store, tmp_path: Path
 ) -> None:
     q, _ = _rig(store)
-    pid_file = tmp_path / "pid"
-    job = q.enqueue("iso.deaf", config={"pid_file": str(pid_file)})
-    _stopped_executor(q, job.id, pid_file)
-    view = q.get(job.id)
+    job_id, pid_file = _deaf(q, tmp_path)
+    _stopped_executor(q, job_id, pid_file)
+    view = q.get(job_id)
     assert view.state is JobState.RETRY_WAITING and view.error_code == "LABRIG_WORKER_STOPPED"
     assert not process_alive(int(pid_file.read_text()))
 
@@ -127,14 +132,13 @@ def test_a_child_deaf_to_a_cancel_is_killed_after_its_grace_and_the_job_cancelle
     store: Store, tmp_path: Path
 ) -> None:
     q, w = _rig(store)
-    pid_file = tmp_path / "pid"
-    job = q.enqueue("iso.deaf", config={"pid_file": str(pid_file)})
+    job_id, pid_file = _deaf(q, tmp_path)
     [claim] = q.claim(1)
     runner = threading.Thread(target=run_claim, args=(w, REGISTRY, claim))
     runner.start()
-    _running(q, job.id, pid_file)
-    q.cancel(job.id)
+    _running(q, job_id, pid_file)
+    q.cancel(job_id)
     runner.join(30)
     assert not runner.is_alive()
-    assert q.get(job.id).state is JobState.CANCELLED
+    assert q.get(job_id).state is JobState.CANCELLED
     assert not process_alive(int(pid_file.read_text()))

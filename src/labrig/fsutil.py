@@ -178,7 +178,8 @@ class FileLock:
 
     def release(self) -> None:
         if self._fh is not None:
-            self._fh.close()  # closing releases the lock
+            _unlock(self._fh)
+            self._fh.close()
             self._fh = None
 
 
@@ -197,8 +198,24 @@ def _lock(fh: IO[bytes]) -> None:
     if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt
 
+        fh.seek(0)  # the first byte, whatever the file holds ("a+b" opens at its end)
         msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
     else:
         import fcntl
 
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _unlock(fh: IO[bytes]) -> None:
+    """Release the lock before the file is closed: Windows unlocks a closed file's locks only
+    when it gets round to it, so the next holder could be refused meanwhile; on POSIX closing
+    releases it at once (and so does this)."""
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        import msvcrt
+
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

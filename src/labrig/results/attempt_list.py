@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
@@ -18,16 +18,28 @@ from sqlalchemy.orm import Session
 from labrig.domain.jobs import JobState
 from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibrations
 from labrig.results.publish import FINISHED
+from labrig.results.reading import (
+    SESSION_INDEX,
+    attempt_order,
+    from_recordings,
+    from_sessions,
+    in_session_order,
+)
 from labrig.results.search import (
     AttemptQuery,
     attempt_filters,
-    attempt_order,
-    in_session_order,
     sizes_of,
 )
 from labrig.store import Store
 from labrig.store.models import AnalysisResultRecord, Attempt, CaptureSession, Job
-from labrig.store.search import COUNT_AHEAD, Tally, among, bounded_count, search_words
+from labrig.store.search import (
+    COUNT_AHEAD,
+    Tally,
+    among,
+    bounded_count,
+    id_like,
+    search_words,
+)
 
 S = JobState
 STOPPED = frozenset({S.BLOCKED_BY_QUALITY.value, S.PERMANENT_FAILURE.value, S.CANCELLED.value})
@@ -65,11 +77,13 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     what the search found) before anything else is read."""
     query = query or AttemptQuery()
     order = attempt_order(query.sort, query.descending)
-    searched = search_words(query.search) is not None
     with store.read() as session:
+        sizes = sizes_of(session, query)
+        # the few attempts a search found are sorted; many are read in the page's order
+        searched = search_words(query.search) is not None and sizes.few_matched
         page = (
             in_session_order(select(Attempt.id), query.sort, searched)
-            .where(*attempt_filters(query, sizes_of(session, query)))
+            .where(*attempt_filters(query, sizes, session_joined=query.sort in SESSION_INDEX))
             .order_by(*order)
             .offset(query.offset)
             .limit(query.limit)
@@ -99,8 +113,24 @@ def count_attempts(
     start."""
     query = query or AttemptQuery()
     with store.read() as session:
+        text = search_words(query.search)
+        sqlite = store.dialect == "sqlite"  # PostgreSQL's planner knows the sizes itself
+        if sqlite and text is not None and not id_like(text):
+            # a word's attempts counted from its sessions on, as the review list counts its
+            # results
+            rest = replace(query, search=None)
+            found = from_sessions(select(Attempt.id), text).where(
+                *attempt_filters(rest, sizes_of(session, rest, counting=True))
+            )
+            return bounded_count(session, found, query.offset + ahead)
         sizes = sizes_of(session, query, counting=True)
-        found = select(Attempt.id).where(*attempt_filters(query, sizes))
+        if sqlite and query.source is not None and not sizes.few_recorded:
+            # a camera's many attempts counted from its captures on
+            found = from_recordings(select(Attempt.id), query.source).where(
+                *attempt_filters(replace(query, source=None), sizes)
+            )
+        else:
+            found = select(Attempt.id).where(*attempt_filters(query, sizes))
         return bounded_count(session, found, query.offset + ahead)
 
 

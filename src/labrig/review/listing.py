@@ -28,15 +28,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased
 
-from labrig.capture.session_listing import session_matches
 from labrig.errors import UsageError
 from labrig.results.flags import CalibrationFlags, used_calibrations
+from labrig.results.reading import (
+    from_sessions,
+    in_session_order,
+)
 from labrig.results.search import (
     AttemptSort,
-    SessionsFirst,
     Source,
     few_matched,
-    in_session_order,
     matched_each,
     matching_attempts,
     recorded_by,
@@ -226,15 +227,8 @@ def count_results(
 
 def _from_sessions(statement: Select[Any], text: str) -> Select[Any]:
     """``statement`` over the results of the sessions ``text`` matches, read from the sessions
-    (on SQLite in the order written: :class:`~labrig.results.search.SessionsFirst`)."""
-    sessions = CaptureSession.__table__
-    return (
-        statement.select_from(
-            SessionsFirst(sessions, Attempt.__table__, sessions.c.id == Attempt.session_id)
-        )
-        .join(R, R.attempt_id == Attempt.id)
-        .where(session_matches(text))
-    )
+    (:func:`~labrig.results.search.from_sessions`)."""
+    return from_sessions(statement, text).join(R, R.attempt_id == Attempt.id)
 
 
 def result_order(sort: AttemptSort, descending: bool) -> list[UnaryExpression[Any]]:

@@ -23,7 +23,9 @@ used; ``\\timing``).
   ``labrig review list`` calls them): pages of 50 at offsets 0, 50, 5000 and the last, oldest and
   newest first; each status and review filter; the last 30 days; counts; searches by subject code,
   protocol and operator prefixes and by attempt- and result-id prefixes. The Results screen's
-  pages of 200 attempts (newest, offset 5000, the last 30 days); the Queue screen's pages of 200
+  pages of 200 attempts and their counts (newest, offset 5000, the last 30 days, each column's
+  order, each filter, the busiest camera's at offsets 0 and 5000, searches by subject, protocol,
+  operator and attempt id, and a search sorted by subject at offset 5000); the Queue screen's pages of 200
   jobs (newest, offset 5000, Ready, failed or blocked, Succeeded, one stage, the last 30 days, a
   job id's start) and the status bar's counts; ``labrig captures``' pages (newest, offset 5000,
   committed). Each is run once to warm, then ``--repeat`` times

@@ -78,20 +78,25 @@ def describe(catalog: Catalog) -> dict[str, Any]:
 
     store = catalog.store()
     try:
+        newest = list_results(store, ResultQuery(newest_first=True, limit=1))[0]
+        with store.read() as session:
+            [job] = read_jobs(session, JobQuery(newest_first=True, limit=1))
         with store.engine.connect() as conn:
             counts = {
                 t: int(conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar() or 0)
                 for t in ("attempts", "analysis_results", "outbox_events", "jobs", "captures")
             }
-        newest = list_results(store, ResultQuery(newest_first=True, limit=1))[0]
-        with store.read() as session:
-            [job] = read_jobs(session, JobQuery(newest_first=True, limit=1))
+            busiest = conn.exec_driver_sql(
+                "SELECT device_id FROM captures GROUP BY device_id ORDER BY count(*) DESC, "
+                "device_id LIMIT 1"
+            ).scalar()
         return counts | {
             # every one counted (the list's own counts stop past their page: COUNT_AHEAD)
             "results": count_results(store, ahead=counts["analysis_results"]).n,
             "result_id": newest.result_id,
             "attempt_id": newest.attempt_id,
             "job_id": job.id,
+            "busiest_device": busiest,
         }
     finally:
         store.close()
@@ -151,9 +156,10 @@ def _results(facts: dict[str, Any]) -> list[Query]:
     return made
 
 
-def _attempts() -> list[Query]:
-    """The Results screen's list: a page of attempts and its count, in each column's order and
-    with each filter."""
+def _attempts(facts: dict[str, Any]) -> list[Query]:
+    """The Results screen's list: a page of attempts and its count, in each column's order, with
+    each filter, and searched (the catalog's busiest camera: the walkway's, half of the
+    attempts)."""
     from labrig.results.attempt_list import count_attempts, list_attempts
     from labrig.results.search import AttemptQuery as Q
     from labrig.results.search import AttemptSort, ReviewFilter, Source, StatusFilter
@@ -179,16 +185,34 @@ def _attempts() -> list[Query]:
         screens.append((f"screen: {word}'s attempts", Q(limit=SCREEN_PAGE, source=source)))
     both = Q(limit=SCREEN_PAGE, status=StatusFilter.BLOCKED, sort=AttemptSort.SUBJECT)
     screens.append(("screen: blocked, by subject", both))
-    made: list[Query] = []
-    for label, query in screens:
-        made.append(
-            (
-                "page",
-                label,
-                lambda s, q=query: list_attempts(s, q),
-                lambda s, q=query: count_attempts(s, q),
-            )
+    busiest = Source(device_id=facts["busiest_device"])
+    screens.append(("screen: the busiest camera's attempts", Q(limit=SCREEN_PAGE, source=busiest)))
+    deep = Q(limit=SCREEN_PAGE, offset=5000, source=busiest)
+    screens.append(("screen: the busiest camera's attempts, @5000", deep))
+    searched = [
+        (f"screen: search {label}", Q(limit=SCREEN_PAGE, search=text))
+        for label, text in (
+            ("subject S0001", "S0001"),
+            ("subject s00 (most)", "s00"),
+            ("protocol gait", "gait"),
+            ("protocol reach-l", "reach-l"),
+            ("operator kpat", "kpat"),
+            ("attempt id, 8", facts["attempt_id"][:8]),
         )
+    ]
+    by_subject = Q(limit=SCREEN_PAGE, offset=5000, search="s00", sort=AttemptSort.SUBJECT)
+    searched.append(("screen: search s00 by subject, @5000", by_subject))
+    made: list[Query] = []
+    for kind, listed in (("page", screens), ("search", searched)):
+        for label, query in listed:
+            made.append(
+                (
+                    kind,
+                    label,
+                    lambda s, q=query: list_attempts(s, q),
+                    lambda s, q=query: count_attempts(s, q),
+                )
+            )
     return made
 
 
@@ -259,7 +283,7 @@ def _captures() -> list[Query]:
 
 def queries(facts: dict[str, Any]) -> list[Query]:
     """Every query timed; offsets past the end are clipped."""
-    return [*_results(facts), *_attempts(), *_jobs(facts), *_captures()]
+    return [*_results(facts), *_attempts(facts), *_jobs(facts), *_captures()]
 
 
 def measure_queries(figures: Figures, catalog: Catalog, repeat: int) -> None:

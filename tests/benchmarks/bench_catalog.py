@@ -25,11 +25,11 @@ used; ``\\timing``).
   protocol and operator prefixes and by attempt- and result-id prefixes. The Results screen's
   pages of 200 attempts and their counts (newest, offset 5000, the last 30 days, each column's
   order, each filter, the busiest camera's at offsets 0 and 5000, searches by subject, protocol,
-  operator and attempt id, and a search sorted by subject at offset 5000); the Queue screen's pages of 200
-  jobs (newest, offset 5000, Ready, failed or blocked, Succeeded, one stage, the last 30 days, a
-  job id's start) and the status bar's counts; ``labrig captures``' pages (newest, offset 5000,
-  committed). Each is run once to warm, then ``--repeat`` times
-  (default 30; fewer when one run takes over 1 s: 20 s a query at most); p50/p99 each.
+  operator and attempt id, and a search sorted by subject at offset 5000); the Queue screen's
+  pages of 200 jobs (newest, offset 5000, Ready, failed or blocked, Succeeded, one stage, the last
+  30 days, a job id's start) and the status bar's counts; ``labrig captures``' pages (newest,
+  offset 5000, committed). Each is run once to warm, then ``--repeat`` times (default 30; fewer
+  when one run takes over 1 s: 20 s a query at most); p50/p99 each.
 - **review list**: ``labrig --store DIR review list --limit 50`` (and ``--search S0001``) as a
   process, wall clock, median of 5 after one warm-up. This process and the window's start from
   compiled bytecode, as an installed Labrig does (``tests/benchmarks/installed.py``), not from a

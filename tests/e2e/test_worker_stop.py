@@ -30,8 +30,8 @@ def _until(lines: queue.Queue[str], text: str, times: int = 1) -> list[str]:
     return seen
 
 
-def _job_running(store: Path, config: dict[str, float]) -> tuple[str, JobQueue]:
-    """The job's id once a worker runs it (enqueued here), and a queue on the same store."""
+def _enqueued(store: Path, config: dict[str, float]) -> tuple[str, JobQueue]:
+    """A selftest job enqueued in ``store`` (made if new): its id, and the queue, to watch it."""
     services = bootstrap(store=open_store(store))
     job = services.queue.enqueue("labrig.selftest", config=config)
     return job.id, services.queue
@@ -46,7 +46,7 @@ def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
     tmp_path: Path, processes: int, signum: signal.Signals
 ) -> None:
     store = tmp_path / "store"
-    job_id, q = _job_running(store, DEAF)
+    job_id, q = _enqueued(store, DEAF)
     child = worker({"LABRIG_STORE": str(store)}, "--workers", "1", "--processes", str(processes))
     lines, errors = lines_of(child.stdout), lines_of(child.stderr)
     try:
@@ -77,7 +77,7 @@ def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
 
 def test_the_first_stop_hands_a_checking_stage_back_and_says_so(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    job_id, q = _job_running(store, {"steps": 100_000, "step_seconds": 0.05})
+    job_id, q = _enqueued(store, {"steps": 100_000, "step_seconds": 0.05})
     child = worker({"LABRIG_STORE": str(store)}, "--workers", "1")
     try:
         while q.get(job_id).state is not JobState.RUNNING:

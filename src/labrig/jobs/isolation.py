@@ -94,7 +94,7 @@ def _child_main(
 
 
 def run_isolated(
-    run: Callable[[StageContext], StageOutput], ctx: StageContext, stop_seconds: float = 10.0
+    run: Callable[[StageContext], StageOutput], ctx: StageContext, stop_seconds: float
 ) -> StageOutput:
     """Run ``run(ctx)`` in a spawned child process; same outcomes as calling it here. A child
     still running ``stop_seconds`` after a cancel or stop reached it is killed."""

@@ -37,11 +37,11 @@ for _edge in ((S.CREATED, S.READY), (S.READY, S.LEASED), (S.LEASED, S.RUNNING)):
 WORKER_LOST = "LABRIG_WORKER_LOST"
 WORKER_STOPPED = "LABRIG_WORKER_STOPPED"
 INPUT_UNAVAILABLE = "LABRIG_INPUT_UNAVAILABLE"
+CANCELLED = "LABRIG_CANCELLED"
 #: how often a worker's commits look for lapsed leases and due retries (seconds, real time): a
 #: lease lasts tens of seconds and a retry waits seconds, so twice a second finds them in time,
 #: while a look at every commit (hundreds a second) was a tenth of a busy worker's work
 REAP_CHECK_SECONDS = 0.5
-CANCELLED = "LABRIG_CANCELLED"
 
 
 @dataclass

@@ -53,10 +53,7 @@ def in_session_order(
         if not attempts_joined:
             statement = statement.select_from(Attempt)
         return statement.join(CaptureSession, CaptureSession.id == Attempt.session_id)
-    sessions = CaptureSession.__table__
-    return statement.select_from(
-        LeftFirst(sessions, Attempt.__table__, sessions.c.id == Attempt.session_id)
-    )
+    return statement.select_from(_sessions_then_attempts())
 
 
 def from_sessions(statement: Select[Any], text: str) -> Select[Any]:
@@ -65,10 +62,13 @@ def from_sessions(statement: Select[Any], text: str) -> Select[Any]:
     whatever share of the catalog the word finds, where looking them up by key gathered them all
     first (the 72,000 of 's00': 84 ms) and testing each attempt read walked the catalog for a
     word of a few thousand (an operator's 3,970: 97 ms, against 12)."""
+    return statement.select_from(_sessions_then_attempts()).where(session_matches(text))
+
+
+def _sessions_then_attempts() -> LeftFirst:
+    """Sessions joined to their attempts, the sessions read first."""
     sessions = CaptureSession.__table__
-    return statement.select_from(
-        LeftFirst(sessions, Attempt.__table__, sessions.c.id == Attempt.session_id)
-    ).where(session_matches(text))
+    return LeftFirst(sessions, Attempt.__table__, sessions.c.id == Attempt.session_id)
 
 
 def from_recordings(statement: Select[Any], source: Source) -> Select[Any]:

@@ -227,7 +227,7 @@ def count_results(
 
 def _from_sessions(statement: Select[Any], text: str) -> Select[Any]:
     """``statement`` over the results of the sessions ``text`` matches, read from the sessions
-    (:func:`~labrig.results.search.from_sessions`)."""
+    (:func:`~labrig.results.reading.from_sessions`)."""
     return from_sessions(statement, text).join(R, R.attempt_id == Attempt.id)
 
 

@@ -19,6 +19,8 @@ PAGE = 50
 DEVICE = "ip:http://10.20.0.31/mjpg/video.mjpg"
 #: the Results and Queue screens' page
 SCREEN_PAGE = 200
+#: what the Results screen reads of a page: one row more, whether an older page has any
+READ = SCREEN_PAGE + 1
 TARGETS = {"page": 50.0, "search": 50.0, "first_paint": 1.0, "review_list": 0.5, "dispatch": 5.0}
 QUERY_BUDGET_S = 20.0
 
@@ -159,38 +161,39 @@ def _results(facts: dict[str, Any]) -> list[Query]:
 def _attempts(facts: dict[str, Any]) -> list[Query]:
     """The Results screen's list: a page of attempts and its count, in each column's order, with
     each filter, and searched (the catalog's busiest camera: the walkway's, half of the
-    attempts)."""
+    attempts). A page at offset 5,000 is read as the screen's Older button reads it: after the
+    position of the row before it (found on the untimed first call)."""
     from labrig.results.attempt_list import count_attempts, list_attempts
     from labrig.results.search import AttemptQuery as Q
     from labrig.results.search import AttemptSort, ReviewFilter, Source, StatusFilter
 
     month = datetime.now(UTC) - timedelta(days=30)
-    screens = [
-        ("screen: attempts, newest page", Q(limit=SCREEN_PAGE)),
-        ("screen: attempts, offset 5000", Q(limit=SCREEN_PAGE, offset=5000)),
-        ("screen: attempts of the last 30 days", Q(limit=SCREEN_PAGE, since=month)),
+    screens: list[tuple[str, Any]] = [
+        ("screen: attempts, newest page", Q(limit=READ)),
+        ("screen: attempts, offset 5000", Q(limit=READ, offset=5000)),
+        ("screen: attempts of the last 30 days", Q(limit=READ, since=month)),
     ]
     for sort in AttemptSort:
         for descending, offset in ((False, 0), (True, 5000)):
-            query = Q(limit=SCREEN_PAGE, offset=offset, sort=sort, descending=descending)
+            query = Q(limit=READ, offset=offset, sort=sort, descending=descending)
             screens.append(
                 (f"screen: by {sort}{' reversed' if descending else ''}, @{offset}", query)
             )
     for status in StatusFilter:
-        screens.append((f"screen: status {status}", Q(limit=SCREEN_PAGE, status=status)))
+        screens.append((f"screen: status {status}", Q(limit=READ, status=status)))
     for review in ReviewFilter:
-        screens.append((f"screen: review {review}", Q(limit=SCREEN_PAGE, review=review)))
+        screens.append((f"screen: review {review}", Q(limit=READ, review=review)))
     for source in (Source(rig="treadmill"), Source(rig="walkway"), Source(device_id=DEVICE)):
         word = source.rig or "a device"
-        screens.append((f"screen: {word}'s attempts", Q(limit=SCREEN_PAGE, source=source)))
-    both = Q(limit=SCREEN_PAGE, status=StatusFilter.BLOCKED, sort=AttemptSort.SUBJECT)
+        screens.append((f"screen: {word}'s attempts", Q(limit=READ, source=source)))
+    both = Q(limit=READ, status=StatusFilter.BLOCKED, sort=AttemptSort.SUBJECT)
     screens.append(("screen: blocked, by subject", both))
     busiest = Source(device_id=facts["busiest_device"])
-    screens.append(("screen: the busiest camera's attempts", Q(limit=SCREEN_PAGE, source=busiest)))
-    deep = Q(limit=SCREEN_PAGE, offset=5000, source=busiest)
+    screens.append(("screen: the busiest camera's attempts", Q(limit=READ, source=busiest)))
+    deep = Q(limit=READ, offset=5000, source=busiest)
     screens.append(("screen: the busiest camera's attempts, @5000", deep))
     searched = [
-        (f"screen: search {label}", Q(limit=SCREEN_PAGE, search=text))
+        (f"screen: search {label}", Q(limit=READ, search=text))
         for label, text in (
             ("subject S0001", "S0001"),
             ("subject s00 (most)", "s00"),
@@ -200,7 +203,7 @@ def _attempts(facts: dict[str, Any]) -> list[Query]:
             ("attempt id, 8", facts["attempt_id"][:8]),
         )
     ]
-    by_subject = Q(limit=SCREEN_PAGE, offset=5000, search="s00", sort=AttemptSort.SUBJECT)
+    by_subject = Q(limit=READ, offset=5000, search="s00", sort=AttemptSort.SUBJECT)
     searched.append(("screen: search s00 by subject, @5000", by_subject))
     made: list[Query] = []
     for kind, listed in (("page", screens), ("search", searched)):
@@ -209,11 +212,29 @@ def _attempts(facts: dict[str, Any]) -> list[Query]:
                 (
                     kind,
                     label,
-                    lambda s, q=query: list_attempts(s, q),
+                    _from_row(query) if query.offset else lambda s, q=query: list_attempts(s, q),
                     lambda s, q=query: count_attempts(s, q),
                 )
             )
     return made
+
+
+def _from_row(query: Any) -> Callable[[Any], object]:
+    """``query``'s page read after the position of the row before its offset, as the Results
+    screen reads an older page; the position is read on the first call (``runs``' warm-up)."""
+    from dataclasses import replace
+
+    from labrig.results.attempt_list import list_attempts
+
+    found: dict[str, Any] = {}
+
+    def page(store: Any) -> object:
+        if "at" not in found:
+            before = list_attempts(store, replace(query, offset=query.offset - 1, limit=1))
+            found["at"] = before[0].position if before else None
+        return list_attempts(store, replace(query, after=found["at"]))
+
+    return page
 
 
 def _in_session(read: Callable[[Any, Any], object], query: Any) -> Callable[[Any], object]:

@@ -251,3 +251,47 @@ def test_a_filter_or_an_order_chosen_on_a_later_page_shows_the_first_page(
     click_header(qtbot, page, page.model.columns.index("Recorded"))  # oldest first
     _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, oldest first.")
     assert _listed(page) == made[:ATTEMPT_PAGE]
+
+
+def test_an_older_page_keeps_its_rows_while_new_attempts_arrive(
+    qtbot: QtBot, services: Services, page: ResultsPage
+) -> None:
+    """An older page is read after the last row of the page before it, not past a count of rows:
+    an attempt recorded meanwhile joins the first page and leaves the shown one as it was."""
+    made = [a for a, _, _ in reversed(_catalog(services.store))]  # newest first
+    page.show()
+    qtbot.waitExposed(page)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, newest first.")
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
+    assert page.browse.after is not None
+
+    with services.store.write() as session:
+        now = utcnow()
+        session.add(
+            CaptureSession(
+                id="new-session",
+                subject_code="S9999",
+                protocol="gait",
+                operator="ada",
+                created_at=now,
+            )
+        )
+        session.flush()
+        session.add(Attempt(id="new-attempt", session_id="new-session", number=1, created_at=now))
+    page.refresh()
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS + 1}, newest first.")
+    assert _listed(page) == made[ATTEMPT_PAGE : 2 * ATTEMPT_PAGE]
+
+    qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
+    # the last page: its rows are the last of the count, whatever was made since
+    _read(qtbot, page, f"Attempts 402–{ATTEMPTS + 1} of {ATTEMPTS + 1}, newest first.")
+    assert _listed(page) == made[2 * ATTEMPT_PAGE :]
+    assert not page.browse.older.isEnabled()
+    qtbot.mouseClick(page.browse.newer, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS + 1}, newest first.")
+    assert _listed(page) == made[ATTEMPT_PAGE : 2 * ATTEMPT_PAGE]
+    qtbot.mouseClick(page.browse.newer, Qt.MouseButton.LeftButton)
+    _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS + 1}, newest first.")
+    assert _listed(page) == ["new-attempt", *made[: ATTEMPT_PAGE - 1]]
+    assert page.browse.after is None

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from labrig.domain.jobs import JobState
@@ -20,13 +20,16 @@ from labrig.results.flags import CalibrationFlag, CalibrationFlags, used_calibra
 from labrig.results.publish import FINISHED
 from labrig.results.reading import (
     SESSION_INDEX,
+    after_position,
     attempt_order,
     from_recordings,
     from_sessions,
     in_session_order,
+    position_of,
 )
 from labrig.results.search import (
     AttemptQuery,
+    Sizes,
     attempt_filters,
     sizes_of,
 )
@@ -69,25 +72,20 @@ class AttemptSummary:
     note: str | None = None  # why the attempt is not a normal one (its recording was interrupted)
     # its published result was made under a calibration that has changed since (results/flags.py)
     flags: tuple[CalibrationFlag, ...] = ()
+    # where it stands in the order it was listed in: what the page after it starts from
+    # (AttemptQuery.after)
+    position: tuple[Any, ...] | None = field(default=None, compare=False)
 
 
 def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[AttemptSummary]:
     """The page of attempts ``query`` asks for (the newest ``ATTEMPT_PAGE`` by default), in its
-    order, each with its result status. The page's ids come from the index of that order (or from
-    what the search found) before anything else is read."""
+    order, each with its result status and its position in that order. The page's ids come from
+    the index of that order (or from what the search found), from ``query.after`` on if given,
+    before anything else is read."""
     query = query or AttemptQuery()
     order = attempt_order(query.sort, query.descending)
     with store.read() as session:
-        sizes = sizes_of(session, query)
-        # the few attempts a search found are sorted; many are read in the page's order
-        searched = search_words(query.search) is not None and sizes.few_matched
-        page = (
-            in_session_order(select(Attempt.id), query.sort, searched)
-            .where(*attempt_filters(query, sizes, session_joined=query.sort in SESSION_INDEX))
-            .order_by(*order)
-            .offset(query.offset)
-            .limit(query.limit)
-        )
+        page = page_of_attempts(query, sizes_of(session, query))
         rows = session.execute(
             select(Attempt, CaptureSession)
             .join(CaptureSession, CaptureSession.id == Attempt.session_id)
@@ -101,9 +99,29 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     used = {i: used_calibrations(j.config for j in jobs.get(i, [])) for i in ids}
     flags.prefetch(used.values())
     return [
-        attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags, used[a.id])
+        replace(
+            attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags, used[a.id]),
+            position=position_of(query.sort, a, s),
+        )
         for a, s in rows
     ]
+
+
+def page_of_attempts(query: AttemptQuery, sizes: Sizes) -> Select[Any]:
+    """The ids of ``query``'s page in its order, its filters written for how much they find: read
+    from the index of that order (the few attempts a search found are sorted instead), from
+    ``query.after`` on if given, else past ``query.offset`` rows."""
+    searched = search_words(query.search) is not None and sizes.few_matched
+    found = attempt_filters(query, sizes, session_joined=query.sort in SESSION_INDEX)
+    if query.after is not None:
+        found.append(after_position(query.sort, query.descending, query.after))
+    return (
+        in_session_order(select(Attempt.id), query.sort, searched)
+        .where(*found)
+        .order_by(*attempt_order(query.sort, query.descending))
+        .offset(None if query.after is not None else query.offset)
+        .limit(query.limit)
+    )
 
 
 def count_attempts(

@@ -124,7 +124,12 @@ ATTEMPT_PAGE = 200
 class AttemptQuery:
     """A page of attempts in ``sort`` order (``descending``: newest, Z or highest first): those
     ``search`` finds (None: every one), made at or after ``since`` (None: any time), of a result
-    status, revised or not, of a device or rig, of one session (None: any)."""
+    status, revised or not, of a device or rig, of one session (None: any).
+
+    ``after``: the page starts after the row at this position in ``sort``'s order
+    (:func:`~labrig.results.reading.position_of` of the previous page's last row), read from there;
+    ``offset`` then only says how many rows come before it (for the count and the words).
+    """
 
     search: str | None = None
     limit: int = ATTEMPT_PAGE
@@ -136,6 +141,7 @@ class AttemptQuery:
     review: ReviewFilter | None = None
     source: Source | None = None
     session: str | None = None  # one capture session's attempts (its id)
+    after: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
         check_page(self.limit, self.offset)

@@ -3,14 +3,17 @@ older pages, with the words that say which rows are shown (the Results and Revie
 
 The search is taken when typing pauses (or on Enter) and starts again at the first page, as does a
 period chosen (today, the last 7 or 30 days, the last 12 months); the page asked for is plain data
-(:attr:`BrowseBar.words`, :attr:`BrowseBar.days`, :attr:`BrowseBar.offset`) that a read on a pool
-thread may take. Threading contract: GUI thread only.
+(:attr:`BrowseBar.words`, :attr:`BrowseBar.days`, :attr:`BrowseBar.offset`,
+:attr:`BrowseBar.after`) that a read on a pool thread may take. An older page is read after the
+shown page's last row when the list says where that row stands (:attr:`PageOfRows.next_after`), so
+a page deep in the list costs what the first does; else by its offset. Threading contract: GUI
+thread only.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -26,6 +29,9 @@ from PySide6.QtWidgets import (
 from labrig.store.search import Tally
 
 Row = TypeVar("Row")
+#: where a row stands in its list's order (the values it is sorted by), what a page after it starts
+#: from
+Position = tuple[Any, ...]
 #: how long typing must pause before the search is run
 SETTLE_MS = 300
 SEARCH_TIP = (
@@ -76,6 +82,12 @@ class PageOfRows(list[Row], Generic[Row]):
         tally = total if isinstance(total, Tally) else Tally(total)
         self.total, self.more = tally.n, tally.more
         self.offset, self.search, self.days = offset, search, days
+        # where the next older page starts: its last row's position in the list's order (None: the
+        # older page is read by its offset)
+        self.next_after: Position | None = None
+        # whether rows follow this page, when the list read one row more to know (None: from the
+        # count; rows made since a deep page was reached leave its count ahead of its rows)
+        self.older: bool | None = None
 
     @property
     def total_words(self) -> str:
@@ -102,6 +114,12 @@ class BrowseBar(QWidget):
         self.words: str | None = None  # the search in force (None: every row)
         self.days: int | None = None  # the period in force, in days back (None: any time)
         self.offset = 0  # the first row of the page asked for
+        self.after: Position | None = (
+            None  # it starts after the row at this position (None: offset)
+        )
+        # the pages turned past, to go back to: each one's offset and position
+        self._turned: list[tuple[int, Position | None]] = []
+        self._next_after: Position | None = None  # the shown page's PageOfRows.next_after
         self.period = QComboBox()
         self.period.setObjectName("browsePeriod")
         self.period.setToolTip(f"Only the {what} made in this period")
@@ -150,8 +168,13 @@ class BrowseBar(QWidget):
     def show_page(self, page: PageOfRows[Row]) -> None:
         """Enable the buttons for the page read (it may be of an older search)."""
         current = (page.search, page.days, page.offset) == (self.words, self.days, self.offset)
+        if current:
+            self._next_after = page.next_after
         self.newer.setEnabled(current and page.offset > 0)
-        self.older.setEnabled(current and (page.more or page.offset + len(page) < page.total))
+        follow = page.older
+        if follow is None:
+            follow = page.more or page.offset + len(page) < page.total
+        self.older.setEnabled(current and follow)
 
     def status(
         self,
@@ -183,7 +206,10 @@ class BrowseBar(QWidget):
 
     @staticmethod
     def _describe(page: PageOfRows[Row], noun: str, plural: str) -> str:
-        shown = f"{page.offset + 1:,}–{page.offset + len(page):,}"
+        first = page.offset
+        if page.older is False and not page.more and page.total >= len(page):
+            first = page.total - len(page)  # the last rows, however many were made since
+        shown = f"{first + 1:,}–{first + len(page):,}"
         if page.search is not None:
             if not page.total:
                 return f"Nothing found for '{page.search}'"
@@ -196,6 +222,10 @@ class BrowseBar(QWidget):
             return f"{page.total:,} {noun if page.total == 1 else plural}"
         return f"{plural.capitalize()} {shown} of {page.total_words}"
 
+    def restart(self) -> None:
+        """The first page again (a filter or the order changed)."""
+        self.offset, self.after, self._turned = 0, None, []
+
     def since(self) -> datetime | None:
         """When the period in force begins, now (None: any time)."""
         return period_start(self.days)
@@ -205,16 +235,24 @@ class BrowseBar(QWidget):
         self._settle.stop()
         words = self.search.text().strip() or None
         if words != self.words:
-            self.words, self.offset = words, 0
+            self.words = words
+            self.restart()
             self.changed.emit()
 
     @Slot(int)
     def _take_period(self, index: int) -> None:
-        self.days, self.offset = PERIODS[max(index, 0)][1], 0
+        self.days = PERIODS[max(index, 0)][1]
+        self.restart()
         self.changed.emit()
 
     def _turn(self, pages: int) -> None:
-        self.offset = max(0, self.offset + pages * self.page_size)
+        if pages > 0:
+            self._turned.append((self.offset, self.after))
+            self.offset, self.after = self.offset + self.page_size, self._next_after
+        elif self._turned:
+            self.offset, self.after = self._turned.pop()
+        else:
+            self.offset, self.after = max(0, self.offset - self.page_size), None
         self.newer.setEnabled(False)
         self.older.setEnabled(False)
         self.changed.emit()

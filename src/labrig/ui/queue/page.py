@@ -213,7 +213,7 @@ class QueuePage(QWidget):
 
     @Slot(int)
     def _on_shown_current_index_changed(self, _index: int) -> None:
-        self.browse.offset = 0
+        self.browse.restart()
         self.read_page()
 
     @Slot(str, float, str)

@@ -117,7 +117,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
     @Slot()
     def _on_filters_changed(self) -> None:
         """A filter or the order changed: the first page again."""
-        self.browse.offset = 0
+        self.browse.restart()
         self.refresh()
 
     def _lay_out(self) -> None:
@@ -243,7 +243,7 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
         days = self.browse.days  # plain data, as the rest of the query
         query = AttemptQuery(
             self.browse.words,
-            ATTEMPT_PAGE,
+            ATTEMPT_PAGE + 1,  # one more: whether an older page has rows
             self.browse.offset,
             period_start(days),
             sort=self.order.sort,
@@ -252,12 +252,16 @@ class ResultsPage(ListDetailPage[AttemptSummary, Read]):
             review=self.filters.review,
             source=self.filters.source,
             session=self.filters.session.id if self.filters.session is not None else None,
+            after=self.browse.after,
         )
-        rows = self._results.attempts(query)
+        read = self._results.attempts(query)
+        rows = read[:ATTEMPT_PAGE]
         page = AttemptsPage(
             rows, self._results.count_attempts(query), query.offset, query.search, days
         )
         page.sources = tuple(self._results.sources())
+        page.next_after = rows[-1].position if rows else None
+        page.older = len(read) > len(rows)
         return page
 
     def open_sessions(self) -> SessionsDialog:

@@ -40,6 +40,7 @@ from labrig.store.search import (
     Tally,
     among,
     bounded_count,
+    bounded_count_once,
     id_like,
     search_words,
 )
@@ -142,13 +143,14 @@ def count_attempts(
             )
             return bounded_count(session, found, query.offset + ahead)
         sizes = sizes_of(session, query, counting=True)
-        if sqlite and query.source is not None and not sizes.few_recorded:
-            # a camera's many attempts counted from its captures on
-            found = from_recordings(select(Attempt.id), query.source).where(
+        if query.source is not None and not sizes.few_recorded:
+            # a camera's many attempts counted from its captures on, each once (without DISTINCT
+            # over them all, so the count stops at its bound)
+            found = from_recordings(select(Attempt.id), query.source, once=False).where(
                 *attempt_filters(replace(query, source=None), sizes)
             )
-        else:
-            found = select(Attempt.id).where(*attempt_filters(query, sizes))
+            return bounded_count_once(session, found, query.offset + ahead)
+        found = select(Attempt.id).where(*attempt_filters(query, sizes))
         return bounded_count(session, found, query.offset + ahead)
 
 

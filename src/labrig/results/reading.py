@@ -106,11 +106,12 @@ def _sessions_then_attempts() -> LeftFirst:
     return LeftFirst(sessions, Attempt.__table__, sessions.c.id == Attempt.session_id)
 
 
-def from_recordings(statement: Select[Any], source: Source) -> Select[Any]:
+def from_recordings(statement: Select[Any], source: Source, *, once: bool = True) -> Select[Any]:
     """``statement`` over the attempts ``source`` recorded, read from its own rows (a device's
     captures through their index, a rig's recordings; on SQLite in the order written,
-    :class:`LeftFirst`), each attempt once: a count of a camera's attempts stops at its bound (its
-    5,001 of 49,070: 9 ms), where testing each attempt read took 55."""
+    :class:`LeftFirst`), each attempt once (``once``: else an attempt with two captures of the
+    camera twice, :func:`~labrig.store.search.bounded_count_once`): a count of a camera's attempts
+    stops at its bound (its 5,001 of 49,070: 9 ms), where testing each attempt read took 55."""
     attempts = Attempt.__table__
     if source.rig is not None:
         recordings = RigRecording.__table__
@@ -124,7 +125,8 @@ def from_recordings(statement: Select[Any], source: Source) -> Select[Any]:
             attempts.c.id == links.c.attempt_id,
         )
         where = captures.c.device_id == source.device_id
-    return statement.select_from(joined).where(where).distinct()
+    found = statement.select_from(joined).where(where)
+    return found.distinct() if once else found
 
 
 class LeftFirst(Join):

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
+    distinct,
     func,
     select,
 )
@@ -95,6 +96,21 @@ def bounded_count(
     found = select(func.count()).select_from(statement.limit(at_most + 1).subquery())
     n = int(session.scalar(found) or 0)
     return Tally(min(n, at_most), n > at_most)
+
+
+def bounded_count_once(session: Any, statement: Select[Any], at_most: int) -> Tally:
+    """How many different values of its one column ``statement`` finds, reading at most
+    ``at_most`` + 1 of its rows, for a statement that rarely finds a value twice (a camera's
+    attempts from its captures: an attempt with two captures of the camera). The first rows are
+    counted each once; only when one was found twice among them, and there are more, are they
+    counted again by DISTINCT, which gathers every row found before it can stop (a camera's 49,000
+    captures on PostgreSQL: 40 ms, against 10 for its first 5,001)."""
+    first = statement.limit(at_most + 1).subquery()
+    value = next(iter(first.c))
+    rows, values = session.execute(select(func.count(), func.count(distinct(value)))).one()
+    if values > at_most or rows <= at_most:  # more than at_most, or every row read
+        return Tally(min(values, at_most), values > at_most)
+    return bounded_count(session, statement.distinct(), at_most)
 
 
 def check_page(limit: int | None, offset: int) -> None:

@@ -29,7 +29,7 @@ from labrig.results.search import (
 )
 from labrig.store import Store, utcnow
 from labrig.store.models import Attempt, AttemptCapture, Capture, ResultRevision
-from labrig.store.search import Tally, among, bounded_count
+from labrig.store.search import Tally, among, bounded_count, bounded_count_once
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
 from tests.support.plans import plan_of, statements
@@ -76,22 +76,7 @@ def test_read_from_its_own_rows_a_source_finds_each_of_its_attempts_once(
     attempt with two captures of the device is found once."""
     catalog = _built(store)
     expected = {a for a, f in catalog.items() if _recorded(f, source)}
-    twice = min(expected)
-    with store.write() as session:
-        capture_id = str(uuid.uuid4())
-        session.add(
-            Capture(
-                id=capture_id,
-                device_id=source.device_id or catalog[twice]["device"],
-                origin="recorded",
-                state="committed",
-                mode="{}",
-                verification="{}",
-                started_at=utcnow(),
-            )
-        )
-        session.flush()
-        session.add(AttemptCapture(attempt_id=twice, capture_id=capture_id, position=1))
+    _captured_twice(store, min(expected), source.device_id or catalog[min(expected)]["device"])
     published = {a for a in expected if catalog[a]["result"] == "published"}
     assert published and published != expected
     status = AttemptQuery(status=StatusFilter.PUBLISHED)
@@ -101,6 +86,41 @@ def test_read_from_its_own_rows_a_source_finds_each_of_its_attempts_once(
         read = from_recordings(select(Attempt.id), source).where(*attempt_filters(status))
         assert set(session.scalars(read)) == published
         assert bounded_count(session, read, len(published) - 1) == Tally(len(published) - 1, True)
+
+
+def _captured_twice(store: Store, attempt_id: str, device_id: str) -> None:
+    """A second capture of ``device_id`` for the attempt."""
+    with store.write() as session:
+        capture_id = str(uuid.uuid4())
+        session.add(
+            Capture(
+                id=capture_id,
+                device_id=device_id,
+                origin="recorded",
+                state="committed",
+                mode="{}",
+                verification="{}",
+                started_at=utcnow(),
+            )
+        )
+        session.flush()
+        session.add(AttemptCapture(attempt_id=attempt_id, capture_id=capture_id, position=1))
+
+
+def test_a_camera_s_count_takes_each_attempt_once_at_every_bound(store: Store) -> None:
+    """Counted from the camera's captures without DISTINCT, an attempt with two captures of it is
+    counted once: whether it is among the first rows (read again each once) or not."""
+    catalog = _built(store)
+    source = Source(device_id=DEVICES[0])
+    expected = sorted(a for a, f in catalog.items() if _recorded(f, source))
+    _captured_twice(store, expected[0], DEVICES[0])
+    links = from_recordings(select(Attempt.id), source, once=False)
+    with store.read() as session:
+        for order in (Attempt.id.asc(), Attempt.id.desc()):  # the twice-captured one first, last
+            assert len(session.scalars(links.order_by(order)).all()) == len(expected) + 1
+            for at_most in range(len(expected) + 2):
+                tally = bounded_count_once(session, links.order_by(order), at_most)
+                assert tally == Tally(min(len(expected), at_most), len(expected) > at_most)
 
 
 def test_a_camera_s_attempts_are_counted_from_its_captures_on_sqlite(sqlite_store: Store) -> None:

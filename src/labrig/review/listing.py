@@ -217,11 +217,13 @@ def count_results(
             # stops at its bound whatever share of the catalog the word finds (SQLite gathered
             # the 33,000 attempts of 's00' first: 92 ms, against 11; PostgreSQL's planner, which
             # knows how many sessions a word matches, chooses better itself: 15 ms against 26)
-            found = _criteria(_from_sessions(select(R.id), text), replace(query, search=None))
+            found = _criteria(
+                _from_sessions(select(R.id), text), replace(query, search=None), counting=True
+            )
         else:
             # every result has one attempt of one session (foreign keys, not null), and a
             # search finds result ids: the count need not join them
-            found = _filtered(select(R.id), query, joined=False)
+            found = _filtered(select(R.id), query, joined=False, counting=True)
         return bounded_count(session, found, query.offset + ahead)
 
 
@@ -258,17 +260,27 @@ def _ordered_ids(query: ResultQuery, many: bool = False) -> Select[Any]:
 
 
 def _filtered(
-    statement: Select[Any], query: ResultQuery, *, joined: bool = True, many: bool = False
+    statement: Select[Any],
+    query: ResultQuery,
+    *,
+    joined: bool = True,
+    many: bool = False,
+    counting: bool = False,
 ) -> Select[Any]:
     """``statement`` over results (``joined``: joined to their attempt and session), with
-    ``query``'s criteria."""
+    ``query``'s criteria (``counting``: for a count, :func:`_criteria`)."""
     statement = _joined(statement.select_from(R)) if joined else statement.select_from(R)
-    return _criteria(statement, query, many)
+    return _criteria(statement, query, many, counting=counting)
 
 
-def _criteria(statement: Select[Any], query: ResultQuery, many: bool = False) -> Select[Any]:
+def _criteria(
+    statement: Select[Any], query: ResultQuery, many: bool = False, *, counting: bool = False
+) -> Select[Any]:
     """``statement`` (over results) with ``query``'s criteria; ``many``: its search finds many
-    attempts, and is tested on each result read, in the page's order."""
+    attempts, and is tested on each result read, in the page's order. ``counting``: for a count,
+    which gathers the signed-off results from their own rows, a few in a hundred (SQLite tested
+    each of the 100k catalog's results for its 2,771: 40 ms, against 2.4), where a page finds its
+    few among the first results read in its order (gathering them and sorting: 14 ms, against 5)."""
     if (text := search_words(query.search)) is not None:
         statement = statement.where(_matched_each(text) if many else _matches(text))
     if query.status is ResultStatusFilter.PUBLISHED:
@@ -282,6 +294,8 @@ def _criteria(statement: Select[Any], query: ResultQuery, many: bool = False) ->
         statement = statement.where(revised)
     elif query.review is ReviewFilter.UNREVISED:
         statement = statement.where(~revised)
+    elif query.review is ReviewFilter.SIGNED_OFF and counting:
+        statement = statement.where(R.id.in_(select(ResultSignOff.result_id)))
     elif query.review is ReviewFilter.SIGNED_OFF:
         statement = statement.where(exists().where(ResultSignOff.result_id == R.id))
     if query.since is not None:

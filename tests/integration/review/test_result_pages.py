@@ -245,3 +245,17 @@ def test_only_a_text_that_could_be_an_id_is_also_looked_for_among_the_result_ids
         assert "FROM sessions CROSS JOIN attempts" in count, count
     assert ("UNION" in count.upper()) is could_be_an_id, count
     assert "LIMIT" in count.upper(), count
+
+
+def test_the_signed_off_results_are_counted_from_their_own_rows(sqlite_store: Store) -> None:
+    """A few in a hundred are signed off: the count reads their rows, each result by its key (it
+    tested every result of the 100k catalog for its sign-off: 40 ms, against 2.4), while the page
+    finds its few among the first results read newest first."""
+    _catalog(sqlite_store)
+    query = ResultQuery(review=ReviewFilter.SIGNED_OFF, newest_first=True, limit=50)
+    with statements(sqlite_store) as sent:
+        count_results(sqlite_store, query)
+    (count,) = plans(sqlite_store, sent, "analysis_results")
+    assert "result_sign_offs_1 FOR IN-OPERATOR" in count, count
+    assert "SEARCH analysis_results USING" in count and "(id=?)" in count, count
+    assert "SCAN analysis_results" not in count, count

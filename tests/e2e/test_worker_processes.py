@@ -16,7 +16,7 @@ from labrig.bootstrap import bootstrap
 from labrig.store import open_store
 from labrig.store.models import Job
 from tests.conftest import BACKENDS
-from tests.support.cli import lines_of, worker
+from tests.support.cli import lines_of, read_until, worker
 
 STARTED = re.compile(r"^Worker (\d) of 2 started \(process (\d+)\)")
 
@@ -52,12 +52,8 @@ def _states(env: dict[str, str]) -> dict[str, int]:
 
 def _both_started(lines: queue.Queue[str]) -> dict[int, int]:
     """Read until both processes said they started: their process ids by number."""
-    started: dict[int, int] = {}
-    while len(started) < 2:
-        line = lines.get(timeout=120)
-        if match := STARTED.match(line):
-            started[int(match[1])] = int(match[2])
-    return started
+    said = read_until(lines, "started (process", 2)
+    return {int(m[1]): int(m[2]) for line in said if (m := STARTED.match(line))}
 
 
 def test_a_worker_of_two_processes_drains_the_queue_each_saying_what_it_ran(

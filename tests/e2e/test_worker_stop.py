@@ -3,10 +3,10 @@ the stage's next check, and says so at once; a second one stops the worker at on
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,25 +16,21 @@ from labrig.cli import main
 from labrig.domain.jobs import JobState
 from labrig.jobs.queue import JobQueue
 from labrig.store import open_store
-from tests.support.cli import lines_of, worker
+from tests.support.cli import lines_of, read_until, worker
 
 #: a stage that will not check for an hour: the first stop cannot end it
 DEAF = {"steps": 1, "step_seconds": 3600.0}
 
 
-def _until(lines: queue.Queue[str], text: str, times: int = 1) -> list[str]:
-    """The lines read until ``times`` of them hold ``text``."""
-    seen: list[str] = []
-    while sum(text in line for line in seen) < times:
-        seen.append(lines.get(timeout=120))
-    return seen
-
-
-def _enqueued(store: Path, config: dict[str, float]) -> tuple[str, JobQueue]:
-    """A selftest job enqueued in ``store`` (made if new): its id, and the queue, to watch it."""
+@pytest.fixture
+def jobs(tmp_path: Path) -> Iterator[tuple[Path, JobQueue]]:
+    """A new store, and its queue to enqueue in and watch (closed after the test)."""
+    store = tmp_path / "store"
     services = bootstrap(store=open_store(store))
-    job = services.queue.enqueue("labrig.selftest", config=config)
-    return job.id, services.queue
+    try:
+        yield store, services.queue
+    finally:
+        services.close()
 
 
 @pytest.mark.parametrize(
@@ -43,21 +39,21 @@ def _enqueued(store: Path, config: dict[str, float]) -> tuple[str, JobQueue]:
     ids=["one process, Ctrl-C", "two processes, SIGTERM"],
 )
 def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
-    tmp_path: Path, processes: int, signum: signal.Signals
+    jobs: tuple[Path, JobQueue], processes: int, signum: signal.Signals
 ) -> None:
-    store = tmp_path / "store"
-    job_id, q = _enqueued(store, DEAF)
+    store, q = jobs
+    job_id = q.enqueue("labrig.selftest", config=DEAF).id
     child = worker({"LABRIG_STORE": str(store)}, "--workers", "1", "--processes", str(processes))
     lines, errors = lines_of(child.stdout), lines_of(child.stderr)
     try:
-        said = _until(lines, "started (process", processes)  # each stops as a worker from here
+        said = read_until(lines, "started (process", processes)  # each stops as a worker from here
         deadline = time.monotonic() + 120
         while q.get(job_id).state is not JobState.RUNNING:
             assert time.monotonic() < deadline and child.poll() is None, "never ran the job"
             time.sleep(0.05)
         child.send_signal(signum)
         # each process took the first stop (two signals sent close together may arrive as one)
-        said += _until(lines, "stopping: running jobs are handed back", processes)
+        said += read_until(lines, "stopping: running jobs are handed back", processes)
         assert child.poll() is None  # its stage sleeps for an hour before it checks
         child.send_signal(signum)
         child.wait(timeout=60)
@@ -66,7 +62,7 @@ def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
             child.kill()
             child.wait()
     assert child.returncode == 128 + signum
-    said += _until(lines, "stopped at once")
+    said += read_until(lines, "stopped at once")
     assert any("stopped at once: the jobs it was running are taken back" in s for s in said), said
     assert "Traceback" not in "".join(errors.queue)
     q.reap()  # its process is gone: the lease is void at once on this host
@@ -75,9 +71,11 @@ def test_a_second_stop_ends_a_worker_whose_stage_does_not_check(
     assert view.attempts == 1
 
 
-def test_the_first_stop_hands_a_checking_stage_back_and_says_so(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    job_id, q = _enqueued(store, {"steps": 100_000, "step_seconds": 0.05})
+def test_the_first_stop_hands_a_checking_stage_back_and_says_so(
+    jobs: tuple[Path, JobQueue],
+) -> None:
+    store, q = jobs
+    job_id = q.enqueue("labrig.selftest", config={"steps": 100_000, "step_seconds": 0.05}).id
     child = worker({"LABRIG_STORE": str(store)}, "--workers", "1")
     try:
         while q.get(job_id).state is not JobState.RUNNING:

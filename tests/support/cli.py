@@ -59,6 +59,15 @@ def lines_of(stream: Iterable[str] | None) -> queue.Queue[str]:
     return lines
 
 
+def read_until(lines: queue.Queue[str], text: str, times: int = 1) -> list[str]:
+    """The lines read from ``lines`` until ``times`` of them hold ``text`` (each waited for up to
+    two minutes: a worker that never says it fails the test)."""
+    seen: list[str] = []
+    while sum(text in line for line in seen) < times:
+        seen.append(lines.get(timeout=120))
+    return seen
+
+
 def assert_typed(result: subprocess.CompletedProcess[str]) -> None:
     """Ended with words a user can act on: no Python traceback and no signal (a crash)."""
     assert result.returncode >= 0, f"killed by signal {-result.returncode}: {result.stderr}"

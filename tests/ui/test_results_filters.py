@@ -175,6 +175,8 @@ def test_each_filter_narrows_the_list_to_the_attempts_it_names(
     # two at once: the attempts both keep
     _choose(page.filters.status_box, "Published")
     _choose(page.filters.source_box, f"Device {DEVICES[0]}")
+    # a device's id is longer than the box shows: its tip names it whole
+    assert page.filters.source_box.toolTip() == f"Only the attempts of the device {DEVICES[0]}"
     expected = _newest_first(
         facts, lambda f: f["result"] == "published" and f["device"] == DEVICES[0]
     )
@@ -182,6 +184,7 @@ def test_each_filter_narrows_the_list_to_the_attempts_it_names(
     assert _listed(page) == expected
     _choose(page.filters.status_box, "Pending")  # none of the pending attempts is the rig's
     _choose(page.filters.source_box, "Rig bench")
+    assert page.filters.source_box.toolTip() == "Only the attempts of the rig bench"
     _read(qtbot, page, "No attempts match these filters: choose Any in a list to widen them.")
     assert _listed(page) == [] and not page.browse.older.isEnabled()
 

@@ -67,6 +67,9 @@ def source_words(source: Source) -> str:
     return f"Rig {source.rig}" if source.rig is not None else f"Device {source.device_id}"
 
 
+SOURCE_TIP = "Only the attempts of this rig or device"
+
+
 class ResultsFilters(QWidget):
     """The status, review and device-or-rig lists, and under them the session the list is limited
     to (chosen in the sessions: :attr:`sessionsRequested`); :attr:`changed` asks for the first page
@@ -89,9 +92,7 @@ class ResultsFilters(QWidget):
             "Only the attempts reviewers revised, or not, or signed off (a sign-off no later "
             "revision cleared)",
         )
-        self.source_box = self._box(
-            "resultsSourceFilter", "Only the attempts of this rig or device"
-        )
+        self.source_box = self._box("resultsSourceFilter", SOURCE_TIP)
         for words, _status in STATUSES:
             self.status_box.addItem(words)
         for words, _review in REVIEWS:
@@ -193,7 +194,19 @@ class ResultsFilters(QWidget):
     @Slot(int)
     def _on_source_box_changed(self, index: int) -> None:
         self.source = self._sources[index - 1] if index > 0 else None
+        self._name_source()
         self.changed.emit()
+
+    def _name_source(self) -> None:
+        """The chosen rig's or device's whole name in the box's tip: a device's id is longer than
+        the box shows."""
+        chosen = self.source
+        if chosen is None:
+            self.source_box.setToolTip(SOURCE_TIP)
+        elif chosen.rig is not None:
+            self.source_box.setToolTip(f"Only the attempts of the rig {chosen.rig}")
+        else:
+            self.source_box.setToolTip(f"Only the attempts of the device {chosen.device_id}")
 
 
 class ListOrder(QObject):

@@ -14,6 +14,8 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -253,3 +255,38 @@ def test_a_catalog_too_large_to_read_whole_at_open_is_checked_by_its_length_and_
     with pytest.raises(DatabaseCorruptError, match="header counts"):
         sqlite_dialect.inspect_file(db, quick_check_bytes=0)
     assert not _companion(db, "-wal").exists()
+
+
+def test_a_refusal_keeps_the_companions_of_a_database_another_process_opened_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The ``-wal`` and ``-shm`` that were not there before the look are removed on a refusal only
+    when no process has the database open: one that opened it meanwhile made them, and a ``-shm``
+    removed under it would let the next connection make another, blind to its writes."""
+    db = tmp_path / "other.db"
+    with sqlite3.connect(db) as made:
+        made.execute("PRAGMA journal_mode = WAL")
+        made.execute("CREATE TABLE t (x)")
+    made.close()
+    assert not _companion(db, "-shm").exists()
+    reader = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            f"c = sqlite3.connect({str(db)!r})\n"
+            "c.execute('SELECT * FROM t').fetchall()\n"
+            "print('open', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with pytest.raises(DatabaseCorruptError), sqlite_dialect.as_found_if_refused(db):
+            assert reader.stdout is not None and reader.stdout.readline() == "open\n"
+            raise DatabaseCorruptError("refused while another process opened it")
+        assert _companion(db, "-shm").exists() and _companion(db, "-wal").exists()
+    finally:
+        reader.communicate("", timeout=30)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -211,7 +211,10 @@ def as_found_if_refused(path: Path) -> Iterator[None]:
     ``path`` that were not there before, so a refused database leaves its folder as it was.
 
     Only those: one that was there before may be another program's, with the database open. Nothing
-    is removed when a new ``-wal`` holds anything (a reader creates it empty; a writer has come).
+    is removed when a new ``-wal`` holds anything (a reader creates it empty; a writer has come),
+    nor while a process has the database open (:func:`_locked`: one that opened it meanwhile made
+    them, and a ``-shm`` removed under it would let the next connection make another, each then
+    blind to the other's writes).
     """
     companions = [_companion(path, suffix) for suffix in ("-wal", "-shm")]
     before = {c for c in companions if c.exists()}
@@ -219,10 +222,43 @@ def as_found_if_refused(path: Path) -> Iterator[None]:
         yield
     except LabrigError:
         created = [c for c in companions if c not in before and c.exists()]
-        if not any(c.name.endswith("-wal") and c.stat().st_size for c in created):
+        if not any(c.name.endswith("-wal") and c.stat().st_size for c in created) and not _locked(
+            [path, *created]
+        ):
             for companion in created:
-                companion.unlink(missing_ok=True)
+                with suppress(OSError):  # open elsewhere (Windows): it stays
+                    companion.unlink(missing_ok=True)
         raise
+
+
+#: where Linux lists every file lock held, by the file's device and inode
+PROC_LOCKS = Path("/proc/locks")
+
+
+def _locked(paths: Sequence[Path]) -> bool:
+    """Whether any process holds a lock on one of ``paths``: a connection to the database holds a
+    shared one on its file and its ``-shm`` while it has it open (SQLite's unix files). Read from
+    Linux's list of locks, not by trying to take one: closing a file this process opened drops
+    every lock the process holds on it, its own connections' included. False where there is no
+    such list (a lock then goes unseen, as before)."""
+    try:
+        listed = PROC_LOCKS.read_text(errors="replace")
+    except OSError:
+        return False
+    inodes = set()
+    for path in paths:
+        try:
+            inodes.add(path.stat().st_ino)
+        except OSError:
+            continue
+    # "1: POSIX  ADVISORY  READ 4454 fe:00:2228256 128 128": device (hex) and inode; the inode
+    # alone is compared (a match on another device only keeps two empty files)
+    for line in listed.splitlines():
+        for field in line.split():
+            parts = field.split(":")
+            if len(parts) == 3 and parts[2].isdigit() and int(parts[2]) in inodes:
+                return True
+    return False
 
 
 def _companion(path: Path, suffix: str) -> Path:

@@ -114,9 +114,8 @@ class BrowseBar(QWidget):
         self.words: str | None = None  # the search in force (None: every row)
         self.days: int | None = None  # the period in force, in days back (None: any time)
         self.offset = 0  # the first row of the page asked for
-        self.after: Position | None = (
-            None  # it starts after the row at this position (None: offset)
-        )
+        # it starts after the row at this position (None: at the offset)
+        self.after: Position | None = None
         # the pages turned past, to go back to: each one's offset and position
         self._turned: list[tuple[int, Position | None]] = []
         self._next_after: Position | None = None  # the shown page's PageOfRows.next_after

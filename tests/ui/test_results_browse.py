@@ -249,6 +249,9 @@ def test_a_filter_or_an_order_chosen_on_a_later_page_shows_the_first_page(
     qtbot.mouseClick(page.browse.older, Qt.MouseButton.LeftButton)
     _read(qtbot, page, f"Attempts 201–400 of {ATTEMPTS}, newest first.")
     click_header(qtbot, page, page.model.columns.index("Recorded"))  # oldest first
+    # until the first page in the new order is shown, its older page cannot be asked for (the
+    # shown page's last row stands in the old order)
+    assert not page.browse.older.isEnabled() and not page.browse.newer.isEnabled()
     _read(qtbot, page, f"Attempts 1–200 of {ATTEMPTS}, oldest first.")
     assert _listed(page) == made[:ATTEMPT_PAGE]
 

@@ -222,8 +222,11 @@ class BrowseBar(QWidget):
         return f"{plural.capitalize()} {shown} of {page.total_words}"
 
     def restart(self) -> None:
-        """The first page again (a filter or the order changed)."""
-        self.offset, self.after, self._turned = 0, None, []
+        """The first page again (a filter or the order changed): the buttons wait for it, since
+        the shown page's last row stands in the old order or filter."""
+        self.offset, self.after, self._turned, self._next_after = 0, None, [], None
+        self.newer.setEnabled(False)
+        self.older.setEnabled(False)
 
     def since(self) -> datetime | None:
         """When the period in force begins, now (None: any time)."""

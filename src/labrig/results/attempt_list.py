@@ -102,7 +102,7 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     return [
         replace(
             attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags, used[a.id]),
-            position=position_of(query.sort, a, s),
+            position=position_of(query.sort, query.descending, a, s),
         )
         for a, s in rows
     ]

@@ -39,13 +39,17 @@ def attempt_order(sort: AttemptSort, descending: bool) -> list[UnaryExpression[A
     return [k.desc() if descending else k.asc() for k in order_keys(sort)]
 
 
-def position_of(sort: AttemptSort, attempt: Attempt, session: CaptureSession) -> tuple[Any, ...]:
-    """Where the attempt (with its session) stands in ``sort``'s order: its values of
-    :func:`order_keys`, what a page after it starts from (:func:`after_position`)."""
-    return tuple(
+def position_of(
+    sort: AttemptSort, descending: bool, attempt: Attempt, session: CaptureSession
+) -> tuple[Any, ...]:
+    """Where the attempt (with its session) stands in ``sort``'s order, ``descending`` or not: the
+    order named (its sort and direction), then the attempt's values of :func:`order_keys`; what a
+    page after it starts from (:func:`after_position`)."""
+    values = (
         getattr(session if key.class_ is CaptureSession else attempt, key.key)
         for key in order_keys(sort)
     )
+    return (sort.value, descending, *values)
 
 
 def after_position(
@@ -55,15 +59,16 @@ def after_position(
     there, as the index of that order is, instead of counting the rows before it (the busiest
     camera's page at offset 5,000 walked 10,000 attempts, each tested for the camera: 80 ms; from
     its position, 200 or so). The first key bounds the index's range, the whole key the row.
-    ``LABRIG_USAGE`` for a position of another order."""
+    ``LABRIG_USAGE`` for a position in another order or direction."""
     keys = order_keys(sort)
-    if len(position) != len(keys):
+    if tuple(position[:2]) != (sort.value, descending) or len(position) != 2 + len(keys):
         raise UsageError(
-            f"A position in the order by {sort.value} has {len(keys)} values, not "
-            f"{len(position)}: start from the first page again"
+            f"The page asked for starts after a row of another order than by {sort.value}, "
+            f"{'descending' if descending else 'ascending'}: start from the first page again"
         )
-    here = tuple_(*(literal(v, k.type) for k, v in zip(keys, position, strict=True)))
-    first = literal(position[0], keys[0].type)
+    values = position[2:]
+    here = tuple_(*(literal(v, k.type) for k, v in zip(keys, values, strict=True)))
+    first = literal(values[0], keys[0].type)
     if descending:
         return and_(keys[0] <= first, tuple_(*keys) < here)
     return and_(keys[0] >= first, tuple_(*keys) > here)

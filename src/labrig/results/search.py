@@ -126,7 +126,7 @@ class AttemptQuery:
     ``search`` finds (None: every one), made at or after ``since`` (None: any time), of a result
     status, revised or not, of a device or rig, of one session (None: any).
 
-    ``after``: the page starts after the row at this position in ``sort``'s order
+    ``after``: the page starts after the row at this position in ``sort``'s order and direction
     (:func:`~labrig.results.reading.position_of` of the previous page's last row), read from there;
     ``offset`` then only says how many rows come before it (for the count and the words).
     """

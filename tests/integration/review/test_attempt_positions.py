@@ -86,6 +86,8 @@ def test_a_position_is_the_row_s_place_in_its_order(store: Store) -> None:
     newest = list_attempts(store, AttemptQuery(limit=1, sort=AttemptSort.SUBJECT))[0]
     facts = catalog[newest.attempt_id]
     assert newest.position == (
+        "subject",
+        True,  # descending
         facts["subject"],
         facts["session_id"],
         newest.created_at,
@@ -93,12 +95,24 @@ def test_a_position_is_the_row_s_place_in_its_order(store: Store) -> None:
     )
 
 
-def test_a_position_of_another_order_is_refused(store: Store) -> None:
+@pytest.mark.parametrize(
+    ("sort", "descending"),
+    [
+        (AttemptSort.RECORDED, True),  # fewer keys
+        (AttemptSort.PROTOCOL, True),  # as many keys, another order
+        (AttemptSort.SUBJECT, False),  # the same order, the other way
+    ],
+)
+def test_a_position_of_another_order_or_direction_is_refused(
+    store: Store, sort: AttemptSort, descending: bool
+) -> None:
+    """A subject's and a protocol's positions have as many values, of the same types: the order
+    a position names is checked, not only its length."""
     _built(store)
     first = list_attempts(store, AttemptQuery(limit=1, sort=AttemptSort.SUBJECT))[0]
     assert first.position is not None
-    query = AttemptQuery(sort=AttemptSort.RECORDED, after=first.position)
-    with pytest.raises(UsageError, match="order by recorded has 2 values, not 4") as raised:
+    query = AttemptQuery(sort=sort, descending=descending, after=first.position)
+    with pytest.raises(UsageError, match=f"another order than by {sort.value}") as raised:
         list_attempts(store, query)
     assert raised.value.code == "LABRIG_USAGE"
 
@@ -136,6 +150,6 @@ def test_a_position_read_back_keeps_its_moment(store: Store) -> None:
     catalog = _built(store)
     newest_first = _by_hand(catalog, AttemptSort.RECORDED, True)
     first = list_attempts(store, AttemptQuery(limit=1))[0]
-    assert first.position is not None and first.position[0].utcoffset() == timedelta(0)
+    assert first.position is not None and first.position[2].utcoffset() == timedelta(0)
     second = list_attempts(store, AttemptQuery(limit=1, after=first.position))
     assert [s.attempt_id for s in second] == newest_first[1:2]

@@ -206,8 +206,10 @@ class BrowseBar(QWidget):
     @staticmethod
     def _describe(page: PageOfRows[Row], noun: str, plural: str) -> str:
         first = page.offset
-        if page.older is False and not page.more and page.total >= len(page):
-            first = page.total - len(page)  # the last rows, however many were made since
+        if page.offset and page.older is False and not page.more and page.total >= len(page):
+            # an older page's rows are the last ones, however many were made since it was reached
+            # (not the first page: its rows and its count are read one after the other)
+            first = page.total - len(page)
         shown = f"{first + 1:,}–{first + len(page):,}"
         if page.search is not None:
             if not page.total:

@@ -7,18 +7,20 @@ once, not one read for each; its jobs by one statement whatever their number."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
-from labrig.results.attempt_list import list_attempts
+from labrig.results.attempt_list import count_attempts, list_attempts
 from labrig.results.flags import CalibrationFlags
 from labrig.results.reading import (
     attempt_order,
     from_recordings,
 )
 from labrig.results.search import (
+    FEW,
     AttemptQuery,
     ReviewFilter,
     Sizes,
@@ -28,7 +30,13 @@ from labrig.results.search import (
     sizes_of,
 )
 from labrig.store import Store, utcnow
-from labrig.store.models import Attempt, AttemptCapture, Capture, ResultRevision
+from labrig.store.models import (
+    Attempt,
+    AttemptCapture,
+    Capture,
+    CaptureSession,
+    ResultRevision,
+)
 from labrig.store.search import Tally, among, bounded_count, bounded_count_once
 from tests.conftest import BACKENDS, store_on
 from tests.integration.review.test_attempt_sorts import DEVICES, _built
@@ -223,3 +231,67 @@ def test_many_are_tested_on_each_attempt_read_in_the_page_s_order_on_sqlite(
     assert "SCAN attempts USING INDEX ix_attempts_created_at" in plan, plan
     assert "TEMP B-TREE FOR ORDER BY" not in plan, plan
     assert "ix_captures_device" not in plan, plan
+
+
+def test_a_camera_of_many_attempts_is_counted_from_its_captures_each_attempt_once(
+    store: Store,
+) -> None:
+    """Past the bound of a few (``FEW``), a camera's attempts are counted from its captures without
+    DISTINCT, on both databases: exactly, with an attempt captured twice, and with a filter of the
+    attempts."""
+    many = FEW + 10
+    made = utcnow()
+    attempts = [str(uuid.uuid4()) for _ in range(many)]
+    captures = [str(uuid.uuid4()) for _ in range(many + 1)]
+    with store.write() as session:
+        session.execute(
+            insert(CaptureSession),
+            [
+                {
+                    "id": "s",
+                    "subject_code": "S1",
+                    "protocol": "p",
+                    "operator": "o",
+                    "created_at": made,
+                }
+            ],
+        )
+        session.execute(
+            insert(Attempt),
+            [
+                {"id": a, "session_id": "s", "number": i + 1, "created_at": made}
+                for i, a in enumerate(attempts)
+            ],
+        )
+        session.execute(
+            insert(Capture),
+            [
+                {
+                    "id": c,
+                    "device_id": "uvc:busy",
+                    "origin": "recorded",
+                    "state": "committed",
+                    "mode": "{}",
+                    "verification": "{}",
+                    "started_at": made,
+                }
+                for c in captures
+            ],
+        )
+        links = [*zip(attempts, captures, strict=False), (attempts[0], captures[-1])]
+        session.execute(
+            insert(AttemptCapture),
+            [
+                {"attempt_id": a, "capture_id": c, "position": int(c == captures[-1])}
+                for a, c in links
+            ],
+        )
+    camera = AttemptQuery(source=Source(device_id="uvc:busy"))
+    with store.read() as session:
+        assert not sizes_of(session, camera, counting=True).few_recorded  # counted as many
+    assert count_attempts(store, camera, ahead=many + 5) == Tally(many)
+    assert count_attempts(store, camera, ahead=many - 1) == Tally(many - 1, True)
+    pending = replace(camera, status=StatusFilter.PENDING)
+    assert count_attempts(store, pending, ahead=many + 5) == Tally(many)
+    published = replace(camera, status=StatusFilter.PUBLISHED)
+    assert count_attempts(store, published, ahead=many + 5) == Tally(0)

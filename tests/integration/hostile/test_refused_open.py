@@ -268,8 +268,25 @@ def test_a_refusal_keeps_the_companions_of_a_database_another_process_opened_mea
         made.execute("PRAGMA journal_mode = WAL")
         made.execute("CREATE TABLE t (x)")
     made.close()
-    assert not _companion(db, "-shm").exists()
-    reader = subprocess.Popen(
+    companions = [_companion(db, "-wal"), _companion(db, "-shm")]
+    readers: list[subprocess.Popen[str]] = []
+    try:
+        with pytest.raises(DatabaseCorruptError), sqlite_dialect.as_found_if_refused(db):
+            # inside the look: the companions the reader makes are new to it
+            assert not any(c.exists() for c in companions)
+            readers.append(_reader(db))
+            assert readers[0].stdout is not None and readers[0].stdout.readline() == "open\n"
+            raise DatabaseCorruptError("refused while another process opened it")
+        assert all(c.exists() for c in companions)
+    finally:
+        for reader in readers:
+            reader.communicate("", timeout=30)
+
+
+def _reader(db: Path) -> subprocess.Popen[str]:
+    """Another process that opens ``db`` (WAL: making its ``-wal`` and ``-shm``), says ``open``
+    and keeps it open until its input ends."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-c",
@@ -283,10 +300,3 @@ def test_a_refusal_keeps_the_companions_of_a_database_another_process_opened_mea
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        with pytest.raises(DatabaseCorruptError), sqlite_dialect.as_found_if_refused(db):
-            assert reader.stdout is not None and reader.stdout.readline() == "open\n"
-            raise DatabaseCorruptError("refused while another process opened it")
-        assert _companion(db, "-shm").exists() and _companion(db, "-wal").exists()
-    finally:
-        reader.communicate("", timeout=30)

@@ -231,7 +231,8 @@ def as_found_if_refused(path: Path) -> Iterator[None]:
         raise
 
 
-#: where Linux lists every file lock held, by the file's device and inode
+#: where Linux lists the file locks held by the processes this one can see (its PID namespace),
+#: by the file's device and inode
 PROC_LOCKS = Path("/proc/locks")
 
 
@@ -240,7 +241,9 @@ def _locked(paths: Sequence[Path]) -> bool:
     shared one on its file and its ``-shm`` while it has it open (SQLite's unix files). Read from
     Linux's list of locks, not by trying to take one: closing a file this process opened drops
     every lock the process holds on it, its own connections' included. False where there is no
-    such list (a lock then goes unseen, as before)."""
+    such list, and unseen a lock of a process in another PID namespace (a container's); a process
+    that opens the database between this look and the removal is not seen either: the window is
+    narrowed, not closed."""
     try:
         listed = PROC_LOCKS.read_text(errors="replace")
     except OSError:

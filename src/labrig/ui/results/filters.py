@@ -64,7 +64,13 @@ ORDER_WORDS = {
 
 
 def source_words(source: Source) -> str:
-    return f"Rig {source.rig}" if source.rig is not None else f"Device {source.device_id}"
+    """``Rig bench``, ``Device uvc:…``: a rig or device as its list offers it."""
+    kind, name = _source_parts(source)
+    return f"{kind.capitalize()} {name}"
+
+
+def _source_parts(source: Source) -> tuple[str, str]:
+    return ("rig", source.rig) if source.rig is not None else ("device", source.device_id or "")
 
 
 SOURCE_TIP = "Only the attempts of this rig or device"
@@ -200,13 +206,11 @@ class ResultsFilters(QWidget):
     def _name_source(self) -> None:
         """The chosen rig's or device's whole name in the box's tip: a device's id is longer than
         the box shows."""
-        chosen = self.source
-        if chosen is None:
+        if self.source is None:
             self.source_box.setToolTip(SOURCE_TIP)
-        elif chosen.rig is not None:
-            self.source_box.setToolTip(f"Only the attempts of the rig {chosen.rig}")
         else:
-            self.source_box.setToolTip(f"Only the attempts of the device {chosen.device_id}")
+            kind, name = _source_parts(self.source)
+            self.source_box.setToolTip(f"Only the attempts of the {kind} {name}")
 
 
 class ListOrder(QObject):

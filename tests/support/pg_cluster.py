@@ -9,7 +9,7 @@ TEMPLATE``), so no test sees another's rows and none pays for the migrations.
 
 Run it by hand to get a server for ``labrig --db`` or the benchmarks::
 
-    .venv/bin/python -m tests.support.pg_cluster     # prints the URL; Ctrl-C stops and removes it
+    .venv/bin/python -m tests.support.pg_cluster   # prints the URL; Ctrl-C or kill removes it
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -137,7 +138,15 @@ def running_cluster() -> Iterator[Cluster]:
         cluster.stop()
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
+    # SIGTERM (kill) and a SIGINT to a process started in the background, which the shell starts
+    # with SIGINT ignored, stop and remove the cluster as Ctrl-C does
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, _interrupt)
     with running_cluster() as c:
         print(c.url(), flush=True)
         try:

@@ -100,9 +100,14 @@ def list_attempts(store: Store, query: AttemptQuery | None = None) -> list[Attem
     used = {i: used_calibrations(j.config for j in jobs.get(i, [])) for i in ids}
     flags.prefetch(used.values())
     return [
-        replace(
-            attempt_summary(a, s, results.get(a.id), jobs.get(a.id, []), flags, used[a.id]),
-            position=position_of(query.sort, query.descending, a, s),
+        attempt_summary(
+            a,
+            s,
+            results.get(a.id),
+            jobs.get(a.id, []),
+            flags,
+            used[a.id],
+            position_of(query.sort, query.descending, a, s),
         )
         for a, s in rows
     ]
@@ -248,9 +253,11 @@ def attempt_summary(
     jobs: Sequence[JobFacts],
     flags: CalibrationFlags,
     used: tuple[str | None, str | None] | None = None,
+    position: tuple[Any, ...] | None = None,
 ) -> AttemptSummary:
     """``used``: the calibrations ``jobs`` ran under, if already read from them
-    (:func:`used_calibrations`)."""
+    (:func:`used_calibrations`); ``position``: the attempt's place in the order it was listed in
+    (:func:`~labrig.results.reading.position_of`)."""
     status, reasons = _status(record, jobs)
     published = status in (ResultStatus.PUBLISHED, ResultStatus.DEGRADED)
     return AttemptSummary(
@@ -266,6 +273,7 @@ def attempt_summary(
         flags=flags.of_ids(*(used or used_calibrations(j.config for j in jobs)))
         if published
         else (),
+        position=position,
     )
 
 

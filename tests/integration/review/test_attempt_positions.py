@@ -5,6 +5,7 @@ read from the position through the order's index, not by walking the rows before
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from itertools import pairwise
 from typing import Any
@@ -46,7 +47,7 @@ def _walked(store: Store, query: AttemptQuery, size: int) -> list[str]:
     listed: list[AttemptSummary] = []
     while True:
         after = listed[-1].position if listed else None
-        page = list_attempts(store, AttemptQuery(**{**vars(query), "limit": size, "after": after}))
+        page = list_attempts(store, replace(query, limit=size, after=after))
         listed += page
         if len(page) < size:
             return [s.attempt_id for s in listed]
@@ -135,7 +136,7 @@ def test_a_camera_s_page_after_a_position_starts_there_in_the_order_s_index(
     camera = AttemptQuery(limit=3, sort=sort, source=Source(device_id=DEVICES[0]))
     last = list_attempts(sqlite_store, camera)[-1]
     many = Sizes(few_recorded=False)
-    after = page_of_attempts(AttemptQuery(**{**vars(camera), "after": last.position}), many)
+    after = page_of_attempts(replace(camera, after=last.position), many)
     with statements(sqlite_store) as sent, sqlite_store.read() as session:
         found = session.scalars(after).all()
     assert found == _walked(sqlite_store, camera, 3)[3:6]

@@ -253,10 +253,8 @@ class BrowseBar(QWidget):
         if pages > 0:
             self._turned.append((self.offset, self.after))
             self.offset, self.after = self.offset + self.page_size, self._next_after
-        elif self._turned:
+        elif self._turned:  # Newer is enabled past the first page only, reached by turning
             self.offset, self.after = self._turned.pop()
-        else:
-            self.offset, self.after = max(0, self.offset - self.page_size), None
         self.newer.setEnabled(False)
         self.older.setEnabled(False)
         self.changed.emit()

@@ -15,24 +15,19 @@ from labrig.access import AccessControl
 from labrig.events import AuditTrail, Dispatcher, DispatcherThread
 from labrig.jobs import BUILTIN_STAGES, Clock, JobQueue, LeaseTerms, StageRegistry
 from labrig.pipeline import analysis_stages
-from labrig.releases import HealthCheck, ReleaseService, active_release_digest, no_health_check
+from labrig.releases import HealthCheck, active_release_digest, no_health_check
 from labrig.results import PUBLISHER, WATCHED, load_jobs, publish_when_done
-from labrig.review import ReprocessService, ReviewedResults, RevisionService
 from labrig.storage import StorageMonitor
 from labrig.store import Store, open_store
-from labrig.sync import (
-    INDEXED,
-    SYNC_INDEXER,
-    DestinationFactory,
-    FolderDestination,
-    SyncService,
-    index_for_sync,
-)
+from labrig.sync import INDEXED, SYNC_INDEXER, DestinationFactory, FolderDestination, index_for_sync
 
 if TYPE_CHECKING:
     from labrig.calibration import CalibrationService
     from labrig.capture import CaptureService, FrameClock, Mode, RecoveryReport
     from labrig.export import ExportService
+    from labrig.releases import ReleaseService
+    from labrig.review import ReprocessService, ReviewedResults, RevisionService
+    from labrig.sync import SyncService
 
 
 @dataclass(frozen=True)
@@ -48,25 +43,53 @@ class Governance:
 
 @dataclass
 class Services:
-    """Everything a front end (GUI, CLI, worker) talks to. The services a worker never uses
-    (capture, calibration, export) are built, and their modules (OpenCV, the interchange formats)
-    loaded, on first use."""
+    """Everything a front end (GUI, CLI, worker) talks to. What a worker runs on (the store, the
+    dispatcher and its consumers, the queue) is built at once; the services it never uses (releases,
+    governance, sync, capture, calibration, export) are built, and their modules loaded, on first
+    use: a separate ``labrig worker`` process starts sooner."""
 
     store: Store
     dispatcher: Dispatcher
     dispatcher_thread: DispatcherThread
     queue: JobQueue
     storage: StorageMonitor
-    releases: ReleaseService
-    governance: Governance
-    sync: SyncService  # batches run by `labrig sync` (or a front end's own thread), not by start()
+    access: AccessControl  # who the acting user is, for the services built on first use
+    health_check: HealthCheck = no_health_check  # what checking a release runs
+    sync_destination: DestinationFactory = FolderDestination  # made from its stored configuration
     frame_clock: Callable[[Mode], FrameClock] | None = None  # for the capture service (bootstrap)
+
+    @cached_property
+    def releases(self) -> ReleaseService:
+        from labrig.releases import ReleaseService
+
+        return ReleaseService(self.store, self.queue, self.health_check, self.access)
+
+    @cached_property
+    def governance(self) -> Governance:
+        from labrig.review import ReprocessService, ReviewedResults, RevisionService
+
+        revisions = RevisionService(self.store, self.access)
+        reprocess = ReprocessService(self.queue, self.access)
+        return Governance(
+            access=self.access,
+            revisions=revisions,
+            audit=AuditTrail(self.store),
+            reviewed=ReviewedResults(revisions, reprocess),
+            reprocess=reprocess,
+        )
+
+    @cached_property
+    def sync(self) -> SyncService:
+        """Batches run by `labrig sync` (or a front end's own thread), not by :meth:`start`."""
+        from labrig.sync import SyncService
+
+        return SyncService(self.store, self.dispatcher, self.access, self.sync_destination)
 
     @cached_property
     def capture(self) -> CaptureService:
         from labrig.capture import CaptureService
 
-        storage, access = self.storage, self.governance.access
+        storage, access = self.storage, self.access
         return CaptureService(self.store, storage, access=access, frame_clock=self.frame_clock)
 
     def recording_now(self) -> bool:
@@ -84,7 +107,7 @@ class Services:
     def export(self) -> ExportService:
         from labrig.export import ExportService
 
-        return ExportService(self.store, self.governance.access)
+        return ExportService(self.store, self.access)
 
     def start(self) -> None:
         self.dispatcher_thread.start()
@@ -156,26 +179,15 @@ def bootstrap(
         lease or LeaseTerms(),
         heavy_paused=storage.heavy_jobs_paused,
     )
-    access = access or AccessControl(store)
-    releases = ReleaseService(store, queue, health_check, access)
-    revisions = RevisionService(store, access)
-    reprocess = ReprocessService(queue, access)
-    governance = Governance(
-        access=access,
-        revisions=revisions,
-        audit=AuditTrail(store),
-        reviewed=ReviewedResults(revisions, reprocess),
-        reprocess=reprocess,
-    )
     services = Services(
         store=store,
         dispatcher=dispatcher,
         dispatcher_thread=DispatcherThread(dispatcher, poll_seconds),
         queue=queue,
         storage=storage,
-        releases=releases,
-        governance=governance,
-        sync=SyncService(store, dispatcher, access, sync_destination),
+        access=access or AccessControl(store),
+        health_check=health_check,
+        sync_destination=sync_destination,
         frame_clock=frame_clock,
     )
     # recording comes first: while this workstation records, analysis claims nothing new

@@ -38,7 +38,8 @@ def _run_loading(argv: list[str], heavy: tuple[str, ...]) -> subprocess.Complete
 
 
 #: … nor the parts of Labrig a worker never runs: the reference check of a release, export, the
-#: screens' media and result reads, and the services built on first use (capture, calibration);
+#: screens' media and result reads, and the services built on first use (capture, calibration, a
+#: reviewer's revisions, sync batches; each separate worker process pays for what it imports);
 #: nor, with no job to run, what the stages compute (numpy, OpenCV, the calibrations) and what a
 #: reviewer's corrections are computed with
 NOT_A_WORKERS = (
@@ -54,6 +55,10 @@ NOT_A_WORKERS = (
     "labrig.pipeline.reanalysis",
     "labrig.capture.service",
     "labrig.calibration.service",
+    "labrig.review.revisions",
+    "labrig.review.reprocess",
+    "labrig.review.views",
+    "labrig.results.views",
 )
 
 

@@ -3,6 +3,10 @@
 Portable across SQLite and PostgreSQL: no dialect-specific types or SQL here;
 dialect behaviour lives in ``labrig.store.dialects``. Schema changes go
 through an Alembic migration in ``migrations/versions``, never ``create_all``.
+
+The modules here do not postpone their annotations (no ``from __future__ import annotations``):
+Python evaluates each ``Mapped[...]`` as its class is made, where SQLAlchemy would otherwise parse
+and evaluate the text of each of the 244 columns' annotations, 5 ms of every process's start.
 """
 
 from labrig.store.models.access import AuditEntry, RoleAssignment

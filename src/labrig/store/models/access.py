@@ -1,7 +1,5 @@
 """Who may do what, and the hash-chained audit trail."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import Integer, String, Text

@@ -1,7 +1,5 @@
 """Calibrations, analysis results, pipeline releases and reviewers' revisions."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint

@@ -1,7 +1,5 @@
 """The declarative base, and the catalog's facts about itself."""
 
-from __future__ import annotations
-
 from sqlalchemy import String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 

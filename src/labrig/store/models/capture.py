@@ -1,8 +1,6 @@
 """Media and what was recorded: blobs, verified devices, sessions, captures and their
 segments, attempts."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text

@@ -1,7 +1,5 @@
 """The transactional outbox, its consumers' cursors and inboxes, and delivery failures."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import BigInteger, Boolean, FetchedValue, ForeignKey, Integer, String, Text

@@ -1,7 +1,5 @@
 """The durable job queue: jobs, their dependencies, their outputs, and reproducibility incidents."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text

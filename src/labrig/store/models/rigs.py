@@ -1,7 +1,5 @@
 """Rigs: named sets of devices recorded together, and each recording of one."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import ForeignKey, Index, Integer, String, Text

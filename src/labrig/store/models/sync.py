@@ -1,8 +1,6 @@
 """Copying to the archive: the destination, the objects, their acknowledgements, failures
 and batches."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text
